@@ -1,0 +1,961 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * tracehound capture: the appliance's data path.
+ *
+ *   port(s) --RSS (symmetric)--------------------------> decode lcores --> op lines
+ *           \--or one dispatcher lcore, hash(flow)--> rings -/              |
+ *   control lcore (main): writes op lines, prints and serves stats, stops cleanly
+ *
+ * Both directions of a flow reach the same decode lcore: with a symmetric
+ * RSS key where the port spreads traffic over queues, otherwise by the
+ * dispatcher's symmetric flow hash. Decode lcores never block: op lines go
+ * into per-lcore buffers that the control lcore writes out; when no buffer
+ * is free, ops are dropped and counted.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_devargs.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+
+#include "th_cmd.h"
+#include "th_conf.h"
+#include "th_decode.h"
+
+#define MAX_DECODE 32
+#define MAX_PORTS 8
+#define OUTBUF_SIZE (256 * 1024)
+#define OUTBUF_ROOM 8192	/* the longest op line fits in this */
+#define OUTBUFS_PER_LCORE 16
+#define EOF_EMPTY_POLLS 64	/* empty bursts that mean a pcap file has ended */
+#define FLUSH_NS (200ull * 1000 * 1000)
+
+/* Settings, from the config file and the command line. */
+struct settings {
+	const char *output;	       /* "-" for stdout */
+	uint64_t decode_lcores;	       /* 0: all worker lcores */
+	uint64_t stats_interval_ns;    /* 0: only the final block */
+	uint64_t mbufs;		       /* mbuf pool size */
+	uint64_t burst;		       /* rx burst */
+	uint64_t ring_size;	       /* dispatcher -> decode ring entries */
+	uint64_t rx_desc;	       /* rx descriptors per queue */
+	struct th_decode_config dec;   /* table sizes and timeouts */
+};
+
+/* A chunk of op lines on its way from a decode lcore to the control lcore. */
+struct outbuf {
+	uint32_t owner; /* decode lcore index */
+	uint32_t len;	/* bytes used */
+	char data[OUTBUF_SIZE];
+};
+
+struct rxq {
+	uint16_t port;
+	uint16_t queue;
+};
+
+/* Per decode lcore; only its lcore writes it, the control lcore reads counters. */
+struct decode_lcore {
+	unsigned int lcore_id;	    /* EAL lcore */
+	unsigned int index;	    /* 0..n_decode-1 */
+	struct th_decode *dec;	    /* the pipeline */
+	struct rte_ring *in;	    /* from the dispatcher, or NULL */
+	struct rxq rxq[MAX_PORTS];  /* queues polled directly */
+	unsigned int n_rxq;	    /* how many */
+	struct rte_ring *free_bufs; /* empty outbufs for this lcore */
+	struct outbuf *cur;	    /* filling, or NULL when none was free */
+	uint64_t ops_dropped;	    /* ops lost: no free output buffer */
+	uint64_t last_flush_tsc;    /* when cur last went out */
+	uint8_t *scratch;	    /* linear copy of multi-segment frames */
+	atomic_bool is_done;	    /* flushed and finished */
+} __rte_cache_aligned;
+
+struct dispatch_lcore {
+	unsigned int lcore_id;
+	struct rxq rxq[MAX_PORTS];
+	unsigned int n_rxq;
+	uint64_t ring_full;	/* mbufs dropped: a decode ring was full */
+	uint64_t unparsed;	/* frames hashed to lcore 0 because they did not parse */
+} __rte_cache_aligned;
+
+static struct {
+	struct settings set;
+	struct decode_lcore dl[MAX_DECODE];
+	unsigned int n_decode;
+	struct dispatch_lcore disp;
+	bool has_dispatcher;
+	struct rte_ring *out_ring;	/* filled outbufs, all lcores -> control */
+	struct rte_mempool *pool;
+	uint16_t ports[MAX_PORTS];
+	unsigned int n_ports;
+	bool is_file_port[MAX_PORTS];	/* a pcap file: an empty burst is its end */
+	int ts_offset;			/* mbuf timestamp dynfield, or -1 */
+	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
+	uint64_t ts_flag;		/* its ol_flags bit */
+	uint64_t clock_base_ns;		/* wall clock at clock_base_tsc */
+	uint64_t clock_base_tsc;
+	double ns_per_tsc;
+	int out_fd;
+	bool is_output_broken;		/* a write failed: stop */
+	uint64_t output_bytes;
+	atomic_bool stop_rx;		/* signal or output error: stop receiving */
+	atomic_bool is_rx_done;		/* the dispatcher has stopped */
+} g;
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static inline uint64_t
+tsc_to_ns(uint64_t tsc)
+{
+	return g.clock_base_ns + (uint64_t)((double)(tsc - g.clock_base_tsc) * g.ns_per_tsc);
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void
+pass_outbuf(struct decode_lcore *dl)
+{
+	struct outbuf *ob = dl->cur;
+
+	dl->cur = NULL;
+	if (ob != NULL && ob->len > 0) {
+		/* The ring holds every outbuf there is, so this cannot fail. */
+		rte_ring_mp_enqueue(g.out_ring, ob);
+	} else if (ob != NULL) {
+		dl->cur = ob;
+		return;
+	}
+	if (rte_ring_sc_dequeue(dl->free_bufs, (void **)&dl->cur) != 0)
+		dl->cur = NULL;
+	else
+		dl->cur->len = 0;
+	dl->last_flush_tsc = rte_rdtsc();
+}
+
+static void
+emit_op(void *ctx, const struct th_op *op)
+{
+	struct decode_lcore *dl = ctx;
+	int n;
+
+	if (dl->cur == NULL || OUTBUF_SIZE - dl->cur->len < OUTBUF_ROOM)
+		pass_outbuf(dl);
+	if (dl->cur == NULL) {
+		dl->ops_dropped++;
+		return;
+	}
+	n = th_op_format(op, dl->cur->data + dl->cur->len, OUTBUF_SIZE - dl->cur->len);
+	if (n > 0 && (uint32_t)n < OUTBUF_SIZE - dl->cur->len)
+		dl->cur->len += (uint32_t)n;
+	else
+		dl->ops_dropped++;
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Control lcore: write whatever decode lcores have handed over. */
+static unsigned int
+drain_output(void)
+{
+	struct outbuf *bufs[32];
+	unsigned int n, i, total = 0;
+	int rc;
+
+	while ((n = rte_ring_sc_dequeue_burst(g.out_ring, (void **)bufs, 32, NULL)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (!g.is_output_broken) {
+				rc = write_all(g.out_fd, bufs[i]->data, bufs[i]->len);
+				if (rc < 0) {
+					fprintf(stderr, "capture: writing output: %s; stopping\n",
+						strerror(-rc));
+					g.is_output_broken = true;
+					atomic_store(&g.stop_rx, true);
+				}
+				g.output_bytes += bufs[i]->len;
+			}
+			bufs[i]->len = 0;
+			rte_ring_sp_enqueue(g.dl[bufs[i]->owner].free_bufs, bufs[i]);
+		}
+		total += n;
+	}
+	return total;
+}
+
+/* ---- data path --------------------------------------------------------- */
+
+static inline uint64_t
+mbuf_time(const struct rte_mbuf *m, uint64_t burst_ns)
+{
+	if (g.ts_offset >= 0 && (m->ol_flags & g.ts_flag) && g.ts_mult[m->port] != 0)
+		return *RTE_MBUF_DYNFIELD(m, g.ts_offset, rte_mbuf_timestamp_t *) *
+		       g.ts_mult[m->port];
+	return burst_ns;
+}
+
+static inline void
+decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	if (unlikely(m->nb_segs > 1)) {
+		if (len > 65536)
+			len = 65536;
+		frame = rte_pktmbuf_read(m, 0, len, dl->scratch);
+	}
+	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), TH_PKT_LINK_ETHERNET,
+			mbuf_time(m, burst_ns));
+}
+
+static void
+housekeep(struct decode_lcore *dl, uint64_t now_ns)
+{
+	th_decode_housekeep(dl->dec, now_ns);
+	if (dl->cur == NULL ||
+	    (dl->cur->len > 0 && rte_rdtsc() - dl->last_flush_tsc > FLUSH_NS / g.ns_per_tsc))
+		pass_outbuf(dl);
+}
+
+/* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
+static unsigned int
+poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int burst,
+	  unsigned int *empty_polls, bool *all_eof, unsigned int *got_from)
+{
+	unsigned int i, nb;
+
+	*all_eof = true;
+	for (i = 0; i < n; i++) {
+		nb = rte_eth_rx_burst(q[i].port, q[i].queue, pkts, (uint16_t)burst);
+		if (nb > 0) {
+			empty_polls[i] = 0;
+			*all_eof = false;
+			*got_from = i;
+			return nb;
+		}
+		if (!g.is_file_port[q[i].port] || ++empty_polls[i] < EOF_EMPTY_POLLS)
+			*all_eof = false;
+	}
+	return 0;
+}
+
+static void
+finish_decode(struct decode_lcore *dl)
+{
+	th_decode_flush(dl->dec);
+	if (dl->cur != NULL && dl->cur->len > 0) {
+		rte_ring_mp_enqueue(g.out_ring, dl->cur);
+		dl->cur = NULL;
+	}
+	atomic_store(&dl->is_done, true);
+}
+
+static int
+decode_main(void *arg)
+{
+	struct decode_lcore *dl = arg;
+	struct rte_mbuf *pkts[256];
+	unsigned int empty[MAX_PORTS] = {0};
+	unsigned int burst = (unsigned int)g.set.burst, nb, i, from;
+	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, last_ns = 0;
+	bool all_eof;
+
+	for (;;) {
+		uint64_t tsc = rte_rdtsc(), burst_ns;
+
+		if (dl->in != NULL) {
+			nb = rte_ring_sc_dequeue_burst(dl->in, (void **)pkts, burst, NULL);
+			if (nb == 0 && atomic_load(&g.is_rx_done) && rte_ring_empty(dl->in))
+				break;
+		} else {
+			if (atomic_load(&g.stop_rx))
+				break;
+			nb = poll_rxqs(dl->rxq, dl->n_rxq, pkts, burst, empty, &all_eof, &from);
+			if (nb == 0 && all_eof)
+				break;
+		}
+		if (tsc >= next_hk) {
+			next_hk = tsc + hk_period;
+			housekeep(dl, last_ns != 0 ? last_ns : tsc_to_ns(tsc));
+		}
+		if (nb == 0)
+			continue;
+		burst_ns = tsc_to_ns(tsc);
+		for (i = 0; i < nb; i++) {
+			if (i + 2 < nb)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+			decode_mbuf(dl, pkts[i], burst_ns);
+		}
+		last_ns = mbuf_time(pkts[nb - 1], burst_ns);
+		rte_pktmbuf_free_bulk(pkts, nb);
+	}
+	finish_decode(dl);
+	return 0;
+}
+
+/* Symmetric flow hash without the full parse: same function the decoder's flow table uses. */
+static inline unsigned int
+pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct th_pkt_meta meta;
+
+	if (m->nb_segs > 1) {
+		if (len > 512)
+			len = 512; /* headers are enough to hash */
+		frame = rte_pktmbuf_read(m, 0, len, scratch);
+	} else if (len > rte_pktmbuf_data_len(m)) {
+		len = rte_pktmbuf_data_len(m);
+	}
+	if (th_pkt_parse(frame, len, TH_PKT_LINK_ETHERNET, &meta) != TH_PKT_OK &&
+	    meta.ip_version == 0) {
+		g.disp.unparsed++;
+		return 0;
+	}
+	return th_pkt_flow_hash(&meta) % g.n_decode;
+}
+
+static int
+dispatch_main(void *arg)
+{
+	struct dispatch_lcore *dp = arg;
+	struct rte_mbuf *pkts[256], *per[MAX_DECODE][256];
+	unsigned int counts[MAX_DECODE];
+	unsigned int empty[MAX_PORTS] = {0};
+	unsigned int burst = (unsigned int)g.set.burst, nb, i, from, sent;
+	uint8_t scratch[512];
+	bool all_eof;
+
+	while (!atomic_load(&g.stop_rx)) {
+		nb = poll_rxqs(dp->rxq, dp->n_rxq, pkts, burst, empty, &all_eof, &from);
+		if (nb == 0) {
+			if (all_eof)
+				break;
+			continue;
+		}
+		memset(counts, 0, sizeof(counts[0]) * g.n_decode);
+		for (i = 0; i < nb; i++) {
+			unsigned int l = pick_lcore(pkts[i], scratch);
+
+			per[l][counts[l]++] = pkts[i];
+		}
+		for (i = 0; i < g.n_decode; i++) {
+			if (counts[i] == 0)
+				continue;
+			sent = rte_ring_sp_enqueue_burst(g.dl[i].in, (void **)per[i], counts[i], NULL);
+			if (sent < counts[i]) {
+				dp->ring_full += counts[i] - sent;
+				rte_pktmbuf_free_bulk(per[i] + sent, counts[i] - sent);
+			}
+		}
+	}
+	atomic_store(&g.is_rx_done, true);
+	return 0;
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+static void
+sum_stats(struct th_decode_stats *sum, uint64_t *ops_dropped)
+{
+	struct th_decode_stats s;
+	unsigned int i;
+
+	memset(sum, 0, sizeof(*sum));
+	*ops_dropped = 0;
+	for (i = 0; i < g.n_decode; i++) {
+		th_decode_get_stats(g.dl[i].dec, &s);
+		th_decode_stats_add(sum, &s);
+		*ops_dropped += g.dl[i].ops_dropped;
+	}
+}
+
+static void
+print_progress(uint64_t start_tsc)
+{
+	struct th_decode_stats s;
+	uint64_t dropped;
+	double secs = (double)(rte_rdtsc() - start_tsc) / (double)rte_get_tsc_hz();
+
+	sum_stats(&s, &dropped);
+	fprintf(stderr,
+		"capture: %.1fs frames %" PRIu64 " rpcs %" PRIu64 " unmatched %" PRIu64
+		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64 "\n",
+		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only,
+		s.flow.gaps_lost, g.disp.ring_full, dropped);
+}
+
+static void
+print_final(FILE *out, double secs)
+{
+	struct th_decode_stats s;
+	struct rte_eth_stats es;
+	uint64_t dropped, imissed = 0, nombuf = 0, ierrors = 0;
+	unsigned int i;
+
+	sum_stats(&s, &dropped);
+	for (i = 0; i < g.n_ports; i++) {
+		if (rte_eth_stats_get(g.ports[i], &es) == 0) {
+			imissed += es.imissed;
+			nombuf += es.rx_nombuf;
+			ierrors += es.ierrors;
+		}
+	}
+	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n", secs,
+		g.n_decode, g.n_decode == 1 ? "" : "s",
+		g.has_dispatcher ? ", software dispatch" : "");
+	th_decode_stats_print(out, &s);
+	fprintf(out, "  %-14" PRIu64 " %s\n", imissed, "NIC: frames missed (imissed)");
+	fprintf(out, "  %-14" PRIu64 " %s\n", nombuf, "NIC: no mbuf (rx_nombuf)");
+	fprintf(out, "  %-14" PRIu64 " %s\n", ierrors, "NIC: receive errors");
+	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
+	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
+	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.output_bytes, "bytes of op lines written");
+}
+
+static int
+telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct th_decode_stats s;
+	uint64_t dropped;
+
+	(void)cmd;
+	(void)params;
+	sum_stats(&s, &dropped);
+	rte_tel_data_start_dict(d);
+#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
+	TH_DECODE_COUNTER_LIST(TH_TEL_X)
+#undef TH_TEL_X
+	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);
+	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
+	return 0;
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tracehound capture [options] [-- | --eal] EAL-ARGS...\n"
+		"\n"
+		"Decode NFS/ONC-RPC traffic from every DPDK port and write one line per RPC\n"
+		"(format: README, 'Output: RPC log'). Stops at the end of pcap file ports,\n"
+		"or on SIGINT/SIGTERM, and prints statistics to stderr.\n"
+		"\n"
+		"options:\n"
+		"  -c, --config FILE        INI config ([capture] and [eal] sections)\n"
+		"  -o, --output FILE        op log destination, - for stdout (default -)\n"
+		"  -n, --decode-lcores N    decode lcores (default: all worker lcores)\n"
+		"  -s, --stats-interval S   print progress every S seconds (default 0: off)\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"example:\n"
+		"  tracehound capture -o rpcs.txt -- --no-huge -m 512 --no-pci -l 0-1 \\\n"
+		"      --vdev=net_pcap0,rx_pcap=traffic.pcap\n");
+}
+
+static int
+load_settings(const char *config, struct th_conf **conf_out, char *err, size_t esz)
+{
+	struct settings *s = &g.set;
+	struct th_conf *c = NULL;
+	const char *v;
+	int rc = 0;
+
+	s->output = "-";
+	s->decode_lcores = 0;
+	s->stats_interval_ns = 0;
+	s->mbufs = 32767;
+	s->burst = 32;
+	s->ring_size = 8192;
+	s->rx_desc = 1024;
+	th_decode_config_defaults(&s->dec);
+	if (config != NULL) {
+		c = th_conf_load(config, err, esz);
+		if (c == NULL)
+			return -EINVAL;
+	}
+	*conf_out = c;
+	v = th_conf_get(c, "capture", "output");
+	if (v != NULL)
+		s->output = v;
+	{
+		uint64_t flows = s->dec.flows, calls = s->dec.calls;
+
+		rc = rc ? rc : th_conf_get_u64(c, "capture", "decode_lcores", 1, MAX_DECODE,
+					       &s->decode_lcores, err, esz);
+		rc = rc ? rc : th_conf_get_seconds(c, "capture", "stats_interval",
+						   &s->stats_interval_ns, err, esz);
+		rc = rc ? rc : th_conf_get_u64(c, "capture", "mbufs", 1023, 1u << 24, &s->mbufs,
+					       err, esz);
+		rc = rc ? rc : th_conf_get_u64(c, "capture", "burst", 1, 256, &s->burst, err, esz);
+		rc = rc ? rc : th_conf_get_u64(c, "capture", "ring_size", 64, 1u << 20,
+					       &s->ring_size, err, esz);
+		rc = rc ? rc : th_conf_get_u64(c, "capture", "rx_desc", 64, 16384, &s->rx_desc,
+					       err, esz);
+		rc = rc ? rc : th_conf_get_u64(c, "decode", "flows", 8, 1u << 24, &flows, err, esz);
+		rc = rc ? rc : th_conf_get_u64(c, "decode", "calls", 8, 1u << 24, &calls, err, esz);
+		rc = rc ? rc : th_conf_get_seconds(c, "decode", "flow_idle", &s->dec.flow_idle_ns,
+						   err, esz);
+		rc = rc ? rc : th_conf_get_seconds(c, "decode", "call_timeout",
+						   &s->dec.call_timeout_ns, err, esz);
+		s->dec.flows = (uint32_t)flows;
+		s->dec.calls = (uint32_t)calls;
+	}
+	return rc;
+}
+
+/* EAL argv: program name, [eal] args from the config, then the command line's. */
+static int
+build_eal_argv(struct th_conf *c, int argc, char **argv, char ***out)
+{
+	const char *cfg_args = th_conf_get(c, "eal", "args");
+	char **v, *copy = NULL, *tok, *save;
+	int n = 0, max = argc + 2;
+
+	if (cfg_args != NULL) {
+		copy = strdup(cfg_args);
+		if (copy == NULL)
+			return -ENOMEM;
+		max += (int)strlen(cfg_args) / 2 + 1;
+	}
+	v = calloc((size_t)max, sizeof(*v));
+	if (v == NULL) {
+		free(copy);
+		return -ENOMEM;
+	}
+	v[n++] = "tracehound";
+	if (copy != NULL)
+		for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+			v[n++] = tok;
+	for (int i = 0; i < argc; i++)
+		v[n++] = argv[i];
+	*out = v;
+	return n;
+}
+
+static bool
+port_is_pcap_file(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
+	    strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
+		return false;
+	da = rte_dev_devargs(info.device);
+	return da != NULL && da->args != NULL && strstr(da->args, "rx_pcap=") != NULL &&
+	       strstr(da->args, "infinite_rx=1") == NULL;
+}
+
+static int
+setup_port(uint16_t port, uint16_t nb_rxq, bool use_rss)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_eth_rxconf rxconf;
+	/* Repeating 0x6d5a makes Toeplitz RSS symmetric: both directions, one queue. */
+	static uint8_t sym_key[52];
+	uint16_t q, nb_desc = (uint16_t)g.set.rx_desc;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		return rc;
+	/*
+	 * Timestamp units are the driver's. net_pcap always stamps mbufs with
+	 * the file's time in microseconds (DPDK 22.11, without advertising the
+	 * offload), which is what replay needs. A NIC's clock would need
+	 * rte_eth_read_clock() calibration, so other ports are stamped with the
+	 * host clock at receive time.
+	 */
+	if (info.driver_name != NULL && strcmp(info.driver_name, "net_pcap") == 0)
+		g.ts_mult[port] = 1000;
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	if (use_rss) {
+		for (q = 0; q < sizeof(sym_key); q += 2) {
+			sym_key[q] = 0x6d;
+			sym_key[q + 1] = 0x5a;
+		}
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_key = sym_key;
+		conf.rx_adv_conf.rss_conf.rss_key_len =
+			info.hash_key_size ? info.hash_key_size : 40;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+	}
+	rc = rte_eth_dev_configure(port, nb_rxq, 0, &conf);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_desc, NULL);
+	if (rc != 0)
+		return rc;
+	rxconf = info.default_rxconf;
+	rxconf.offloads = conf.rxmode.offloads;
+	for (q = 0; q < nb_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, nb_desc, (unsigned int)rte_eth_dev_socket_id(port),
+					    &rxconf, g.pool);
+		if (rc != 0)
+			return rc;
+	}
+	rc = rte_eth_dev_start(port);
+	if (rc != 0)
+		return rc;
+	rte_eth_promiscuous_enable(port); /* a mirror port sees traffic for other MACs */
+	return 0;
+}
+
+static bool
+ports_have_rss(uint16_t queues)
+{
+	struct rte_eth_dev_info info;
+	unsigned int i;
+
+	for (i = 0; i < g.n_ports; i++) {
+		if (rte_eth_dev_info_get(g.ports[i], &info) != 0 || info.max_rx_queues < queues ||
+		    (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP)) == 0)
+			return false;
+	}
+	return true;
+}
+
+static int
+setup_dataplane(void)
+{
+	unsigned int workers = rte_lcore_count() - 1, i, p, lcore, n_rxq;
+	bool use_rss;
+	char name[64];
+	uint16_t port;
+	int rc;
+
+	RTE_ETH_FOREACH_DEV(port) {
+		if (g.n_ports == MAX_PORTS)
+			break;
+		g.is_file_port[g.n_ports] = port_is_pcap_file(port);
+		g.ports[g.n_ports++] = port;
+	}
+	if (g.n_ports == 0) {
+		fprintf(stderr, "capture: no DPDK port; add one, e.g. --vdev=net_pcap0,rx_pcap=FILE "
+				"or --vdev=net_af_packet0,iface=eth0\n");
+		return -ENODEV;
+	}
+	if (workers == 0) {
+		fprintf(stderr, "capture: needs at least two lcores (control + decode), "
+				"e.g. EAL option -l 0-1\n");
+		return -EINVAL;
+	}
+	/* With several workers and no RSS, one of them dispatches. */
+	g.n_decode = workers;
+	if (g.set.decode_lcores != 0 && g.set.decode_lcores < g.n_decode)
+		g.n_decode = (unsigned int)g.set.decode_lcores;
+	if (g.n_decode > MAX_DECODE)
+		g.n_decode = MAX_DECODE;
+	use_rss = g.n_decode > 1 && ports_have_rss((uint16_t)g.n_decode);
+	if (g.n_decode > 1 && !use_rss) {
+		if (workers == g.n_decode)
+			g.n_decode--;
+		g.has_dispatcher = g.n_decode > 1;
+		if (!g.has_dispatcher)
+			g.n_decode = 1;
+	}
+	n_rxq = use_rss ? g.n_decode : 1;
+
+	g.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)g.set.mbufs, 256, 0,
+					 RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (g.pool == NULL) {
+		fprintf(stderr, "capture: cannot allocate %" PRIu64 " mbufs: %s (raise EAL -m)\n",
+			g.set.mbufs, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	for (p = 0; p < g.n_ports; p++) {
+		rc = setup_port(g.ports[p], (uint16_t)n_rxq, use_rss);
+		if (rc != 0) {
+			fprintf(stderr, "capture: port %u: setup failed: %s\n", g.ports[p],
+				rte_strerror(-rc));
+			return rc;
+		}
+	}
+	g.ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+	{
+		int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+
+		g.ts_flag = bit >= 0 ? 1ull << bit : 0;
+		if (bit < 0)
+			g.ts_offset = -1;
+	}
+
+	g.out_ring = rte_ring_create("th_out", rte_align32pow2(g.n_decode * OUTBUFS_PER_LCORE + 1),
+				     (int)rte_socket_id(), RING_F_SC_DEQ);
+	if (g.out_ring == NULL)
+		return -ENOMEM;
+
+	lcore = rte_get_next_lcore(-1, 1, 0);
+	if (g.has_dispatcher) {
+		g.disp.lcore_id = lcore;
+		for (p = 0; p < g.n_ports; p++)
+			g.disp.rxq[g.disp.n_rxq++] = (struct rxq){g.ports[p], 0};
+		lcore = rte_get_next_lcore(lcore, 1, 0);
+	}
+	for (i = 0; i < g.n_decode; i++, lcore = rte_get_next_lcore(lcore, 1, 0)) {
+		struct decode_lcore *dl = &g.dl[i];
+		unsigned int b;
+
+		dl->lcore_id = lcore;
+		dl->index = i;
+		dl->dec = th_decode_create(&g.set.dec, emit_op, dl);
+		dl->scratch = malloc(65536);
+		snprintf(name, sizeof(name), "th_free%u", i);
+		dl->free_bufs = rte_ring_create(name, rte_align32pow2(OUTBUFS_PER_LCORE + 1),
+						(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (dl->dec == NULL || dl->scratch == NULL || dl->free_bufs == NULL) {
+			fprintf(stderr, "capture: decode lcore %u: out of memory (flows %u, calls %u)\n",
+				i, g.set.dec.flows, g.set.dec.calls);
+			return -ENOMEM;
+		}
+		for (b = 0; b < OUTBUFS_PER_LCORE; b++) {
+			struct outbuf *ob = malloc(sizeof(*ob));
+
+			if (ob == NULL)
+				return -ENOMEM;
+			ob->owner = i;
+			ob->len = 0;
+			rte_ring_sp_enqueue(dl->free_bufs, ob);
+		}
+		if (g.has_dispatcher) {
+			snprintf(name, sizeof(name), "th_in%u", i);
+			dl->in = rte_ring_create(name, rte_align32pow2((unsigned int)g.set.ring_size),
+						 (int)rte_socket_id(),
+						 RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (dl->in == NULL)
+				return -ENOMEM;
+		} else {
+			for (p = 0; p < g.n_ports; p++)
+				dl->rxq[dl->n_rxq++] = (struct rxq){g.ports[p], (uint16_t)(use_rss ? i : 0)};
+		}
+		pass_outbuf(dl);
+	}
+	fprintf(stderr, "capture: %u port%s, %u decode lcore%s (%s), %zu KiB of tables per lcore\n",
+		g.n_ports, g.n_ports == 1 ? "" : "s", g.n_decode, g.n_decode == 1 ? "" : "s",
+		use_rss ? "symmetric RSS" : g.has_dispatcher ? "software dispatch" : "direct poll",
+		th_decode_memory(g.dl[0].dec) / 1024);
+	return 0;
+}
+
+static void
+teardown(void)
+{
+	unsigned int i;
+	struct outbuf *ob;
+
+	for (i = 0; i < g.n_ports; i++) {
+		rte_eth_dev_stop(g.ports[i]);
+		rte_eth_dev_close(g.ports[i]);
+	}
+	for (i = 0; i < g.n_decode; i++) {
+		th_decode_free(g.dl[i].dec);
+		free(g.dl[i].scratch);
+		free(g.dl[i].cur);
+		while (g.dl[i].free_bufs && rte_ring_sc_dequeue(g.dl[i].free_bufs, (void **)&ob) == 0)
+			free(ob);
+		rte_ring_free(g.dl[i].free_bufs);
+		rte_ring_free(g.dl[i].in);
+	}
+	if (g.out_ring != NULL)
+		while (rte_ring_sc_dequeue(g.out_ring, (void **)&ob) == 0)
+			free(ob);
+	rte_ring_free(g.out_ring);
+	rte_mempool_free(g.pool);
+}
+
+static int
+run(void)
+{
+	uint64_t start_tsc = rte_rdtsc(), next_stats, hz = rte_get_tsc_hz();
+	unsigned int i, done;
+	bool signalled = false;
+
+	next_stats = g.set.stats_interval_ns
+			     ? start_tsc + (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc)
+			     : UINT64_MAX;
+	if (g.has_dispatcher)
+		rte_eal_remote_launch(dispatch_main, &g.disp, g.disp.lcore_id);
+	for (i = 0; i < g.n_decode; i++)
+		rte_eal_remote_launch(decode_main, &g.dl[i], g.dl[i].lcore_id);
+
+	for (;;) {
+		if (got_signal && !signalled) {
+			signalled = true;
+			fprintf(stderr, "capture: %s, stopping\n",
+				got_signal == SIGINT ? "interrupted" : "terminated");
+			atomic_store(&g.stop_rx, true);
+		}
+		if (drain_output() == 0)
+			rte_delay_us_sleep(1000);
+		for (i = 0, done = 0; i < g.n_decode; i++)
+			done += atomic_load(&g.dl[i].is_done);
+		if (done == g.n_decode)
+			break;
+		if (rte_rdtsc() >= next_stats) {
+			print_progress(start_tsc);
+			next_stats += (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc);
+		}
+	}
+	rte_eal_mp_wait_lcore();
+	drain_output();
+	print_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
+	return g.is_output_broken ? 1 : 0;
+}
+
+int
+th_cmd_capture(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"decode-lcores", required_argument, NULL, 'n'},
+		{"stats-interval", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config = NULL, *output = NULL, *lcores = NULL, *interval = NULL;
+	struct th_conf *conf = NULL;
+	char err[512], **eal_argv = NULL;
+	int eal_argc, eal_start = argc, opt, i, rc = 1;
+	struct timespec ts;
+
+	/* Everything after "--" or "--eal" belongs to DPDK. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0 || strcmp(argv[i], "--eal") == 0) {
+			eal_start = i;
+			break;
+		}
+	optind = 1;
+	while ((opt = getopt_long(eal_start, argv, "c:o:n:s:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'o': output = optarg; break;
+		case 'n': lcores = optarg; break;
+		case 's': interval = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < eal_start) {
+		fprintf(stderr, "capture: unexpected argument '%s' (EAL options go after --)\n",
+			argv[optind]);
+		return 2;
+	}
+	if (load_settings(config, &conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "capture: %s\n", err);
+		th_conf_free(conf);
+		return 2;
+	}
+	if (output != NULL)
+		g.set.output = output;
+	if (lcores != NULL) {
+		char *end;
+
+		g.set.decode_lcores = strtoull(lcores, &end, 10);
+		if (*end != '\0' || g.set.decode_lcores == 0 || g.set.decode_lcores > MAX_DECODE) {
+			fprintf(stderr, "capture: --decode-lcores wants 1 to %d\n", MAX_DECODE);
+			return 2;
+		}
+	}
+	if (interval != NULL) {
+		char *end;
+		double v = strtod(interval, &end);
+
+		if (*end != '\0' || !(v >= 0)) {
+			fprintf(stderr, "capture: --stats-interval wants seconds\n");
+			return 2;
+		}
+		g.set.stats_interval_ns = (uint64_t)(v * 1e9);
+	}
+	eal_argc = build_eal_argv(conf, argc - eal_start - (eal_start < argc),
+				  argv + eal_start + (eal_start < argc), &eal_argv);
+	if (eal_argc < 0 || th_conf_check_unused(conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "capture: %s\n", eal_argc < 0 ? "out of memory" : err);
+		goto free_conf;
+	}
+
+	if (strcmp(g.set.output, "-") == 0) {
+		g.out_fd = STDOUT_FILENO;
+	} else {
+		g.out_fd = open(g.set.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (g.out_fd < 0) {
+			fprintf(stderr, "capture: cannot write %s: %s\n", g.set.output,
+				strerror(errno));
+			goto free_conf;
+		}
+	}
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		goto close_out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	g.clock_base_tsc = rte_rdtsc();
+	g.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	g.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+
+	if (setup_dataplane() == 0) {
+		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
+					   "tracehound decode counters, summed over lcores");
+		rc = run();
+	}
+	teardown();
+	rte_eal_cleanup();
+close_out:
+	if (g.out_fd > STDOUT_FILENO)
+		close(g.out_fd);
+free_conf:
+	free(eal_argv);
+	th_conf_free(conf);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* tracehound: one binary, git-style subcommands. */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "th_cmd.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"capture", th_cmd_capture, "decode NFS/RPC traffic from DPDK ports into a per-RPC log"},
+	{"gen", th_cmd_gen, "write a pcap of synthetic NFS traffic and its ground truth"},
+};
+
+static void
+usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: tracehound <command> [options]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'tracehound <command> --help' describes a command.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("tracehound %s\n", TH_VERSION);
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "tracehound: '%s' is not a command\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_CMD_H
+#define TH_CMD_H
+
+/**
+ * @file
+ * Subcommands of the tracehound binary. Each takes the arguments after its
+ * name (argv[0] is the subcommand name) and returns the process exit status:
+ * 0 success, 1 runtime failure, 2 usage error.
+ */
+
+int th_cmd_capture(int argc, char **argv);
+int th_cmd_gen(int argc, char **argv);
+
+#endif /* TH_CMD_H */

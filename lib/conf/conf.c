@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include "th_conf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONF_MAX_ENTRIES 256
+#define CONF_MAX_FILE (1 << 20)
+
+struct entry {
+	char *section; /* section name, "" before the first header */
+	char *key;     /* key */
+	char *value;   /* value, trimmed */
+	unsigned line; /* where it was set */
+	bool is_used;  /* asked for by a getter */
+};
+
+struct th_conf {
+	char *name;	/* file name for messages */
+	char *text;	/* owned copy; entries point into it */
+	unsigned count; /* entries in use */
+	struct entry e[CONF_MAX_ENTRIES];
+};
+
+static char *
+trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+void
+th_conf_free(struct th_conf *c)
+{
+	if (c == NULL)
+		return;
+	free(c->text);
+	free(c->name);
+	free(c);
+}
+
+struct th_conf *
+th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
+{
+	struct th_conf *c = calloc(1, sizeof(*c));
+	char *section = "", *line, *next;
+	unsigned lineno = 0, i;
+
+	if (c == NULL || (c->text = strdup(text)) == NULL || (c->name = strdup(name)) == NULL) {
+		th_conf_free(c);
+		snprintf(err, err_size, "%s: out of memory", name);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (line = c->text; line != NULL; line = next) {
+		char *eq, *s;
+
+		lineno++;
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		s = trim(line);
+		if (*s == '\0' || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			char *close = strchr(s, ']');
+
+			if (close == NULL || *trim(close + 1) != '\0') {
+				snprintf(err, err_size, "%s:%u: section header needs a closing ']'",
+					 name, lineno);
+				goto invalid;
+			}
+			*close = '\0';
+			section = trim(s + 1);
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (eq == NULL) {
+			snprintf(err, err_size, "%s:%u: expected 'key = value', got '%s'", name, lineno,
+				 s);
+			goto invalid;
+		}
+		*eq = '\0';
+		if (*trim(s) == '\0') {
+			snprintf(err, err_size, "%s:%u: missing key before '='", name, lineno);
+			goto invalid;
+		}
+		for (i = 0; i < c->count; i++)
+			if (strcmp(c->e[i].section, section) == 0 && strcmp(c->e[i].key, trim(s)) == 0) {
+				snprintf(err, err_size, "%s:%u: '%s' already set on line %u", name,
+					 lineno, trim(s), c->e[i].line);
+				goto invalid;
+			}
+		if (c->count == CONF_MAX_ENTRIES) {
+			snprintf(err, err_size, "%s:%u: more than %d keys", name, lineno,
+				 CONF_MAX_ENTRIES);
+			goto invalid;
+		}
+		c->e[c->count].section = section;
+		c->e[c->count].key = trim(s);
+		c->e[c->count].value = trim(eq + 1);
+		c->e[c->count].line = lineno;
+		c->count++;
+	}
+	return c;
+
+invalid:
+	th_conf_free(c);
+	errno = EINVAL;
+	return NULL;
+}
+
+struct th_conf *
+th_conf_load(const char *path, char *err, size_t err_size)
+{
+	struct th_conf *c;
+	char *text;
+	size_t n;
+	FILE *f;
+	int saved;
+
+	f = fopen(path, "r");
+	if (f == NULL) {
+		saved = errno;
+		snprintf(err, err_size, "%s: cannot open: %s", path, strerror(saved));
+		errno = saved;
+		return NULL;
+	}
+	text = malloc(CONF_MAX_FILE + 1);
+	if (text == NULL) {
+		fclose(f);
+		snprintf(err, err_size, "%s: out of memory", path);
+		errno = ENOMEM;
+		return NULL;
+	}
+	n = fread(text, 1, CONF_MAX_FILE + 1, f);
+	fclose(f);
+	if (n > CONF_MAX_FILE) {
+		free(text);
+		snprintf(err, err_size, "%s: larger than %d bytes; is it a config file?", path,
+			 CONF_MAX_FILE);
+		errno = EFBIG;
+		return NULL;
+	}
+	text[n] = '\0';
+	if (memchr(text, '\0', n) != NULL) {
+		free(text);
+		snprintf(err, err_size, "%s: contains NUL bytes; is it a config file?", path);
+		errno = EINVAL;
+		return NULL;
+	}
+	c = th_conf_parse(text, path, err, err_size);
+	free(text);
+	return c;
+}
+
+static struct entry *
+find(const struct th_conf *c, const char *section, const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < c->count; i++)
+		if (strcmp(c->e[i].section, section) == 0 && strcmp(c->e[i].key, key) == 0)
+			return (struct entry *)&c->e[i];
+	return NULL;
+}
+
+const char *
+th_conf_get(const struct th_conf *c, const char *section, const char *key)
+{
+	struct entry *e = c != NULL ? find(c, section, key) : NULL;
+
+	if (e == NULL)
+		return NULL;
+	e->is_used = true;
+	return e->value;
+}
+
+int
+th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
+		uint64_t max, uint64_t *out, char *err, size_t err_size)
+{
+	struct entry *e = c != NULL ? find(c, section, key) : NULL;
+	unsigned long long v;
+	char *end;
+
+	if (e == NULL)
+		return 0;
+	e->is_used = true;
+	errno = 0;
+	v = strtoull(e->value, &end, 0);
+	if (errno != 0 || end == e->value || *end != '\0' || e->value[0] == '-' || v < min ||
+	    v > max) {
+		snprintf(err, err_size, "%s:%u: %s.%s = '%s': expected a whole number from %" PRIu64
+			 " to %" PRIu64, c->name, e->line, section, key, e->value, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key,
+		    uint64_t *out_ns, char *err, size_t err_size)
+{
+	struct entry *e = c != NULL ? find(c, section, key) : NULL;
+	double v;
+	char *end;
+
+	if (e == NULL)
+		return 0;
+	e->is_used = true;
+	errno = 0;
+	v = strtod(e->value, &end);
+	if (errno != 0 || end == e->value || *end != '\0' || !(v >= 0) || v > 1e9) {
+		snprintf(err, err_size, "%s:%u: %s.%s = '%s': expected seconds (e.g. 0.5, 30)",
+			 c->name, e->line, section, key, e->value);
+		return -EINVAL;
+	}
+	*out_ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+int
+th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
+{
+	unsigned i;
+
+	if (c == NULL)
+		return 0;
+	for (i = 0; i < c->count; i++)
+		if (!c->e[i].is_used) {
+			snprintf(err, err_size, "%s:%u: unknown key '%s%s%s' (see README, Configuration)",
+				 c->name, c->e[i].line, c->e[i].section,
+				 c->e[i].section[0] ? "." : "", c->e[i].key);
+			return -EINVAL;
+		}
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_CONF_H
+#define TH_CONF_H
+
+/**
+ * @file
+ * INI configuration files: [section] headers, key = value lines, '#' and
+ * ';' comments. Every problem is reported as "file:line: what is wrong" so
+ * a user can fix the file without reading the code.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct th_conf;
+
+/**
+ * Parse @p path. On failure returns NULL, sets errno, and writes the
+ * reason (with file:line) to @p err.
+ */
+struct th_conf *th_conf_load(const char *path, char *err, size_t err_size);
+
+/** Parse INI text held in memory; @p name stands for the file in messages. */
+struct th_conf *th_conf_parse(const char *text, const char *name, char *err, size_t err_size);
+
+void th_conf_free(struct th_conf *c);
+
+/** The value of section.key, or NULL when absent. */
+const char *th_conf_get(const struct th_conf *c, const char *section, const char *key);
+
+/**
+ * Read section.key as an unsigned integer within [min, max] into *out.
+ * Absent keys leave *out alone and return 0.
+ * @return 0, or -EINVAL with the reason (file:line) in @p err.
+ */
+int th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
+		    uint64_t max, uint64_t *out, char *err, size_t err_size);
+
+/** Same for a non-negative decimal number of seconds, returned in ns. */
+int th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key,
+			uint64_t *out_ns, char *err, size_t err_size);
+
+/**
+ * Report keys that no th_conf_get* call asked for (typos): the first one
+ * goes to @p err as "file:line: unknown key 'section.key'".
+ * @return 0 when every key was used, -EINVAL otherwise.
+ */
+int th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size);
+
+#endif /* TH_CONF_H */

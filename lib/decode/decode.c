@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include "th_decode.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_nfs.h"
+#include "th_rpc.h"
+
+#define FRAG_SLOTS 1024 /* fragmented UDP calls followed at once (direct-mapped) */
+
+/* A UDP call whose datagram continues in later IP fragments. */
+struct frag_slot {
+	struct th_addr src;	/* sender */
+	struct th_addr dst;	/* receiver */
+	uint32_t id;		/* IP identification */
+	bool is_used;		/* waiting for more fragments */
+	struct th_xid_key key;	/* the call it belongs to */
+};
+
+struct th_decode {
+	struct th_decode_stats s;     /* counters (flow/xid parts filled on read) */
+	const struct th_pkt_meta *frag; /* the first fragment being decoded, or NULL */
+	struct frag_slot frags[FRAG_SLOTS]; /* fragmented calls: their last fragment ends them */
+	struct th_flow_table *flows;  /* TCP streams */
+	struct th_xid_table *xids;    /* calls waiting for replies */
+	th_decode_op_cb emit;	      /* op consumer */
+	void *ctx;		      /* for emit */
+	uint64_t now_ns;	      /* time of the frame being decoded */
+	uint64_t rpc_ports[65536 / 64]; /* ports known to serve RPC, one bit each */
+};
+
+void
+th_decode_config_defaults(struct th_decode_config *cfg)
+{
+	cfg->flows = 16384;
+	cfg->calls = 65536;
+	cfg->flow_idle_ns = 300ull * 1000000000ull;
+	cfg->call_timeout_ns = 60ull * 1000000000ull;
+}
+
+static inline bool
+is_rpc_port(const struct th_decode *d, uint16_t port)
+{
+	return (d->rpc_ports[port >> 6] >> (port & 63)) & 1;
+}
+
+static void
+learn_port(struct th_decode *d, uint16_t port)
+{
+	if (port == 0 || is_rpc_port(d, port))
+		return;
+	d->rpc_ports[port >> 6] |= 1ull << (port & 63);
+	d->s.ports_learned++;
+}
+
+static enum th_decode_prog
+prog_slot(uint32_t prog, uint32_t vers)
+{
+#define TH_DECODE_PX(name, p, v)                                                             \
+	if (prog == (p) && vers == (v))                                                      \
+		return TH_DECODE_PROG_##name;
+	TH_DECODE_PROG_LIST(TH_DECODE_PX)
+#undef TH_DECODE_PX
+	return TH_DECODE_PROG_OTHER;
+}
+
+static void
+emit_op(struct th_decode *d, const struct th_op *op)
+{
+	if (op->kind == TH_OP_MATCHED)
+		d->s.ops_matched++;
+	else if (op->kind == TH_OP_CALL_ONLY)
+		d->s.ops_call_only++;
+	else
+		d->s.ops_reply_only++;
+	d->emit(d->ctx, op);
+}
+
+static void
+on_xid_leave(void *ctx, struct th_op *op)
+{
+	emit_op(ctx, op);
+}
+
+/* Endpoints of one record, in the direction it travelled. */
+struct endpoints {
+	const struct th_addr *src;
+	const struct th_addr *dst;
+	uint16_t sport;
+	uint16_t dport;
+	uint8_t transport;
+};
+
+static void
+count_args(struct th_decode *d, enum th_nfs_status st)
+{
+	switch (st) {
+	case TH_NFS_SHORT:
+		d->s.args_short++;
+		break;
+	case TH_NFS_MALFORMED:
+		d->s.args_malformed++;
+		break;
+	case TH_NFS_UNKNOWN_PROC:
+		d->s.unknown_proc++;
+		break;
+	case TH_NFS_UNKNOWN_PROG:
+		d->s.unknown_prog++;
+		break;
+	case TH_NFS_V4_COMPOUND:
+		d->s.nfs4_compounds++;
+		break;
+	default:
+		break;
+	}
+}
+
+static inline uint32_t
+frag_slot_of(const struct th_addr *src, uint32_t id)
+{
+	uint32_t h = id * 0x9e3779b1u;
+
+	h ^= (uint32_t)src->b[15] << 8 | src->b[14];
+	return (h ^ (h >> 16)) & (FRAG_SLOTS - 1);
+}
+
+/* Remember a fragmented call so its later fragments can move its end time. */
+static void
+follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct th_xid_key *key)
+{
+	struct frag_slot *fs = &d->frags[frag_slot_of(&m->src, m->frag_id)];
+
+	if (fs->is_used)
+		d->s.frags_displaced++;
+	fs->src = m->src;
+	fs->dst = m->dst;
+	fs->id = m->frag_id;
+	fs->key = *key;
+	fs->is_used = true;
+}
+
+/* A later fragment of a UDP datagram: the call it belongs to lasts until its last fragment. */
+static void
+on_later_fragment(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_ns)
+{
+	struct frag_slot *fs = &d->frags[frag_slot_of(&m->src, m->frag_id)];
+	struct th_op *op;
+
+	if (!fs->is_used || fs->id != m->frag_id || memcmp(&fs->src, &m->src, sizeof(m->src)) ||
+	    memcmp(&fs->dst, &m->dst, sizeof(m->dst)))
+		return;
+	op = th_xid_find(d->xids, &fs->key);
+	if (op != NULL && ts_ns > op->call_last_ns)
+		op->call_last_ns = ts_ns;
+	if (m->is_last_frag)
+		fs->is_used = false;
+}
+
+static void
+on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
+	const struct th_flow_record *rec)
+{
+	struct th_xid_key key;
+	struct th_op *op;
+	enum th_decode_prog slot;
+
+	d->s.rpc_calls++;
+	learn_port(d, ep->dport);
+	slot = prog_slot(msg->prog, msg->vers);
+	d->s.calls[slot][msg->proc < TH_DECODE_PROCS ? msg->proc : TH_DECODE_PROCS - 1]++;
+	if (msg->flavor == TH_AUTH_GSS)
+		d->s.rpc_gss++;
+
+	memset(&key, 0, sizeof(key));
+	key.client = *ep->src;
+	key.server = *ep->dst;
+	key.client_port = ep->sport;
+	key.server_port = ep->dport;
+	key.xid = msg->xid;
+	key.transport = ep->transport;
+	op = th_xid_call(d->xids, &key, rec->first_ns);
+	if (op == NULL)
+		return; /* a retransmission, counted on the waiting call */
+	if (d->frag != NULL)
+		follow_fragments(d, d->frag, &key);
+
+	op->call_first_ns = rec->first_ns;
+	op->call_last_ns = rec->last_ns;
+	op->client = *ep->src;
+	op->server = *ep->dst;
+	op->client_port = ep->sport;
+	op->server_port = ep->dport;
+	op->transport = ep->transport;
+	op->xid = msg->xid;
+	op->prog = msg->prog;
+	op->vers = msg->vers;
+	op->proc = msg->proc;
+	op->auth = msg->flavor;
+	op->uid = msg->uid;
+	op->gid = msg->gid;
+	memcpy(op->machine, msg->machine, sizeof(op->machine));
+	op->machine[sizeof(op->machine) - 1] = '\0';
+
+	/* Arguments of RPCSEC_GSS integrity/privacy calls are wrapped: leave them. */
+	if (msg->flavor == TH_AUTH_GSS && msg->gss_service != 1) {
+		op->call_decode = TH_NFS_OK;
+		return;
+	}
+	op->call_decode = th_nfs_decode_call(msg->prog, msg->vers, msg->proc,
+					     rec->data + msg->body_offset,
+					     rec->size - msg->body_offset, &op->call);
+	count_args(d, op->call_decode);
+}
+
+/*
+ * A directory listing longer than the kept prefix still ends with
+ * "no more entries, eof": read eof from the record's last 8 bytes. Every
+ * field the op reports is then known (entries are not reported).
+ */
+static bool
+eof_from_tail(struct th_op *op, const uint8_t *tail)
+{
+	uint32_t follows, eof;
+
+	if (op->prog != TH_PROG_NFS ||
+	    !((op->vers == 3 && (op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
+	      (op->vers == 2 && op->proc == TH_NFS2_READDIR)))
+		return false;
+	follows = (uint32_t)tail[0] << 24 | (uint32_t)tail[1] << 16 | (uint32_t)tail[2] << 8 |
+		  tail[3];
+	eof = (uint32_t)tail[4] << 24 | (uint32_t)tail[5] << 16 | (uint32_t)tail[6] << 8 | tail[7];
+	if (follows != 0 || eof > 1)
+		return false;
+	op->reply.eof = eof != 0;
+	return true;
+}
+
+static void
+on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
+	 const struct th_flow_record *rec, struct th_op *op)
+{
+	enum th_nfs_status st;
+
+	d->s.rpc_replies++;
+	op->reply_first_ns = rec->first_ns;
+	op->reply_last_ns = rec->last_ns;
+	op->reply_stat = msg->reply_stat;
+	op->accept_stat = msg->accept_stat;
+	op->reject_stat = msg->reject_stat;
+	op->kind = TH_OP_MATCHED;
+	if (msg->reply_stat != 0) {
+		d->s.rpc_denied++;
+	} else if (msg->accept_stat != 0) {
+		d->s.rpc_not_success++;
+	} else if (op->auth != TH_AUTH_GSS) {
+		st = th_nfs_decode_reply(op->prog, op->vers, op->proc, rec->data + msg->body_offset,
+					 rec->size - msg->body_offset, &op->reply);
+		if (st == TH_NFS_SHORT && op->reply.status == 0 && rec->tail != NULL &&
+		    eof_from_tail(op, rec->tail))
+			st = TH_NFS_OK;
+		op->reply_decode = (uint8_t)st;
+		if (st == TH_NFS_SHORT)
+			d->s.results_short++;
+		else if (st == TH_NFS_MALFORMED)
+			d->s.results_malformed++;
+		if (op->prog == TH_PROG_PORTMAP && op->proc == TH_PMAP_GETPORT &&
+		    op->reply.port > 0 && op->reply.port < 65536)
+			learn_port(d, (uint16_t)op->reply.port);
+	}
+	(void)ep;
+	emit_op(d, op);
+	th_xid_remove(d->xids, op);
+}
+
+static void
+on_orphan_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
+		const struct th_flow_record *rec)
+{
+	struct th_op op;
+
+	d->s.rpc_replies++;
+	th_xid_count_unmatched_reply(d->xids);
+	memset(&op, 0, sizeof(op));
+	op.kind = TH_OP_REPLY_ONLY;
+	op.reply_first_ns = rec->first_ns;
+	op.reply_last_ns = rec->last_ns;
+	op.client = *ep->dst;
+	op.server = *ep->src;
+	op.client_port = ep->dport;
+	op.server_port = ep->sport;
+	op.transport = ep->transport;
+	op.xid = msg->xid;
+	op.reply_stat = msg->reply_stat;
+	op.accept_stat = msg->accept_stat;
+	op.reject_stat = msg->reject_stat;
+	emit_op(d, &op);
+}
+
+static struct th_op *
+find_call(struct th_decode *d, const struct endpoints *ep, uint32_t xid)
+{
+	struct th_xid_key key;
+
+	memset(&key, 0, sizeof(key));
+	key.client = *ep->dst;
+	key.server = *ep->src;
+	key.client_port = ep->dport;
+	key.server_port = ep->sport;
+	key.xid = xid;
+	key.transport = ep->transport;
+	return th_xid_find(d->xids, &key);
+}
+
+/*
+ * One RPC record. @p is_rpc_flow says the bytes come from a stream or
+ * port already known to carry RPC; otherwise a record that does not look
+ * like RPC is simply not RPC, and is counted as such.
+ */
+static void
+on_record(struct th_decode *d, const struct endpoints *ep, const struct th_flow_record *rec,
+	  bool is_rpc_flow)
+{
+	struct th_rpc_msg msg;
+	enum th_rpc_status st;
+	struct th_op *op;
+
+	if (!is_rpc_flow && !th_rpc_looks_like_call(rec->data, rec->size) &&
+	    !th_rpc_looks_like_reply(rec->data, rec->size)) {
+		d->s.not_rpc++;
+		return;
+	}
+	st = th_rpc_decode(rec->data, rec->size, &msg);
+	if (st != TH_RPC_OK) {
+		if (!is_rpc_flow)
+			d->s.not_rpc++;
+		else if (st == TH_RPC_SHORT)
+			d->s.rpc_short++;
+		else
+			d->s.rpc_malformed++;
+		return;
+	}
+	if (msg.type == TH_RPC_CALL) {
+		if (!is_rpc_flow && !th_rpc_looks_like_call(rec->data, rec->size)) {
+			d->s.not_rpc++;
+			return;
+		}
+		on_call(d, ep, &msg, rec);
+		return;
+	}
+	op = find_call(d, ep, msg.xid);
+	if (op != NULL)
+		on_reply(d, ep, &msg, rec, op);
+	else if (is_rpc_flow)
+		on_orphan_reply(d, ep, &msg, rec);
+	else
+		d->s.not_rpc++;
+}
+
+static void
+on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th_flow_record *rec)
+{
+	struct th_decode *d = ctx;
+	struct endpoints ep = {
+		.src = dir == 0 ? &key->a : &key->b,
+		.dst = dir == 0 ? &key->b : &key->a,
+		.sport = dir == 0 ? key->pa : key->pb,
+		.dport = dir == 0 ? key->pb : key->pa,
+		.transport = TH_PKT_L4_TCP,
+	};
+
+	on_record(d, &ep, rec, true);
+}
+
+/* A record start found while hunting must be a call, or a reply to a waiting call. */
+static bool
+on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
+{
+	struct th_decode *d = ctx;
+	struct endpoints ep = {
+		.src = dir == 0 ? &key->a : &key->b,
+		.dst = dir == 0 ? &key->b : &key->a,
+		.sport = dir == 0 ? key->pa : key->pb,
+		.dport = dir == 0 ? key->pb : key->pa,
+		.transport = TH_PKT_L4_TCP,
+	};
+	uint32_t xid;
+
+	if (th_rpc_looks_like_call(rec, size))
+		return true;
+	if (!th_rpc_looks_like_reply(rec, size))
+		return false;
+	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 | (uint32_t)rec[2] << 8 | rec[3];
+	return find_call(d, &ep, xid) != NULL;
+}
+
+struct th_decode *
+th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void *ctx)
+{
+	struct th_decode *d;
+
+	if (cfg == NULL || emit == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		goto fail;
+	d->emit = emit;
+	d->ctx = ctx;
+	d->flows = th_flow_table_create(cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt,
+					d);
+	if (d->flows == NULL)
+		goto free_decode;
+	d->xids = th_xid_table_create(cfg->calls, cfg->call_timeout_ns, on_xid_leave, d);
+	if (d->xids == NULL)
+		goto free_flows;
+	/* portmap/rpcbind and NFS are where they always are; the rest is learned. */
+	learn_port(d, 111);
+	learn_port(d, 2049);
+	d->s.ports_learned = 0;
+	return d;
+
+free_flows:
+	th_flow_table_free(d->flows);
+free_decode:
+	free(d);
+fail:
+	if (errno != EINVAL)
+		errno = ENOMEM;
+	return NULL;
+}
+
+void
+th_decode_free(struct th_decode *d)
+{
+	if (d == NULL)
+		return;
+	th_xid_table_free(d->xids);
+	th_flow_table_free(d->flows);
+	free(d);
+}
+
+void
+th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint32_t wirelen,
+		enum th_pkt_link link, uint64_t ts_ns)
+{
+	struct th_pkt_meta m;
+	enum th_pkt_status st;
+	const uint8_t *payload;
+	struct endpoints ep;
+
+	d->s.frames++;
+	d->s.bytes += wirelen;
+	d->now_ns = ts_ns;
+	st = th_pkt_parse(frame, caplen, link, &m);
+	d->s.pkt[st]++;
+	if (st != TH_PKT_OK) {
+		if (st == TH_PKT_FRAG_LATER && m.l4 == TH_PKT_L4_UDP)
+			on_later_fragment(d, &m, ts_ns);
+		return;
+	}
+	payload = frame + m.payload_offset;
+	/* A first fragment carries part of the datagram by design; that is not a cut. */
+	if (!m.is_fragment && m.payload_len < m.payload_wire_len)
+		d->s.frames_cut++;
+
+	if (m.l4 == TH_PKT_L4_TCP) {
+		d->s.tcp_segments++;
+		if (!th_flow_tcp_input(d->flows, &m, payload, m.payload_len, ts_ns,
+				       is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
+		    m.payload_len > 0)
+			d->s.not_rpc++;
+		return;
+	}
+
+	d->s.udp_datagrams++;
+	if (m.is_fragment)
+		d->s.udp_first_frags++;
+	ep.src = &m.src;
+	ep.dst = &m.dst;
+	ep.sport = m.sport;
+	ep.dport = m.dport;
+	ep.transport = TH_PKT_L4_UDP;
+	{
+		struct th_flow_record rec = {
+			.data = payload,
+			.size = m.payload_len,
+			.wire_size = m.payload_wire_len,
+			.tail = m.payload_len == m.payload_wire_len && m.payload_len >= 8
+					? payload + m.payload_len - 8
+					: NULL,
+			.first_ns = ts_ns,
+			.last_ns = ts_ns,
+		};
+
+		d->frag = m.is_fragment ? &m : NULL;
+		on_record(d, &ep, &rec, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport));
+		d->frag = NULL;
+	}
+}
+
+void
+th_decode_housekeep(struct th_decode *d, uint64_t now_ns)
+{
+	th_flow_table_age(d->flows, now_ns);
+	th_xid_table_age(d->xids, now_ns);
+}
+
+void
+th_decode_flush(struct th_decode *d)
+{
+	th_xid_table_flush(d->xids);
+}
+
+void
+th_decode_get_stats(const struct th_decode *d, struct th_decode_stats *out)
+{
+	*out = d->s;
+	out->flow = *th_flow_table_counters(d->flows);
+	out->xid = *th_xid_table_counters(d->xids);
+}
+
+size_t
+th_decode_memory(const struct th_decode *d)
+{
+	return sizeof(*d) + th_flow_table_memory(d->flows) + th_xid_table_memory(d->xids);
+}
+
+void
+th_decode_stats_add(struct th_decode_stats *sum, const struct th_decode_stats *s)
+{
+	/* Every member is a uint64_t counter: add them as an array. */
+	uint64_t *a = (uint64_t *)(void *)sum;
+	const uint64_t *b = (const uint64_t *)(const void *)s;
+	size_t i;
+
+	_Static_assert(sizeof(struct th_decode_stats) % sizeof(uint64_t) == 0,
+		       "th_decode_stats holds only uint64_t counters");
+	for (i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+		a[i] += b[i];
+}
+
+static const struct {
+	const char *name;
+	uint32_t prog;
+	uint32_t vers;
+} prog_names[] = {
+#define TH_DECODE_PX(name, p, v) {#name, p, v},
+	TH_DECODE_PROG_LIST(TH_DECODE_PX)
+#undef TH_DECODE_PX
+};
+
+#define ROW(out, value, text) fprintf(out, "  %-14" PRIu64 " %s\n", (uint64_t)(value), text)
+
+void
+th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
+{
+	size_t p, q;
+	int i;
+
+	fprintf(out, "traffic\n");
+	ROW(out, s->frames, "frames received");
+	ROW(out, s->bytes, "bytes received");
+	ROW(out, s->tcp_segments, "TCP segments");
+	ROW(out, s->udp_datagrams, "UDP datagrams");
+	ROW(out, s->rpc_calls, "RPC calls");
+	ROW(out, s->rpc_replies, "RPC replies");
+	ROW(out, s->ops_matched, "RPCs matched (call and reply)");
+	ROW(out, s->flow.records, "RPC records reassembled from TCP");
+
+	fprintf(out, "calls by program and procedure\n");
+	for (p = 0; p < TH_DECODE__PROG_COUNT; p++) {
+		for (q = 0; q < TH_DECODE_PROCS; q++) {
+			const char *name = NULL;
+			char label[64];
+
+			if (s->calls[p][q] == 0)
+				continue;
+			if (p < sizeof(prog_names) / sizeof(prog_names[0])) {
+				name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers,
+							(uint32_t)q);
+				snprintf(label, sizeof(label), "%s %s", prog_names[p].name,
+					 name != NULL ? name : "?");
+				if (name == NULL)
+					snprintf(label, sizeof(label), "%s proc %zu",
+						 prog_names[p].name, q);
+			} else {
+				snprintf(label, sizeof(label), "other programs, proc %zu", q);
+			}
+			ROW(out, s->calls[p][q], label);
+		}
+	}
+
+	fprintf(out, "losses and skips by reason\n");
+	for (i = 1; i < TH_PKT__STATUS_COUNT; i++)
+		ROW(out, s->pkt[i], th_pkt_status_str((enum th_pkt_status)i));
+	ROW(out, s->frames_cut, "frames cut by the capture length");
+	ROW(out, s->not_rpc, "TCP/UDP payloads that are not RPC");
+	ROW(out, s->rpc_short, "RPC messages too short for their header");
+	ROW(out, s->rpc_malformed, "RPC messages with a malformed header");
+	ROW(out, s->args_short, "call arguments cut");
+	ROW(out, s->args_malformed, "call arguments malformed");
+	ROW(out, s->results_short, "reply results cut");
+	ROW(out, s->results_malformed, "reply results malformed");
+	ROW(out, s->unknown_proc, "unknown procedures");
+	ROW(out, s->unknown_prog, "programs not decoded (NLM, NFSACL, ...)");
+	ROW(out, s->nfs4_compounds, "NFSv4 COMPOUNDs (counted, not decoded)");
+	ROW(out, s->rpc_gss, "RPCSEC_GSS calls");
+	ROW(out, s->rpc_denied, "RPC replies denied");
+	ROW(out, s->rpc_not_success, "RPC replies accepted with an error");
+	ROW(out, s->flow.gaps_lost, "TCP gaps that lost a record boundary");
+	ROW(out, s->flow.gaps_payload, "TCP gaps inside record data (stepped over)");
+	ROW(out, s->flow.records_lost_gap, "RPC records lost to TCP gaps or evictions");
+	ROW(out, s->flow.segments_retrans, "TCP segments retransmitted");
+	ROW(out, s->flow.hunt_segments, "TCP segments skipped hunting for a record start");
+	ROW(out, s->flow.resyncs, "TCP record boundary found by hunting");
+	ROW(out, s->flow.bad_markers, "TCP record markers with impossible lengths");
+	ROW(out, s->flow.flows_evicted, "TCP flows evicted (flow table full)");
+	ROW(out, s->xid.calls_dup, "calls retransmitted (duplicates)");
+	ROW(out, s->ops_call_only, "unmatched calls (no reply)");
+	ROW(out, s->ops_reply_only, "unmatched replies (no call)");
+	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
+}

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include "th_flow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_rpc.h"
+
+#define WAYS 8
+
+enum half_state {
+	HALF_UNSEEN = 0, /* no segment yet in this direction */
+	HALF_HUNT,	 /* looking for a record start */
+	HALF_MARKER,	 /* reading a fragment marker */
+	HALF_BODY,	 /* inside a fragment */
+};
+
+/* One direction of a connection. */
+struct half {
+	uint32_t next_seq;    /* next byte expected */
+	uint8_t state;	      /* enum half_state */
+	uint8_t marker_have;  /* marker bytes gathered */
+	bool is_last_frag;    /* the current fragment ends the record */
+	bool is_prefix_closed; /* a gap was stepped over: keep no more bytes */
+	uint8_t marker[4];    /* marker bytes gathered so far */
+	uint32_t frag_left;   /* bytes left in the current fragment */
+	uint32_t rec_size;    /* record bytes seen so far, all fragments */
+	uint32_t kept;	      /* bytes of buf in use */
+	bool is_multi_frag;   /* the record has had more than one fragment */
+	uint8_t tail_fill;    /* bytes of tail seen since the last gap, at most 8 */
+	uint8_t tail[8];      /* the last 8 record bytes seen */
+	uint64_t first_ns;    /* time of the record's first byte */
+	uint8_t buf[TH_FLOW_PREFIX]; /* the record's first bytes, when not in place */
+};
+
+struct entry {
+	struct th_flow_key key; /* canonical endpoints */
+	uint64_t last_ns;	/* last segment seen, either direction */
+	struct half h[2];	/* direction 0: a to b; 1: b to a */
+};
+
+/* A set of WAYS flows; sig 0 marks a free way. */
+struct bucket {
+	uint32_t sig[WAYS];
+};
+
+struct th_flow_table {
+	struct bucket *buckets;	    /* bucket_mask + 1 sets */
+	struct entry *entries;	    /* WAYS per bucket, way w of bucket b at b * WAYS + w */
+	uint32_t bucket_mask;	    /* buckets - 1 */
+	uint32_t used;		    /* flows in use */
+	uint32_t age_cursor;	    /* next bucket th_flow_table_age() looks at */
+	uint64_t idle_ns;	    /* a flow idle this long is forgotten */
+	th_flow_record_cb on_record; /* record consumer */
+	th_flow_hunt_cb on_hunt;    /* record-start confirmation, may be NULL */
+	void *ctx;		    /* passed to both callbacks */
+	struct th_flow_counters c;  /* counters */
+};
+
+static int
+addr_cmp(const struct th_addr *x, const struct th_addr *y)
+{
+	return memcmp(x->b, y->b, sizeof(x->b));
+}
+
+int
+th_flow_key_of(const struct th_pkt_meta *m, struct th_flow_key *key)
+{
+	int c = addr_cmp(&m->src, &m->dst);
+
+	if (c < 0 || (c == 0 && m->sport <= m->dport)) {
+		key->a = m->src;
+		key->b = m->dst;
+		key->pa = m->sport;
+		key->pb = m->dport;
+		return 0;
+	}
+	key->a = m->dst;
+	key->b = m->src;
+	key->pa = m->dport;
+	key->pb = m->sport;
+	return 1;
+}
+
+struct th_flow_table *
+th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_record,
+		     th_flow_hunt_cb on_hunt, void *ctx)
+{
+	struct th_flow_table *t;
+	uint32_t buckets = 1;
+
+	if (flows == 0 || flows > (1u << 26) || on_record == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while (buckets * WAYS < flows)
+		buckets <<= 1;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		goto fail;
+	t->buckets = calloc(buckets, sizeof(*t->buckets));
+	if (t->buckets == NULL)
+		goto free_table;
+	/* Entries are big (the record prefix); calloc leaves untouched pages unmapped. */
+	t->entries = calloc((size_t)buckets * WAYS, sizeof(*t->entries));
+	if (t->entries == NULL)
+		goto free_buckets;
+	t->bucket_mask = buckets - 1;
+	t->idle_ns = idle_ns;
+	t->on_record = on_record;
+	t->on_hunt = on_hunt;
+	t->ctx = ctx;
+	return t;
+
+free_buckets:
+	free(t->buckets);
+free_table:
+	free(t);
+fail:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+th_flow_table_free(struct th_flow_table *t)
+{
+	if (t == NULL)
+		return;
+	free(t->entries);
+	free(t->buckets);
+	free(t);
+}
+
+uint32_t
+th_flow_table_count(const struct th_flow_table *t)
+{
+	return t->used;
+}
+
+size_t
+th_flow_table_memory(const struct th_flow_table *t)
+{
+	size_t buckets = (size_t)t->bucket_mask + 1;
+
+	return sizeof(*t) + buckets * sizeof(struct bucket) + buckets * WAYS * sizeof(struct entry);
+}
+
+const struct th_flow_counters *
+th_flow_table_counters(const struct th_flow_table *t)
+{
+	return &t->c;
+}
+
+static void
+half_reset_record(struct half *h)
+{
+	h->marker_have = 0;
+	h->is_last_frag = false;
+	h->is_prefix_closed = false;
+	h->is_multi_frag = false;
+	h->frag_left = 0;
+	h->rec_size = 0;
+	h->kept = 0;
+	h->tail_fill = 0;
+}
+
+/* Keep the last 8 bytes of the record: results that end a record (READDIR eof) live there. */
+static inline void
+keep_tail(struct half *h, const uint8_t *p, uint32_t n)
+{
+	if (n >= 8) {
+		memcpy(h->tail, p + n - 8, 8);
+		h->tail_fill = 8;
+		return;
+	}
+	memmove(h->tail, h->tail + n, 8 - n);
+	memcpy(h->tail + 8 - n, p, n);
+	h->tail_fill = (uint8_t)(h->tail_fill + n > 8 ? 8 : h->tail_fill + n);
+}
+
+static struct entry *
+flow_find(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash)
+{
+	uint32_t b = hash & t->bucket_mask;
+	uint32_t sig = hash | 1;
+	struct entry *base = &t->entries[(size_t)b * WAYS];
+	int w;
+
+	for (w = 0; w < WAYS; w++)
+		if (t->buckets[b].sig[w] == sig && memcmp(&base[w].key, key, sizeof(*key)) == 0)
+			return &base[w];
+	return NULL;
+}
+
+/* Claim a way for a new flow; the caller checked it is not there. */
+static struct entry *
+flow_get(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, uint64_t now_ns)
+{
+	uint32_t b = hash & t->bucket_mask;
+	uint32_t sig = hash | 1; /* never 0, the free mark */
+	struct bucket *bk = &t->buckets[b];
+	struct entry *base = &t->entries[(size_t)b * WAYS];
+	int w, free_way = -1, lru_way = 0;
+
+	for (w = 0; w < WAYS; w++) {
+		if (bk->sig[w] == 0) {
+			if (free_way < 0)
+				free_way = w;
+		} else if (base[w].last_ns < base[lru_way].last_ns || bk->sig[lru_way] == 0) {
+			lru_way = w;
+		}
+	}
+	if (free_way < 0) {
+		/* The set is full: the least recently seen flow gives way. */
+		free_way = lru_way;
+		t->c.flows_evicted++;
+		if (base[free_way].h[0].rec_size || base[free_way].h[1].rec_size)
+			t->c.records_lost_gap++;
+	} else {
+		t->used++;
+	}
+	bk->sig[free_way] = sig;
+	base[free_way].key = *key;
+	base[free_way].last_ns = now_ns;
+	for (w = 0; w < 2; w++) {
+		base[free_way].h[w].state = HALF_UNSEEN;
+		half_reset_record(&base[free_way].h[w]);
+	}
+	t->c.flows_created++;
+	return &base[free_way];
+}
+
+uint32_t
+th_flow_table_age(struct th_flow_table *t, uint64_t now_ns)
+{
+	/* A slice per call keeps the housekeeping pause short and bounded. */
+	uint32_t n = (t->bucket_mask + 1) < 256 ? t->bucket_mask + 1 : 256;
+	uint32_t aged = 0, i;
+	int w;
+
+	for (i = 0; i < n; i++) {
+		uint32_t b = t->age_cursor;
+		struct entry *base = &t->entries[(size_t)b * WAYS];
+
+		t->age_cursor = (t->age_cursor + 1) & t->bucket_mask;
+		for (w = 0; w < WAYS; w++) {
+			if (t->buckets[b].sig[w] == 0 || now_ns < base[w].last_ns ||
+			    now_ns - base[w].last_ns < t->idle_ns)
+				continue;
+			t->buckets[b].sig[w] = 0;
+			t->used--;
+			aged++;
+		}
+	}
+	t->c.flows_aged += aged;
+	return aged;
+}
+
+static bool
+looks_like_record(struct th_flow_table *t, const struct th_flow_key *key, int dir,
+		  const uint8_t *p, uint32_t len)
+{
+	uint32_t marker, flen, n;
+
+	if (len < 4 + 12)
+		return false;
+	marker = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	flen = marker & 0x7fffffffu;
+	if (flen < 12 || flen > TH_FLOW_FRAG_MAX)
+		return false;
+	n = len - 4 < flen ? len - 4 : flen;
+	if (t->on_hunt != NULL)
+		return t->on_hunt(t->ctx, key, dir, p + 4, n);
+	return th_rpc_looks_like_call(p + 4, n) || th_rpc_looks_like_reply(p + 4, n);
+}
+
+static void
+deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	const uint8_t *data, uint32_t size, uint64_t now_ns)
+{
+	uint8_t tail[8];
+	struct th_flow_record rec = {
+		.data = data,
+		.size = size,
+		.wire_size = h->rec_size,
+		.tail = NULL,
+		.first_ns = h->first_ns,
+		.last_ns = now_ns,
+	};
+
+	if (data != h->buf) {
+		/* In place: the record is whole in data. */
+		rec.tail = size >= 8 ? data + size - 8 : NULL;
+	} else if (h->tail_fill == 8) {
+		memcpy(tail, h->tail, 8); /* the reset below clears h */
+		rec.tail = tail;
+	}
+	t->c.records++;
+	if (h->is_multi_frag)
+		t->c.records_multi_frag++;
+	half_reset_record(h);
+	t->on_record(t->ctx, key, dir, &rec);
+}
+
+/* Walk the bytes of one in-order segment through the record-marking state. */
+static void
+consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	const uint8_t *p, uint32_t len, uint64_t now_ns)
+{
+	while (len > 0) {
+		switch (h->state) {
+		case HALF_HUNT:
+			if (!looks_like_record(t, key, dir, p, len)) {
+				t->c.hunt_segments++;
+				t->c.hunt_bytes += len;
+				return;
+			}
+			t->c.resyncs++;
+			half_reset_record(h);
+			h->state = HALF_MARKER;
+			break;
+
+		case HALF_MARKER: {
+			uint32_t take = 4u - h->marker_have, marker, flen;
+
+			if (take > len)
+				take = len;
+			if (h->marker_have == 0 && h->rec_size == 0)
+				h->first_ns = now_ns;
+			memcpy(h->marker + h->marker_have, p, take);
+			h->marker_have += (uint8_t)take;
+			p += take;
+			len -= take;
+			if (h->marker_have < 4)
+				return;
+			h->marker_have = 0;
+			marker = (uint32_t)h->marker[0] << 24 | (uint32_t)h->marker[1] << 16 |
+				 (uint32_t)h->marker[2] << 8 | h->marker[3];
+			flen = marker & 0x7fffffffu;
+			if (flen > TH_FLOW_FRAG_MAX || (uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {
+				t->c.bad_markers++;
+				t->c.hunt_bytes += len;
+				half_reset_record(h);
+				h->state = HALF_HUNT;
+				return;
+			}
+			if (h->rec_size > 0)
+				h->is_multi_frag = true;
+			h->is_last_frag = (marker >> 31) != 0;
+			h->frag_left = flen;
+			h->state = HALF_BODY;
+			if (flen == 0 && h->is_last_frag) {
+				h->state = HALF_MARKER;
+				deliver(t, key, dir, h, h->buf, h->kept, now_ns);
+			} else if (flen == 0) {
+				h->state = HALF_MARKER;
+			}
+			break;
+		}
+
+		case HALF_BODY: {
+			uint32_t n = len < h->frag_left ? len : h->frag_left;
+			uint32_t copy = 0;
+
+			if (h->rec_size == 0 && h->is_last_frag && n == h->frag_left) {
+				/* The whole record is in this segment: decode it in place. */
+				h->rec_size = n;
+				h->state = HALF_MARKER;
+				t->c.records_in_place++;
+				deliver(t, key, dir, h, p, n, now_ns);
+				p += n;
+				len -= n;
+				break;
+			}
+			if (!h->is_prefix_closed && h->kept < TH_FLOW_PREFIX) {
+				copy = TH_FLOW_PREFIX - h->kept;
+				if (copy > n)
+					copy = n;
+				memcpy(h->buf + h->kept, p, copy);
+				h->kept += copy;
+			}
+			t->c.bytes_skipped += n - copy;
+			keep_tail(h, p, n);
+			h->frag_left -= n;
+			h->rec_size += n;
+			p += n;
+			len -= n;
+			if (h->frag_left == 0) {
+				h->state = HALF_MARKER;
+				if (h->is_last_frag)
+					deliver(t, key, dir, h, h->buf, h->kept, now_ns);
+			}
+			break;
+		}
+
+		default:
+			return;
+		}
+	}
+}
+
+/* Bytes are missing before this segment. Step over them when only record data was lost. */
+static void
+on_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
+{
+	if (h->state == HALF_HUNT)
+		return;
+	if (h->state == HALF_BODY && gap <= h->frag_left) {
+		t->c.gaps_payload++;
+		h->tail_fill = 0;
+		h->frag_left -= gap;
+		h->rec_size += gap;
+		if (h->rec_size - gap < TH_FLOW_PREFIX)
+			h->is_prefix_closed = true;
+		if (h->frag_left == 0)
+			h->state = HALF_MARKER;
+		/*
+		 * A last fragment that ended inside the gap cannot be delivered
+		 * here: its end time is unknown. It goes out with the next byte.
+		 */
+		return;
+	}
+	t->c.gaps_lost++;
+	if (h->rec_size > 0 || h->marker_have > 0)
+		t->c.records_lost_gap++;
+	half_reset_record(h);
+	h->state = HALF_HUNT;
+}
+
+bool
+th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
+		  uint32_t len, uint64_t now_ns, bool is_rpc_port)
+{
+	struct th_flow_key key;
+	struct entry *e;
+	struct half *h;
+	uint32_t seq = m->tcp_seq, end, hash;
+	int32_t diff;
+	int dir;
+
+	dir = th_flow_key_of(m, &key);
+	hash = th_pkt_flow_hash(m);
+	e = flow_find(t, &key, hash);
+	if (e == NULL) {
+		if (!is_rpc_port && !looks_like_record(t, &key, dir, payload, len))
+			return false;
+		e = flow_get(t, &key, hash, now_ns);
+	}
+	e->last_ns = now_ns;
+	h = &e->h[dir];
+
+	if (m->tcp_flags & TH_TCP_SYN) {
+		half_reset_record(h);
+		h->state = HALF_MARKER;
+		h->next_seq = seq + 1;
+		seq++;
+	}
+	if (len == 0)
+		return true;
+	if (h->state == HALF_UNSEEN) {
+		h->state = HALF_HUNT;
+		h->next_seq = seq;
+	}
+
+	end = seq + len;
+	diff = (int32_t)(seq - h->next_seq);
+	if (diff < 0) {
+		uint32_t old = (uint32_t)-(int64_t)diff;
+
+		if (old >= len) {
+			t->c.segments_retrans++;
+			t->c.bytes_retrans += len;
+			return true;
+		}
+		t->c.bytes_retrans += old;
+		payload += old;
+		len -= old;
+	} else if (diff > 0) {
+		on_gap(t, h, (uint32_t)diff);
+		/* The end of the record was inside the gap: it completes now. */
+		if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 &&
+		    h->rec_size > 0)
+			deliver(t, &key, dir, h, h->buf, h->kept, now_ns);
+	}
+	h->next_seq = end;
+	consume(t, &key, dir, h, payload, len, now_ns);
+	return true;
+}

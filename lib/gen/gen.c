@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The driver. Clients act in time order (a heap on their next action time).
+ * One action is one RPC, or a pipelined burst of small ones: the calls go on
+ * the wire, the server answers after its latency, and the client waits for
+ * the last reply plus a think time. Frames and ground-truth ops wait in
+ * heaps and leave once no later action can produce anything earlier: every
+ * frame of an action is at or after the action's start time, and actions
+ * start in time order.
+ */
+
+#include "th_gen.h"
+
+#include "gen_private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_pcap.h"
+
+#define BURST_MAX 6
+#define MSG_MAX (1200u * 1024u) /* a 1 MB WRITE with its headers */
+
+static const char *const mix_names[] = {
+#define TH_GEN_X(e, name, text) name,
+	TH_GEN_MIX_LIST(TH_GEN_X)
+#undef TH_GEN_X
+};
+
+const char *
+th_gen_mix_name(enum th_gen_mix mix)
+{
+	return (unsigned int)mix < TH_GEN__MIX_COUNT ? mix_names[mix] : NULL;
+}
+
+int
+th_gen_mix_parse(const char *name, enum th_gen_mix *mix)
+{
+	unsigned int i;
+
+	for (i = 0; i < TH_GEN__MIX_COUNT; i++) {
+		if (strcmp(name, mix_names[i]) == 0) {
+			*mix = (enum th_gen_mix)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void
+th_gen_config_init(struct th_gen_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->seed = 1;
+	cfg->clients = 8;
+	cfg->servers = 2;
+	cfg->ops = 10000;
+	cfg->mix = TH_GEN_MIX_MIXED;
+	cfg->udp_share = 0.25;
+	cfg->ipv6_share = 0.25;
+	cfg->vlan_tags = 0;
+	cfg->mtu = 1500;
+	cfg->handshake = true;
+	cfg->pipeline_share = 0.2;
+	cfg->rm_frag_share = 0.0;
+	cfg->start_ns = 1700000000ull * 1000000000ull;
+	cfg->ts_resolution_ns = 1000;
+	cfg->think_us = 200;
+}
+
+int
+th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
+{
+	const char *what = NULL;
+
+	if (cfg->clients < 1 || cfg->clients > 65535)
+		what = "clients must be 1..65535";
+	else if (cfg->servers < 1 || cfg->servers > 255)
+		what = "servers must be 1..255";
+	else if ((unsigned int)cfg->mix >= TH_GEN__MIX_COUNT)
+		what = "unknown mix";
+	else if (!(cfg->udp_share >= 0 && cfg->udp_share <= 1))
+		what = "udp-share must be between 0 and 1";
+	else if (!(cfg->ipv6_share >= 0 && cfg->ipv6_share <= 1))
+		what = "ipv6-share must be between 0 and 1";
+	else if (cfg->vlan_tags > 2)
+		what = "vlan must be 0, 1 or 2 tags";
+	else if (cfg->mtu < 576 || cfg->mtu > 9000)
+		what = "mtu must be 576..9000";
+	else if (!(cfg->pipeline_share >= 0 && cfg->pipeline_share <= 1))
+		what = "pipeline share must be between 0 and 1";
+	else if (!(cfg->rm_frag_share >= 0 && cfg->rm_frag_share <= 1))
+		what = "record fragment share must be between 0 and 1";
+	if (what == NULL)
+		return 0;
+	if (err != NULL)
+		snprintf(err, err_size, "%s", what);
+	return -EINVAL;
+}
+
+/* ---- the run ---- */
+
+struct op_entry {
+	uint64_t order;	  /**< tie-break */
+	struct th_op op;  /**< ground truth */
+};
+
+struct run {
+	const struct th_gen_config *cfg;
+	const struct th_gen_sink *sink;
+	struct th_gen_stats *stats;
+	struct gen_world world;
+	struct gen_wire *wire;
+	struct gen_client **clients;  /**< min-heap on next_ns */
+	struct op_entry **ops;	      /**< min-heap on (call_first_ns, order) */
+	uint32_t n_ops, cap_ops;
+	uint64_t op_order;
+	uint8_t *call_buf;	      /**< encoded calls of one action */
+	uint8_t *reply_buf;	      /**< one encoded reply */
+	struct gen_rpc rpcs[BURST_MAX];
+};
+
+static bool
+client_before(const struct gen_client *a, const struct gen_client *b)
+{
+	return a->next_ns < b->next_ns || (a->next_ns == b->next_ns && a < b);
+}
+
+/* Restore the client heap after its top changed time. */
+static void
+clients_sift_down(struct gen_client **h, uint32_t n, uint32_t i)
+{
+	struct gen_client *x = h[i];
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		struct gen_client *best = x;
+
+		if (l < n && client_before(h[l], best)) {
+			m = l;
+			best = h[l];
+		}
+		if (l + 1 < n && client_before(h[l + 1], best))
+			m = l + 1;
+		if (m == i)
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = x;
+}
+
+static bool
+op_before(const struct op_entry *a, const struct op_entry *b)
+{
+	return a->op.call_first_ns < b->op.call_first_ns ||
+	       (a->op.call_first_ns == b->op.call_first_ns && a->order < b->order);
+}
+
+static int
+ops_push(struct run *r, const struct th_op *op)
+{
+	struct op_entry *e;
+	uint32_t i;
+
+	if (r->sink->op == NULL)
+		return 0;
+	if (r->n_ops == r->cap_ops) {
+		uint32_t n = r->cap_ops ? r->cap_ops * 2 : 256;
+		struct op_entry **p = realloc(r->ops, (size_t)n * sizeof(*p));
+
+		if (p == NULL)
+			return -ENOMEM;
+		r->ops = p;
+		r->cap_ops = n;
+	}
+	e = malloc(sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	e->op = *op;
+	e->order = r->op_order++;
+	i = r->n_ops++;
+	while (i > 0 && op_before(e, r->ops[(i - 1) / 2])) {
+		r->ops[i] = r->ops[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->ops[i] = e;
+	return 0;
+}
+
+static struct op_entry *
+ops_pop(struct run *r)
+{
+	struct op_entry *top = r->ops[0], *last = r->ops[--r->n_ops];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		struct op_entry *best = last;
+
+		if (l < r->n_ops && op_before(r->ops[l], best)) {
+			m = l;
+			best = r->ops[l];
+		}
+		if (l + 1 < r->n_ops && op_before(r->ops[l + 1], best))
+			m = l + 1;
+		if (m == i)
+			break;
+		r->ops[i] = r->ops[m];
+		i = m;
+	}
+	if (r->n_ops > 0)
+		r->ops[i] = last;
+	return top;
+}
+
+/* Hand everything stamped at or before @p until to the sinks. */
+static int
+flush(struct run *r, uint64_t until)
+{
+	struct gen_frame *fr;
+	int rc;
+
+	while ((fr = gen_wire_pop(r->wire, until)) != NULL) {
+		rc = r->sink->frame(r->sink->ctx, fr->ts_ns, fr->data, fr->size);
+		if (r->stats->packets == 0)
+			r->stats->first_ns = fr->ts_ns;
+		r->stats->packets++;
+		r->stats->bytes += fr->size;
+		r->stats->last_ns = fr->ts_ns;
+		gen_wire_release(r->wire, fr);
+		if (rc != 0)
+			return rc;
+	}
+	while (r->n_ops > 0 && r->ops[0]->op.call_first_ns <= until) {
+		struct op_entry *e = ops_pop(r);
+
+		rc = r->sink->op(r->sink->ctx, &e->op);
+		free(e);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One client action: a call, or a burst of pipelined calls, and the replies. */
+static int
+act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
+{
+	const uint8_t *recs[BURST_MAX];
+	uint32_t sizes[BURST_MAX], n = 1, i, j;
+	uint64_t first[BURST_MAX], last[BURST_MAX], done = now, t;
+	size_t at = 0;
+	int rc;
+
+	if (!c->is_udp && gen_mix_is_ready(c) &&
+	    gen_rng_chance(&r->world.rng, r->cfg->pipeline_share))
+		n = 2 + gen_rng_below(&r->world.rng, BURST_MAX - 1);
+	if (n > left)
+		n = (uint32_t)left;
+	for (i = 0; i < n; i++) {
+		size_t size;
+
+		gen_mix_next(&r->world, c, now, n > 1, &r->rpcs[i]);
+		size = gen_rpc_encode_call(&r->rpcs[i], r->call_buf + at, 2 * MSG_MAX - at);
+		if (size == 0)
+			return -EINVAL; /* a model bug: no message should outgrow the buffer */
+		recs[i] = r->call_buf + at;
+		sizes[i] = (uint32_t)size;
+		at += size;
+	}
+	/* Calls on the same connection go out as one stream; a burst has one flow. */
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && r->rpcs[j].flow == r->rpcs[i].flow; j++)
+			;
+		rc = gen_wire_send(r->wire, r->rpcs[i].flow, 0, now, &recs[i], &sizes[i], j - i,
+				   &first[i], &last[i]);
+		if (rc != 0)
+			return rc;
+	}
+	for (i = 0; i < n; i++) {
+		struct gen_rpc *rpc = &r->rpcs[i];
+		const uint8_t *rec = r->reply_buf;
+		uint64_t rfirst, rlast;
+		uint32_t size;
+
+		size = (uint32_t)gen_rpc_encode_reply(rpc, r->reply_buf, MSG_MAX);
+		if (size == 0)
+			return -EINVAL;
+		rc = gen_wire_send(r->wire, rpc->flow, 1, last[i] + rpc->latency_ns, &rec, &size, 1,
+				   &rfirst, &rlast);
+		if (rc != 0)
+			return rc;
+		rpc->op.call_first_ns = first[i];
+		rpc->op.call_last_ns = last[i];
+		rpc->op.reply_first_ns = rfirst;
+		rpc->op.reply_last_ns = rlast;
+		rc = ops_push(r, &rpc->op);
+		if (rc != 0)
+			return rc;
+		if (rpc->is_close_after) {
+			rc = gen_wire_close(r->wire, rpc->flow, rlast + 20000);
+			if (rc != 0)
+				return rc;
+		}
+		r->stats->rpcs++;
+		r->stats->rpc_messages += 2;
+		if (rlast > done)
+			done = rlast;
+	}
+	t = done + (uint64_t)gen_rng_exp(&r->world.rng, r->cfg->think_us * 1000.0) + 1000;
+	c->next_ns = t;
+	return 0;
+}
+
+int
+th_gen_run(const struct th_gen_config *cfg, const struct th_gen_sink *sink,
+	   struct th_gen_stats *stats)
+{
+	struct th_gen_stats local;
+	struct run r;
+	uint32_t i;
+	int rc;
+
+	if (stats == NULL)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	if (th_gen_config_check(cfg, NULL, 0) != 0 || sink == NULL || sink->frame == NULL)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.sink = sink;
+	r.stats = stats;
+	rc = gen_world_init(&r.world, cfg);
+	if (rc != 0)
+		return rc;
+	rc = -ENOMEM;
+	r.wire = gen_wire_new(&r.world);
+	r.clients = calloc(cfg->clients, sizeof(*r.clients));
+	r.call_buf = malloc(2 * MSG_MAX);
+	r.reply_buf = malloc(MSG_MAX);
+	if (r.wire == NULL || r.clients == NULL || r.call_buf == NULL || r.reply_buf == NULL)
+		goto out;
+	/* Clients wake up spread over the first 2 ms. */
+	for (i = 0; i < cfg->clients; i++) {
+		r.world.clients[i].next_ns = cfg->start_ns + gen_rng_below(&r.world.rng, 2000000);
+		r.clients[i] = &r.world.clients[i];
+	}
+	for (i = cfg->clients / 2; i-- > 0;)
+		clients_sift_down(r.clients, cfg->clients, i);
+	rc = 0;
+	while (rc == 0 && stats->rpcs < cfg->ops) {
+		struct gen_client *c = r.clients[0];
+		uint64_t now = c->next_ns;
+
+		rc = flush(&r, now);
+		if (rc == 0)
+			rc = act(&r, c, now, cfg->ops - stats->rpcs);
+		clients_sift_down(r.clients, cfg->clients, 0);
+	}
+	if (rc == 0)
+		rc = flush(&r, UINT64_MAX);
+out:
+	while (r.n_ops > 0)
+		free(ops_pop(&r));
+	free(r.ops);
+	free(r.call_buf);
+	free(r.reply_buf);
+	free(r.clients);
+	gen_wire_free(r.wire);
+	gen_world_free(&r.world);
+	return rc;
+}
+
+/* ---- files ---- */
+
+struct file_sink {
+	struct th_pcap_writer *pcap;
+	FILE *truth;
+	uint64_t res;	/* time resolution, ns */
+	struct th_op op; /* truth op with its times rounded */
+	char line[4096];
+};
+
+static inline uint64_t
+round_down(uint64_t ns, uint64_t res)
+{
+	return ns - ns % res;
+}
+
+static int
+write_frame(void *ctx, uint64_t ts_ns, const uint8_t *frame, uint32_t size)
+{
+	struct file_sink *fs = ctx;
+
+	return th_pcap_write(fs->pcap, round_down(ts_ns, fs->res), frame, size, size);
+}
+
+static int
+write_op(void *ctx, const struct th_op *op)
+{
+	struct file_sink *fs = ctx;
+	int n;
+
+	/* Round the way the frames were rounded, so latencies match what a reader computes. */
+	fs->op = *op;
+	fs->op.call_first_ns = round_down(op->call_first_ns, fs->res);
+	fs->op.call_last_ns = round_down(op->call_last_ns, fs->res);
+	fs->op.reply_first_ns = round_down(op->reply_first_ns, fs->res);
+	fs->op.reply_last_ns = round_down(op->reply_last_ns, fs->res);
+	n = th_op_format(&fs->op, fs->line, sizeof(fs->line));
+
+	if (n < 0 || (size_t)n >= sizeof(fs->line))
+		return -EOVERFLOW;
+	if (fwrite(fs->line, 1, (size_t)n, fs->truth) != (size_t)n)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int
+th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char *truth_path,
+	     struct th_gen_stats *stats, char *err, size_t err_size)
+{
+	static struct file_sink fs;
+	struct th_gen_sink sink = {write_frame, NULL, &fs};
+	int rc, rc2;
+
+	rc = th_gen_config_check(cfg, err, err_size);
+	if (rc != 0)
+		return rc;
+	memset(&fs, 0, sizeof(fs));
+	fs.res = cfg->ts_resolution_ns ? cfg->ts_resolution_ns : 1;
+	fs.pcap = th_pcap_writer_open(pcap_path, TH_PKT_LINK_ETHERNET, 65535);
+	if (fs.pcap == NULL) {
+		rc = -errno;
+		snprintf(err, err_size, "cannot create %s: %s", pcap_path, strerror(errno));
+		return rc;
+	}
+	if (truth_path != NULL) {
+		fs.truth = fopen(truth_path, "w");
+		if (fs.truth == NULL) {
+			rc = -errno;
+			snprintf(err, err_size, "cannot create %s: %s", truth_path,
+				 strerror(errno));
+			th_pcap_writer_close(fs.pcap);
+			return rc;
+		}
+		sink.op = write_op;
+	}
+	rc = th_gen_run(cfg, &sink, stats);
+	if (rc != 0)
+		snprintf(err, err_size, "generation failed: %s", strerror(-rc));
+	rc2 = th_pcap_writer_close(fs.pcap);
+	if (rc == 0 && rc2 != 0) {
+		rc = rc2;
+		snprintf(err, err_size, "writing %s: %s", pcap_path, strerror(-rc2));
+	}
+	if (fs.truth != NULL && fclose(fs.truth) != 0 && rc == 0) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, err_size, "writing %s: %s", truth_path, strerror(-rc));
+	}
+	return rc;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Entry points: dispatch on program and version, names of programs,
+ * procedures and statuses, and the file handle hash.
+ */
+
+#include "th_nfs.h"
+
+#include "nfs_private.h"
+
+enum th_nfs_status
+th_nfs_decode_call(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *body, size_t size,
+	struct th_nfs_call *out)
+{
+	struct nfs_dec d;
+
+	if (!th_nfs_is_known(prog, vers))
+		return TH_NFS_UNKNOWN_PROG;
+	nfs_dec_init(&d, body, size);
+	switch (prog) {
+	case TH_PROG_NFS:
+		if (vers == 3)
+			return th_nfs__v3_call(proc, &d, out);
+		if (vers == 2)
+			return th_nfs__v2_call(proc, &d, out);
+		return th_nfs__v4_call(proc, &d, out);
+	case TH_PROG_MOUNT:
+		return th_nfs__mount_call(vers, proc, &d, out);
+	default:
+		return th_nfs__pmap_call(vers, proc, &d, out);
+	}
+}
+
+enum th_nfs_status
+th_nfs_decode_reply(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *body, size_t size,
+	struct th_nfs_reply *out)
+{
+	struct nfs_dec d;
+
+	if (!th_nfs_is_known(prog, vers))
+		return TH_NFS_UNKNOWN_PROG;
+	nfs_dec_init(&d, body, size);
+	switch (prog) {
+	case TH_PROG_NFS:
+		if (vers == 3)
+			return th_nfs__v3_reply(proc, &d, out);
+		if (vers == 2)
+			return th_nfs__v2_reply(proc, &d, out);
+		return th_nfs__v4_reply(proc, &d, out);
+	case TH_PROG_MOUNT:
+		return th_nfs__mount_reply(vers, proc, &d, out);
+	default:
+		return th_nfs__pmap_reply(vers, proc, &d, out);
+	}
+}
+
+bool
+th_nfs_is_known(uint32_t prog, uint32_t vers)
+{
+	switch (prog) {
+	case TH_PROG_NFS:
+		return vers >= 2 && vers <= 4;
+	case TH_PROG_MOUNT:
+		/* v2 is v1 plus PATHCONF, which is not decoded (UNKNOWN_PROC). */
+		return vers >= 1 && vers <= 3;
+	case TH_PROG_PORTMAP:
+		/* v2 is portmap; v3 and v4 are rpcbind, which Linux clients ask first. */
+		return vers >= 2 && vers <= 4;
+	default:
+		return false;
+	}
+}
+
+#define NAME_ENTRY(name, num) [num] = #name,
+
+static const char *const nfs3_names[] = {TH_NFS3_PROC_LIST(NAME_ENTRY)};
+static const char *const nfs2_names[] = {TH_NFS2_PROC_LIST(NAME_ENTRY)};
+
+#define MOUNT_PROC_LIST(X) X(NULL, 0) X(MNT, 1) X(DUMP, 2) X(UMNT, 3) X(UMNTALL, 4) X(EXPORT, 5)
+static const char *const mount_names[] = {MOUNT_PROC_LIST(NAME_ENTRY)};
+
+#define PMAP_PROC_LIST(X) X(NULL, 0) X(SET, 1) X(UNSET, 2) X(GETPORT, 3) X(DUMP, 4) X(CALLIT, 5)
+static const char *const pmap_names[] = {PMAP_PROC_LIST(NAME_ENTRY)};
+
+/* rpcbind v4; v3 stops at TADDR2UADDR and calls procedure 5 CALLIT. */
+#define RPCB_PROC_LIST(X)                                                                          \
+	X(NULL, 0)                                                                                 \
+	X(SET, 1) X(UNSET, 2) X(GETADDR, 3) X(DUMP, 4) X(BCAST, 5) X(GETTIME, 6) X(UADDR2TADDR, 7) \
+		X(TADDR2UADDR, 8) X(GETVERSADDR, 9) X(INDIRECT, 10) X(GETADDRLIST, 11)             \
+			X(GETSTAT, 12)
+static const char *const rpcb_names[] = {RPCB_PROC_LIST(NAME_ENTRY)};
+#define RPCB3_PROC_COUNT 9
+
+#define NFS4_PROC_LIST(X) X(NULL, 0) X(COMPOUND, 1)
+static const char *const nfs4_names[] = {NFS4_PROC_LIST(NAME_ENTRY)};
+
+#define LOOKUP_NAME(table, i) ((i) < sizeof(table) / sizeof((table)[0]) ? (table)[i] : NULL)
+
+const char *
+th_nfs_proc_name(uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	if (!th_nfs_is_known(prog, vers))
+		return NULL;
+	switch (prog) {
+	case TH_PROG_NFS:
+		if (vers == 3)
+			return LOOKUP_NAME(nfs3_names, proc);
+		if (vers == 2)
+			return LOOKUP_NAME(nfs2_names, proc);
+		return LOOKUP_NAME(nfs4_names, proc);
+	case TH_PROG_MOUNT:
+		return LOOKUP_NAME(mount_names, proc);
+	default:
+		if (vers == 2)
+			return LOOKUP_NAME(pmap_names, proc);
+		if (vers == 3 && proc == TH_PMAP_CALLIT)
+			return "CALLIT";
+		if (vers == 3 && proc >= RPCB3_PROC_COUNT)
+			return NULL;
+		return LOOKUP_NAME(rpcb_names, proc);
+	}
+}
+
+const char *
+th_nfs_prog_name(uint32_t prog)
+{
+	switch (prog) {
+	case TH_PROG_PORTMAP:
+		return "PORTMAP";
+	case TH_PROG_NFS:
+		return "NFS";
+	case TH_PROG_MOUNT:
+		return "MOUNT";
+	case TH_PROG_NLM:
+		return "NLM";
+	case TH_PROG_NFSACL:
+		return "NFSACL";
+	default:
+		return NULL;
+	}
+}
+
+/* nfsstat3 (RFC 1813 section 2.6); NFSv2's nfsstat uses the same numbers. */
+/* clang-format off */
+#define NFSSTAT3_LIST(X)                                                                          \
+	X(OK, 0) X(PERM, 1) X(NOENT, 2) X(IO, 5) X(NXIO, 6) X(ACCES, 13) X(EXIST, 17)             \
+	X(XDEV, 18) X(NODEV, 19) X(NOTDIR, 20) X(ISDIR, 21) X(INVAL, 22) X(FBIG, 27)              \
+	X(NOSPC, 28) X(ROFS, 30) X(MLINK, 31) X(NAMETOOLONG, 63) X(NOTEMPTY, 66) X(DQUOT, 69)     \
+	X(STALE, 70) X(REMOTE, 71) X(BADHANDLE, 10001) X(NOT_SYNC, 10002) X(BAD_COOKIE, 10003)   \
+	X(NOTSUPP, 10004) X(TOOSMALL, 10005) X(SERVERFAULT, 10006) X(BADTYPE, 10007)              \
+	X(JUKEBOX, 10008)
+
+/* mountstat3 (RFC 1813 appendix I); MOUNT v1 returns UNIX errors with the same numbers. */
+#define MOUNTSTAT3_LIST(X)                                                                        \
+	X(OK, 0) X(PERM, 1) X(NOENT, 2) X(IO, 5) X(ACCES, 13) X(NOTDIR, 20) X(INVAL, 22)          \
+	X(NAMETOOLONG, 63) X(NOTSUPP, 10004) X(SERVERFAULT, 10006)
+/* clang-format on */
+
+#define CASE_NAME(name, num)                                                                       \
+	case num:                                                                                  \
+		return #name;
+
+static const char *
+nfsstat_name(uint32_t vers, uint32_t status)
+{
+	switch (status) {
+		NFSSTAT3_LIST(CASE_NAME)
+	case 99: /* NFSERR_WFLUSH, v2 only */
+		return vers == 2 ? "WFLUSH" : NULL;
+	default:
+		return NULL;
+	}
+}
+
+static const char *
+mountstat_name(uint32_t status)
+{
+	switch (status) {
+		MOUNTSTAT3_LIST(CASE_NAME)
+	default:
+		return NULL;
+	}
+}
+
+const char *
+th_nfs_status_name(uint32_t prog, uint32_t vers, uint32_t status)
+{
+	if (prog == TH_PROG_NFS && (vers == 2 || vers == 3))
+		return nfsstat_name(vers, status);
+	if (prog == TH_PROG_MOUNT && vers >= 1 && vers <= 3)
+		return mountstat_name(status);
+	return NULL;
+}
+
+/*
+ * CRC-32 (reflected, polynomial 0xEDB88320), the table built by the
+ * preprocessor so that it is constant data: no initialisation to race on
+ * between lcores.
+ */
+#define CRC_POLY 0xEDB88320u
+#define CRC_STEP(c) (((c) >> 1) ^ (CRC_POLY & (0u - ((c)&1u))))
+#define CRC_STEP2(c) CRC_STEP(CRC_STEP(c))
+#define CRC_STEP8(c) CRC_STEP2(CRC_STEP2(CRC_STEP2(CRC_STEP2(c))))
+#define CRC_ENTRY(i) CRC_STEP8((uint32_t)(i)),
+#define CRC_4(i) CRC_ENTRY(i) CRC_ENTRY(i + 1) CRC_ENTRY(i + 2) CRC_ENTRY(i + 3)
+#define CRC_16(i) CRC_4(i) CRC_4(i + 4) CRC_4(i + 8) CRC_4(i + 12)
+#define CRC_64(i) CRC_16(i) CRC_16(i + 16) CRC_16(i + 32) CRC_16(i + 48)
+
+static const uint32_t crc_table[256] = {CRC_64(0) CRC_64(64) CRC_64(128) CRC_64(192)};
+
+uint32_t
+th_nfs_fh_hash(const struct th_nfs_fh *fh)
+{
+	uint32_t crc = 0xffffffffu;
+	unsigned int i, len = fh->len;
+
+	if (len > TH_NFS_FH_MAX)
+		len = TH_NFS_FH_MAX;
+	for (i = 0; i < len; i++)
+		crc = crc_table[(crc ^ fh->data[i]) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}

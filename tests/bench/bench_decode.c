@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Decode-lcore cost, replayed from memory.
+ *
+ *     bench_decode [-r RUNS] [-w] PCAP
+ *
+ * Loads PCAP into memory, then RUNS times: creates a fresh pipeline (not
+ * timed), feeds every frame through th_decode_frame() and formats every op
+ * the way the capture lcore does (timed), and tears down (not timed). Only
+ * the loop is inside the clock: no file reading, no allocation, no output.
+ * Prints per run and the median: packets/s on one lcore, ns/packet, and
+ * cycles and instructions per packet from the CPU counters when the kernel
+ * allows them (otherwise: run it under valgrind --tool=callgrind and divide
+ * Ir by the packet count; the program prints that count).
+ *
+ * -w also times the pipeline without formatting op lines, to split the cost.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "th_decode.h"
+#include "th_pcap.h"
+
+#define MAX_RUNS 31
+
+struct sink {
+	bool is_formatting;
+	uint64_t ops;
+	uint64_t bytes;
+	char line[8192];
+};
+
+static void
+on_op(void *ctx, const struct th_op *op)
+{
+	struct sink *s = ctx;
+
+	s->ops++;
+	if (s->is_formatting)
+		s->bytes += (uint64_t)th_op_format(op, s->line, sizeof(s->line));
+}
+
+static int
+counter_open(uint64_t config)
+{
+	struct perf_event_attr pe;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.type = PERF_TYPE_HARDWARE;
+	pe.size = sizeof(pe);
+	pe.config = config;
+	pe.disabled = 1;
+	pe.exclude_kernel = 1;
+	pe.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct result {
+	double ns;
+	double cycles;
+	double instructions;
+};
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int
+run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_ins,
+	 struct result *r, struct sink *s)
+{
+	struct th_decode_config cfg;
+	struct th_decode *d;
+	uint64_t t0, t1, cyc = 0, ins = 0;
+	size_t i;
+
+	th_decode_config_defaults(&cfg);
+	memset(s, 0, offsetof(struct sink, line));
+	s->is_formatting = is_formatting;
+	d = th_decode_create(&cfg, on_op, s);
+	if (d == NULL)
+		return -errno;
+	/* Touch the tables once so page faults are not counted as decode work. */
+	for (i = 0; i < f->count && i < 1000; i++)
+		th_decode_frame(d, f->recs[i].data, f->recs[i].caplen, f->recs[i].wirelen,
+				(enum th_pkt_link)f->linktype, f->recs[i].ts_ns);
+	th_decode_free(d);
+	d = th_decode_create(&cfg, on_op, s);
+	if (d == NULL)
+		return -errno;
+	memset(s, 0, offsetof(struct sink, line));
+	s->is_formatting = is_formatting;
+
+	if (fd_cyc >= 0) {
+		ioctl(fd_cyc, PERF_EVENT_IOC_RESET, 0);
+		ioctl(fd_ins, PERF_EVENT_IOC_RESET, 0);
+		ioctl(fd_cyc, PERF_EVENT_IOC_ENABLE, 0);
+		ioctl(fd_ins, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	t0 = now_ns();
+	for (i = 0; i < f->count; i++)
+		th_decode_frame(d, f->recs[i].data, f->recs[i].caplen, f->recs[i].wirelen,
+				(enum th_pkt_link)f->linktype, f->recs[i].ts_ns);
+	t1 = now_ns();
+	if (fd_cyc >= 0) {
+		ioctl(fd_cyc, PERF_EVENT_IOC_DISABLE, 0);
+		ioctl(fd_ins, PERF_EVENT_IOC_DISABLE, 0);
+		if (read(fd_cyc, &cyc, sizeof(cyc)) != sizeof(cyc) ||
+		    read(fd_ins, &ins, sizeof(ins)) != sizeof(ins))
+			cyc = ins = 0;
+	}
+	/* Flushing emits calls that never got a reply: not part of the per-packet cost. */
+	th_decode_flush(d);
+	th_decode_free(d);
+	r->ns = (double)(t1 - t0) / (double)f->count;
+	r->cycles = (double)cyc / (double)f->count;
+	r->instructions = (double)ins / (double)f->count;
+	return 0;
+}
+
+static int
+bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, int fd_ins)
+{
+	static struct sink s;
+	double ns[MAX_RUNS], cyc[MAX_RUNS], ins[MAX_RUNS];
+	struct result r = {0, 0, 0};
+	int i, rc;
+
+	for (i = 0; i < runs; i++) {
+		rc = run_once(f, is_formatting, fd_cyc, fd_ins, &r, &s);
+		if (rc != 0)
+			return rc;
+		ns[i] = r.ns;
+		cyc[i] = r.cycles;
+		ins[i] = r.instructions;
+		printf("  run %d: %.1f ns/pkt  %.2f Mpps", i + 1, r.ns, 1e3 / r.ns);
+		if (fd_cyc >= 0)
+			printf("  %.0f cycles/pkt  %.0f instr/pkt", r.cycles, r.instructions);
+		printf("\n");
+	}
+	printf("%s: median of %d: %.1f ns/packet, %.2f Mpps per lcore", is_formatting
+	       ? "decode + format op lines" : "decode only", runs, median(ns, runs),
+	       1e3 / median(ns, runs));
+	if (fd_cyc >= 0)
+		printf(", %.0f cycles/packet, %.0f instructions/packet", median(cyc, runs),
+		       median(ins, runs));
+	else
+		printf(" (CPU counters unavailable here)");
+	printf("; %" PRIu64 " ops per run\n", s.ops);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct th_pcap_file *f;
+	char err[256];
+	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
+	bool both = false;
+
+	while ((opt = getopt(argc, argv, "r:w")) != -1) {
+		if (opt == 'r')
+			runs = atoi(optarg);
+		else if (opt == 'w')
+			both = true;
+		else
+			goto usage;
+	}
+	if (optind != argc - 1 || runs < 1 || runs > MAX_RUNS)
+		goto usage;
+	f = th_pcap_load(argv[optind], err, sizeof(err));
+	if (f == NULL) {
+		fprintf(stderr, "bench_decode: %s\n", err);
+		return 1;
+	}
+	printf("%s: %zu packets, %" PRIu64 " bytes (%.0f bytes/packet)\n", argv[optind], f->count,
+	       f->frame_bytes, (double)f->frame_bytes / (double)f->count);
+	fd_cyc = counter_open(PERF_COUNT_HW_CPU_CYCLES);
+	fd_ins = fd_cyc >= 0 ? counter_open(PERF_COUNT_HW_INSTRUCTIONS) : -1;
+	if (fd_ins < 0 && fd_cyc >= 0) {
+		close(fd_cyc);
+		fd_cyc = -1;
+	}
+	if (both)
+		rc = bench(f, false, runs, fd_cyc, fd_ins);
+	if (rc == 0)
+		rc = bench(f, true, runs, fd_cyc, fd_ins);
+	th_pcap_file_free(f);
+	return rc == 0 ? 0 : 1;
+
+usage:
+	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w] PCAP\n", MAX_RUNS);
+	return 2;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The whole decode pipeline from hostile TCP/UDP payloads: record marking,
+ * gaps, retransmissions and hunting (lib/flow), RPC headers (lib/rpc),
+ * procedure decoders (lib/nfs), call/reply matching (lib/xid) and the text
+ * form of every op (lib/op).
+ *
+ * Input: a sequence of chunks, each
+ *     u8 control   bit 0: server-to-client; bit 1: UDP; bit 2: SYN;
+ *                  bits 3-4: connection (4 client ports)
+ *     u8 skip      bytes to jump the sequence number ahead (a gap) or,
+ *                  with bit 7 set, back (a retransmission)
+ *     u16 length   payload bytes that follow (big endian; cut to what is left)
+ * wrapped in Ethernet/IPv4/TCP or UDP frames with consistent sequence numbers.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_decode.h"
+
+static char line[8192];
+
+static void
+on_op(void *ctx, const struct th_op *op)
+{
+	(void)ctx;
+	th_op_format(op, line, sizeof(line));
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static size_t
+frame(uint8_t *f, bool is_udp, bool to_client, uint16_t cport, uint32_t seq, uint8_t flags,
+      const uint8_t *payload, uint16_t len)
+{
+	size_t l4 = is_udp ? 8 : 20, off = 14 + 20 + l4;
+	uint8_t client[4] = {10, 0, 0, 2}, server[4] = {10, 0, 0, 1};
+
+	memset(f, 0, off);
+	put16(f + 12, 0x0800);
+	f[14] = 0x45;
+	put16(f + 16, (uint16_t)(20 + l4 + len));
+	f[22] = 64;
+	f[23] = is_udp ? 17 : 6;
+	memcpy(f + 26, to_client ? server : client, 4);
+	memcpy(f + 30, to_client ? client : server, 4);
+	put16(f + 34, to_client ? 2049 : cport);
+	put16(f + 36, to_client ? cport : 2049);
+	if (is_udp) {
+		put16(f + 38, (uint16_t)(8 + len));
+	} else {
+		put32(f + 38, seq);
+		f[46] = 5 << 4;
+		f[47] = flags;
+	}
+	memcpy(f + off, payload, len);
+	return off + len;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct th_decode *d;
+	static uint8_t f[65536 + 64];
+	struct th_decode_config cfg;
+	uint32_t seq[2][4] = {{1000, 2000, 3000, 4000}, {9000, 8000, 7000, 6000}};
+	uint64_t ts = 1000000000ull;
+
+	if (d == NULL) {
+		th_decode_config_defaults(&cfg);
+		cfg.flows = 64;
+		cfg.calls = 64;
+		cfg.call_timeout_ns = 5000000;
+		d = th_decode_create(&cfg, on_op, NULL);
+		if (d == NULL)
+			abort();
+	}
+	while (size >= 4) {
+		uint8_t ctl = data[0], skip = data[1];
+		uint16_t len = (uint16_t)(data[2] << 8 | data[3]);
+		int dir = ctl & 1, conn = (ctl >> 3) & 3;
+		bool is_udp = (ctl & 2) != 0, is_syn = (ctl & 4) != 0;
+		uint32_t *s = &seq[dir][conn];
+		size_t n;
+
+		data += 4;
+		size -= 4;
+		if (len > size)
+			len = (uint16_t)size;
+		if (skip & 0x80)
+			*s -= skip & 0x7f;
+		else
+			*s += skip;
+		n = frame(f, is_udp, dir, (uint16_t)(800 + conn), *s,
+			  is_syn ? 0x02 : 0x18, data, len);
+		th_decode_frame(d, f, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, ts);
+		if (!is_udp)
+			*s += len + (is_syn ? 1 : 0);
+		ts += 1000;
+		th_decode_housekeep(d, ts);
+		data += len;
+		size -= len;
+	}
+	/* Leave no state behind for the next input: flush and age everything. */
+	th_decode_flush(d);
+	th_decode_housekeep(d, ts + 3600ull * 1000000000ull);
+	return 0;
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * RPC record marking over TCP: what a capture of a real connection throws
+ * at the stream reassembler, and what must come out (or be counted).
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "th_flow.h"
+
+#define MAX_RECS 64
+
+struct seen {
+	unsigned int n;
+	uint32_t xid[MAX_RECS];
+	uint32_t size[MAX_RECS];      /* bytes handed over */
+	uint32_t wire_size[MAX_RECS]; /* record length */
+	uint64_t first_ns[MAX_RECS];
+	uint64_t last_ns[MAX_RECS];
+	int dir[MAX_RECS];
+};
+
+static void
+on_record(void *ctx, const struct th_flow_key *key, int dir, const struct th_flow_record *rec)
+{
+	struct seen *s = ctx;
+
+	(void)key;
+	if (s->n >= MAX_RECS) {
+		s->n++; /* only counted */
+		return;
+	}
+	s->xid[s->n] = rec->size >= 4 ? (uint32_t)rec->data[0] << 24 | (uint32_t)rec->data[1] << 16 |
+						(uint32_t)rec->data[2] << 8 | rec->data[3]
+				      : 0;
+	s->size[s->n] = rec->size;
+	s->wire_size[s->n] = rec->wire_size;
+	s->first_ns[s->n] = rec->first_ns;
+	s->last_ns[s->n] = rec->last_ns;
+	s->dir[s->n] = dir;
+	s->n++;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* An NFSv3 call record: marker + header + @p body_size bytes of filler. Returns bytes written. */
+static size_t
+make_call(uint8_t *p, uint32_t xid, uint32_t body_size)
+{
+	uint32_t rec = 40 + body_size;
+	size_t i;
+
+	put32(p, 0x80000000u | rec);
+	put32(p + 4, xid);
+	put32(p + 8, 0);       /* CALL */
+	put32(p + 12, 2);      /* rpcvers */
+	put32(p + 16, 100003); /* NFS */
+	put32(p + 20, 3);
+	put32(p + 24, 6);      /* READ */
+	put32(p + 28, 0);      /* AUTH_NONE */
+	put32(p + 32, 0);
+	put32(p + 36, 0);      /* verifier */
+	put32(p + 40, 0);
+	for (i = 0; i < body_size; i++)
+		p[44 + i] = (uint8_t)(i * 7 + 1);
+	return 4 + rec;
+}
+
+struct conn {
+	struct th_flow_table *t;
+	struct seen seen;
+	struct th_pkt_meta c2s;
+	uint32_t seq;
+};
+
+static void
+conn_init(struct conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->t = th_flow_table_create(64, 1000000000ull, on_record, NULL, &c->seen);
+	assert_non_null(c->t);
+	c->c2s.src.b[10] = c->c2s.src.b[11] = 0xff;
+	c->c2s.dst = c->c2s.src;
+	c->c2s.src.b[15] = 2;
+	c->c2s.dst.b[15] = 1;
+	c->c2s.sport = 801;
+	c->c2s.dport = 2049;
+	c->c2s.l4 = TH_PKT_L4_TCP;
+	c->c2s.ip_version = 4;
+	c->seq = 1000;
+	c->c2s.tcp_flags = TH_TCP_SYN;
+	c->c2s.tcp_seq = c->seq - 1;
+	th_flow_tcp_input(c->t, &c->c2s, NULL, 0, 1, true);
+	c->c2s.tcp_flags = TH_TCP_ACK;
+}
+
+/* Send bytes [off, off+len) of @p stream as one segment at time @p ns. */
+static void
+seg(struct conn *c, const uint8_t *stream, size_t off, size_t len, uint64_t ns)
+{
+	c->c2s.tcp_seq = c->seq + (uint32_t)off;
+	th_flow_tcp_input(c->t, &c->c2s, stream + off, (uint32_t)len, ns, true);
+}
+
+static void
+conn_fini(struct conn *c)
+{
+	th_flow_table_free(c->t);
+}
+
+static void
+test_many_records_in_one_segment(void **state)
+{
+	uint8_t buf[4096];
+	size_t n = 0;
+	struct conn c;
+	uint32_t i;
+
+	(void)state;
+	conn_init(&c);
+	for (i = 0; i < 10; i++)
+		n += make_call(buf + n, 0x100 + i, 12);
+	seg(&c, buf, 0, n, 5);
+	assert_int_equal(c.seen.n, 10);
+	for (i = 0; i < 10; i++) {
+		assert_int_equal(c.seen.xid[i], 0x100 + i);
+		assert_int_equal(c.seen.wire_size[i], 52);
+	}
+	assert_int_equal(th_flow_table_counters(c.t)->records_in_place, 10);
+	conn_fini(&c);
+}
+
+static void
+test_record_across_segments_keeps_times(void **state)
+{
+	static uint8_t buf[70000];
+	size_t n, off;
+	struct conn c;
+	uint64_t t = 100;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0xabc, 65536);
+	for (off = 0; off < n; off += 1448, t += 10)
+		seg(&c, buf, off, n - off < 1448 ? n - off : 1448, t);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 0xabc);
+	assert_int_equal(c.seen.wire_size[0], 40 + 65536);
+	assert_int_equal(c.seen.size[0], TH_FLOW_PREFIX); /* payload is not kept */
+	assert_int_equal(c.seen.first_ns[0], 100);
+	assert_int_equal(c.seen.last_ns[0], t - 10);
+	/* what was skipped, not copied */
+	assert_int_equal(th_flow_table_counters(c.t)->bytes_skipped, 40 + 65536 - TH_FLOW_PREFIX);
+	conn_fini(&c);
+}
+
+static void
+test_split_marker_and_byte_by_byte(void **state)
+{
+	uint8_t buf[512];
+	size_t n, i;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0x77, 20);
+	n += make_call(buf + n, 0x78, 0);
+	for (i = 0; i < n; i++)
+		seg(&c, buf, i, 1, i);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 0x77);
+	assert_int_equal(c.seen.xid[1], 0x78);
+	assert_int_equal(c.seen.size[0], 60);
+	assert_memory_equal(buf + 4 + 40, buf + 4 + 40, 20);
+	conn_fini(&c);
+}
+
+static void
+test_multi_fragment_record(void **state)
+{
+	uint8_t buf[256], wire[300];
+	size_t n;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0x99, 40); /* 84 bytes: marker + 80 */
+	/* Re-frame the 80 record bytes as fragments of 30, 30 and 20. */
+	put32(wire, 30);
+	memcpy(wire + 4, buf + 4, 30);
+	put32(wire + 34, 30);
+	memcpy(wire + 38, buf + 34, 30);
+	put32(wire + 68, 0x80000000u | 20);
+	memcpy(wire + 72, buf + 64, 20);
+	seg(&c, wire, 0, 92, 1);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 0x99);
+	assert_int_equal(c.seen.wire_size[0], 80);
+	assert_int_equal(c.seen.size[0], 80);
+	assert_int_equal(th_flow_table_counters(c.t)->records_multi_frag, 1);
+	(void)n;
+	conn_fini(&c);
+}
+
+static void
+test_retransmission_is_trimmed(void **state)
+{
+	uint8_t buf[1024];
+	size_t n = 0;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n += make_call(buf, 1, 100);
+	n += make_call(buf + n, 2, 100);
+	seg(&c, buf, 0, 100, 1);
+	seg(&c, buf, 0, 100, 2);     /* full retransmission */
+	seg(&c, buf, 50, n - 50, 3); /* overlaps the first 50 bytes */
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 1);
+	assert_int_equal(c.seen.xid[1], 2);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_retrans, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->bytes_retrans, 150);
+	conn_fini(&c);
+}
+
+static void
+test_gap_in_payload_is_stepped_over(void **state)
+{
+	static uint8_t buf[20000];
+	size_t n;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 5, 8000);
+	n += make_call(buf + n, 6, 10);
+	seg(&c, buf, 0, 1448, 1);
+	/* bytes 1448..2896 lost, deep inside the first record's data */
+	seg(&c, buf, 2896, n - 2896, 2);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 5);
+	assert_int_equal(c.seen.size[0], TH_FLOW_PREFIX);
+	assert_int_equal(c.seen.xid[1], 6);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 0);
+	conn_fini(&c);
+}
+
+static void
+test_gap_across_boundary_resyncs_without_wrong_record(void **state)
+{
+	uint8_t buf[4096];
+	size_t n = 0, b2, b3;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n += make_call(buf, 10, 100);
+	b2 = n;
+	n += make_call(buf + n, 11, 100);
+	b3 = n;
+	n += make_call(buf + n, 12, 100);
+	seg(&c, buf, 0, 60, 1);
+	/* lost: 60 .. b2 + 10 (end of record 10, marker and start of record 11) */
+	seg(&c, buf, b2 + 10, b3 - b2 - 10, 2); /* rest of record 11: must not come out */
+	seg(&c, buf, b3, n - b3, 3);	       /* record 12 starts this segment */
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 12);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->records_lost_gap, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->resyncs, 1);
+	conn_fini(&c);
+}
+
+static void
+test_mid_stream_pickup(void **state)
+{
+	static uint8_t buf[8192];
+	size_t n = 0, b2;
+	struct conn c;
+	struct th_pkt_meta m;
+
+	(void)state;
+	conn_init(&c);
+	n += make_call(buf, 20, 3000);
+	b2 = n;
+	n += make_call(buf + n, 21, 8);
+	/* A connection the capture never saw open, entered in the middle of record 20. */
+	m = c.c2s;
+	m.sport = 802;
+	m.tcp_seq = 5000 + 1448;
+	th_flow_tcp_input(c.t, &m, buf + 1448, (uint32_t)(b2 - 1448), 1, true);
+	m.tcp_seq = 5000 + (uint32_t)b2;
+	th_flow_tcp_input(c.t, &m, buf + b2, (uint32_t)(n - b2), 2, true);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 21);
+	assert_int_equal(th_flow_table_counters(c.t)->hunt_segments, 1);
+	conn_fini(&c);
+}
+
+static void
+test_untracked_port_needs_a_record_start(void **state)
+{
+	uint8_t buf[512], junk[100];
+	struct conn c;
+	struct th_pkt_meta m;
+
+	(void)state;
+	conn_init(&c);
+	memset(junk, 'x', sizeof(junk));
+	m = c.c2s;
+	m.sport = 40000;
+	m.dport = 22;
+	m.tcp_seq = 1;
+	assert_false(th_flow_tcp_input(c.t, &m, junk, sizeof(junk), 1, false));
+	m.tcp_seq = 101;
+	assert_true(th_flow_tcp_input(c.t, &m, buf, (uint32_t)make_call(buf, 30, 4), 2, false));
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 30);
+	conn_fini(&c);
+}
+
+static void
+test_impossible_marker_hunts(void **state)
+{
+	uint8_t buf[512];
+	size_t n;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	put32(buf, 0xffffffffu); /* 2 GiB fragment: not RPC */
+	memset(buf + 4, 0, 60);
+	seg(&c, buf, 0, 64, 1);
+	c.seq += 64;
+	n = make_call(buf, 40, 8);
+	seg(&c, buf, 0, n, 2);
+	assert_int_equal(th_flow_table_counters(c.t)->bad_markers, 1);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 40);
+	conn_fini(&c);
+}
+
+static void
+test_table_is_bounded_and_evicts(void **state)
+{
+	struct conn c;
+	struct th_pkt_meta m;
+	uint8_t buf[128];
+	uint32_t i, n;
+
+	(void)state;
+	conn_init(&c);
+	n = (uint32_t)make_call(buf, 50, 4);
+	m = c.c2s;
+	for (i = 0; i < 1000; i++) {
+		m.sport = (uint16_t)(10000 + i);
+		m.tcp_seq = i;
+		th_flow_tcp_input(c.t, &m, buf, n, i, true);
+	}
+	assert_int_equal(c.seen.n, 1000);
+	assert_true(th_flow_table_count(c.t) <= 64);
+	assert_true(th_flow_table_counters(c.t)->flows_evicted >= 1000 - 64);
+	/* idle flows age out */
+	for (i = 0; i < 64; i++)
+		th_flow_table_age(c.t, 10ull * 1000000000ull);
+	assert_int_equal(th_flow_table_count(c.t), 0);
+	conn_fini(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_many_records_in_one_segment),
+		cmocka_unit_test(test_record_across_segments_keeps_times),
+		cmocka_unit_test(test_split_marker_and_byte_by_byte),
+		cmocka_unit_test(test_multi_fragment_record),
+		cmocka_unit_test(test_retransmission_is_trimmed),
+		cmocka_unit_test(test_gap_in_payload_is_stepped_over),
+		cmocka_unit_test(test_gap_across_boundary_resyncs_without_wrong_record),
+		cmocka_unit_test(test_mid_stream_pickup),
+		cmocka_unit_test(test_untracked_port_needs_a_record_start),
+		cmocka_unit_test(test_impossible_marker_hunts),
+		cmocka_unit_test(test_table_is_bounded_and_evicts),
+	};
+
+	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
+}

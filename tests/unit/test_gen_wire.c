@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The generator's output checked by an independent reader written here:
+ * same seed gives the same bytes; frames in time order; every IPv4, TCP and
+ * UDP checksum right; TCP sequence numbers continuous per direction and no
+ * ACK of data not yet sent; and every RPC message the ground truth lists is
+ * on the wire (record marking over TCP, first fragments over UDP), with
+ * the same xid, in the same number.
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "th_gen.h"
+
+#define FLOWS_MAX 512
+#define XIDS_MAX 200000
+
+static uint32_t
+get16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t
+csum(uint32_t sum, const uint8_t *p, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size; i += 2)
+		sum += get16(p + i);
+	if (size & 1)
+		sum += (uint32_t)p[size - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* One direction of a TCP conversation, as a record-marking parser sees it. */
+struct dir_state {
+	uint8_t key[36];    /**< src, dst addresses and ports */
+	bool is_used;
+	bool has_seq;
+	uint32_t next_seq;  /**< expected next sequence number */
+	uint8_t hdr[4];     /**< record-marking header being collected */
+	uint32_t hdr_have;
+	uint32_t frag_left; /**< fragment bytes still to come */
+	bool is_last_frag;
+	bool is_record_start; /**< the next fragment begins a record */
+	uint8_t xid[4];	    /**< first bytes of the record */
+	uint32_t xid_have;
+};
+
+struct checker {
+	uint64_t hash;	    /**< FNV-1a over all frames and timestamps */
+	uint64_t last_ts;
+	uint64_t frames;
+	uint64_t bad_csum;
+	uint64_t bad_order;
+	uint64_t seq_gaps;
+	uint64_t acks_ahead;
+	uint64_t messages;  /**< RPC messages seen on the wire */
+	uint32_t *wire_xids;
+	uint32_t n_wire_xids;
+	uint32_t *truth_xids;
+	uint32_t n_truth;
+	uint64_t last_op_ns;
+	uint64_t ops_out_of_order;
+	uint64_t ops_bad_times;
+	struct dir_state dirs[FLOWS_MAX];
+};
+
+static struct dir_state *
+dir_find(struct checker *k, const uint8_t *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < FLOWS_MAX; i++) {
+		if (!k->dirs[i].is_used) {
+			k->dirs[i].is_used = true;
+			k->dirs[i].is_record_start = true;
+			memcpy(k->dirs[i].key, key, 36);
+			return &k->dirs[i];
+		}
+		if (memcmp(k->dirs[i].key, key, 36) == 0)
+			return &k->dirs[i];
+	}
+	fail_msg("more than %d flow directions", FLOWS_MAX);
+	return NULL;
+}
+
+static void
+note_xid(struct checker *k, const uint8_t *p)
+{
+	assert_true(k->n_wire_xids < XIDS_MAX);
+	k->wire_xids[k->n_wire_xids++] = get32(p);
+	k->messages++;
+}
+
+/* Feed stream bytes through record marking; count records, keep their xids. */
+static void
+rm_feed(struct checker *k, struct dir_state *d, const uint8_t *p, uint32_t len)
+{
+	while (len > 0) {
+		if (d->frag_left == 0 && d->hdr_have < 4) {
+			d->hdr[d->hdr_have++] = *p++;
+			len--;
+			if (d->hdr_have == 4) {
+				uint32_t h = get32(d->hdr);
+
+				d->frag_left = h & 0x7fffffff;
+				d->is_last_frag = h >> 31;
+				d->hdr_have = 0;
+				assert_true(d->frag_left > 0);
+			}
+			continue;
+		}
+		while (len > 0 && d->frag_left > 0) {
+			if (d->is_record_start && d->xid_have < 4)
+				d->xid[d->xid_have++] = *p;
+			p++;
+			len--;
+			d->frag_left--;
+		}
+		if (d->frag_left == 0 && d->is_last_frag) {
+			assert_int_equal(d->xid_have, 4);
+			note_xid(k, d->xid);
+			d->xid_have = 0;
+			d->is_record_start = true;
+			d->is_last_frag = false;
+		} else if (d->frag_left == 0) {
+			d->is_record_start = d->xid_have < 4;
+		}
+	}
+}
+
+static void
+check_tcp(struct checker *k, const uint8_t *ip, bool is_v6, const uint8_t *t, uint32_t l4_size)
+{
+	uint8_t key[36], rkey[36];
+	const uint8_t *src = is_v6 ? ip + 8 : ip + 12, *dst = is_v6 ? ip + 24 : ip + 16;
+	size_t alen = is_v6 ? 16 : 4;
+	uint32_t hlen = (uint32_t)(t[12] >> 4) * 4, payload = l4_size - hlen;
+	uint32_t seq = get32(t + 4), ack = get32(t + 8);
+	uint8_t flags = t[13];
+	struct dir_state *d, *r;
+
+	memset(key, 0, sizeof(key));
+	memset(rkey, 0, sizeof(rkey));
+	memcpy(key, src, alen);
+	memcpy(key + 16, dst, alen);
+	memcpy(key + 32, t, 4);
+	memcpy(rkey, dst, alen);
+	memcpy(rkey + 16, src, alen);
+	memcpy(rkey + 32, t + 2, 2);
+	memcpy(rkey + 34, t, 2);
+	d = dir_find(k, key);
+	r = dir_find(k, rkey);
+	if (d->has_seq && seq != d->next_seq)
+		k->seq_gaps++;
+	d->has_seq = true;
+	d->next_seq = seq + payload + ((flags & 0x03) ? 1 : 0);
+	/* An ACK beyond what the peer sent acknowledges data never on the wire. */
+	if ((flags & 0x10) && r->has_seq && (int32_t)(ack - r->next_seq) > 0)
+		k->acks_ahead++;
+	rm_feed(k, d, t + hlen, payload);
+}
+
+static int
+on_frame(void *ctx, uint64_t ts_ns, const uint8_t *f, uint32_t size)
+{
+	struct checker *k = ctx;
+	uint32_t i, off = 12, type, proto, l4_size, l3_len, sum;
+	const uint8_t *ip, *l4;
+	bool is_v6, is_first = true, is_frag = false;
+
+	for (i = 0; i < size; i++)
+		k->hash = (k->hash ^ f[i]) * 0x100000001b3ull;
+	k->hash = (k->hash ^ ts_ns) * 0x100000001b3ull;
+	if (ts_ns < k->last_ts)
+		k->bad_order++;
+	k->last_ts = ts_ns;
+	k->frames++;
+	assert_true(size >= 60);
+	type = get16(f + off);
+	while (type == 0x8100 || type == 0x88a8) {
+		off += 4;
+		type = get16(f + off);
+	}
+	ip = f + off + 2;
+	is_v6 = type == 0x86dd;
+	assert_true(type == 0x0800 || is_v6);
+	if (is_v6) {
+		proto = ip[6];
+		l3_len = 40;
+		l4_size = get16(ip + 4);
+		if (proto == 44) {
+			is_frag = true;
+			is_first = (get16(ip + 42) & 0xfff8) == 0;
+			proto = ip[40];
+			l3_len = 48;
+			l4_size -= 8;
+		}
+	} else {
+		if (csum(0, ip, 20) != 0xffff)
+			k->bad_csum++;
+		proto = ip[9];
+		l3_len = 20;
+		l4_size = get16(ip + 2) - 20;
+		is_frag = (get16(ip + 6) & 0x3fff) != 0;
+		is_first = (get16(ip + 6) & 0x1fff) == 0;
+	}
+	l4 = ip + l3_len;
+	assert_true(off + 2 + l3_len + l4_size <= size);
+	if (proto == 6) {
+		sum = is_v6 ? csum(0, ip + 8, 32) : csum(0, ip + 12, 8);
+		if (csum(sum + 6 + l4_size, l4, l4_size) != 0xffff)
+			k->bad_csum++;
+		check_tcp(k, ip, is_v6, l4, l4_size);
+		return 0;
+	}
+	assert_int_equal(proto, 17);
+	if (!is_frag) {
+		sum = is_v6 ? csum(0, ip + 8, 32) : csum(0, ip + 12, 8);
+		if (csum(sum + 17 + l4_size, l4, l4_size) != 0xffff)
+			k->bad_csum++;
+	}
+	if (is_first)
+		note_xid(k, l4 + 8);
+	return 0;
+}
+
+static int
+on_op(void *ctx, const struct th_op *op)
+{
+	struct checker *k = ctx;
+
+	if (op->call_first_ns < k->last_op_ns)
+		k->ops_out_of_order++;
+	k->last_op_ns = op->call_first_ns;
+	if (op->call_last_ns < op->call_first_ns || op->reply_first_ns <= op->call_last_ns ||
+	    op->reply_last_ns < op->reply_first_ns)
+		k->ops_bad_times++;
+	assert_true(k->n_truth + 2 <= XIDS_MAX);
+	/* Call and reply carry the same xid. */
+	k->truth_xids[k->n_truth++] = op->xid;
+	k->truth_xids[k->n_truth++] = op->xid;
+	return 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct checker *
+run(const struct th_gen_config *cfg, struct th_gen_stats *st)
+{
+	struct checker *k = calloc(1, sizeof(*k));
+	struct th_gen_sink sink = {on_frame, on_op, k};
+
+	assert_non_null(k);
+	k->hash = 0xcbf29ce484222325ull;
+	k->wire_xids = malloc(XIDS_MAX * sizeof(uint32_t));
+	k->truth_xids = malloc(XIDS_MAX * sizeof(uint32_t));
+	assert_non_null(k->wire_xids);
+	assert_non_null(k->truth_xids);
+	assert_int_equal(th_gen_run(cfg, &sink, st), 0);
+	return k;
+}
+
+static void
+checker_free(struct checker *k)
+{
+	free(k->wire_xids);
+	free(k->truth_xids);
+	free(k);
+}
+
+/* Everything a decoder and tshark rely on, for one configuration. */
+static void
+check_config(const struct th_gen_config *cfg)
+{
+	struct th_gen_stats st;
+	struct checker *k = run(cfg, &st);
+	uint32_t i;
+
+	assert_int_equal(st.rpcs, cfg->ops);
+	assert_int_equal(st.packets, k->frames);
+	assert_int_equal(k->bad_order, 0);
+	assert_int_equal(k->bad_csum, 0);
+	assert_int_equal(k->seq_gaps, 0);
+	assert_int_equal(k->acks_ahead, 0);
+	assert_int_equal(k->ops_out_of_order, 0);
+	assert_int_equal(k->ops_bad_times, 0);
+	assert_int_equal(k->messages, 2 * cfg->ops);
+	assert_int_equal(k->n_wire_xids, k->n_truth);
+	qsort(k->wire_xids, k->n_wire_xids, sizeof(uint32_t), cmp_u32);
+	qsort(k->truth_xids, k->n_truth, sizeof(uint32_t), cmp_u32);
+	for (i = 0; i < k->n_truth; i++)
+		assert_int_equal(k->wire_xids[i], k->truth_xids[i]);
+	checker_free(k);
+}
+
+static void
+test_same_seed_same_bytes(void **state)
+{
+	struct th_gen_config cfg;
+	struct th_gen_stats st;
+	struct checker *a, *b, *c;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 3000;
+	a = run(&cfg, &st);
+	b = run(&cfg, &st);
+	cfg.seed = 2;
+	c = run(&cfg, &st);
+	assert_true(a->frames > 3000);
+	assert_int_equal(a->frames, b->frames);
+	assert_true(a->hash == b->hash);
+	assert_true(a->hash != c->hash);
+	checker_free(a);
+	checker_free(b);
+	checker_free(c);
+}
+
+static void
+test_default_mix(void **state)
+{
+	struct th_gen_config cfg;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 4000;
+	cfg.clients = 12;
+	check_config(&cfg);
+}
+
+static void
+test_meta_qinq_pipelined(void **state)
+{
+	struct th_gen_config cfg;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 5000;
+	cfg.mix = TH_GEN_MIX_META;
+	cfg.vlan_tags = 2;
+	cfg.pipeline_share = 0.8;
+	check_config(&cfg);
+}
+
+static void
+test_data_udp_fragments(void **state)
+{
+	struct th_gen_config cfg;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 400;
+	cfg.mix = TH_GEN_MIX_DATA;
+	cfg.udp_share = 1.0;
+	cfg.ipv6_share = 0.5;
+	cfg.vlan_tags = 1;
+	check_config(&cfg);
+}
+
+static void
+test_data_tcp_midstream_rm_frags(void **state)
+{
+	struct th_gen_config cfg;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 300;
+	cfg.mix = TH_GEN_MIX_DATA;
+	cfg.udp_share = 0;
+	cfg.handshake = false;
+	cfg.rm_frag_share = 0.5;
+	cfg.mtu = 9000;
+	check_config(&cfg);
+}
+
+static void
+test_config_errors(void **state)
+{
+	struct th_gen_config cfg;
+	enum th_gen_mix mix;
+	char err[128];
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	assert_int_equal(th_gen_config_check(&cfg, err, sizeof(err)), 0);
+	cfg.vlan_tags = 3;
+	assert_int_equal(th_gen_config_check(&cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "vlan"));
+	th_gen_config_init(&cfg);
+	cfg.mtu = 100;
+	assert_int_equal(th_gen_config_check(&cfg, err, sizeof(err)), -EINVAL);
+	th_gen_config_init(&cfg);
+	cfg.udp_share = 1.5;
+	assert_int_equal(th_gen_config_check(&cfg, err, sizeof(err)), -EINVAL);
+	assert_int_equal(th_gen_mix_parse("meta", &mix), 0);
+	assert_int_equal(mix, TH_GEN_MIX_META);
+	assert_int_equal(th_gen_mix_parse("bogus", &mix), -EINVAL);
+	assert_string_equal(th_gen_mix_name(TH_GEN_MIX_DATA), "data");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_seed_same_bytes),
+		cmocka_unit_test(test_default_mix),
+		cmocka_unit_test(test_meta_qinq_pipelined),
+		cmocka_unit_test(test_data_udp_fragments),
+		cmocka_unit_test(test_data_tcp_midstream_rm_frags),
+		cmocka_unit_test(test_config_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
