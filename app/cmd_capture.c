@@ -14,10 +14,12 @@
  * is free, ops are dropped and counted.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -473,6 +475,29 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 
 /* ---- set-up -------------------------------------------------------------- */
 
+/*
+ * EAL leaves its runtime directory (and the telemetry socket, unlinked only
+ * at exit) behind; runs with unique file prefixes would pile them up.
+ */
+static void
+remove_runtime_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 static void
 usage(FILE *out)
 {
@@ -862,7 +887,7 @@ th_cmd_capture(int argc, char **argv)
 	};
 	const char *config = NULL, *output = NULL, *lcores = NULL, *interval = NULL;
 	struct th_conf *conf = NULL;
-	char err[512], **eal_argv = NULL;
+	char err[512], **eal_argv = NULL, runtime_dir[PATH_MAX];
 	int eal_argc, eal_start = argc, opt, i, rc = 1;
 	struct timespec ts;
 
@@ -950,7 +975,9 @@ th_cmd_capture(int argc, char **argv)
 		rc = run();
 	}
 	teardown();
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	remove_runtime_dir(runtime_dir);
 close_out:
 	if (g.out_fd > STDOUT_FILENO)
 		close(g.out_fd);

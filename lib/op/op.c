@@ -2,6 +2,7 @@
 
 #include "th_op.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /*
@@ -381,6 +382,43 @@ put_reply(struct out *o, const struct th_op *op)
 		put_time(o, r->pre.mtime_ns);
 	}
 	put_attr(o, &r->attr);
+}
+
+static void
+clear_fh(struct th_nfs_fh *fh)
+{
+	fh->len = 0;
+}
+
+static void
+clear_name(struct th_nfs_name *n)
+{
+	n->len = 0;
+	n->is_cut = false;
+	n->s[0] = '\0';
+}
+
+/* th_op_clear() zeroes from these members to the end: they must follow the arrays. */
+_Static_assert(offsetof(struct th_nfs_call, offset) > offsetof(struct th_nfs_call, name2),
+	       "th_nfs_call: scalars must follow the handles and names");
+_Static_assert(offsetof(struct th_nfs_reply, attr) > offsetof(struct th_nfs_reply, fh),
+	       "th_nfs_reply: attributes must follow the handle");
+
+void
+th_op_clear(struct th_op *op)
+{
+	struct th_nfs_call *c = &op->call;
+	struct th_nfs_reply *r = &op->reply;
+
+	memset(op, 0, offsetof(struct th_op, call));
+	clear_fh(&c->fh);
+	clear_name(&c->name);
+	clear_fh(&c->fh2);
+	clear_name(&c->name2);
+	memset(&c->offset, 0, sizeof(*c) - offsetof(struct th_nfs_call, offset));
+	r->status = 0;
+	clear_fh(&r->fh);
+	memset(&r->attr, 0, sizeof(*r) - offsetof(struct th_nfs_reply, attr));
 }
 
 int

@@ -105,6 +105,13 @@ struct th_op {
 };
 
 /**
+ * Make @p op empty: every field zero, names and handles of length 0.
+ * Cheaper than zeroing the whole struct: name and handle bytes beyond their
+ * lengths are never read, so they are left alone.
+ */
+void th_op_clear(struct th_op *op);
+
+/**
  * Format @p op as one line of text (with the trailing newline).
  * @return bytes written without the NUL, or the size needed (as snprintf)
  *         when @p size is too small.

@@ -347,12 +347,27 @@ th_addr_is_v4(const struct th_addr *a)
 	return memcmp(a->b, v4_mapped_prefix, sizeof(v4_mapped_prefix)) == 0;
 }
 
+/* A group without leading zeros, as RFC 5952 wants; printf is too slow for per-op use. */
+static char *
+put_hex16(char *p, uint16_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	int shift = 12;
+
+	while (shift > 0 && ((v >> shift) & 15) == 0)
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*p++ = digits[(v >> shift) & 15];
+	return p;
+}
+
 int
 th_addr_format(const struct th_addr *a, char *buf, size_t size)
 {
 	char tmp[48];
 	char *p = tmp;
 	uint16_t g[8];
+	size_t n;
 	int best = -1, best_len = 0, i;
 
 	if (th_addr_is_v4(a))
@@ -380,12 +395,19 @@ th_addr_format(const struct th_addr *a, char *buf, size_t size)
 			i += best_len - 1;
 			continue;
 		}
-		p += sprintf(p, "%x", g[i]);
+		p = put_hex16(p, g[i]);
 		if (i < 7)
 			*p++ = ':';
 	}
 	*p = '\0';
-	return snprintf(buf, size, "%s", tmp);
+	n = (size_t)(p - tmp);
+	if (size > 0) {
+		size_t c = n < size - 1 ? n : size - 1;
+
+		memcpy(buf, tmp, c);
+		buf[c] = '\0';
+	}
+	return (int)n;
 }
 
 static inline uint64_t

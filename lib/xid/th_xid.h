@@ -59,8 +59,8 @@ struct th_xid_table *th_xid_table_create(uint32_t calls, uint64_t timeout_ns,
 void th_xid_table_free(struct th_xid_table *t);
 
 /**
- * Enter a call. Returns the op to fill (zeroed but for nothing: the caller
- * sets every field it reports), or NULL when the same call is already
+ * Enter a call. Returns the op to fill, cleared with th_op_clear(), or
+ * NULL when the same call is already
  * waiting: then its dup_calls count went up and nothing else changes.
  */
 struct th_op *th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_ns);

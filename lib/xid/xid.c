@@ -138,7 +138,7 @@ th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_n
 	t->c.calls++;
 	base[free_way].key = *key;
 	base[free_way].entered_ns = now_ns;
-	memset(&base[free_way].op, 0, sizeof(base[free_way].op));
+	th_op_clear(&base[free_way].op);
 	return &base[free_way].op;
 }
 

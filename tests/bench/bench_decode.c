@@ -14,7 +14,8 @@
  * allows them (otherwise: run it under valgrind --tool=callgrind and divide
  * Ir by the packet count; the program prints that count).
  *
- * -w also times the pipeline without formatting op lines, to split the cost.
+ * -w also times the pipeline without formatting op lines, to split the cost;
+ * -n times only that (for instruction counts under callgrind).
  */
 
 #include <errno.h>
@@ -186,13 +187,15 @@ main(int argc, char **argv)
 	struct th_pcap_file *f;
 	char err[256];
 	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
-	bool both = false;
+	bool both = false, only_decode = false;
 
-	while ((opt = getopt(argc, argv, "r:w")) != -1) {
+	while ((opt = getopt(argc, argv, "r:wn")) != -1) {
 		if (opt == 'r')
 			runs = atoi(optarg);
 		else if (opt == 'w')
 			both = true;
+		else if (opt == 'n')
+			only_decode = true;
 		else
 			goto usage;
 	}
@@ -211,14 +214,14 @@ main(int argc, char **argv)
 		close(fd_cyc);
 		fd_cyc = -1;
 	}
-	if (both)
+	if (both || only_decode)
 		rc = bench(f, false, runs, fd_cyc, fd_ins);
-	if (rc == 0)
+	if (rc == 0 && !only_decode)
 		rc = bench(f, true, runs, fd_cyc, fd_ins);
 	th_pcap_file_free(f);
 	return rc == 0 ? 0 : 1;
 
 usage:
-	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w] PCAP\n", MAX_RUNS);
+	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w | -n] PCAP\n", MAX_RUNS);
 	return 2;
 }

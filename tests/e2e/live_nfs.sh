@@ -12,8 +12,16 @@
 # tshark). Traffic goes only to these addresses. Everything the test starts is stopped by PID
 # and the namespaces are deleted on every exit path.
 #
-# Exit status: 0 pass, 1 fail, 77 skipped (no network namespaces, or another rpcbind is
-# running: ganesha registers through /run/rpcbind.sock, which every namespace shares).
+# rpcbind and ganesha also share a private mount namespace with its own tmpfs on /run (/var/run
+# links to it on Debian). rpcbind serves its local clients, ganesha's registrations among
+# them, through /run/rpcbind.sock, and a network namespace does not separate that path: with
+# the host's /run, ganesha would register with whatever rpcbind the host runs (Debian starts
+# one when the package is installed), and a second rpcbind would take over the host's socket.
+# With a private /run the host's rpcbind is neither used nor touched, and what the server
+# leaves in /run (socket, lock, warm-start files, /run/ganesha) goes away with the namespace.
+#
+# Exit status: 0 pass, 1 fail, 77 skipped (no network namespaces, or no private mount
+# namespace for the server).
 # Set TH_E2E_KEEP=1 to keep the work directory (captures, logs) for a look afterwards.
 
 set -u
@@ -35,11 +43,6 @@ RPCBIND_PID=
 GANESHA_PID=
 TSHARK_PID=
 TH_PID=
-RPCBIND_FILES=(/run/rpcbind.sock /run/rpcbind.lock /run/rpcbind/rpcbind.xdr
-	       /run/rpcbind/portmap.xdr)
-RPCBIND_FILES_EXISTED=()
-GANESHA_RUN_DIR=/run/ganesha
-GANESHA_RUN_DIR_EXISTED=1
 DPDK_RUN_DIR=/run/dpdk/th-e2e-$$
 
 log() { printf 'live_nfs: %s\n' "$*"; }
@@ -77,22 +80,17 @@ show_logs() {
 }
 
 cleanup() {
-	local rc=$? ns f
+	local rc=$? ns
 	trap - EXIT INT TERM
 	[ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -n "$WORK" ] && show_logs
 	stop_pid "$TH_PID" INT
 	stop_pid "$TSHARK_PID" INT
 	stop_pid "$GANESHA_PID"
+	# rpcbind last: it holds the server's mount namespace, whose /run tmpfs (with rpcbind's
+	# socket, lock and warm-start files and ganesha's /run/ganesha) vanishes with it.
 	stop_pid "$RPCBIND_PID"
-	# rpcbind leaves its socket, lock and warm-start files behind when it stops; remove the
-	# ones that were not there before it started.
-	if [ -n "$RPCBIND_PID" ]; then
-		for f in "${RPCBIND_FILES[@]}"; do
-			[[ " ${RPCBIND_FILES_EXISTED[*]} " == *" $f "* ]] || rm -f "$f"
-		done
-	fi
-	# ganesha creates its callback credential directory; DPDK its runtime directory.
-	[ "$GANESHA_RUN_DIR_EXISTED" = 1 ] || rmdir "$GANESHA_RUN_DIR" 2>/dev/null
+	# DPDK's runtime directory is on the host's /run (tracehound runs outside the server's
+	# mount namespace).
 	rm -rf "$DPDK_RUN_DIR"
 	for ns in "${NS_MADE[@]}"; do
 		ip netns del "$ns" 2>/dev/null
@@ -111,8 +109,9 @@ trap 'log "interrupted, cleaning up"; exit 1' INT TERM
 
 # Run a command in a namespace. Background processes are started with `ip netns exec` itself
 # (which execs them, so $! is their PID) and with SIGINT restored, because a non-interactive
-# shell starts background jobs with SIGINT ignored.
-in_srv() { ip netns exec "$SRV_NS" "$@"; }
+# shell starts background jobs with SIGINT ignored. The server side runs in rpcbind's network
+# and mount namespaces (see the top of the file); nsenter without --pid execs too.
+in_srv() { nsenter --target "$RPCBIND_PID" --net --mount "$@"; }
 in_cli() { ip netns exec "$CLI_NS" "$@"; }
 
 # Poll a command until it succeeds, every 0.1 s for at most $1 seconds.
@@ -130,7 +129,7 @@ wait_for() {
 # Preconditions: what is missing decides between skip (environment) and fail (install).
 
 [ "$(id -u)" = 0 ] || skip "needs root (CAP_NET_ADMIN) to create network namespaces"
-for tool in ip ethtool rpcbind rpcinfo ganesha.nfsd tshark python3; do
+for tool in ip ethtool rpcbind rpcinfo ganesha.nfsd tshark python3 unshare nsenter; do
 	command -v "$tool" >/dev/null 2>&1 ||
 		fail "$tool not found; install the test dependencies (deploy/) and rerun"
 done
@@ -138,13 +137,6 @@ done
 [ -x "$NFS_CLIENT" ] || fail "$NFS_CLIENT is not an executable"
 GANESHA_PLUGINS=$(dirname "$(find /usr/lib -name libfsalvfs.so -print -quit 2>/dev/null)")
 [ "$GANESHA_PLUGINS" != . ] || fail "ganesha's VFS FSAL (nfs-ganesha-vfs) is not installed"
-
-# Live rpcbind processes (a zombie holds no socket).
-pids=$(ps -C rpcbind -o pid=,stat= | awk '$2 !~ /^Z/ { print $1 }' | tr '\n' ' ')
-if [ -n "$pids" ]; then
-	skip "an rpcbind is already running (pid ${pids% }); ganesha would register with it" \
-	     "through the shared /run/rpcbind.sock. Stop it and rerun."
-fi
 
 ip netns add "$SRV_NS" 2>/dev/null ||
 	skip "cannot create network namespaces (need CAP_SYS_ADMIN and CAP_NET_ADMIN)"
@@ -178,16 +170,39 @@ link_up() { ip -n "$CLI_NS" -o link show "$CLI_IF" | grep -q 'state UP'; }
 wait_for 5 link_up || fail "$CLI_IF did not come up"
 
 # ---------------------------------------------------------------------------------------
-# Server: rpcbind and ganesha in the server namespace.
+# Server: rpcbind and ganesha in the server's network namespace and in a mount namespace of
+# their own with a private /run.
 
-for f in "${RPCBIND_FILES[@]}"; do
-	[ -e "$f" ] && RPCBIND_FILES_EXISTED+=("$f")
-done
-ip netns exec "$SRV_NS" rpcbind -f -w >"$WORK/rpcbind.log" 2>&1 &
+# Runs "$@" in a fresh mount namespace: a private copy of the one `ip netns exec` made (whose
+# /sys shows the server's interfaces), so that nothing mounted here reaches the host, with an
+# empty tmpfs on /run holding what rpcbind expects (its state directory, owned by its user).
+# unshare without --fork and sh's exec keep the PID, so $! is the PID of "$@".
+SRV_MNT_SETUP='mount -t tmpfs -o mode=0755,size=16m th-e2e-run /run || exit 125
+mkdir -p /run/rpcbind /run/lock || exit 125
+chown _rpc /run/rpcbind 2>/dev/null
+exec "$@"'
+in_srv_mnt_ns() {
+	ip netns exec "$SRV_NS" unshare --mount --propagation private \
+		sh -c "$SRV_MNT_SETUP" sh "$@"
+}
+# The host's rpcbind socket as "inode" or "none", to prove afterwards that it was not touched.
+host_rpcbind_sock() { stat -L -c %i /run/rpcbind.sock 2>/dev/null || echo none; }
+
+# Probe first: the private /run must not show what the host's /run holds (ip netns add made
+# /run/netns there), and the host's /run must stay as it was.
+in_srv_mnt_ns sh -c '[ ! -e /run/netns ] && [ ! -e /run/rpcbind.sock ]' 2>"$WORK/mntns.err" ||
+	skip "cannot give the server a private /run in its own mount namespace" \
+	     "(unshare --mount and mount -t tmpfs need CAP_SYS_ADMIN): $(head -c 200 "$WORK/mntns.err")"
+[ -e "/run/netns/$SRV_NS" ] || fail "the probe's tmpfs on /run reached the host's mount namespace"
+
+HOST_SOCK_BEFORE=$(host_rpcbind_sock)
+in_srv_mnt_ns rpcbind -f -w >"$WORK/rpcbind.log" 2>&1 &
 RPCBIND_PID=$!
+# Until rpcbind answers on the server's loopback, its mount namespace may not be set up yet.
 wait_for 10 in_srv rpcinfo -p 127.0.0.1 || fail "rpcbind did not come up"
+in_srv test -S /run/rpcbind.sock || fail "rpcbind did not create /run/rpcbind.sock in its /run"
+in_srv test ! -e /run/netns || fail "rpcbind does not run with a private /run"
 
-[ -e "$GANESHA_RUN_DIR" ] || GANESHA_RUN_DIR_EXISTED=0
 cat >"$WORK/ganesha.conf" <<EOF
 NFS_CORE_PARAM {
 	Bind_addr = $SRV_ADDR; NFS_Port = 2049; MNT_Port = 20048;
@@ -202,13 +217,21 @@ EXPORT {
 	FSAL { Name = VFS; }
 }
 EOF
-ip netns exec "$SRV_NS" ganesha.nfsd -F -f "$WORK/ganesha.conf" -L "$WORK/ganesha.log" \
+# Into rpcbind's namespaces (not through in_srv: a shell function run in the background is a
+# subshell, so $! would not be ganesha's PID).
+nsenter --target "$RPCBIND_PID" --net --mount \
+	ganesha.nfsd -F -f "$WORK/ganesha.conf" -L "$WORK/ganesha.log" \
 	-p "$WORK/ganesha.pid" -N NIV_EVENT >"$WORK/ganesha.out" 2>&1 &
 GANESHA_PID=$!
 # Registration alone could be stale; a NULL call over TCP proves each service answers.
 wait_for 30 in_srv rpcinfo -t "$SRV_ADDR" nfs 3 || fail "ganesha's NFSv3 service did not come up"
 wait_for 10 in_srv rpcinfo -t "$SRV_ADDR" mountd 3 || fail "ganesha's MOUNT v3 did not come up"
 kill -0 "$GANESHA_PID" 2>/dev/null || fail "ganesha exited"
+# ganesha registered with our rpcbind (asked through the private socket), and the host's
+# rpcbind socket is as it was: the same one if a host rpcbind runs, none if none does.
+in_srv rpcinfo -p | grep -q ' nfs$' || fail "ganesha is not registered with the server's rpcbind"
+[ "$(host_rpcbind_sock)" = "$HOST_SOCK_BEFORE" ] ||
+	fail "the host's /run/rpcbind.sock changed while the server started (isolation broken)"
 in_cli rpcinfo -t "$SRV_ADDR" nfs 3 >/dev/null ||
 	fail "the client cannot reach $SRV_ADDR over the veth"
 
