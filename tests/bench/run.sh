@@ -17,6 +17,6 @@ trap 'rm -rf "$out"' EXIT
 echo "== metadata mix (GETATTR/LOOKUP/ACCESS, small frames) =="
 "$b/tests/bench/bench_decode" -r 5 -w "$out/meta.pcap"
 echo "== data mix (READ/WRITE 32 KiB-1 MiB, MTU 1500) =="
-"$b/tests/bench/bench_decode" -r 5 "$out/data.pcap"
+"$b/tests/bench/bench_decode" -r 5 -w "$out/data.pcap"
 echo "(instructions/packet where perf counters are not readable:"
 echo " valgrind --tool=callgrind $b/tests/bench/bench_decode -r 1 FILE; Ir / packets)"

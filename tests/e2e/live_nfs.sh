@@ -176,29 +176,33 @@ wait_for 5 link_up || fail "$CLI_IF did not come up"
 # Runs "$@" in a fresh mount namespace: a private copy of the one `ip netns exec` made (whose
 # /sys shows the server's interfaces), so that nothing mounted here reaches the host, with an
 # empty tmpfs on /run holding what rpcbind expects (its state directory, owned by its user).
-# unshare without --fork and sh's exec keep the PID, so $! is the PID of "$@".
-SRV_MNT_SETUP='mount -t tmpfs -o mode=0755,size=16m th-e2e-run /run || exit 125
-mkdir -p /run/rpcbind /run/lock || exit 125
-chown _rpc /run/rpcbind 2>/dev/null
-exec "$@"'
-in_srv_mnt_ns() {
-	ip netns exec "$SRV_NS" unshare --mount --propagation private \
-		sh -c "$SRV_MNT_SETUP" sh "$@"
-}
+# mount -n: without it mount(8) creates /run/mount/ for its utab lock on the host's /run before
+# the tmpfs covers it. unshare without --fork and sh's exec keep the PID; used in the
+# background it must not be wrapped in a shell function (that would be a subshell).
+SRV_MNT_NS=(ip netns exec "$SRV_NS" unshare --mount --propagation private sh -c
+	    'mount -n -t tmpfs -o mode=0755,size=16m th-e2e-run /run || exit 125
+	     mkdir -p /run/rpcbind /run/lock || exit 125
+	     chown _rpc /run/rpcbind 2>/dev/null
+	     exec "$@"' sh)
 # The host's rpcbind socket as "inode" or "none", to prove afterwards that it was not touched.
 host_rpcbind_sock() { stat -L -c %i /run/rpcbind.sock 2>/dev/null || echo none; }
 
 # Probe first: the private /run must not show what the host's /run holds (ip netns add made
 # /run/netns there), and the host's /run must stay as it was.
-in_srv_mnt_ns sh -c '[ ! -e /run/netns ] && [ ! -e /run/rpcbind.sock ]' 2>"$WORK/mntns.err" ||
+[ -e /run/mount ] && RUN_MOUNT_EXISTED=1 || RUN_MOUNT_EXISTED=0
+"${SRV_MNT_NS[@]}" sh -c '[ ! -e /run/netns ] && [ ! -e /run/rpcbind.sock ]' 2>"$WORK/mntns.err" ||
 	skip "cannot give the server a private /run in its own mount namespace" \
 	     "(unshare --mount and mount -t tmpfs need CAP_SYS_ADMIN): $(head -c 200 "$WORK/mntns.err")"
 [ -e "/run/netns/$SRV_NS" ] || fail "the probe's tmpfs on /run reached the host's mount namespace"
+[ "$RUN_MOUNT_EXISTED" = 1 ] || [ ! -e /run/mount ] ||
+	fail "mounting the server's /run created /run/mount on the host's /run"
 
 HOST_SOCK_BEFORE=$(host_rpcbind_sock)
-in_srv_mnt_ns rpcbind -f -w >"$WORK/rpcbind.log" 2>&1 &
+"${SRV_MNT_NS[@]}" rpcbind -f -w >"$WORK/rpcbind.log" 2>&1 &
 RPCBIND_PID=$!
-# Until rpcbind answers on the server's loopback, its mount namespace may not be set up yet.
+# $! becomes rpcbind once ip, unshare and sh have exec'd; only then is /run private.
+is_rpcbind() { [ "$(cat "/proc/$RPCBIND_PID/comm" 2>/dev/null)" = rpcbind ]; }
+wait_for 5 is_rpcbind || fail "pid $RPCBIND_PID did not become rpcbind (see $WORK/rpcbind.log)"
 wait_for 10 in_srv rpcinfo -p 127.0.0.1 || fail "rpcbind did not come up"
 in_srv test -S /run/rpcbind.sock || fail "rpcbind did not create /run/rpcbind.sock in its /run"
 in_srv test ! -e /run/netns || fail "rpcbind does not run with a private /run"
