@@ -334,26 +334,32 @@ decode_main(void *arg)
 	return 0;
 }
 
-/* Symmetric flow hash without the full parse: same function the decoder's flow table uses. */
+/*
+ * Which decode lcore owns a frame: the symmetric flow hash the decoder's own
+ * tables use. UDP is hashed on addresses alone, because later IP fragments
+ * carry no ports and must reach the lcore that decoded the first one.
+ */
 static inline unsigned int
 pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
+	enum th_pkt_status st;
 	struct th_pkt_meta meta;
 
 	if (m->nb_segs > 1) {
 		if (len > 512)
 			len = 512; /* headers are enough to hash */
 		frame = rte_pktmbuf_read(m, 0, len, scratch);
-	} else if (len > rte_pktmbuf_data_len(m)) {
-		len = rte_pktmbuf_data_len(m);
 	}
-	if (th_pkt_parse(frame, len, TH_PKT_LINK_ETHERNET, &meta) != TH_PKT_OK &&
-	    meta.ip_version == 0) {
+	meta.ip_version = 0;
+	st = th_pkt_parse(frame, len, TH_PKT_LINK_ETHERNET, &meta);
+	if (meta.ip_version == 0) {
 		g.disp.unparsed++;
 		return 0;
 	}
+	if (st != TH_PKT_OK || meta.l4 != TH_PKT_L4_TCP)
+		meta.sport = meta.dport = 0;
 	return th_pkt_flow_hash(&meta) % g.n_decode;
 }
 
@@ -649,8 +655,9 @@ setup_port(uint16_t port, uint16_t nb_rxq, bool use_rss)
 		conf.rx_adv_conf.rss_conf.rss_key = sym_key;
 		conf.rx_adv_conf.rss_conf.rss_key_len =
 			info.hash_key_size ? info.hash_key_size : 40;
+		/* UDP by addresses only: IP fragments after the first have no ports. */
 		conf.rx_adv_conf.rss_conf.rss_hf =
-			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP) & info.flow_type_rss_offloads;
 	}
 	rc = rte_eth_dev_configure(port, nb_rxq, 0, &conf);
 	if (rc != 0)

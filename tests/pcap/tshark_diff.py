@@ -724,12 +724,15 @@ def compare(pcap, rpcs, ours, field_list, allow, times):
     return compared, identical, rows
 
 
-def run_capture(tracehound, pcap, workdir, timeout):
+def run_capture(tracehound, pcap, workdir, timeout, lcores=None):
     out = os.path.join(workdir, os.path.basename(pcap) + '.ops')
     err = out + '.stderr'
     cmd = [tracehound, 'capture', '-o', out, '--', '--no-huge', '-m', '256', '--no-pci',
            '--no-shconf', '--file-prefix', 'th-diff-%d' % os.getpid(),
            '--vdev=net_pcap0,rx_pcap=' + os.path.abspath(pcap)]
+    if lcores:
+        # e.g. 0@0,1@1,2@1,3@0: one dispatcher and two decode lcores on two CPUs
+        cmd.append('--lcores=' + lcores)
     with open(err, 'w') as ef:
         try:
             rc = subprocess.run(cmd, stdout=ef, stderr=subprocess.STDOUT, timeout=timeout,
@@ -893,6 +896,7 @@ def main():
                     help='exit 77 when a pcap directory given is absent')
     ap.add_argument('--workdir', help='keep outputs here (default: a temporary directory)')
     ap.add_argument('--timeout', type=int, default=300, help='seconds per capture run')
+    ap.add_argument('--lcores', help='EAL --lcores map for capture (several decode lcores)')
     ap.add_argument('--limit', type=int, default=200, help='golden diff lines shown')
     ap.add_argument('--dump-tshark', action='store_true',
                     help='print what tshark expects per RPC and exit (debugging)')
@@ -981,7 +985,7 @@ def main():
             with open(ours_file) as f:
                 ours_lines = f.readlines()
         elif args.tracehound:
-            ours_lines = run_capture(args.tracehound, pcap, workdir, args.timeout)
+            ours_lines = run_capture(args.tracehound, pcap, workdir, args.timeout, args.lcores)
         else:
             die('need --tracehound or --ours')
 
