@@ -3,12 +3,12 @@
 #include "th_flow.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "th_rpc.h"
-
-#define WAYS 8
+#include "th_sat.h"
 
 enum half_state {
 	HALF_UNSEEN = 0, /* no segment yet in this direction */
@@ -41,18 +41,10 @@ struct entry {
 	struct half h[2];	/* direction 0: a to b; 1: b to a */
 };
 
-/* A set of WAYS flows; sig 0 marks a free way. */
-struct bucket {
-	uint32_t sig[WAYS];
-};
-
 struct th_flow_table {
-	struct bucket *buckets;	    /* bucket_mask + 1 sets */
-	struct entry *entries;	    /* WAYS per bucket, way w of bucket b at b * WAYS + w */
-	uint32_t bucket_mask;	    /* buckets - 1 */
-	uint32_t used;		    /* flows in use */
-	uint32_t age_cursor;	    /* next bucket th_flow_table_age() looks at */
+	struct th_sat sat;	    /* struct entry, keyed by th_flow_key */
 	uint64_t idle_ns;	    /* a flow idle this long is forgotten */
+	uint64_t now_ns;	    /* the time th_flow_table_age() was called with */
 	th_flow_record_cb on_record; /* record consumer */
 	th_flow_hunt_cb on_hunt;    /* record-start confirmation, may be NULL */
 	void *ctx;		    /* passed to both callbacks */
@@ -89,38 +81,28 @@ th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_reco
 		     th_flow_hunt_cb on_hunt, void *ctx)
 {
 	struct th_flow_table *t;
-	uint32_t buckets = 1;
+	int rc;
 
-	if (flows == 0 || flows > (1u << 26) || on_record == NULL) {
+	if (on_record == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	while (buckets * WAYS < flows)
-		buckets <<= 1;
 	t = calloc(1, sizeof(*t));
-	if (t == NULL)
-		goto fail;
-	t->buckets = calloc(buckets, sizeof(*t->buckets));
-	if (t->buckets == NULL)
-		goto free_table;
-	/* Entries are big (the record prefix); calloc leaves untouched pages unmapped. */
-	t->entries = calloc((size_t)buckets * WAYS, sizeof(*t->entries));
-	if (t->entries == NULL)
-		goto free_buckets;
-	t->bucket_mask = buckets - 1;
+	if (t == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = th_sat_init(&t->sat, flows, sizeof(struct entry));
+	if (rc != 0) {
+		free(t);
+		errno = -rc;
+		return NULL;
+	}
 	t->idle_ns = idle_ns;
 	t->on_record = on_record;
 	t->on_hunt = on_hunt;
 	t->ctx = ctx;
 	return t;
-
-free_buckets:
-	free(t->buckets);
-free_table:
-	free(t);
-fail:
-	errno = ENOMEM;
-	return NULL;
 }
 
 void
@@ -128,23 +110,20 @@ th_flow_table_free(struct th_flow_table *t)
 {
 	if (t == NULL)
 		return;
-	free(t->entries);
-	free(t->buckets);
+	th_sat_fini(&t->sat);
 	free(t);
 }
 
 uint32_t
 th_flow_table_count(const struct th_flow_table *t)
 {
-	return t->used;
+	return t->sat.used;
 }
 
 size_t
 th_flow_table_memory(const struct th_flow_table *t)
 {
-	size_t buckets = (size_t)t->bucket_mask + 1;
-
-	return sizeof(*t) + buckets * sizeof(struct bucket) + buckets * WAYS * sizeof(struct entry);
+	return sizeof(*t) + th_sat_memory(&t->sat);
 }
 
 const struct th_flow_counters *
@@ -180,80 +159,47 @@ keep_tail(struct half *h, const uint8_t *p, uint32_t n)
 	h->tail_fill = (uint8_t)(h->tail_fill + n > 8 ? 8 : h->tail_fill + n);
 }
 
+/* A new flow: a free way of its set, or the set's least recently seen flow. */
 static struct entry *
-flow_find(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash)
+flow_new(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, uint64_t now_ns)
 {
-	uint32_t b = hash & t->bucket_mask;
-	uint32_t sig = hash | 1;
-	struct entry *base = &t->entries[(size_t)b * WAYS];
-	int w;
+	struct entry *e;
+	bool evicted;
+	int d;
 
-	for (w = 0; w < WAYS; w++)
-		if (t->buckets[b].sig[w] == sig && memcmp(&base[w].key, key, sizeof(*key)) == 0)
-			return &base[w];
-	return NULL;
-}
-
-/* Claim a way for a new flow; the caller checked it is not there. */
-static struct entry *
-flow_get(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, uint64_t now_ns)
-{
-	uint32_t b = hash & t->bucket_mask;
-	uint32_t sig = hash | 1; /* never 0, the free mark */
-	struct bucket *bk = &t->buckets[b];
-	struct entry *base = &t->entries[(size_t)b * WAYS];
-	int w, free_way = -1, lru_way = 0;
-
-	for (w = 0; w < WAYS; w++) {
-		if (bk->sig[w] == 0) {
-			if (free_way < 0)
-				free_way = w;
-		} else if (base[w].last_ns < base[lru_way].last_ns || bk->sig[lru_way] == 0) {
-			lru_way = w;
-		}
-	}
-	if (free_way < 0) {
-		/* The set is full: the least recently seen flow gives way. */
-		free_way = lru_way;
+	e = th_sat_claim(&t->sat, hash, offsetof(struct entry, last_ns), &evicted);
+	if (evicted) {
 		t->c.flows_evicted++;
-		if (base[free_way].h[0].rec_size || base[free_way].h[1].rec_size)
+		if (e->h[0].rec_size || e->h[1].rec_size)
 			t->c.records_lost_gap++;
-	} else {
-		t->used++;
 	}
-	bk->sig[free_way] = sig;
-	base[free_way].key = *key;
-	base[free_way].last_ns = now_ns;
-	for (w = 0; w < 2; w++) {
-		base[free_way].h[w].state = HALF_UNSEEN;
-		half_reset_record(&base[free_way].h[w]);
+	e->key = *key;
+	e->last_ns = now_ns;
+	for (d = 0; d < 2; d++) {
+		e->h[d].state = HALF_UNSEEN;
+		half_reset_record(&e->h[d]);
 	}
 	t->c.flows_created++;
-	return &base[free_way];
+	return e;
+}
+
+static bool
+is_idle(void *ctx, void *entry)
+{
+	struct th_flow_table *t = ctx;
+	const struct entry *e = entry;
+
+	return t->now_ns >= e->last_ns && t->now_ns - e->last_ns >= t->idle_ns;
 }
 
 uint32_t
 th_flow_table_age(struct th_flow_table *t, uint64_t now_ns)
 {
+	uint32_t aged;
+
 	/* A slice per call keeps the housekeeping pause short and bounded. */
-	uint32_t n = (t->bucket_mask + 1) < 256 ? t->bucket_mask + 1 : 256;
-	uint32_t aged = 0, i;
-	int w;
-
-	for (i = 0; i < n; i++) {
-		uint32_t b = t->age_cursor;
-		struct entry *base = &t->entries[(size_t)b * WAYS];
-
-		t->age_cursor = (t->age_cursor + 1) & t->bucket_mask;
-		for (w = 0; w < WAYS; w++) {
-			if (t->buckets[b].sig[w] == 0 || now_ns < base[w].last_ns ||
-			    now_ns - base[w].last_ns < t->idle_ns)
-				continue;
-			t->buckets[b].sig[w] = 0;
-			t->used--;
-			aged++;
-		}
-	}
+	t->now_ns = now_ns;
+	aged = th_sat_sweep(&t->sat, 256, is_idle, t);
 	t->c.flows_aged += aged;
 	return aged;
 }
@@ -442,11 +388,11 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 
 	dir = th_flow_key_of(m, &key);
 	hash = th_pkt_flow_hash(m);
-	e = flow_find(t, &key, hash);
+	e = th_sat_find(&t->sat, hash, &key, sizeof(key));
 	if (e == NULL) {
 		if (!is_rpc_port && !looks_like_record(t, &key, dir, payload, len))
 			return false;
-		e = flow_get(t, &key, hash, now_ns);
+		e = flow_new(t, &key, hash, now_ns);
 	}
 	e->last_ns = now_ns;
 	h = &e->h[dir];

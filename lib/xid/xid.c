@@ -3,10 +3,11 @@
 #include "th_xid.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define WAYS 8
+#include "th_sat.h"
 
 struct entry {
 	struct th_xid_key key; /* identity */
@@ -14,20 +15,13 @@ struct entry {
 	struct th_op op;       /* the call, then the reply is written beside it */
 };
 
-struct bucket {
-	uint32_t sig[WAYS]; /* 0: free way */
-};
-
 struct th_xid_table {
-	struct bucket *buckets;	   /* bucket_mask + 1 sets */
-	struct entry *entries;	   /* way w of bucket b at b * WAYS + w */
-	uint32_t bucket_mask;	   /* buckets - 1 */
-	uint32_t used;		   /* calls waiting */
-	uint32_t age_cursor;	   /* next bucket to age */
-	uint64_t timeout_ns;	   /* a call waits this long at most */
-	th_xid_emit_cb emit;	   /* unmatched call consumer */
-	void *ctx;		   /* for emit */
-	struct th_xid_counters c;  /* counters */
+	struct th_sat sat;	  /* struct entry, keyed by th_xid_key */
+	uint64_t timeout_ns;	  /* a call waits this long at most */
+	uint64_t now_ns;	  /* the time th_xid_table_age() was called with */
+	th_xid_emit_cb emit;	  /* unmatched call consumer */
+	void *ctx;		  /* for emit */
+	struct th_xid_counters c; /* counters */
 };
 
 static uint32_t
@@ -51,36 +45,27 @@ struct th_xid_table *
 th_xid_table_create(uint32_t calls, uint64_t timeout_ns, th_xid_emit_cb emit, void *ctx)
 {
 	struct th_xid_table *t;
-	uint32_t buckets = 1;
+	int rc;
 
-	if (calls == 0 || calls > (1u << 26) || emit == NULL) {
+	if (emit == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
-	while (buckets * WAYS < calls)
-		buckets <<= 1;
 	t = calloc(1, sizeof(*t));
-	if (t == NULL)
-		goto fail;
-	t->buckets = calloc(buckets, sizeof(*t->buckets));
-	if (t->buckets == NULL)
-		goto free_table;
-	t->entries = calloc((size_t)buckets * WAYS, sizeof(*t->entries));
-	if (t->entries == NULL)
-		goto free_buckets;
-	t->bucket_mask = buckets - 1;
+	if (t == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = th_sat_init(&t->sat, calls, sizeof(struct entry));
+	if (rc != 0) {
+		free(t);
+		errno = -rc;
+		return NULL;
+	}
 	t->timeout_ns = timeout_ns;
 	t->emit = emit;
 	t->ctx = ctx;
 	return t;
-
-free_buckets:
-	free(t->buckets);
-free_table:
-	free(t);
-fail:
-	errno = ENOMEM;
-	return NULL;
 }
 
 void
@@ -88,18 +73,14 @@ th_xid_table_free(struct th_xid_table *t)
 {
 	if (t == NULL)
 		return;
-	free(t->entries);
-	free(t->buckets);
+	th_sat_fini(&t->sat);
 	free(t);
 }
 
+/* A call leaves without its reply: it goes out as a CALL line, counted. */
 static void
-leave(struct th_xid_table *t, uint32_t b, int w)
+leave(struct th_xid_table *t, struct entry *e)
 {
-	struct entry *e = &t->entries[(size_t)b * WAYS + w];
-
-	t->buckets[b].sig[w] = 0;
-	t->used--;
 	e->op.kind = TH_OP_CALL_ONLY;
 	t->c.unmatched_calls++;
 	t->emit(t->ctx, &e->op);
@@ -109,61 +90,39 @@ struct th_op *
 th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_ns)
 {
 	uint32_t hash = key_hash(key);
-	uint32_t b = hash & t->bucket_mask, sig = hash | 1;
-	struct bucket *bk = &t->buckets[b];
-	struct entry *base = &t->entries[(size_t)b * WAYS];
-	int w, free_way = -1, old_way = -1;
+	struct entry *e;
+	bool evicted;
 
-	for (w = 0; w < WAYS; w++) {
-		if (bk->sig[w] == 0) {
-			if (free_way < 0)
-				free_way = w;
-			continue;
-		}
-		if (bk->sig[w] == sig && memcmp(&base[w].key, key, sizeof(*key)) == 0) {
-			base[w].op.dup_calls++;
-			t->c.calls_dup++;
-			return NULL;
-		}
-		if (old_way < 0 || base[w].entered_ns < base[old_way].entered_ns)
-			old_way = w;
+	e = th_sat_find(&t->sat, hash, key, sizeof(*key));
+	if (e != NULL) {
+		e->op.dup_calls++;
+		t->c.calls_dup++;
+		return NULL;
 	}
-	if (free_way < 0) {
+	e = th_sat_claim(&t->sat, hash, offsetof(struct entry, entered_ns), &evicted);
+	if (evicted) {
 		t->c.table_full++;
-		leave(t, b, old_way);
-		free_way = old_way;
+		leave(t, e);
 	}
-	bk->sig[free_way] = sig;
-	t->used++;
 	t->c.calls++;
-	base[free_way].key = *key;
-	base[free_way].entered_ns = now_ns;
-	th_op_clear(&base[free_way].op);
-	return &base[free_way].op;
+	e->key = *key;
+	e->entered_ns = now_ns;
+	th_op_clear(&e->op);
+	return &e->op;
 }
 
 struct th_op *
 th_xid_find(struct th_xid_table *t, const struct th_xid_key *key)
 {
-	uint32_t hash = key_hash(key);
-	uint32_t b = hash & t->bucket_mask, sig = hash | 1;
-	struct entry *base = &t->entries[(size_t)b * WAYS];
-	int w;
+	struct entry *e = th_sat_find(&t->sat, key_hash(key), key, sizeof(*key));
 
-	for (w = 0; w < WAYS; w++)
-		if (t->buckets[b].sig[w] == sig && memcmp(&base[w].key, key, sizeof(*key)) == 0)
-			return &base[w].op;
-	return NULL;
+	return e != NULL ? &e->op : NULL;
 }
 
 void
 th_xid_remove(struct th_xid_table *t, struct th_op *op)
 {
-	struct entry *e = (struct entry *)(void *)((uint8_t *)op - offsetof(struct entry, op));
-	size_t slot = (size_t)(e - t->entries);
-
-	t->buckets[slot / WAYS].sig[slot % WAYS] = 0;
-	t->used--;
+	th_sat_release(&t->sat, (uint8_t *)op - offsetof(struct entry, op));
 	t->c.matched++;
 }
 
@@ -173,56 +132,48 @@ th_xid_count_unmatched_reply(struct th_xid_table *t)
 	t->c.unmatched_replies++;
 }
 
+static bool
+is_overdue(void *ctx, void *entry)
+{
+	struct th_xid_table *t = ctx;
+	struct entry *e = entry;
+
+	if (t->now_ns < e->entered_ns || t->now_ns - e->entered_ns < t->timeout_ns)
+		return false;
+	leave(t, e);
+	return true;
+}
+
+static bool
+flush_one(void *ctx, void *entry)
+{
+	leave(ctx, entry);
+	return true;
+}
+
 uint32_t
 th_xid_table_age(struct th_xid_table *t, uint64_t now_ns)
 {
-	uint32_t n = (t->bucket_mask + 1) < 256 ? t->bucket_mask + 1 : 256;
-	uint32_t aged = 0, i;
-	int w;
-
-	for (i = 0; i < n; i++) {
-		uint32_t b = t->age_cursor;
-		struct entry *base = &t->entries[(size_t)b * WAYS];
-
-		t->age_cursor = (t->age_cursor + 1) & t->bucket_mask;
-		for (w = 0; w < WAYS; w++) {
-			if (t->buckets[b].sig[w] == 0 || now_ns < base[w].entered_ns ||
-			    now_ns - base[w].entered_ns < t->timeout_ns)
-				continue;
-			leave(t, b, w);
-			aged++;
-		}
-	}
-	return aged;
+	t->now_ns = now_ns;
+	return th_sat_sweep(&t->sat, 256, is_overdue, t);
 }
 
 uint32_t
 th_xid_table_flush(struct th_xid_table *t)
 {
-	uint32_t b, n = 0;
-	int w;
-
-	for (b = 0; b <= t->bucket_mask; b++)
-		for (w = 0; w < WAYS; w++)
-			if (t->buckets[b].sig[w] != 0) {
-				leave(t, b, w);
-				n++;
-			}
-	return n;
+	return th_sat_sweep_all(&t->sat, flush_one, t);
 }
 
 uint32_t
 th_xid_table_count(const struct th_xid_table *t)
 {
-	return t->used;
+	return t->sat.used;
 }
 
 size_t
 th_xid_table_memory(const struct th_xid_table *t)
 {
-	size_t buckets = (size_t)t->bucket_mask + 1;
-
-	return sizeof(*t) + buckets * (sizeof(struct bucket) + WAYS * sizeof(struct entry));
+	return sizeof(*t) + th_sat_memory(&t->sat);
 }
 
 const struct th_xid_counters *

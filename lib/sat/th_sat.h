@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_SAT_H
+#define TH_SAT_H
+
+/**
+ * @file
+ * A bounded, 8-way set-associative table of fixed-size entries: the shape
+ * of every per-lcore table on the fast path (TCP flows, waiting calls).
+ *
+ * Memory is allocated once. A key hashes to one set of 8 ways; a lookup
+ * compares 8 32-bit signatures, then the key of the matching way. When a
+ * set is full, the way with the oldest timestamp gives way and the caller
+ * is told, so it can count (and report) what was pushed out. Each entry
+ * starts with its key; where its timestamp lives is the caller's choice.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TH_SAT_WAYS 8
+
+struct th_sat {
+	uint32_t *sig;	     /**< TH_SAT_WAYS per set; 0 marks a free way */
+	uint8_t *entries;    /**< way w of set s at (s * TH_SAT_WAYS + w) * entry_size */
+	size_t entry_size;   /**< bytes per entry */
+	uint32_t set_mask;   /**< sets - 1 (a power of two) */
+	uint32_t used;	     /**< entries in use */
+	uint32_t sweep_next; /**< next set th_sat_sweep() visits */
+};
+
+/**
+ * Allocate room for at least @p entries entries of @p entry_size bytes.
+ * @return 0, -EINVAL (0 or more than 2^26 entries), -ENOMEM.
+ */
+int th_sat_init(struct th_sat *t, uint32_t entries, size_t entry_size);
+
+/** Free what th_sat_init() allocated. */
+void th_sat_fini(struct th_sat *t);
+
+/** The entry with this key (its first @p key_size bytes), or NULL. */
+void *th_sat_find(const struct th_sat *t, uint32_t hash, const void *key, size_t key_size);
+
+/**
+ * Take a way of @p hash's set for a new entry (the caller checked the key
+ * is absent). A free way if there is one; otherwise the way whose uint64_t
+ * at @p time_offset is smallest, with *evicted set and its old contents
+ * still in place for the caller to account for before overwriting them.
+ */
+void *th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted);
+
+/** Give an entry's way back. */
+void th_sat_release(struct th_sat *t, void *entry);
+
+/**
+ * Visit the used entries of the next @p sets sets (wrapping around), so
+ * periodic aging stays short and bounded. @p expire returns true to release
+ * the entry it is shown. @return entries released.
+ */
+uint32_t th_sat_sweep(struct th_sat *t, uint32_t sets, bool (*expire)(void *ctx, void *entry),
+		      void *ctx);
+
+/** Visit every used entry once (for a final flush). @return entries released. */
+uint32_t th_sat_sweep_all(struct th_sat *t, bool (*expire)(void *ctx, void *entry), void *ctx);
+
+/** Bytes allocated. */
+size_t th_sat_memory(const struct th_sat *t);
+
+/** Sets in the table. */
+static inline uint32_t
+th_sat_sets(const struct th_sat *t)
+{
+	return t->set_mask + 1;
+}
+
+#endif /* TH_SAT_H */
