@@ -111,6 +111,7 @@ static struct {
 	uint16_t ports[MAX_PORTS];
 	unsigned int n_ports;
 	bool is_file_port[MAX_PORTS];	/* a pcap file: an empty burst is its end */
+	bool has_live_port;		/* a port stamped with the host clock */
 	int ts_offset;			/* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
 	uint64_t ts_flag;		/* its ol_flags bit */
@@ -317,7 +318,11 @@ decode_main(void *arg)
 		}
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
-			housekeep(dl, last_ns != 0 ? last_ns : tsc_to_ns(tsc));
+			/*
+			 * Age by the capture's clock: the file's time on replay, the
+			 * host's on a live port (where idle time must count too).
+			 */
+			housekeep(dl, g.has_live_port || last_ns == 0 ? tsc_to_ns(tsc) : last_ns);
 		}
 		if (nb == 0)
 			continue;
@@ -707,6 +712,8 @@ setup_dataplane(void)
 		if (g.n_ports == MAX_PORTS)
 			break;
 		g.is_file_port[g.n_ports] = port_is_pcap_file(port);
+		if (!g.is_file_port[g.n_ports])
+			g.has_live_port = true;
 		g.ports[g.n_ports++] = port;
 	}
 	if (g.n_ports == 0) {

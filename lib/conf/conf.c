@@ -199,11 +199,14 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 		return 0;
 	e->is_used = true;
 	errno = 0;
-	v = strtoull(e->value, &end, 0);
+	/* Decimal, or hex with 0x; a leading zero is not octal ("010" is ten). */
+	v = strtoull(e->value, &end,
+		     e->value[0] == '0' && (e->value[1] == 'x' || e->value[1] == 'X') ? 16 : 10);
 	if (errno != 0 || end == e->value || *end != '\0' || e->value[0] == '-' || v < min ||
 	    v > max) {
-		snprintf(err, err_size, "%s:%u: %s.%s = '%s': expected a whole number from %" PRIu64
-			 " to %" PRIu64, c->name, e->line, section, key, e->value, min, max);
+		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
+			 " to %" PRIu64, c->name, e->line, section, section[0] ? "." : "", key,
+			 e->value, min, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -224,11 +227,11 @@ th_conf_get_seconds(const struct th_conf *c, const char *section, const char *ke
 	errno = 0;
 	v = strtod(e->value, &end);
 	if (errno != 0 || end == e->value || *end != '\0' || !(v >= 0) || v > 1e9) {
-		snprintf(err, err_size, "%s:%u: %s.%s = '%s': expected seconds (e.g. 0.5, 30)",
-			 c->name, e->line, section, key, e->value);
+		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected seconds (e.g. 0.5, 30)",
+			 c->name, e->line, section, section[0] ? "." : "", key, e->value);
 		return -EINVAL;
 	}
-	*out_ns = (uint64_t)(v * 1e9);
+	*out_ns = (uint64_t)(v * 1e9 + 0.5); /* 1.001 s is 1001000000 ns, not ...999 */
 	return 0;
 }
 

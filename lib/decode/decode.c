@@ -624,4 +624,5 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->ops_call_only, "unmatched calls (no reply)");
 	ROW(out, s->ops_reply_only, "unmatched replies (no call)");
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
+	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
 }

@@ -438,7 +438,10 @@ th_op_format(const struct th_op *op, char *buf, size_t size)
 	put_endpoint(&o, &op->server, op->server_port);
 	put_s(&o, " 0x");
 	put_hex32(&o, op->xid);
-	put_prog(&o, op->prog, op->vers);
+	if (op->kind == TH_OP_REPLY_ONLY)
+		put_s(&o, " ?"); /* the program is in the call, which was not seen */
+	else
+		put_prog(&o, op->prog, op->vers);
 	put_c(&o, ' ');
 	proc = op->kind == TH_OP_REPLY_ONLY ? "?" : th_nfs_proc_name(op->prog, op->vers, op->proc);
 	if (proc != NULL)

@@ -18,7 +18,8 @@
  * CLIENT     address:port of the caller (IPv6 as [address]:port)
  * SERVER     address:port of the server
  * XID        0x and eight hex digits
- * PROGRAM    NFS2, NFS3, NFS4, MOUNT1, MOUNT3, PORTMAP2, ... or PROG.VERS numbers
+ * PROGRAM    NFS2, NFS3, NFS4, MOUNT1, MOUNT3, PORTMAP2, ... or PROG.VERS numbers;
+ *            ? on a REPLY line
  * PROC       procedure name (READ, LOOKUP, MNT, GETPORT, COMPOUND) or its number
  * STATUS     OK, an nfsstat/mountstat name (NOENT, ACCES, ...), an RPC-level
  *            failure (PROG_UNAVAIL, PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR,

@@ -113,6 +113,7 @@ th_rpc_decode(const uint8_t *buf, size_t size, struct th_rpc_msg *m)
 	th_xdr_init(&x, buf, size);
 	m->flavor = AUTH_NONE;
 	m->uid = m->gid = 0;
+	m->gss_proc = m->gss_service = 0;
 	m->machine[0] = '\0';
 	if (!th_xdr_u32(&x, &m->xid) || !th_xdr_u32(&x, &m->type))
 		return TH_RPC_SHORT;

@@ -16,53 +16,9 @@
 
 #include <cmocka.h>
 
+#include "xdr_build.h"
+
 #include "th_nfs.h"
-
-/* An XDR writer for building test messages. */
-struct xb {
-	uint8_t b[4096];
-	size_t n;
-};
-
-static void
-put32(struct xb *x, uint32_t v)
-{
-	assert_true(x->n + 4 <= sizeof(x->b));
-	x->b[x->n++] = (uint8_t)(v >> 24);
-	x->b[x->n++] = (uint8_t)(v >> 16);
-	x->b[x->n++] = (uint8_t)(v >> 8);
-	x->b[x->n++] = (uint8_t)v;
-}
-
-static void
-put64(struct xb *x, uint64_t v)
-{
-	put32(x, (uint32_t)(v >> 32));
-	put32(x, (uint32_t)v);
-}
-
-static void
-put_fixed(struct xb *x, const void *p, size_t size)
-{
-	assert_true(x->n + size + 3 <= sizeof(x->b));
-	memcpy(x->b + x->n, p, size);
-	x->n += size;
-	while (x->n % 4)
-		x->b[x->n++] = 0;
-}
-
-static void
-put_opaque(struct xb *x, const void *p, uint32_t size)
-{
-	put32(x, size);
-	put_fixed(x, p, size);
-}
-
-static void
-put_str(struct xb *x, const char *s)
-{
-	put_opaque(x, s, (uint32_t)strlen(s));
-}
 
 static const uint8_t FH_A[] = {0x01, 0x00, 0x07, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x11, 0x22, 0x33,
 	0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc};

@@ -15,41 +15,10 @@
 
 #include <cmocka.h>
 
+#include "xdr_build.h"
+
 #include "th_nfs.h"
 #include "th_rpc.h"
-
-/* An XDR writer for building messages. */
-struct xb {
-	uint8_t b[2048];
-	size_t n;
-};
-
-static void
-put32(struct xb *x, uint32_t v)
-{
-	assert_true(x->n + 4 <= sizeof(x->b));
-	x->b[x->n++] = (uint8_t)(v >> 24);
-	x->b[x->n++] = (uint8_t)(v >> 16);
-	x->b[x->n++] = (uint8_t)(v >> 8);
-	x->b[x->n++] = (uint8_t)v;
-}
-
-static void
-put_opaque(struct xb *x, const void *p, uint32_t size)
-{
-	put32(x, size);
-	assert_true(x->n + size + 3 <= sizeof(x->b));
-	memcpy(x->b + x->n, p, size);
-	x->n += size;
-	while (x->n % 4)
-		x->b[x->n++] = 0;
-}
-
-static void
-put_str(struct xb *x, const char *s)
-{
-	put_opaque(x, s, (uint32_t)strlen(s));
-}
 
 enum { AUTH_NONE = 0, AUTH_SYS = 1, RPCSEC_GSS = 6 };
 

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * INI configuration (lib/conf): what a user writes, and the messages they
+ * get back when it is wrong (file:line and what to fix).
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "th_conf.h"
+
+static void
+test_sections_and_comments(void **state)
+{
+	static const char text[] = "# tracehound demo\n"
+				   "top = level\n"
+				   "\n"
+				   "[capture]\n"
+				   "; a comment\n"
+				   "   # an indented comment\n"
+				   "port = 0\n"
+				   "lcores = 1,2\n"
+				   "[output]\n"
+				   "file = /tmp/out.txt\n"
+				   "port = 7\n";
+	char err[256] = "";
+	struct th_conf *c = th_conf_parse(text, "demo.ini", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(c);
+	assert_string_equal(th_conf_get(c, "", "top"), "level");
+	assert_string_equal(th_conf_get(c, "capture", "port"), "0");
+	assert_string_equal(th_conf_get(c, "capture", "lcores"), "1,2");
+	assert_string_equal(th_conf_get(c, "output", "file"), "/tmp/out.txt");
+	assert_string_equal(th_conf_get(c, "output", "port"), "7");
+	assert_null(th_conf_get(c, "capture", "file"));
+	assert_null(th_conf_get(c, "nosuch", "port"));
+	assert_null(th_conf_get(c, "capture", "a comment"));
+	assert_null(th_conf_get(NULL, "capture", "port"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), 0);
+	th_conf_free(c);
+}
+
+static void
+test_whitespace_trimmed(void **state)
+{
+	static const char text[] = "  [  capture\t]  \r\n"
+				   " \t port\t =\t 2049 \t\r\n"
+				   "name =   two words here  \n"
+				   "empty =\n"
+				   "eq = a=b\n";
+	char err[256] = "";
+	struct th_conf *c = th_conf_parse(text, "ws.ini", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(c);
+	assert_string_equal(th_conf_get(c, "capture", "port"), "2049");
+	assert_string_equal(th_conf_get(c, "capture", "name"), "two words here");
+	assert_string_equal(th_conf_get(c, "capture", "empty"), "");
+	assert_string_equal(th_conf_get(c, "capture", "eq"), "a=b");
+	th_conf_free(c);
+}
+
+static void
+test_duplicate_rejected(void **state)
+{
+	static const char text[] = "[capture]\n"
+				   "port = 1\n"
+				   "\n"
+				   "[output]\n"
+				   "port = 2\n"
+				   "[capture]\n"
+				   "  port = 3\n";
+	char err[256] = "";
+
+	(void)state;
+	errno = 0;
+	assert_null(th_conf_parse(text, "dup.ini", err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err, "dup.ini:7: 'port' already set on line 2");
+}
+
+static void
+test_missing_equals(void **state)
+{
+	char err[256] = "";
+
+	(void)state;
+	errno = 0;
+	assert_null(th_conf_parse("[capture]\nport 2049\n", "eq.ini", err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err, "eq.ini:2: expected 'key = value', got 'port 2049'");
+
+	assert_null(th_conf_parse("a = 1\n  = 2\n", "eq.ini", err, sizeof(err)));
+	assert_string_equal(err, "eq.ini:2: missing key before '='");
+}
+
+static void
+test_unclosed_section(void **state)
+{
+	char err[256] = "";
+
+	(void)state;
+	errno = 0;
+	assert_null(th_conf_parse("a = 1\n\n[capture\nport = 1\n", "s.ini", err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err, "s.ini:3: section header needs a closing ']'");
+	assert_null(th_conf_parse("[capture] port = 1\n", "s.ini", err, sizeof(err)));
+	assert_string_equal(err, "s.ini:1: section header needs a closing ']'");
+}
+
+static void
+test_get_u64(void **state)
+{
+	static const char text[] = "[q]\n"
+				   "dec = 2049\n"
+				   "hex = 0x10\n"
+				   "big = 70000\n"
+				   "neg = -1\n"
+				   "junk = 12abc\n"
+				   "none =\n"
+				   "huge = 18446744073709551616\n"
+				   "max = 18446744073709551615\n";
+	char err[256] = "";
+	struct th_conf *c = th_conf_parse(text, "n.ini", err, sizeof(err));
+	uint64_t v;
+
+	(void)state;
+	assert_non_null(c);
+	v = 0;
+	assert_int_equal(th_conf_get_u64(c, "q", "dec", 1, 65535, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 2049);
+	assert_int_equal(th_conf_get_u64(c, "q", "hex", 0, 100, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 16);
+	assert_int_equal(th_conf_get_u64(c, "q", "max", 0, UINT64_MAX, &v, err, sizeof(err)), 0);
+	assert_true(v == UINT64_MAX);
+
+	/* Absent: nothing changes, no error. */
+	v = 77;
+	assert_int_equal(th_conf_get_u64(c, "q", "absent", 1, 2, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 77);
+
+	v = 77;
+	assert_int_equal(th_conf_get_u64(c, "q", "big", 1, 65535, &v, err, sizeof(err)), -EINVAL);
+	assert_int_equal(v, 77);
+	assert_string_equal(err,
+			    "n.ini:4: q.big = '70000': expected a whole number from 1 to 65535");
+	assert_int_equal(th_conf_get_u64(c, "q", "dec", 4096, 8192, &v, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err,
+			    "n.ini:2: q.dec = '2049': expected a whole number from 4096 to 8192");
+	assert_int_equal(th_conf_get_u64(c, "q", "neg", 0, UINT64_MAX, &v, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "n.ini:5: q.neg = '-1'"));
+	assert_int_equal(th_conf_get_u64(c, "q", "junk", 0, UINT64_MAX, &v, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "n.ini:6: q.junk"));
+	assert_int_equal(th_conf_get_u64(c, "q", "none", 0, UINT64_MAX, &v, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "n.ini:7: q.none"));
+	assert_int_equal(th_conf_get_u64(c, "q", "huge", 0, UINT64_MAX, &v, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "n.ini:8: q.huge"));
+	assert_int_equal(v, 77);
+	th_conf_free(c);
+}
+
+static void
+test_get_seconds(void **state)
+{
+	static const char text[] = "half = 0.5\n"
+				   "whole = 30\n"
+				   "zero = 0\n"
+				   "ms = 1.5\n"
+				   "abc = abc\n"
+				   "neg = -1\n"
+				   "tail = 5s\n"
+				   "nan = nan\n";
+	char err[256] = "";
+	struct th_conf *c = th_conf_parse(text, "t.ini", err, sizeof(err));
+	uint64_t ns;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(th_conf_get_seconds(c, "", "half", &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 500000000);
+	assert_int_equal(th_conf_get_seconds(c, "", "whole", &ns, err, sizeof(err)), 0);
+	assert_true(ns == 30000000000ull);
+	assert_int_equal(th_conf_get_seconds(c, "", "zero", &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(th_conf_get_seconds(c, "", "ms", &ns, err, sizeof(err)), 0);
+
+	ns = 123;
+	assert_int_equal(th_conf_get_seconds(c, "", "abc", &ns, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.ini:5: "));
+	assert_non_null(strstr(err, "abc = 'abc': expected seconds (e.g. 0.5, 30)"));
+	assert_int_equal(th_conf_get_seconds(c, "", "neg", &ns, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.ini:6:"));
+	assert_int_equal(th_conf_get_seconds(c, "", "tail", &ns, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.ini:7:"));
+	assert_int_equal(th_conf_get_seconds(c, "", "nan", &ns, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ns, 123);
+
+	ns = 9;
+	assert_int_equal(th_conf_get_seconds(c, "", "absent", &ns, err, sizeof(err)), 0);
+	assert_int_equal(ns, 9);
+	th_conf_free(c);
+}
+
+/* Decimal seconds are exact in ns: 1.001 s is 1001000000 ns, not one less. */
+static void
+test_get_seconds_exact(void **state)
+{
+	static const char *const values[] = {"1.001", "0.003", "2.5", "4.35", "59.999"};
+	static const uint64_t want[] = {1001000000, 3000000, 2500000000, 4350000000, 59999000000};
+	uint64_t got[5] = {0};
+	char err[256] = "", text[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		struct th_conf *c;
+
+		snprintf(text, sizeof(text), "t = %s\n", values[i]);
+		c = th_conf_parse(text, "t.ini", err, sizeof(err));
+		assert_non_null(c);
+		if (th_conf_get_seconds(c, "", "t", &got[i], err, sizeof(err)) != 0)
+			got[i] = UINT64_MAX;
+		th_conf_free(c);
+	}
+	for (i = 0; i < 5; i++)
+		if (got[i] != want[i])
+			fail_msg("'%s' s read as %llu ns, want %llu", values[i],
+				 (unsigned long long)got[i], (unsigned long long)want[i]);
+}
+
+static void
+test_unused_key(void **state)
+{
+	static const char text[] = "[capture]\n"
+				   "port = 0\n"
+				   "\n"
+				   "call_timout = 30\n"
+				   "[output]\n"
+				   "file = x\n";
+	char err[256] = "";
+	struct th_conf *c = th_conf_parse(text, "typo.ini", err, sizeof(err));
+	uint64_t v;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(th_conf_get_u64(c, "capture", "port", 0, 10, &v, err, sizeof(err)), 0);
+	assert_non_null(th_conf_get(c, "output", "file"));
+	/* The program asks for the right name; the typo is never found. */
+	assert_int_equal(th_conf_get_seconds(c, "capture", "call_timeout", &v, err, sizeof(err)),
+			 0);
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "typo.ini:4: unknown key 'capture.call_timout'"));
+
+	assert_int_equal(th_conf_get_u64(c, "capture", "call_timout", 0, 100, &v, err, sizeof(err)),
+			 0);
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), 0);
+	th_conf_free(c);
+}
+
+static void
+test_load_missing_file(void **state)
+{
+	char err[256] = "";
+
+	(void)state;
+	errno = 0;
+	assert_null(th_conf_load("/nonexistent/tracehound.ini", err, sizeof(err)));
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/tracehound.ini"));
+	assert_non_null(strstr(err, strerror(ENOENT)));
+}
+
+static char *
+write_temp(const void *data, size_t size)
+{
+	char *path = strdup("/tmp/test_conf_parse_XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, size), (ssize_t)size);
+	close(fd);
+	return path;
+}
+
+static void
+test_load_file(void **state)
+{
+	static const char text[] = "[capture]\nport = 3\nport = 4\n";
+	char err[256] = "";
+	char *path = write_temp(text, sizeof(text) - 1);
+	char want[300];
+	struct th_conf *c;
+
+	(void)state;
+	/* Messages name the file as given. */
+	assert_null(th_conf_load(path, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s:3: 'port' already set on line 2", path);
+	assert_string_equal(err, want);
+	unlink(path);
+	free(path);
+
+	path = write_temp("[a]\nb = c\n", 10);
+	c = th_conf_load(path, err, sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(th_conf_get(c, "a", "b"), "c");
+	th_conf_free(c);
+	unlink(path);
+	free(path);
+}
+
+static void
+test_load_nul_bytes(void **state)
+{
+	static const char text[] = "[capture]\nport = 1\0\nhidden = 2\n";
+	char err[256] = "";
+	char *path = write_temp(text, sizeof(text) - 1);
+
+	(void)state;
+	errno = 0;
+	assert_null(th_conf_load(path, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "NUL"));
+	unlink(path);
+	free(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sections_and_comments),
+		cmocka_unit_test(test_whitespace_trimmed),
+		cmocka_unit_test(test_duplicate_rejected),
+		cmocka_unit_test(test_missing_equals),
+		cmocka_unit_test(test_unclosed_section),
+		cmocka_unit_test(test_get_u64),
+		cmocka_unit_test(test_get_seconds),
+		cmocka_unit_test(test_get_seconds_exact),
+		cmocka_unit_test(test_unused_key),
+		cmocka_unit_test(test_load_missing_file),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_load_nul_bytes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

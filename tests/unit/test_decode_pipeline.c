@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The per-lcore decode pipeline (lib/decode), end to end: hand-built
+ * Ethernet/IPv4/UDP and TCP frames in, ops and counters out.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "th_decode.h"
+
+#define SEC 1000000000ull
+#define T0 1700000000000000000ull
+#define MAX_OPS 64
+
+/* ---- Collecting ops ---- */
+
+struct sink {
+	unsigned count;
+	struct th_op ops[MAX_OPS];
+	char lines[MAX_OPS][512];
+};
+
+static void
+on_op(void *ctx, const struct th_op *op)
+{
+	struct sink *s = ctx;
+
+	assert_true(s->count < MAX_OPS);
+	s->ops[s->count] = *op;
+	th_op_format(op, s->lines[s->count], sizeof(s->lines[0]));
+	s->count++;
+}
+
+struct fixture {
+	struct th_decode *d;
+	struct sink *s;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct th_decode_config cfg;
+
+	if (f == NULL)
+		return -1;
+	f->s = calloc(1, sizeof(*f->s));
+	th_decode_config_defaults(&cfg);
+	cfg.flows = 64;
+	cfg.calls = 256;
+	cfg.call_timeout_ns = 10 * SEC;
+	f->d = th_decode_create(&cfg, on_op, f->s);
+	if (f->s == NULL || f->d == NULL)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	th_decode_free(f->d);
+	free(f->s);
+	free(f);
+	return 0;
+}
+
+/* ---- XDR writer ---- */
+
+struct xb {
+	uint8_t b[1500];
+	size_t n;
+};
+
+static void
+put32(struct xb *x, uint32_t v)
+{
+	assert_true(x->n + 4 <= sizeof(x->b));
+	x->b[x->n++] = (uint8_t)(v >> 24);
+	x->b[x->n++] = (uint8_t)(v >> 16);
+	x->b[x->n++] = (uint8_t)(v >> 8);
+	x->b[x->n++] = (uint8_t)v;
+}
+
+static void
+put_opaque(struct xb *x, const void *p, uint32_t size)
+{
+	put32(x, size);
+	assert_true(x->n + size + 3 <= sizeof(x->b));
+	memcpy(x->b + x->n, p, size);
+	x->n += size;
+	while (x->n % 4)
+		x->b[x->n++] = 0;
+}
+
+/* With TCP, an RPC record: last-fragment marker in front. */
+static void
+put_marker(struct xb *x, uint32_t size)
+{
+	put32(x, 0x80000000u | size);
+}
+
+static const uint8_t FH[8] = {0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 1};
+
+static void
+rpc_call(struct xb *x, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	struct xb cred = {.n = 0};
+
+	put32(&cred, 0);
+	put_opaque(&cred, "client1", 7);
+	put32(&cred, 1000);
+	put32(&cred, 100);
+	put32(&cred, 0);
+	put32(x, xid);
+	put32(x, 0);
+	put32(x, 2);
+	put32(x, prog);
+	put32(x, vers);
+	put32(x, proc);
+	put32(x, 1); /* AUTH_SYS */
+	put_opaque(x, cred.b, (uint32_t)cred.n);
+	put32(x, 0);
+	put32(x, 0);
+}
+
+static void
+rpc_reply(struct xb *x, uint32_t xid)
+{
+	put32(x, xid);
+	put32(x, 1);
+	put32(x, 0);
+	put32(x, 0);
+	put32(x, 0);
+	put32(x, 0); /* SUCCESS */
+}
+
+static void
+getattr_call(struct xb *x, uint32_t xid)
+{
+	rpc_call(x, xid, TH_PROG_NFS, 3, TH_NFS3_GETATTR);
+	put_opaque(x, FH, sizeof(FH));
+}
+
+static void
+getattr_reply(struct xb *x, uint32_t xid, uint64_t size)
+{
+	rpc_reply(x, xid);
+	put32(x, 0);	    /* NFS3_OK */
+	put32(x, 1);	    /* NF3REG */
+	put32(x, 0644);	    /* mode */
+	put32(x, 1);	    /* nlink */
+	put32(x, 1000);	    /* uid */
+	put32(x, 100);	    /* gid */
+	put32(x, (uint32_t)(size >> 32));
+	put32(x, (uint32_t)size);
+	put32(x, 0);	    /* used */
+	put32(x, 0);
+	put32(x, 0);	    /* rdev */
+	put32(x, 0);
+	put32(x, 0);	    /* fsid */
+	put32(x, 1);
+	put32(x, 0);	    /* fileid */
+	put32(x, 4242);
+	put32(x, 1690000000); /* atime */
+	put32(x, 0);
+	put32(x, 1690000001); /* mtime */
+	put32(x, 5);
+	put32(x, 1690000002); /* ctime */
+	put32(x, 0);
+}
+
+/* ---- Frame builder: Ethernet II, IPv4 (no options), UDP or TCP ---- */
+
+struct ep {
+	uint8_t ip[4];
+	uint16_t port;
+};
+
+static const struct ep CLIENT = {{10, 0, 0, 1}, 800};
+static const struct ep SERVER = {{10, 0, 0, 2}, 2049};
+
+static void
+wr16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+wr32(uint8_t *p, uint32_t v)
+{
+	wr16(p, (uint16_t)(v >> 16));
+	wr16(p + 2, (uint16_t)v);
+}
+
+/* Returns the frame length; l4 is the UDP or TCP header already filled. */
+static size_t
+ipv4_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint8_t proto,
+	   const uint8_t *l4, size_t l4_size, const void *payload, size_t size)
+{
+	uint8_t *ip = f + 14;
+	uint32_t sum = 0;
+	size_t i;
+
+	memset(f, 0, 14);
+	f[0] = 0x02;
+	f[5] = 0x02;
+	f[6] = 0x02;
+	f[11] = 0x01;
+	wr16(f + 12, 0x0800);
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	wr16(ip + 2, (uint16_t)(20 + l4_size + size));
+	wr16(ip + 4, 0x1234);
+	wr16(ip + 6, 0x4000); /* DF */
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, src->ip, 4);
+	memcpy(ip + 16, dst->ip, 4);
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	wr16(ip + 10, (uint16_t)~sum);
+	memcpy(ip + 20, l4, l4_size);
+	if (size > 0)
+		memcpy(ip + 20 + l4_size, payload, size);
+	return 14 + 20 + l4_size + size;
+}
+
+static size_t
+udp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, const void *payload,
+	  size_t size)
+{
+	uint8_t h[8] = {0};
+
+	wr16(h, src->port);
+	wr16(h + 2, dst->port);
+	wr16(h + 4, (uint16_t)(8 + size));
+	return ipv4_frame(f, src, dst, 17, h, sizeof(h), payload, size);
+}
+
+static size_t
+tcp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint32_t seq, uint32_t ack,
+	  uint8_t flags, const void *payload, size_t size)
+{
+	uint8_t h[20] = {0};
+
+	wr16(h, src->port);
+	wr16(h + 2, dst->port);
+	wr32(h + 4, seq);
+	wr32(h + 8, ack);
+	h[12] = 5 << 4;
+	h[13] = flags;
+	wr16(h + 14, 65535);
+	return ipv4_frame(f, src, dst, 6, h, sizeof(h), payload, size);
+}
+
+static void
+send_udp(struct th_decode *d, const struct ep *src, const struct ep *dst, const struct xb *x,
+	 uint64_t ts)
+{
+	uint8_t f[2048];
+	size_t n = udp_frame(f, src, dst, x->b, x->n);
+
+	th_decode_frame(d, f, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, ts);
+}
+
+static void
+send_tcp(struct th_decode *d, const struct ep *src, const struct ep *dst, uint32_t seq,
+	 uint32_t ack, uint8_t flags, const void *payload, size_t size, uint64_t ts)
+{
+	uint8_t f[2048];
+	size_t n = tcp_frame(f, src, dst, seq, ack, flags, payload, size);
+
+	th_decode_frame(d, f, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, ts);
+}
+
+static bool
+addr_is(const struct th_addr *a, const struct ep *e)
+{
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	return memcmp(a->b, mapped, 12) == 0 && memcmp(a->b + 12, e->ip, 4) == 0;
+}
+
+/* ---- Tests ---- */
+
+static void
+test_udp_getattr_matched(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0};
+	const struct th_op *op;
+
+	getattr_call(&call, 0x11111111);
+	getattr_reply(&reply, 0x11111111, 8192);
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0);
+	assert_int_equal(f->s->count, 0);
+	send_udp(f->d, &SERVER, &CLIENT, &reply, T0 + 123456);
+
+	assert_int_equal(f->s->count, 1);
+	op = &f->s->ops[0];
+	assert_int_equal(op->kind, TH_OP_MATCHED);
+	assert_int_equal(op->transport, TH_PKT_L4_UDP);
+	assert_int_equal(op->xid, 0x11111111);
+	assert_int_equal(op->prog, TH_PROG_NFS);
+	assert_int_equal(op->vers, 3);
+	assert_int_equal(op->proc, TH_NFS3_GETATTR);
+	assert_true(addr_is(&op->client, &CLIENT));
+	assert_true(addr_is(&op->server, &SERVER));
+	assert_int_equal(op->client_port, 800);
+	assert_int_equal(op->server_port, 2049);
+	assert_int_equal(op->uid, 1000);
+	assert_string_equal(op->machine, "client1");
+	assert_int_equal(op->call.fh.len, sizeof(FH));
+	assert_true(op->reply.attr.is_present);
+	assert_int_equal(op->reply.attr.size, 8192);
+	assert_int_equal(op->reply.attr.fileid, 4242);
+	assert_true(op->call_first_ns == T0);
+	assert_true(op->reply_first_ns == T0 + 123456);
+	assert_non_null(strstr(f->s->lines[0], " RPC udp 10.0.0.1:800 10.0.0.2:2049 0x11111111"
+					       " NFS3 GETATTR OK 123.456 123.456 uid=1000"));
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frames, 2);
+	assert_int_equal(st.udp_datagrams, 2);
+	assert_int_equal(st.rpc_calls, 1);
+	assert_int_equal(st.rpc_replies, 1);
+	assert_int_equal(st.ops_matched, 1);
+	assert_int_equal(st.ops_call_only, 0);
+	assert_int_equal(st.ops_reply_only, 0);
+	assert_int_equal(st.not_rpc, 0);
+	assert_int_equal(st.xid.matched, 1);
+	assert_int_equal(st.calls[TH_DECODE_PROG_NFS3][TH_NFS3_GETATTR], 1);
+
+	/* Matched calls leave the table: flushing finds nothing more. */
+	th_decode_flush(f->d);
+	assert_int_equal(f->s->count, 1);
+}
+
+static void
+test_tcp_getattr_with_syn(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec;
+	uint32_t cseq = 1000, sseq = 5000;
+	const struct th_op *op;
+
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, 0, TH_TCP_SYN, NULL, 0, T0);
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, T0 + 10);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq + 1, sseq + 1, TH_TCP_ACK, NULL, 0, T0 + 20);
+	cseq++;
+	sseq++;
+
+	getattr_call(&call, 0x2222);
+	memset(&rec, 0, sizeof(rec));
+	put_marker(&rec, (uint32_t)call.n);
+	memcpy(rec.b + rec.n, call.b, call.n);
+	rec.n += call.n;
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK | TH_TCP_PSH, rec.b, rec.n,
+		 T0 + 1000);
+	cseq += (uint32_t)rec.n;
+
+	getattr_reply(&reply, 0x2222, 1);
+	memset(&rec, 0, sizeof(rec));
+	put_marker(&rec, (uint32_t)reply.n);
+	memcpy(rec.b + rec.n, reply.b, reply.n);
+	rec.n += reply.n;
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK | TH_TCP_PSH, rec.b, rec.n,
+		 T0 + 1000 + 75000);
+	sseq += (uint32_t)rec.n;
+
+	assert_int_equal(f->s->count, 1);
+	op = &f->s->ops[0];
+	assert_int_equal(op->kind, TH_OP_MATCHED);
+	assert_int_equal(op->transport, TH_PKT_L4_TCP);
+	assert_int_equal(op->xid, 0x2222);
+	assert_int_equal(op->proc, TH_NFS3_GETATTR);
+	assert_int_equal(op->reply.attr.size, 1);
+	assert_non_null(strstr(f->s->lines[0], " RPC tcp 10.0.0.1:800 10.0.0.2:2049 0x00002222"
+					       " NFS3 GETATTR OK 75.000 75.000 "));
+
+	/* A second call cut across two segments: latency from its first and its last. */
+	memset(&call, 0, sizeof(call));
+	getattr_call(&call, 0x2223);
+	memset(&rec, 0, sizeof(rec));
+	put_marker(&rec, (uint32_t)call.n);
+	memcpy(rec.b + rec.n, call.b, call.n);
+	rec.n += call.n;
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, 20, T0 + 2 * SEC);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq + 20, sseq, TH_TCP_ACK, rec.b + 20, rec.n - 20,
+		 T0 + 2 * SEC + 3000);
+	memset(&reply, 0, sizeof(reply));
+	getattr_reply(&reply, 0x2223, 2);
+	memset(&rec, 0, sizeof(rec));
+	put_marker(&rec, (uint32_t)reply.n);
+	memcpy(rec.b + rec.n, reply.b, reply.n);
+	rec.n += reply.n;
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n,
+		 T0 + 2 * SEC + 10000);
+
+	assert_int_equal(f->s->count, 2);
+	op = &f->s->ops[1];
+	assert_int_equal(op->xid, 0x2223);
+	assert_true(op->call_first_ns == T0 + 2 * SEC);
+	assert_true(op->call_last_ns == T0 + 2 * SEC + 3000);
+	assert_non_null(strstr(f->s->lines[1], " NFS3 GETATTR OK 10.000 7.000 "));
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.tcp_segments, 8);
+	assert_int_equal(st.flow.flows_created, 1);
+	assert_int_equal(st.flow.records, 4);
+	assert_int_equal(st.flow.resyncs, 0);
+	assert_int_equal(st.flow.hunt_segments, 0);
+	assert_int_equal(st.ops_matched, 2);
+	assert_int_equal(st.not_rpc, 0);
+}
+
+static void
+test_reply_without_call(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb reply = {.n = 0};
+	const struct th_op *op;
+	const struct ep other = {{10, 0, 0, 9}, 5555};
+
+	getattr_reply(&reply, 0x3333, 1);
+	send_udp(f->d, &SERVER, &CLIENT, &reply, T0 + 42);
+	assert_int_equal(f->s->count, 1);
+	op = &f->s->ops[0];
+	assert_int_equal(op->kind, TH_OP_REPLY_ONLY);
+	assert_int_equal(op->xid, 0x3333);
+	assert_true(addr_is(&op->client, &CLIENT));
+	assert_true(addr_is(&op->server, &SERVER));
+	assert_int_equal(op->client_port, 800);
+	assert_int_equal(op->server_port, 2049);
+	assert_true(op->reply_first_ns == T0 + 42);
+	assert_non_null(
+		strstr(f->s->lines[0], " REPLY udp 10.0.0.1:800 10.0.0.2:2049 0x00003333 "));
+
+	/* The same bytes between ports nobody serves RPC on: not an RPC, no op. */
+	send_udp(f->d, &other, &CLIENT, &reply, T0 + 43);
+	assert_int_equal(f->s->count, 1);
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.ops_reply_only, 1);
+	assert_int_equal(st.rpc_replies, 1);
+	assert_int_equal(st.xid.unmatched_replies, 1);
+	assert_int_equal(st.not_rpc, 1);
+}
+
+static void
+test_call_never_answered(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0};
+
+	getattr_call(&call, 0x4444);
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0);
+	/* A retransmission is counted on the waiting call. */
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0 + SEC);
+	th_decode_housekeep(f->d, T0 + 5 * SEC);
+	assert_int_equal(f->s->count, 0);
+
+	th_decode_flush(f->d);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].kind, TH_OP_CALL_ONLY);
+	assert_int_equal(f->s->ops[0].xid, 0x4444);
+	assert_int_equal(f->s->ops[0].dup_calls, 1);
+	assert_non_null(strstr(f->s->lines[0], " CALL udp 10.0.0.1:800 10.0.0.2:2049 0x00004444"
+					       " NFS3 GETATTR - - - "));
+	assert_non_null(strstr(f->s->lines[0], " dup=1\n"));
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.ops_call_only, 1);
+	assert_int_equal(st.xid.unmatched_calls, 1);
+	assert_int_equal(st.xid.calls_dup, 1);
+	assert_int_equal(st.rpc_calls, 2);
+}
+
+static void
+test_call_times_out(void **state)
+{
+	struct fixture *f = *state;
+	struct xb call = {.n = 0};
+
+	getattr_call(&call, 0x4445);
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0);
+	th_decode_housekeep(f->d, T0 + 10 * SEC - 1);
+	assert_int_equal(f->s->count, 0);
+	th_decode_housekeep(f->d, T0 + 10 * SEC);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].kind, TH_OP_CALL_ONLY);
+	th_decode_flush(f->d);
+	assert_int_equal(f->s->count, 1);
+}
+
+static void
+test_dns_not_rpc(void **state)
+{
+	/* A DNS query for example.com A, and its answer. */
+	static const uint8_t query[] = {
+		0xab, 0xcd, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		7,    'e',  'x',  'a',  'm',  'p',  'l',  'e',  3,    'c',  'o',  'm',
+		0,    0x00, 0x01, 0x00, 0x01,
+	};
+	static const uint8_t answer[] = {
+		0xab, 0xcd, 0x81, 0x80, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+		7,    'e',  'x',  'a',  'm',  'p',  'l',  'e',  3,    'c',  'o',  'm',
+		0,    0x00, 0x01, 0x00, 0x01, 0xc0, 0x0c, 0x00, 0x01, 0x00, 0x01, 0x00,
+		0x00, 0x0e, 0x10, 0x00, 0x04, 93,   184,  216,  34,
+	};
+	const struct ep client = {{10, 0, 0, 1}, 40000};
+	const struct ep dns = {{10, 0, 0, 53}, 53};
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb x = {.n = 0};
+
+	memcpy(x.b, query, sizeof(query));
+	x.n = sizeof(query);
+	send_udp(f->d, &client, &dns, &x, T0);
+	memcpy(x.b, answer, sizeof(answer));
+	x.n = sizeof(answer);
+	send_udp(f->d, &dns, &client, &x, T0 + 1000);
+	th_decode_flush(f->d);
+
+	assert_int_equal(f->s->count, 0);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.not_rpc, 2);
+	assert_int_equal(st.udp_datagrams, 2);
+	assert_int_equal(st.rpc_calls, 0);
+	assert_int_equal(st.rpc_replies, 0);
+	assert_int_equal(st.rpc_short + st.rpc_malformed, 0);
+	assert_int_equal(st.ports_learned, 0);
+}
+
+/*
+ * A MOUNT v3 MNT over TCP to port 20048, its call's first segment too short
+ * to be recognised on its own (marker and 6 bytes). Returns ops seen.
+ */
+static unsigned
+mount_over_tcp(struct fixture *f, uint64_t t)
+{
+	const struct ep client = {{10, 0, 0, 1}, 901};
+	const struct ep mountd = {{10, 0, 0, 2}, 20048};
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec = {.n = 0};
+	uint32_t cseq = 70000, sseq = 90000;
+	unsigned before = f->s->count;
+
+	send_tcp(f->d, &client, &mountd, cseq++, 0, TH_TCP_SYN, NULL, 0, t);
+	send_tcp(f->d, &mountd, &client, sseq++, cseq, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, t + 1);
+	send_tcp(f->d, &client, &mountd, cseq, sseq, TH_TCP_ACK, NULL, 0, t + 2);
+
+	rpc_call(&call, 0x5555, TH_PROG_MOUNT, 3, TH_MOUNT_MNT);
+	put_opaque(&call, "/export", 7);
+	put_marker(&rec, (uint32_t)call.n);
+	memcpy(rec.b + rec.n, call.b, call.n);
+	rec.n += call.n;
+	send_tcp(f->d, &client, &mountd, cseq, sseq, TH_TCP_ACK, rec.b, 10, t + 100);
+	send_tcp(f->d, &client, &mountd, cseq + 10, sseq, TH_TCP_ACK, rec.b + 10, rec.n - 10,
+		 t + 200);
+	cseq += (uint32_t)rec.n;
+
+	rpc_reply(&reply, 0x5555);
+	put32(&reply, 0); /* MNT3_OK */
+	put_opaque(&reply, FH, sizeof(FH));
+	put32(&reply, 1); /* one flavour: AUTH_SYS */
+	put32(&reply, 1);
+	memset(&rec, 0, sizeof(rec));
+	put_marker(&rec, (uint32_t)reply.n);
+	memcpy(rec.b + rec.n, reply.b, reply.n);
+	rec.n += reply.n;
+	send_tcp(f->d, &mountd, &client, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, t + 900);
+	th_decode_flush(f->d);
+	return f->s->count - before;
+}
+
+static void
+test_mount_port_unknown(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+
+	/* Without portmap having announced 20048, the connection is not followed. */
+	assert_int_equal(mount_over_tcp(f, T0), 0);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.ports_learned, 0);
+	assert_int_equal(st.rpc_calls, 0);
+	assert_true(st.not_rpc > 0);
+}
+
+static void
+test_portmap_getport_learns_port(void **state)
+{
+	const struct ep client = {{10, 0, 0, 1}, 900};
+	const struct ep rpcbind = {{10, 0, 0, 2}, 111};
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0};
+	const struct th_op *op;
+
+	rpc_call(&call, 0x6666, TH_PROG_PORTMAP, 2, TH_PMAP_GETPORT);
+	put32(&call, TH_PROG_MOUNT);
+	put32(&call, 3);
+	put32(&call, 6); /* TCP */
+	put32(&call, 0);
+	rpc_reply(&reply, 0x6666);
+	put32(&reply, 20048);
+	send_udp(f->d, &client, &rpcbind, &call, T0);
+	send_udp(f->d, &rpcbind, &client, &reply, T0 + 500);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].reply.port, 20048);
+	assert_non_null(strstr(f->s->lines[0], " PORTMAP2 GETPORT OK 0.500 0.500 uid=1000 gid=100"
+					       " machine=client1 prog=100005 vers=3 port=20048\n"));
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.ports_learned, 1);
+
+	assert_int_equal(mount_over_tcp(f, T0 + SEC), 1);
+	op = &f->s->ops[1];
+	assert_int_equal(op->kind, TH_OP_MATCHED);
+	assert_int_equal(op->transport, TH_PKT_L4_TCP);
+	assert_int_equal(op->prog, TH_PROG_MOUNT);
+	assert_int_equal(op->proc, TH_MOUNT_MNT);
+	assert_int_equal(op->server_port, 20048);
+	assert_string_equal(op->call.name.s, "/export");
+	assert_int_equal(op->reply.fh.len, sizeof(FH));
+	assert_true(op->call_first_ns == T0 + SEC + 100);
+	assert_true(op->call_last_ns == T0 + SEC + 200);
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.ports_learned, 1);
+	assert_int_equal(st.flow.resyncs, 0);
+	assert_int_equal(st.flow.hunt_segments, 0);
+	assert_int_equal(st.not_rpc, 0);
+	assert_int_equal(st.ops_matched, 2);
+}
+
+static void
+test_counters_add_up(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0};
+	uint8_t fr[2048];
+	uint64_t bytes = 0, sum = 0;
+	size_t n;
+	int i;
+
+	getattr_call(&call, 0x7777);
+	getattr_reply(&reply, 0x7777, 3);
+	n = udp_frame(fr, &CLIENT, &SERVER, call.b, call.n);
+	th_decode_frame(f->d, fr, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0);
+	bytes += n;
+	n = udp_frame(fr, &SERVER, &CLIENT, reply.b, reply.n);
+	th_decode_frame(f->d, fr, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0 + 1);
+	bytes += n;
+
+	/* A reply cut by the capture: 60 bytes kept of a longer frame. */
+	n = udp_frame(fr, &SERVER, &CLIENT, reply.b, reply.n);
+	th_decode_frame(f->d, fr, 60, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0 + 2);
+	bytes += n;
+
+	/* ARP */
+	memset(fr, 0, 60);
+	fr[12] = 0x08;
+	fr[13] = 0x06;
+	th_decode_frame(f->d, fr, 60, 60, TH_PKT_LINK_ETHERNET, T0 + 3);
+	bytes += 60;
+
+	/* ICMP echo */
+	{
+		uint8_t icmp[8] = {8, 0, 0, 0, 0, 1, 0, 1};
+
+		n = ipv4_frame(fr, &CLIENT, &SERVER, 1, icmp, sizeof(icmp), NULL, 0);
+		th_decode_frame(f->d, fr, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0 + 4);
+		bytes += n;
+	}
+
+	/* 10 bytes: not even an Ethernet header */
+	th_decode_frame(f->d, fr, 10, 10, TH_PKT_LINK_ETHERNET, T0 + 5);
+	bytes += 10;
+
+	/* A TCP segment without payload */
+	n = tcp_frame(fr, &CLIENT, &SERVER, 1, 1, TH_TCP_ACK, NULL, 0);
+	th_decode_frame(f->d, fr, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0 + 6);
+	bytes += n;
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frames, 7);
+	assert_true(st.bytes == bytes);
+	for (i = 0; i < TH_PKT__STATUS_COUNT; i++)
+		sum += st.pkt[i];
+	assert_true(sum == st.frames);
+	assert_int_equal(st.pkt[TH_PKT_OK], 4);
+	assert_int_equal(st.pkt[TH_PKT_NOT_IP], 1);
+	assert_int_equal(st.pkt[TH_PKT_NOT_TCP_UDP], 1);
+	assert_int_equal(st.pkt[TH_PKT_TRUNC_L2], 1);
+	assert_int_equal(st.pkt[TH_PKT_OK], st.udp_datagrams + st.tcp_segments);
+	assert_int_equal(st.udp_datagrams, 3);
+	assert_int_equal(st.tcp_segments, 1);
+	assert_int_equal(st.frames_cut, 1);
+	assert_int_equal(st.rpc_calls, 1);
+	assert_int_equal(st.ops_matched, 1);
+	/* The cut reply's call was already matched: a reply alone. */
+	assert_int_equal(st.rpc_replies + st.rpc_short, 2);
+	assert_int_equal(f->s->count, st.ops_matched + st.ops_call_only + st.ops_reply_only);
+}
+
+static void
+test_stats_add(void **state)
+{
+	struct th_decode_stats *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	a->frames = 10;
+	b->frames = 5;
+	a->bytes = 1ull << 40;
+	b->bytes = 1;
+	b->frags_displaced = 3;
+	a->pkt[TH_PKT_BAD_L3] = 2;
+	b->pkt[TH_PKT_BAD_L3] = 2;
+	a->calls[TH_DECODE_PROG_NFS3][TH_NFS3_READ] = 100;
+	b->calls[TH_DECODE_PROG_NFS3][TH_NFS3_READ] = 23;
+	b->calls[TH_DECODE_PROG_OTHER][TH_DECODE_PROCS - 1] = 9;
+	a->flow.records = 7;
+	b->flow.bytes_skipped = 8;
+	a->xid.table_full = 1;
+	b->xid.table_full = 1;
+	b->xid.unmatched_replies = 6;
+
+	th_decode_stats_add(a, b);
+	assert_int_equal(a->frames, 15);
+	assert_true(a->bytes == (1ull << 40) + 1);
+	assert_int_equal(a->frags_displaced, 3);
+	assert_int_equal(a->pkt[TH_PKT_BAD_L3], 4);
+	assert_int_equal(a->calls[TH_DECODE_PROG_NFS3][TH_NFS3_READ], 123);
+	assert_int_equal(a->calls[TH_DECODE_PROG_OTHER][TH_DECODE_PROCS - 1], 9);
+	assert_int_equal(a->flow.records, 7);
+	assert_int_equal(a->flow.bytes_skipped, 8);
+	assert_int_equal(a->xid.table_full, 2);
+	assert_int_equal(a->xid.unmatched_replies, 6);
+	/* b is left alone */
+	assert_int_equal(b->frames, 5);
+	free(a);
+	free(b);
+}
+
+static char *
+print_stats(const struct th_decode_stats *s)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	assert_non_null(out);
+	th_decode_stats_print(out, s);
+	fclose(out);
+	assert_non_null(text);
+	return text;
+}
+
+static void
+test_stats_print_zeros(void **state)
+{
+	struct th_decode_stats *s = calloc(1, sizeof(*s));
+	char *text, row[256];
+	int i;
+
+	(void)state;
+	assert_non_null(s);
+	text = print_stats(s);
+	assert_non_null(strstr(text, "traffic\n"));
+	assert_non_null(strstr(text, "losses and skips by reason\n"));
+	/* Exact rows: the count left-aligned in 14 columns, then the reason. */
+	assert_non_null(strstr(text, "\n  0              frames received\n"));
+	assert_non_null(strstr(text, "\n  0              truncated IP header\n"));
+	assert_non_null(strstr(text, "\n  0              TCP/UDP payloads that are not RPC\n"));
+	assert_non_null(strstr(text, "\n  0              TCP gaps that lost a record boundary\n"));
+	assert_non_null(strstr(text, "\n  0              unmatched calls (no reply)\n"));
+	assert_non_null(strstr(text, "\n  0              unmatched replies (no call)\n"));
+	assert_non_null(
+		strstr(text, "\n  0              calls pushed out early (XID table full)\n"));
+	/* Every frame outcome but OK is a loss reason with its own row. */
+	for (i = 1; i < TH_PKT__STATUS_COUNT; i++) {
+		snprintf(row, sizeof(row), "\n  0              %s\n",
+			 th_pkt_status_str((enum th_pkt_status)i));
+		if (strstr(text, row) == NULL)
+			fail_msg("no row for '%s'", th_pkt_status_str((enum th_pkt_status)i));
+	}
+	/* No calls: no per-procedure rows. */
+	assert_null(strstr(text, "NFS3 "));
+	free(text);
+	free(s);
+}
+
+/* Every loss or skip reason is printed with its own count. */
+static void
+test_stats_print_every_loss(void **state)
+{
+	struct th_decode_stats *s = calloc(1, sizeof(*s));
+	struct {
+		const char *name;
+		uint64_t *field;
+	} loss[] = {
+		{"frames_cut", &s->frames_cut},
+		{"not_rpc", &s->not_rpc},
+		{"rpc_short", &s->rpc_short},
+		{"rpc_malformed", &s->rpc_malformed},
+		{"args_short", &s->args_short},
+		{"args_malformed", &s->args_malformed},
+		{"results_short", &s->results_short},
+		{"results_malformed", &s->results_malformed},
+		{"unknown_proc", &s->unknown_proc},
+		{"unknown_prog", &s->unknown_prog},
+		{"nfs4_compounds", &s->nfs4_compounds},
+		{"rpc_gss", &s->rpc_gss},
+		{"rpc_denied", &s->rpc_denied},
+		{"rpc_not_success", &s->rpc_not_success},
+		{"ops_call_only", &s->ops_call_only},
+		{"ops_reply_only", &s->ops_reply_only},
+		{"frags_displaced", &s->frags_displaced},
+		{"flow.gaps_lost", &s->flow.gaps_lost},
+		{"flow.gaps_payload", &s->flow.gaps_payload},
+		{"flow.records_lost_gap", &s->flow.records_lost_gap},
+		{"flow.segments_retrans", &s->flow.segments_retrans},
+		{"flow.hunt_segments", &s->flow.hunt_segments},
+		{"flow.bad_markers", &s->flow.bad_markers},
+		{"flow.flows_evicted", &s->flow.flows_evicted},
+		{"xid.calls_dup", &s->xid.calls_dup},
+		{"xid.table_full", &s->xid.table_full},
+	};
+	const char *missing = NULL;
+	char *text, num[32];
+	bool has_rows;
+	size_t i;
+
+	(void)state;
+	assert_non_null(s);
+	for (i = 0; i < sizeof(loss) / sizeof(loss[0]); i++)
+		*loss[i].field = 900100 + i;
+	for (i = 1; i < TH_PKT__STATUS_COUNT; i++)
+		s->pkt[i] = 800100 + i;
+	s->calls[TH_DECODE_PROG_NFS3][TH_NFS3_GETATTR] = 31;
+	s->calls[TH_DECODE_PROG_OTHER][3] = 32;
+	text = print_stats(s);
+	/* Collect what is missing first, so a failure leaks nothing under ASan. */
+	for (i = 0; i < sizeof(loss) / sizeof(loss[0]); i++) {
+		snprintf(num, sizeof(num), "\n  %zu ", (size_t)(900100 + i));
+		if (strstr(text, num) == NULL && missing == NULL)
+			missing = loss[i].name;
+	}
+	for (i = 1; i < TH_PKT__STATUS_COUNT; i++) {
+		snprintf(num, sizeof(num), "\n  %zu ", (size_t)(800100 + i));
+		if (strstr(text, num) == NULL && missing == NULL)
+			missing = th_pkt_status_str((enum th_pkt_status)i);
+	}
+	has_rows = strstr(text, "\n  31             NFS3 GETATTR\n") != NULL &&
+		   strstr(text, "\n  32             other programs, proc 3\n") != NULL;
+	free(text);
+	free(s);
+	if (missing != NULL)
+		fail_msg("%s is not in the statistics block", missing);
+	assert_true(has_rows);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_udp_getattr_matched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dns_not_rpc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mount_port_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_portmap_getport_learns_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters_add_up, setup, teardown),
+		cmocka_unit_test(test_stats_add),
+		cmocka_unit_test(test_stats_print_zeros),
+		cmocka_unit_test(test_stats_print_every_loss),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
