@@ -33,39 +33,80 @@ put_s(struct out *o, const char *s)
 	o->p += n;
 }
 
-/* " key=" */
+/* " key=" for a string literal key, its length known at compile time. */
+#define put_key(o, key) put_lit((o), " " key "=", sizeof(" " key "=") - 1)
+
 static inline void
-put_key(struct out *o, const char *key)
+put_lit(struct out *o, const char *s, size_t n)
+{
+	memcpy(o->p, s, n);
+	o->p += n;
+}
+
+/* " key=" for a key known only at run time. */
+static inline void
+put_key_s(struct out *o, const char *key)
 {
 	put_c(o, ' ');
 	put_s(o, key);
 	put_c(o, '=');
 }
 
+/* "00" "01" ... "99": two digits per division. */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static inline int
+decimal_digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Written from the end backwards, straight into the line: no temporary, no memcpy call. */
 static void
 put_u(struct out *o, uint64_t v)
 {
-	char tmp[20];
-	int n = 0;
+	int n = decimal_digits(v);
+	char *p = o->p + n;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (n > 0)
-		*o->p++ = tmp[--n];
+	while (v >= 100) {
+		p -= 2;
+		p[0] = digit_pairs[(v % 100) * 2];
+		p[1] = digit_pairs[(v % 100) * 2 + 1];
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digit_pairs[v * 2];
+		p[1] = digit_pairs[v * 2 + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	o->p += n;
 }
 
-/* v as exactly @p digits decimal digits, zero-padded. */
+/* v < 10^digits as exactly @p digits decimal digits, zero-padded. */
 static void
 put_fixed(struct out *o, uint64_t v, int digits)
 {
-	int i;
+	int i = digits;
 
-	for (i = digits - 1; i >= 0; i--) {
-		o->p[i] = (char)('0' + v % 10);
-		v /= 10;
+	while (i >= 2) {
+		i -= 2;
+		o->p[i] = digit_pairs[(v % 100) * 2];
+		o->p[i + 1] = digit_pairs[(v % 100) * 2 + 1];
+		v /= 100;
 	}
+	if (i == 1)
+		o->p[0] = (char)('0' + v % 10);
 	o->p += digits;
 }
 
@@ -152,7 +193,7 @@ put_escaped(struct out *o, const char *key, const char *s, size_t len, bool is_c
 {
 	size_t i;
 
-	put_key(o, key);
+	put_key_s(o, key);
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 
@@ -180,7 +221,7 @@ put_fh(struct out *o, const char *key, const struct th_nfs_fh *fh)
 {
 	if (fh->len == 0)
 		return;
-	put_key(o, key);
+	put_key_s(o, key);
 	put_hex32(o, th_nfs_fh_hash(fh));
 }
 
