@@ -47,27 +47,27 @@
 #define MAX_DECODE 32
 #define MAX_PORTS 8
 #define OUTBUF_SIZE (256 * 1024)
-#define OUTBUF_ROOM 8192	/* the longest op line fits in this */
+#define OUTBUF_ROOM 8192 /* the longest op line fits in this */
 #define OUTBUFS_PER_LCORE 16
-#define EOF_EMPTY_POLLS 64	/* empty bursts that mean a pcap file has ended */
+#define EOF_EMPTY_POLLS 64 /* empty bursts that mean a pcap file has ended */
 #define FLUSH_NS (200ull * 1000 * 1000)
 
 /* Settings, from the config file and the command line. */
 struct settings {
-	const char *output;	       /* "-" for stdout */
-	uint64_t decode_lcores;	       /* 0: all worker lcores */
-	uint64_t stats_interval_ns;    /* 0: only the final block */
-	uint64_t mbufs;		       /* mbuf pool size */
-	uint64_t burst;		       /* rx burst */
-	uint64_t ring_size;	       /* dispatcher -> decode ring entries */
-	uint64_t rx_desc;	       /* rx descriptors per queue */
-	struct th_decode_config dec;   /* table sizes and timeouts */
+	const char *output;          /* "-" for stdout */
+	uint64_t decode_lcores;      /* 0: all worker lcores */
+	uint64_t stats_interval_ns;  /* 0: only the final block */
+	uint64_t mbufs;              /* mbuf pool size */
+	uint64_t burst;              /* rx burst */
+	uint64_t ring_size;          /* dispatcher -> decode ring entries */
+	uint64_t rx_desc;            /* rx descriptors per queue */
+	struct th_decode_config dec; /* table sizes and timeouts */
 };
 
 /* A chunk of op lines on its way from a decode lcore to the control lcore. */
 struct outbuf {
 	uint32_t owner; /* decode lcore index */
-	uint32_t len;	/* bytes used */
+	uint32_t len;   /* bytes used */
 	char data[OUTBUF_SIZE];
 };
 
@@ -78,26 +78,26 @@ struct rxq {
 
 /* Per decode lcore; only its lcore writes it, the control lcore reads counters. */
 struct decode_lcore {
-	unsigned int lcore_id;	    /* EAL lcore */
-	unsigned int index;	    /* 0..n_decode-1 */
-	struct th_decode *dec;	    /* the pipeline */
-	struct rte_ring *in;	    /* from the dispatcher, or NULL */
+	unsigned int lcore_id;      /* EAL lcore */
+	unsigned int index;         /* 0..n_decode-1 */
+	struct th_decode *dec;      /* the pipeline */
+	struct rte_ring *in;        /* from the dispatcher, or NULL */
 	struct rxq rxq[MAX_PORTS];  /* queues polled directly */
-	unsigned int n_rxq;	    /* how many */
+	unsigned int n_rxq;         /* how many */
 	struct rte_ring *free_bufs; /* empty outbufs for this lcore */
-	struct outbuf *cur;	    /* filling, or NULL when none was free */
-	uint64_t ops_dropped;	    /* ops lost: no free output buffer */
+	struct outbuf *cur;         /* filling, or NULL when none was free */
+	uint64_t ops_dropped;       /* ops lost: no free output buffer */
 	uint64_t last_flush_tsc;    /* when cur last went out */
-	uint8_t *scratch;	    /* linear copy of multi-segment frames */
-	atomic_bool is_done;	    /* flushed and finished */
+	uint8_t *scratch;           /* linear copy of multi-segment frames */
+	atomic_bool is_done;        /* flushed and finished */
 } __rte_cache_aligned;
 
 struct dispatch_lcore {
 	unsigned int lcore_id;
 	struct rxq rxq[MAX_PORTS];
 	unsigned int n_rxq;
-	uint64_t ring_full;	/* mbufs dropped: a decode ring was full */
-	uint64_t unparsed;	/* frames hashed to lcore 0 because they did not parse */
+	uint64_t ring_full; /* mbufs dropped: a decode ring was full */
+	uint64_t unparsed;  /* frames hashed to lcore 0 because they did not parse */
 } __rte_cache_aligned;
 
 static struct {
@@ -106,23 +106,23 @@ static struct {
 	unsigned int n_decode;
 	struct dispatch_lcore disp;
 	bool has_dispatcher;
-	struct rte_ring *out_ring;	/* filled outbufs, all lcores -> control */
+	struct rte_ring *out_ring; /* filled outbufs, all lcores -> control */
 	struct rte_mempool *pool;
 	uint16_t ports[MAX_PORTS];
 	unsigned int n_ports;
-	bool is_file_port[MAX_PORTS];	/* a pcap file: an empty burst is its end */
-	bool has_live_port;		/* a port stamped with the host clock */
-	int ts_offset;			/* mbuf timestamp dynfield, or -1 */
+	bool is_file_port[MAX_PORTS];       /* a pcap file: an empty burst is its end */
+	bool has_live_port;                 /* a port stamped with the host clock */
+	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
-	uint64_t ts_flag;		/* its ol_flags bit */
-	uint64_t clock_base_ns;		/* wall clock at clock_base_tsc */
+	uint64_t ts_flag;                   /* its ol_flags bit */
+	uint64_t clock_base_ns;             /* wall clock at clock_base_tsc */
 	uint64_t clock_base_tsc;
 	double ns_per_tsc;
 	int out_fd;
-	bool is_output_broken;		/* a write failed: stop */
+	bool is_output_broken; /* a write failed: stop */
 	uint64_t output_bytes;
-	atomic_bool stop_rx;		/* signal or output error: stop receiving */
-	atomic_bool is_rx_done;		/* the dispatcher has stopped */
+	atomic_bool stop_rx;    /* signal or output error: stop receiving */
+	atomic_bool is_rx_done; /* the dispatcher has stopped */
 } g;
 
 static volatile sig_atomic_t got_signal;
@@ -247,7 +247,7 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 		frame = rte_pktmbuf_read(m, 0, len, dl->scratch);
 	}
 	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), TH_PKT_LINK_ETHERNET,
-			mbuf_time(m, burst_ns));
+		mbuf_time(m, burst_ns));
 }
 
 static void
@@ -255,14 +255,14 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 {
 	th_decode_housekeep(dl->dec, now_ns);
 	if (dl->cur == NULL ||
-	    (dl->cur->len > 0 && rte_rdtsc() - dl->last_flush_tsc > FLUSH_NS / g.ns_per_tsc))
+		(dl->cur->len > 0 && rte_rdtsc() - dl->last_flush_tsc > FLUSH_NS / g.ns_per_tsc))
 		pass_outbuf(dl);
 }
 
 /* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
 static unsigned int
 poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int burst,
-	  unsigned int *empty_polls, bool *all_eof, unsigned int *got_from)
+	unsigned int *empty_polls, bool *all_eof, unsigned int *got_from)
 {
 	unsigned int i, nb;
 
@@ -395,7 +395,8 @@ dispatch_main(void *arg)
 		for (i = 0; i < g.n_decode; i++) {
 			if (counts[i] == 0)
 				continue;
-			sent = rte_ring_sp_enqueue_burst(g.dl[i].in, (void **)per[i], counts[i], NULL);
+			sent = rte_ring_sp_enqueue_burst(
+				g.dl[i].in, (void **)per[i], counts[i], NULL);
 			if (sent < counts[i]) {
 				dp->ring_full += counts[i] - sent;
 				rte_pktmbuf_free_bulk(per[i] + sent, counts[i] - sent);
@@ -434,8 +435,8 @@ print_progress(uint64_t start_tsc)
 	fprintf(stderr,
 		"capture: %.1fs frames %" PRIu64 " rpcs %" PRIu64 " unmatched %" PRIu64
 		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64 "\n",
-		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only,
-		s.flow.gaps_lost, g.disp.ring_full, dropped);
+		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only, s.flow.gaps_lost,
+		g.disp.ring_full, dropped);
 }
 
 static void
@@ -454,8 +455,8 @@ print_final(FILE *out, double secs)
 			ierrors += es.ierrors;
 		}
 	}
-	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n", secs,
-		g.n_decode, g.n_decode == 1 ? "" : "s",
+	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n",
+		secs, g.n_decode, g.n_decode == 1 ? "" : "s",
 		g.has_dispatcher ? ", software dispatch" : "");
 	th_decode_stats_print(out, &s);
 	fprintf(out, "  %-14" PRIu64 " %s\n", imissed, "NIC: frames missed (imissed)");
@@ -512,23 +513,22 @@ remove_runtime_dir(const char *dir)
 static void
 usage(FILE *out)
 {
-	fprintf(out,
-		"usage: tracehound capture [options] [-- | --eal] EAL-ARGS...\n"
-		"\n"
-		"Decode NFS/ONC-RPC traffic from every DPDK port and write one line per RPC\n"
-		"(format: README, 'Output: RPC log'). Stops at the end of pcap file ports,\n"
-		"or on SIGINT/SIGTERM, and prints statistics to stderr.\n"
-		"\n"
-		"options:\n"
-		"  -c, --config FILE        INI config ([capture] and [eal] sections)\n"
-		"  -o, --output FILE        op log destination, - for stdout (default -)\n"
-		"  -n, --decode-lcores N    decode lcores (default: all worker lcores)\n"
-		"  -s, --stats-interval S   print progress every S seconds (default 0: off)\n"
-		"  -h, --help               this text\n"
-		"\n"
-		"example:\n"
-		"  tracehound capture -o rpcs.txt -- --no-huge -m 512 --no-pci -l 0-1 \\\n"
-		"      --vdev=net_pcap0,rx_pcap=traffic.pcap\n");
+	fprintf(out, "usage: tracehound capture [options] [-- | --eal] EAL-ARGS...\n"
+		     "\n"
+		     "Decode NFS/ONC-RPC traffic from every DPDK port and write one line per RPC\n"
+		     "(format: README, 'Output: RPC log'). Stops at the end of pcap file ports,\n"
+		     "or on SIGINT/SIGTERM, and prints statistics to stderr.\n"
+		     "\n"
+		     "options:\n"
+		     "  -c, --config FILE        INI config ([capture] and [eal] sections)\n"
+		     "  -o, --output FILE        op log destination, - for stdout (default -)\n"
+		     "  -n, --decode-lcores N    decode lcores (default: all worker lcores)\n"
+		     "  -s, --stats-interval S   print progress every S seconds (default 0: off)\n"
+		     "  -h, --help               this text\n"
+		     "\n"
+		     "example:\n"
+		     "  tracehound capture -o rpcs.txt -- --no-huge -m 512 --no-pci -l 0-1 \\\n"
+		     "      --vdev=net_pcap0,rx_pcap=traffic.pcap\n");
 }
 
 static int
@@ -559,23 +559,30 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 	{
 		uint64_t flows = s->dec.flows, calls = s->dec.calls;
 
-		rc = rc ? rc : th_conf_get_u64(c, "capture", "decode_lcores", 1, MAX_DECODE,
-					       &s->decode_lcores, err, esz);
-		rc = rc ? rc : th_conf_get_seconds(c, "capture", "stats_interval",
-						   &s->stats_interval_ns, err, esz);
-		rc = rc ? rc : th_conf_get_u64(c, "capture", "mbufs", 1023, 1u << 24, &s->mbufs,
-					       err, esz);
+		rc = rc ? rc
+			: th_conf_get_u64(c, "capture", "decode_lcores", 1, MAX_DECODE,
+				  &s->decode_lcores, err, esz);
+		rc = rc ? rc
+			: th_conf_get_seconds(
+				  c, "capture", "stats_interval", &s->stats_interval_ns, err, esz);
+		rc = rc ? rc
+			: th_conf_get_u64(
+				  c, "capture", "mbufs", 1023, 1u << 24, &s->mbufs, err, esz);
 		rc = rc ? rc : th_conf_get_u64(c, "capture", "burst", 1, 256, &s->burst, err, esz);
-		rc = rc ? rc : th_conf_get_u64(c, "capture", "ring_size", 64, 1u << 20,
-					       &s->ring_size, err, esz);
-		rc = rc ? rc : th_conf_get_u64(c, "capture", "rx_desc", 64, 16384, &s->rx_desc,
-					       err, esz);
+		rc = rc ? rc
+			: th_conf_get_u64(
+				  c, "capture", "ring_size", 64, 1u << 20, &s->ring_size, err, esz);
+		rc = rc ? rc
+			: th_conf_get_u64(
+				  c, "capture", "rx_desc", 64, 16384, &s->rx_desc, err, esz);
 		rc = rc ? rc : th_conf_get_u64(c, "decode", "flows", 8, 1u << 24, &flows, err, esz);
 		rc = rc ? rc : th_conf_get_u64(c, "decode", "calls", 8, 1u << 24, &calls, err, esz);
-		rc = rc ? rc : th_conf_get_seconds(c, "decode", "flow_idle", &s->dec.flow_idle_ns,
-						   err, esz);
-		rc = rc ? rc : th_conf_get_seconds(c, "decode", "call_timeout",
-						   &s->dec.call_timeout_ns, err, esz);
+		rc = rc ? rc
+			: th_conf_get_seconds(
+				  c, "decode", "flow_idle", &s->dec.flow_idle_ns, err, esz);
+		rc = rc ? rc
+			: th_conf_get_seconds(
+				  c, "decode", "call_timeout", &s->dec.call_timeout_ns, err, esz);
 		s->dec.flows = (uint32_t)flows;
 		s->dec.calls = (uint32_t)calls;
 	}
@@ -618,7 +625,7 @@ port_is_pcap_file(uint16_t port)
 	const struct rte_devargs *da;
 
 	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
-	    strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
+		strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
 		return false;
 	da = rte_dev_devargs(info.device);
 	return da != NULL && da->args != NULL && strstr(da->args, "rx_pcap=") != NULL &&
@@ -673,8 +680,8 @@ setup_port(uint16_t port, uint16_t nb_rxq, bool use_rss)
 	rxconf = info.default_rxconf;
 	rxconf.offloads = conf.rxmode.offloads;
 	for (q = 0; q < nb_rxq; q++) {
-		rc = rte_eth_rx_queue_setup(port, q, nb_desc, (unsigned int)rte_eth_dev_socket_id(port),
-					    &rxconf, g.pool);
+		rc = rte_eth_rx_queue_setup(port, q, nb_desc,
+			(unsigned int)rte_eth_dev_socket_id(port), &rxconf, g.pool);
 		if (rc != 0)
 			return rc;
 	}
@@ -693,7 +700,7 @@ ports_have_rss(uint16_t queues)
 
 	for (i = 0; i < g.n_ports; i++) {
 		if (rte_eth_dev_info_get(g.ports[i], &info) != 0 || info.max_rx_queues < queues ||
-		    (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP)) == 0)
+			(info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP)) == 0)
 			return false;
 	}
 	return true;
@@ -708,7 +715,8 @@ setup_dataplane(void)
 	uint16_t port;
 	int rc;
 
-	RTE_ETH_FOREACH_DEV(port) {
+	RTE_ETH_FOREACH_DEV(port)
+	{
 		if (g.n_ports == MAX_PORTS)
 			break;
 		g.is_file_port[g.n_ports] = port_is_pcap_file(port);
@@ -717,8 +725,9 @@ setup_dataplane(void)
 		g.ports[g.n_ports++] = port;
 	}
 	if (g.n_ports == 0) {
-		fprintf(stderr, "capture: no DPDK port; add one, e.g. --vdev=net_pcap0,rx_pcap=FILE "
-				"or --vdev=net_af_packet0,iface=eth0\n");
+		fprintf(stderr,
+			"capture: no DPDK port; add one, e.g. --vdev=net_pcap0,rx_pcap=FILE "
+			"or --vdev=net_af_packet0,iface=eth0\n");
 		return -ENODEV;
 	}
 	if (workers == 0) {
@@ -743,7 +752,7 @@ setup_dataplane(void)
 	n_rxq = use_rss ? g.n_decode : 1;
 
 	g.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)g.set.mbufs, 256, 0,
-					 RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+		RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (g.pool == NULL) {
 		fprintf(stderr, "capture: cannot allocate %" PRIu64 " mbufs: %s (raise EAL -m)\n",
 			g.set.mbufs, rte_strerror(rte_errno));
@@ -767,7 +776,7 @@ setup_dataplane(void)
 	}
 
 	g.out_ring = rte_ring_create("th_out", rte_align32pow2(g.n_decode * OUTBUFS_PER_LCORE + 1),
-				     (int)rte_socket_id(), RING_F_SC_DEQ);
+		(int)rte_socket_id(), RING_F_SC_DEQ);
 	if (g.out_ring == NULL)
 		return -ENOMEM;
 
@@ -788,10 +797,11 @@ setup_dataplane(void)
 		dl->scratch = malloc(65536);
 		snprintf(name, sizeof(name), "th_free%u", i);
 		dl->free_bufs = rte_ring_create(name, rte_align32pow2(OUTBUFS_PER_LCORE + 1),
-						(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+			(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (dl->dec == NULL || dl->scratch == NULL || dl->free_bufs == NULL) {
-			fprintf(stderr, "capture: decode lcore %u: out of memory (flows %u, calls %u)\n",
-				i, g.set.dec.flows, g.set.dec.calls);
+			fprintf(stderr,
+				"capture: decode lcore %u: out of memory (flows %u, calls %u)\n", i,
+				g.set.dec.flows, g.set.dec.calls);
 			return -ENOMEM;
 		}
 		for (b = 0; b < OUTBUFS_PER_LCORE; b++) {
@@ -805,20 +815,23 @@ setup_dataplane(void)
 		}
 		if (g.has_dispatcher) {
 			snprintf(name, sizeof(name), "th_in%u", i);
-			dl->in = rte_ring_create(name, rte_align32pow2((unsigned int)g.set.ring_size),
-						 (int)rte_socket_id(),
-						 RING_F_SP_ENQ | RING_F_SC_DEQ);
+			dl->in = rte_ring_create(name,
+				rte_align32pow2((unsigned int)g.set.ring_size),
+				(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 			if (dl->in == NULL)
 				return -ENOMEM;
 		} else {
 			for (p = 0; p < g.n_ports; p++)
-				dl->rxq[dl->n_rxq++] = (struct rxq){g.ports[p], (uint16_t)(use_rss ? i : 0)};
+				dl->rxq[dl->n_rxq++] =
+					(struct rxq){g.ports[p], (uint16_t)(use_rss ? i : 0)};
 		}
 		pass_outbuf(dl);
 	}
 	fprintf(stderr, "capture: %u port%s, %u decode lcore%s (%s), %zu KiB of tables per lcore\n",
 		g.n_ports, g.n_ports == 1 ? "" : "s", g.n_decode, g.n_decode == 1 ? "" : "s",
-		use_rss ? "symmetric RSS" : g.has_dispatcher ? "software dispatch" : "direct poll",
+		use_rss            ? "symmetric RSS"
+		: g.has_dispatcher ? "software dispatch"
+				   : "direct poll",
 		th_decode_memory(g.dl[0].dec) / 1024);
 	return 0;
 }
@@ -837,7 +850,8 @@ teardown(void)
 		th_decode_free(g.dl[i].dec);
 		free(g.dl[i].scratch);
 		free(g.dl[i].cur);
-		while (g.dl[i].free_bufs && rte_ring_sc_dequeue(g.dl[i].free_bufs, (void **)&ob) == 0)
+		while (g.dl[i].free_bufs &&
+			rte_ring_sc_dequeue(g.dl[i].free_bufs, (void **)&ob) == 0)
 			free(ob);
 		rte_ring_free(g.dl[i].free_bufs);
 		rte_ring_free(g.dl[i].in);
@@ -856,9 +870,10 @@ run(void)
 	unsigned int i, done;
 	bool signalled = false;
 
-	next_stats = g.set.stats_interval_ns
-			     ? start_tsc + (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc)
-			     : UINT64_MAX;
+	next_stats =
+		g.set.stats_interval_ns
+			? start_tsc + (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc)
+			: UINT64_MAX;
 	if (g.has_dispatcher)
 		rte_eal_remote_launch(dispatch_main, &g.disp, g.disp.lcore_id);
 	for (i = 0; i < g.n_decode; i++)
@@ -914,12 +929,24 @@ th_cmd_capture(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(eal_start, argv, "c:o:n:s:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': config = optarg; break;
-		case 'o': output = optarg; break;
-		case 'n': lcores = optarg; break;
-		case 's': interval = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'c':
+			config = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'n':
+			lcores = optarg;
+			break;
+		case 's':
+			interval = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < eal_start) {
@@ -954,7 +981,7 @@ th_cmd_capture(int argc, char **argv)
 		g.set.stats_interval_ns = (uint64_t)(v * 1e9);
 	}
 	eal_argc = build_eal_argv(conf, argc - eal_start - (eal_start < argc),
-				  argv + eal_start + (eal_start < argc), &eal_argv);
+		argv + eal_start + (eal_start < argc), &eal_argv);
 	if (eal_argc < 0 || th_conf_check_unused(conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "capture: %s\n", eal_argc < 0 ? "out of memory" : err);
 		goto free_conf;
@@ -985,7 +1012,7 @@ th_cmd_capture(int argc, char **argv)
 
 	if (setup_dataplane() == 0) {
 		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
-					   "tracehound decode counters, summed over lcores");
+			"tracehound decode counters, summed over lcores");
 		rc = run();
 	}
 	teardown();

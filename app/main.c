@@ -39,7 +39,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
+		strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return 0;
 	}

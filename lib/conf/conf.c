@@ -21,8 +21,8 @@ struct entry {
 };
 
 struct th_conf {
-	char *name;	/* file name for messages */
-	char *text;	/* owned copy; entries point into it */
+	char *name;     /* file name for messages */
+	char *text;     /* owned copy; entries point into it */
 	unsigned count; /* entries in use */
 	struct entry e[CONF_MAX_ENTRIES];
 };
@@ -78,7 +78,7 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 
 			if (close == NULL || *trim(close + 1) != '\0') {
 				snprintf(err, err_size, "%s:%u: section header needs a closing ']'",
-					 name, lineno);
+					name, lineno);
 				goto invalid;
 			}
 			*close = '\0';
@@ -87,8 +87,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 		}
 		eq = strchr(s, '=');
 		if (eq == NULL) {
-			snprintf(err, err_size, "%s:%u: expected 'key = value', got '%s'", name, lineno,
-				 s);
+			snprintf(err, err_size, "%s:%u: expected 'key = value', got '%s'", name,
+				lineno, s);
 			goto invalid;
 		}
 		*eq = '\0';
@@ -97,14 +97,15 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			goto invalid;
 		}
 		for (i = 0; i < c->count; i++)
-			if (strcmp(c->e[i].section, section) == 0 && strcmp(c->e[i].key, trim(s)) == 0) {
+			if (strcmp(c->e[i].section, section) == 0 &&
+				strcmp(c->e[i].key, trim(s)) == 0) {
 				snprintf(err, err_size, "%s:%u: '%s' already set on line %u", name,
-					 lineno, trim(s), c->e[i].line);
+					lineno, trim(s), c->e[i].line);
 				goto invalid;
 			}
 		if (c->count == CONF_MAX_ENTRIES) {
 			snprintf(err, err_size, "%s:%u: more than %d keys", name, lineno,
-				 CONF_MAX_ENTRIES);
+				CONF_MAX_ENTRIES);
 			goto invalid;
 		}
 		c->e[c->count].section = section;
@@ -149,7 +150,7 @@ th_conf_load(const char *path, char *err, size_t err_size)
 	if (n > CONF_MAX_FILE) {
 		free(text);
 		snprintf(err, err_size, "%s: larger than %d bytes; is it a config file?", path,
-			 CONF_MAX_FILE);
+			CONF_MAX_FILE);
 		errno = EFBIG;
 		return NULL;
 	}
@@ -189,7 +190,7 @@ th_conf_get(const struct th_conf *c, const char *section, const char *key)
 
 int
 th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
-		uint64_t max, uint64_t *out, char *err, size_t err_size)
+	uint64_t max, uint64_t *out, char *err, size_t err_size)
 {
 	struct entry *e = c != NULL ? find(c, section, key) : NULL;
 	unsigned long long v;
@@ -201,12 +202,13 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 	errno = 0;
 	/* Decimal, or hex with 0x; a leading zero is not octal ("010" is ten). */
 	v = strtoull(e->value, &end,
-		     e->value[0] == '0' && (e->value[1] == 'x' || e->value[1] == 'X') ? 16 : 10);
+		e->value[0] == '0' && (e->value[1] == 'x' || e->value[1] == 'X') ? 16 : 10);
 	if (errno != 0 || end == e->value || *end != '\0' || e->value[0] == '-' || v < min ||
-	    v > max) {
-		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
-			 " to %" PRIu64, c->name, e->line, section, section[0] ? "." : "", key,
-			 e->value, min, max);
+		v > max) {
+		snprintf(err, err_size,
+			"%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
+			" to %" PRIu64,
+			c->name, e->line, section, section[0] ? "." : "", key, e->value, min, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -214,8 +216,8 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 }
 
 int
-th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key,
-		    uint64_t *out_ns, char *err, size_t err_size)
+th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key, uint64_t *out_ns,
+	char *err, size_t err_size)
 {
 	struct entry *e = c != NULL ? find(c, section, key) : NULL;
 	double v;
@@ -228,7 +230,7 @@ th_conf_get_seconds(const struct th_conf *c, const char *section, const char *ke
 	v = strtod(e->value, &end);
 	if (errno != 0 || end == e->value || *end != '\0' || !(v >= 0) || v > 1e9) {
 		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected seconds (e.g. 0.5, 30)",
-			 c->name, e->line, section, section[0] ? "." : "", key, e->value);
+			c->name, e->line, section, section[0] ? "." : "", key, e->value);
 		return -EINVAL;
 	}
 	*out_ns = (uint64_t)(v * 1e9 + 0.5); /* 1.001 s is 1001000000 ns, not ...999 */
@@ -244,9 +246,10 @@ th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
 		return 0;
 	for (i = 0; i < c->count; i++)
 		if (!c->e[i].is_used) {
-			snprintf(err, err_size, "%s:%u: unknown key '%s%s%s' (see README, Configuration)",
-				 c->name, c->e[i].line, c->e[i].section,
-				 c->e[i].section[0] ? "." : "", c->e[i].key);
+			snprintf(err, err_size,
+				"%s:%u: unknown key '%s%s%s' (see README, Configuration)", c->name,
+				c->e[i].line, c->e[i].section, c->e[i].section[0] ? "." : "",
+				c->e[i].key);
 			return -EINVAL;
 		}
 	return 0;

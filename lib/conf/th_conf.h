@@ -35,11 +35,11 @@ const char *th_conf_get(const struct th_conf *c, const char *section, const char
  * @return 0, or -EINVAL with the reason (file:line) in @p err.
  */
 int th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
-		    uint64_t max, uint64_t *out, char *err, size_t err_size);
+	uint64_t max, uint64_t *out, char *err, size_t err_size);
 
 /** Same for a non-negative decimal number of seconds, returned in ns. */
 int th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key,
-			uint64_t *out_ns, char *err, size_t err_size);
+	uint64_t *out_ns, char *err, size_t err_size);
 
 /**
  * Report keys that no th_conf_get* call asked for (typos): the first one

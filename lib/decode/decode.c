@@ -14,23 +14,23 @@
 
 /* A UDP call whose datagram continues in later IP fragments. */
 struct frag_slot {
-	struct th_addr src;	/* sender */
-	struct th_addr dst;	/* receiver */
-	uint32_t id;		/* IP identification */
-	bool is_used;		/* waiting for more fragments */
-	struct th_xid_key key;	/* the call it belongs to */
+	struct th_addr src;    /* sender */
+	struct th_addr dst;    /* receiver */
+	uint32_t id;           /* IP identification */
+	bool is_used;          /* waiting for more fragments */
+	struct th_xid_key key; /* the call it belongs to */
 };
 
 struct th_decode {
-	struct th_decode_stats s;     /* counters (flow/xid parts filled on read) */
-	const struct th_pkt_meta *frag; /* the first fragment being decoded, or NULL */
+	struct th_decode_stats s;           /* counters (flow/xid parts filled on read) */
+	const struct th_pkt_meta *frag;     /* the first fragment being decoded, or NULL */
 	struct frag_slot frags[FRAG_SLOTS]; /* fragmented calls: their last fragment ends them */
-	struct th_flow_table *flows;  /* TCP streams */
-	struct th_xid_table *xids;    /* calls waiting for replies */
-	th_decode_op_cb emit;	      /* op consumer */
-	void *ctx;		      /* for emit */
-	uint64_t now_ns;	      /* time of the frame being decoded */
-	uint64_t rpc_ports[65536 / 64]; /* ports known to serve RPC, one bit each */
+	struct th_flow_table *flows;        /* TCP streams */
+	struct th_xid_table *xids;          /* calls waiting for replies */
+	th_decode_op_cb emit;               /* op consumer */
+	void *ctx;                          /* for emit */
+	uint64_t now_ns;                    /* time of the frame being decoded */
+	uint64_t rpc_ports[65536 / 64];     /* ports known to serve RPC, one bit each */
 };
 
 void
@@ -60,8 +60,8 @@ learn_port(struct th_decode *d, uint16_t port)
 static enum th_decode_prog
 prog_slot(uint32_t prog, uint32_t vers)
 {
-#define TH_DECODE_PX(name, p, v)                                                             \
-	if (prog == (p) && vers == (v))                                                      \
+#define TH_DECODE_PX(name, p, v)                                                                   \
+	if (prog == (p) && vers == (v))                                                            \
 		return TH_DECODE_PROG_##name;
 	TH_DECODE_PROG_LIST(TH_DECODE_PX)
 #undef TH_DECODE_PX
@@ -151,7 +151,7 @@ on_later_fragment(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_
 	struct th_op *op;
 
 	if (!fs->is_used || fs->id != m->frag_id || memcmp(&fs->src, &m->src, sizeof(m->src)) ||
-	    memcmp(&fs->dst, &m->dst, sizeof(m->dst)))
+		memcmp(&fs->dst, &m->dst, sizeof(m->dst)))
 		return;
 	op = th_xid_find(d->xids, &fs->key);
 	if (op != NULL && ts_ns > op->call_last_ns)
@@ -211,8 +211,7 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 		return;
 	}
 	op->call_decode = th_nfs_decode_call(msg->prog, msg->vers, msg->proc,
-					     rec->data + msg->body_offset,
-					     rec->size - msg->body_offset, &op->call);
+		rec->data + msg->body_offset, rec->size - msg->body_offset, &op->call);
 	count_args(d, op->call_decode);
 }
 
@@ -227,8 +226,9 @@ eof_from_tail(struct th_op *op, const uint8_t *tail)
 	uint32_t follows, eof;
 
 	if (op->prog != TH_PROG_NFS ||
-	    !((op->vers == 3 && (op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
-	      (op->vers == 2 && op->proc == TH_NFS2_READDIR)))
+		!((op->vers == 3 &&
+			  (op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
+			(op->vers == 2 && op->proc == TH_NFS2_READDIR)))
 		return false;
 	follows = (uint32_t)tail[0] << 24 | (uint32_t)tail[1] << 16 | (uint32_t)tail[2] << 8 |
 		  tail[3];
@@ -241,7 +241,7 @@ eof_from_tail(struct th_op *op, const uint8_t *tail)
 
 static void
 on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
-	 const struct th_flow_record *rec, struct th_op *op)
+	const struct th_flow_record *rec, struct th_op *op)
 {
 	enum th_nfs_status st;
 
@@ -258,9 +258,9 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 		d->s.rpc_not_success++;
 	} else if (op->auth != TH_AUTH_GSS) {
 		st = th_nfs_decode_reply(op->prog, op->vers, op->proc, rec->data + msg->body_offset,
-					 rec->size - msg->body_offset, &op->reply);
+			rec->size - msg->body_offset, &op->reply);
 		if (st == TH_NFS_SHORT && op->reply.status == 0 && rec->tail != NULL &&
-		    eof_from_tail(op, rec->tail))
+			eof_from_tail(op, rec->tail))
 			st = TH_NFS_OK;
 		op->reply_decode = (uint8_t)st;
 		if (st == TH_NFS_SHORT)
@@ -268,7 +268,7 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 		else if (st == TH_NFS_MALFORMED)
 			d->s.results_malformed++;
 		if (op->prog == TH_PROG_PORTMAP && op->proc == TH_PMAP_GETPORT &&
-		    op->reply.port > 0 && op->reply.port < 65536)
+			op->reply.port > 0 && op->reply.port < 65536)
 			learn_port(d, (uint16_t)op->reply.port);
 	}
 	(void)ep;
@@ -278,7 +278,7 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 
 static void
 on_orphan_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
-		const struct th_flow_record *rec)
+	const struct th_flow_record *rec)
 {
 	struct th_op op;
 
@@ -322,14 +322,14 @@ find_call(struct th_decode *d, const struct endpoints *ep, uint32_t xid)
  */
 static void
 on_record(struct th_decode *d, const struct endpoints *ep, const struct th_flow_record *rec,
-	  bool is_rpc_flow)
+	bool is_rpc_flow)
 {
 	struct th_rpc_msg msg;
 	enum th_rpc_status st;
 	struct th_op *op;
 
 	if (!is_rpc_flow && !th_rpc_looks_like_call(rec->data, rec->size) &&
-	    !th_rpc_looks_like_reply(rec->data, rec->size)) {
+		!th_rpc_looks_like_reply(rec->data, rec->size)) {
 		d->s.not_rpc++;
 		return;
 	}
@@ -411,8 +411,8 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		goto fail;
 	d->emit = emit;
 	d->ctx = ctx;
-	d->flows = th_flow_table_create(cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt,
-					d);
+	d->flows =
+		th_flow_table_create(cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, d);
 	if (d->flows == NULL)
 		goto free_decode;
 	d->xids = th_xid_table_create(cfg->calls, cfg->call_timeout_ns, on_xid_leave, d);
@@ -446,7 +446,7 @@ th_decode_free(struct th_decode *d)
 
 void
 th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint32_t wirelen,
-		enum th_pkt_link link, uint64_t ts_ns)
+	enum th_pkt_link link, uint64_t ts_ns)
 {
 	struct th_pkt_meta m;
 	enum th_pkt_status st;
@@ -471,8 +471,8 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 	if (m.l4 == TH_PKT_L4_TCP) {
 		d->s.tcp_segments++;
 		if (!th_flow_tcp_input(d->flows, &m, payload, m.payload_len, ts_ns,
-				       is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
-		    m.payload_len > 0)
+			    is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
+			m.payload_len > 0)
 			d->s.not_rpc++;
 		return;
 	}
@@ -539,7 +539,7 @@ th_decode_stats_add(struct th_decode_stats *sum, const struct th_decode_stats *s
 	size_t i;
 
 	_Static_assert(sizeof(struct th_decode_stats) % sizeof(uint64_t) == 0,
-		       "th_decode_stats holds only uint64_t counters");
+		"th_decode_stats holds only uint64_t counters");
 	for (i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
 		a[i] += b[i];
 }
@@ -581,13 +581,13 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 			if (s->calls[p][q] == 0)
 				continue;
 			if (p < sizeof(prog_names) / sizeof(prog_names[0])) {
-				name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers,
-							(uint32_t)q);
+				name = th_nfs_proc_name(
+					prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
 				snprintf(label, sizeof(label), "%s %s", prog_names[p].name,
-					 name != NULL ? name : "?");
+					name != NULL ? name : "?");
 				if (name == NULL)
 					snprintf(label, sizeof(label), "%s proc %zu",
-						 prog_names[p].name, q);
+						prog_names[p].name, q);
 			} else {
 				snprintf(label, sizeof(label), "other programs, proc %zu", q);
 			}

@@ -30,46 +30,46 @@
 #include "th_xid.h"
 
 /** Pipeline counters. X-macro: field, description. */
-#define TH_DECODE_COUNTER_LIST(X)                                                          \
-	X(frames, "frames received")                                                       \
-	X(bytes, "bytes received (frame length on the wire)")                              \
-	X(frames_cut, "frames cut by the capture length (payload partly missing)")         \
-	X(udp_datagrams, "UDP datagrams")                                                  \
-	X(udp_first_frags, "UDP first IP fragments (headers decoded, data not reassembled)") \
-	X(tcp_segments, "TCP segments")                                                    \
-	X(not_rpc, "TCP/UDP payloads that are not RPC")                                    \
-	X(rpc_calls, "RPC calls")                                                          \
-	X(rpc_replies, "RPC replies")                                                      \
-	X(rpc_short, "RPC messages too short for their header")                            \
-	X(rpc_malformed, "RPC messages with a malformed header")                           \
-	X(rpc_gss, "RPCSEC_GSS calls (credential recognised, arguments not decoded)")      \
-	X(rpc_denied, "RPC replies denied (RPC_MISMATCH, AUTH_ERROR)")                     \
-	X(rpc_not_success, "RPC replies accepted with an error (PROG_UNAVAIL, ...)")       \
-	X(args_short, "call arguments cut before every field was read")                    \
-	X(args_malformed, "call arguments malformed")                                      \
-	X(results_short, "reply results cut before every field was read")                  \
-	X(results_malformed, "reply results malformed")                                    \
-	X(unknown_proc, "procedure numbers unknown to their program")                      \
-	X(unknown_prog, "RPC programs not decoded (NLM, NFSACL, ...)")                     \
-	X(nfs4_compounds, "NFSv4 COMPOUNDs (counted, not decoded)")                        \
-	X(ops_matched, "ops emitted with call and reply")                                  \
-	X(ops_call_only, "ops emitted as a call without reply")                            \
-	X(ops_reply_only, "ops emitted as a reply without call")                           \
-	X(ports_learned, "RPC server ports learned (portmap, traffic)")                     \
+#define TH_DECODE_COUNTER_LIST(X)                                                                  \
+	X(frames, "frames received")                                                               \
+	X(bytes, "bytes received (frame length on the wire)")                                      \
+	X(frames_cut, "frames cut by the capture length (payload partly missing)")                 \
+	X(udp_datagrams, "UDP datagrams")                                                          \
+	X(udp_first_frags, "UDP first IP fragments (headers decoded, data not reassembled)")       \
+	X(tcp_segments, "TCP segments")                                                            \
+	X(not_rpc, "TCP/UDP payloads that are not RPC")                                            \
+	X(rpc_calls, "RPC calls")                                                                  \
+	X(rpc_replies, "RPC replies")                                                              \
+	X(rpc_short, "RPC messages too short for their header")                                    \
+	X(rpc_malformed, "RPC messages with a malformed header")                                   \
+	X(rpc_gss, "RPCSEC_GSS calls (credential recognised, arguments not decoded)")              \
+	X(rpc_denied, "RPC replies denied (RPC_MISMATCH, AUTH_ERROR)")                             \
+	X(rpc_not_success, "RPC replies accepted with an error (PROG_UNAVAIL, ...)")               \
+	X(args_short, "call arguments cut before every field was read")                            \
+	X(args_malformed, "call arguments malformed")                                              \
+	X(results_short, "reply results cut before every field was read")                          \
+	X(results_malformed, "reply results malformed")                                            \
+	X(unknown_proc, "procedure numbers unknown to their program")                              \
+	X(unknown_prog, "RPC programs not decoded (NLM, NFSACL, ...)")                             \
+	X(nfs4_compounds, "NFSv4 COMPOUNDs (counted, not decoded)")                                \
+	X(ops_matched, "ops emitted with call and reply")                                          \
+	X(ops_call_only, "ops emitted as a call without reply")                                    \
+	X(ops_reply_only, "ops emitted as a reply without call")                                   \
+	X(ports_learned, "RPC server ports learned (portmap, traffic)")                            \
 	X(frags_displaced, "fragmented UDP calls no longer followed (slot reused)")
 
 /** Programs with per-procedure counts. */
-#define TH_DECODE_PROG_LIST(X)                                                       \
-	X(NFS2, TH_PROG_NFS, 2) X(NFS3, TH_PROG_NFS, 3) X(NFS4, TH_PROG_NFS, 4)       \
-	X(MOUNT1, TH_PROG_MOUNT, 1) X(MOUNT3, TH_PROG_MOUNT, 3)                        \
-	X(PORTMAP2, TH_PROG_PORTMAP, 2) X(NLM4, TH_PROG_NLM, 4)                        \
-	X(NFSACL3, TH_PROG_NFSACL, 3)
+#define TH_DECODE_PROG_LIST(X)                                                                     \
+	X(NFS2, TH_PROG_NFS, 2)                                                                    \
+	X(NFS3, TH_PROG_NFS, 3) X(NFS4, TH_PROG_NFS, 4) X(MOUNT1, TH_PROG_MOUNT, 1)                \
+		X(MOUNT3, TH_PROG_MOUNT, 3) X(PORTMAP2, TH_PROG_PORTMAP, 2)                        \
+			X(NLM4, TH_PROG_NLM, 4) X(NFSACL3, TH_PROG_NFSACL, 3)
 
 enum th_decode_prog {
 #define TH_DECODE_PX(name, prog, vers) TH_DECODE_PROG_##name,
 	TH_DECODE_PROG_LIST(TH_DECODE_PX)
 #undef TH_DECODE_PX
-	TH_DECODE_PROG_OTHER,
+		TH_DECODE_PROG_OTHER,
 	TH_DECODE__PROG_COUNT
 };
 
@@ -80,17 +80,17 @@ struct th_decode_stats {
 #define TH_DECODE_X(name, text) uint64_t name;
 	TH_DECODE_COUNTER_LIST(TH_DECODE_X)
 #undef TH_DECODE_X
-	uint64_t pkt[TH_PKT__STATUS_COUNT];			/**< frames by parse outcome */
+	uint64_t pkt[TH_PKT__STATUS_COUNT];                     /**< frames by parse outcome */
 	uint64_t calls[TH_DECODE__PROG_COUNT][TH_DECODE_PROCS]; /**< calls by procedure */
-	struct th_flow_counters flow;				/**< TCP stream counters */
-	struct th_xid_counters xid;				/**< matching counters */
+	struct th_flow_counters flow;                           /**< TCP stream counters */
+	struct th_xid_counters xid;                             /**< matching counters */
 };
 
 /** Sizes and timeouts of one pipeline. */
 struct th_decode_config {
-	uint32_t flows;		 /**< TCP connections tracked at once */
-	uint32_t calls;		 /**< calls waiting for replies at once */
-	uint64_t flow_idle_ns;	 /**< a connection idle this long is forgotten */
+	uint32_t flows;           /**< TCP connections tracked at once */
+	uint32_t calls;           /**< calls waiting for replies at once */
+	uint64_t flow_idle_ns;    /**< a connection idle this long is forgotten */
 	uint64_t call_timeout_ns; /**< a call waits this long for its reply */
 };
 
@@ -103,8 +103,8 @@ typedef void (*th_decode_op_cb)(void *ctx, const struct th_op *op);
 struct th_decode;
 
 /** @return NULL with errno EINVAL or ENOMEM. */
-struct th_decode *th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit,
-				   void *ctx);
+struct th_decode *th_decode_create(
+	const struct th_decode_config *cfg, th_decode_op_cb emit, void *ctx);
 void th_decode_free(struct th_decode *d);
 
 /**
@@ -113,7 +113,7 @@ void th_decode_free(struct th_decode *d);
  * @param wirelen the frame's length on the wire (>= caplen)
  */
 void th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint32_t wirelen,
-		     enum th_pkt_link link, uint64_t ts_ns);
+	enum th_pkt_link link, uint64_t ts_ns);
 
 /** Age flows and calls; call it every millisecond or so with the capture clock. */
 void th_decode_housekeep(struct th_decode *d, uint64_t now_ns);

@@ -12,43 +12,43 @@
 
 enum half_state {
 	HALF_UNSEEN = 0, /* no segment yet in this direction */
-	HALF_HUNT,	 /* looking for a record start */
-	HALF_MARKER,	 /* reading a fragment marker */
-	HALF_BODY,	 /* inside a fragment */
+	HALF_HUNT,       /* looking for a record start */
+	HALF_MARKER,     /* reading a fragment marker */
+	HALF_BODY,       /* inside a fragment */
 };
 
 /* One direction of a connection. */
 struct half {
-	uint32_t next_seq;    /* next byte expected */
-	uint8_t state;	      /* enum half_state */
-	uint8_t marker_have;  /* marker bytes gathered */
-	bool is_last_frag;    /* the current fragment ends the record */
-	bool is_prefix_closed; /* a gap was stepped over: keep no more bytes */
-	uint8_t marker[4];    /* marker bytes gathered so far */
-	uint32_t frag_left;   /* bytes left in the current fragment */
-	uint32_t rec_size;    /* record bytes seen so far, all fragments */
-	uint32_t kept;	      /* bytes of buf in use */
-	bool is_multi_frag;   /* the record has had more than one fragment */
-	uint8_t tail_fill;    /* bytes of tail seen since the last gap, at most 8 */
-	uint8_t tail[8];      /* the last 8 record bytes seen */
-	uint64_t first_ns;    /* time of the record's first byte */
+	uint32_t next_seq;           /* next byte expected */
+	uint8_t state;               /* enum half_state */
+	uint8_t marker_have;         /* marker bytes gathered */
+	bool is_last_frag;           /* the current fragment ends the record */
+	bool is_prefix_closed;       /* a gap was stepped over: keep no more bytes */
+	uint8_t marker[4];           /* marker bytes gathered so far */
+	uint32_t frag_left;          /* bytes left in the current fragment */
+	uint32_t rec_size;           /* record bytes seen so far, all fragments */
+	uint32_t kept;               /* bytes of buf in use */
+	bool is_multi_frag;          /* the record has had more than one fragment */
+	uint8_t tail_fill;           /* bytes of tail seen since the last gap, at most 8 */
+	uint8_t tail[8];             /* the last 8 record bytes seen */
+	uint64_t first_ns;           /* time of the record's first byte */
 	uint8_t buf[TH_FLOW_PREFIX]; /* the record's first bytes, when not in place */
 };
 
 struct entry {
 	struct th_flow_key key; /* canonical endpoints */
-	uint64_t last_ns;	/* last segment seen, either direction */
-	struct half h[2];	/* direction 0: a to b; 1: b to a */
+	uint64_t last_ns;       /* last segment seen, either direction */
+	struct half h[2];       /* direction 0: a to b; 1: b to a */
 };
 
 struct th_flow_table {
-	struct th_sat sat;	    /* struct entry, keyed by th_flow_key */
-	uint64_t idle_ns;	    /* a flow idle this long is forgotten */
-	uint64_t now_ns;	    /* the time th_flow_table_age() was called with */
+	struct th_sat sat;           /* struct entry, keyed by th_flow_key */
+	uint64_t idle_ns;            /* a flow idle this long is forgotten */
+	uint64_t now_ns;             /* the time th_flow_table_age() was called with */
 	th_flow_record_cb on_record; /* record consumer */
-	th_flow_hunt_cb on_hunt;    /* record-start confirmation, may be NULL */
-	void *ctx;		    /* passed to both callbacks */
-	struct th_flow_counters c;  /* counters */
+	th_flow_hunt_cb on_hunt;     /* record-start confirmation, may be NULL */
+	void *ctx;                   /* passed to both callbacks */
+	struct th_flow_counters c;   /* counters */
 };
 
 static int
@@ -78,7 +78,7 @@ th_flow_key_of(const struct th_pkt_meta *m, struct th_flow_key *key)
 
 struct th_flow_table *
 th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_record,
-		     th_flow_hunt_cb on_hunt, void *ctx)
+	th_flow_hunt_cb on_hunt, void *ctx)
 {
 	struct th_flow_table *t;
 	int rc;
@@ -205,8 +205,8 @@ th_flow_table_age(struct th_flow_table *t, uint64_t now_ns)
 }
 
 static bool
-looks_like_record(struct th_flow_table *t, const struct th_flow_key *key, int dir,
-		  const uint8_t *p, uint32_t len)
+looks_like_record(struct th_flow_table *t, const struct th_flow_key *key, int dir, const uint8_t *p,
+	uint32_t len)
 {
 	uint32_t marker, flen, n;
 
@@ -285,7 +285,8 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			marker = (uint32_t)h->marker[0] << 24 | (uint32_t)h->marker[1] << 16 |
 				 (uint32_t)h->marker[2] << 8 | h->marker[3];
 			flen = marker & 0x7fffffffu;
-			if (flen > TH_FLOW_FRAG_MAX || (uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {
+			if (flen > TH_FLOW_FRAG_MAX ||
+				(uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {
 				t->c.bad_markers++;
 				t->c.hunt_bytes += len;
 				half_reset_record(h);
@@ -377,7 +378,7 @@ on_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 
 bool
 th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
-		  uint32_t len, uint64_t now_ns, bool is_rpc_port)
+	uint32_t len, uint64_t now_ns, bool is_rpc_port)
 {
 	struct th_flow_key key;
 	struct entry *e;
@@ -413,7 +414,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	end = seq + len;
 	diff = (int32_t)(seq - h->next_seq);
 	if (diff < 0) {
-		uint32_t old = (uint32_t)-(int64_t)diff;
+		uint32_t old = (uint32_t) - (int64_t)diff;
 
 		if (old >= len) {
 			t->c.segments_retrans++;
@@ -427,7 +428,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		on_gap(t, h, (uint32_t)diff);
 		/* The end of the record was inside the gap: it completes now. */
 		if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 &&
-		    h->rec_size > 0)
+			h->rec_size > 0)
 			deliver(t, &key, dir, h, h->buf, h->kept, now_ns);
 	}
 	h->next_seq = end;

@@ -30,26 +30,26 @@
 
 #include "th_pkt.h"
 
-#define TH_FLOW_PREFIX 1024	       /**< record bytes kept for decoding */
-#define TH_FLOW_FRAG_MAX (64u << 20)   /**< larger fragments are not RPC: resync */
+#define TH_FLOW_PREFIX 1024          /**< record bytes kept for decoding */
+#define TH_FLOW_FRAG_MAX (64u << 20) /**< larger fragments are not RPC: resync */
 
 /** Counters of a flow table, per lcore. X-macro: field, description. */
-#define TH_FLOW_COUNTER_LIST(X)                                                           \
-	X(flows_created, "TCP flows created")                                             \
-	X(flows_aged, "TCP flows aged out (idle)")                                        \
-	X(flows_evicted, "TCP flows evicted, table full")                                 \
-	X(segments_retrans, "TCP segments retransmitted (all bytes seen before)")         \
-	X(bytes_retrans, "TCP bytes trimmed as already seen")                             \
-	X(gaps_payload, "TCP gaps inside record data, stepped over")                      \
-	X(gaps_lost, "TCP gaps that lost a record boundary")                              \
-	X(records_lost_gap, "RPC records dropped by a TCP gap")                           \
-	X(hunt_segments, "TCP segments skipped while hunting for a record start")         \
-	X(hunt_bytes, "TCP bytes skipped while hunting for a record start")               \
-	X(resyncs, "record boundary found again after hunting")                           \
-	X(bad_markers, "record markers with impossible lengths")                          \
-	X(records, "RPC records reassembled")                                             \
-	X(records_in_place, "RPC records decoded in place (one segment)")                 \
-	X(records_multi_frag, "RPC records of several fragments")                         \
+#define TH_FLOW_COUNTER_LIST(X)                                                                    \
+	X(flows_created, "TCP flows created")                                                      \
+	X(flows_aged, "TCP flows aged out (idle)")                                                 \
+	X(flows_evicted, "TCP flows evicted, table full")                                          \
+	X(segments_retrans, "TCP segments retransmitted (all bytes seen before)")                  \
+	X(bytes_retrans, "TCP bytes trimmed as already seen")                                      \
+	X(gaps_payload, "TCP gaps inside record data, stepped over")                               \
+	X(gaps_lost, "TCP gaps that lost a record boundary")                                       \
+	X(records_lost_gap, "RPC records dropped by a TCP gap")                                    \
+	X(hunt_segments, "TCP segments skipped while hunting for a record start")                  \
+	X(hunt_bytes, "TCP bytes skipped while hunting for a record start")                        \
+	X(resyncs, "record boundary found again after hunting")                                    \
+	X(bad_markers, "record markers with impossible lengths")                                   \
+	X(records, "RPC records reassembled")                                                      \
+	X(records_in_place, "RPC records decoded in place (one segment)")                          \
+	X(records_multi_frag, "RPC records of several fragments")                                  \
 	X(bytes_skipped, "record bytes skipped (data past the kept prefix)")
 
 struct th_flow_counters {
@@ -62,14 +62,14 @@ struct th_flow_counters {
 struct th_flow_key {
 	struct th_addr a; /**< lower address (then port) */
 	struct th_addr b; /**< higher */
-	uint16_t pa;	  /**< port of a */
-	uint16_t pb;	  /**< port of b */
+	uint16_t pa;      /**< port of a */
+	uint16_t pb;      /**< port of b */
 };
 
 /** A record handed to the consumer. */
 struct th_flow_record {
 	const uint8_t *data; /**< first bytes of the record (kept prefix or in place) */
-	uint32_t size;	     /**< bytes at data */
+	uint32_t size;       /**< bytes at data */
 	uint32_t wire_size;  /**< the record's full length (all fragments, no markers) */
 	const uint8_t *tail; /**< the record's last 8 bytes (READDIR eof lies there), or NULL
 				  when a gap or the capture hid them */
@@ -83,24 +83,23 @@ struct th_flow_table;
  * Called for each complete record, in stream order.
  * @param dir 0 when the segment's source is key.a, 1 when it is key.b
  */
-typedef void (*th_flow_record_cb)(void *ctx, const struct th_flow_key *key, int dir,
-				  const struct th_flow_record *rec);
+typedef void (*th_flow_record_cb)(
+	void *ctx, const struct th_flow_key *key, int dir, const struct th_flow_record *rec);
 
 /**
  * Called while hunting, with the bytes at a candidate record start (marker
  * skipped): return true to accept the position. NULL accepts anything that
  * th_rpc_looks_like_call() or th_rpc_looks_like_reply() accepts.
  */
-typedef bool (*th_flow_hunt_cb)(void *ctx, const struct th_flow_key *key, int dir,
-				const uint8_t *rec, uint32_t size);
+typedef bool (*th_flow_hunt_cb)(
+	void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size);
 
 /**
  * Create a table for @p flows connections (rounded up to a power of two).
  * @return NULL with errno ENOMEM or EINVAL.
  */
 struct th_flow_table *th_flow_table_create(uint32_t flows, uint64_t idle_ns,
-					   th_flow_record_cb on_record, th_flow_hunt_cb on_hunt,
-					   void *ctx);
+	th_flow_record_cb on_record, th_flow_hunt_cb on_hunt, void *ctx);
 
 void th_flow_table_free(struct th_flow_table *t);
 
@@ -116,8 +115,8 @@ void th_flow_table_free(struct th_flow_table *t);
  * @return false when the segment belongs to no tracked connection and was
  *         not taken as the start of one (not RPC, as far as we can tell).
  */
-bool th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m,
-		       const uint8_t *payload, uint32_t len, uint64_t now_ns, bool is_rpc_port);
+bool th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
+	uint32_t len, uint64_t now_ns, bool is_rpc_port);
 
 /** Forget flows idle for longer than the table's idle time; returns how many. */
 uint32_t th_flow_table_age(struct th_flow_table *t, uint64_t now_ns);

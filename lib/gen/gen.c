@@ -104,8 +104,8 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 /* ---- the run ---- */
 
 struct op_entry {
-	uint64_t order;	  /**< tie-break */
-	struct th_op op;  /**< ground truth */
+	uint64_t order;  /**< tie-break */
+	struct th_op op; /**< ground truth */
 };
 
 struct run {
@@ -114,12 +114,12 @@ struct run {
 	struct th_gen_stats *stats;
 	struct gen_world world;
 	struct gen_wire *wire;
-	struct gen_client **clients;  /**< min-heap on next_ns */
-	struct op_entry **ops;	      /**< min-heap on (call_first_ns, order) */
+	struct gen_client **clients; /**< min-heap on next_ns */
+	struct op_entry **ops;       /**< min-heap on (call_first_ns, order) */
 	uint32_t n_ops, cap_ops;
 	uint64_t op_order;
-	uint8_t *call_buf;	      /**< encoded calls of one action */
-	uint8_t *reply_buf;	      /**< one encoded reply */
+	uint8_t *call_buf;  /**< encoded calls of one action */
+	uint8_t *reply_buf; /**< one encoded reply */
 	struct gen_rpc rpcs[BURST_MAX];
 };
 
@@ -257,7 +257,7 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 	int rc;
 
 	if (!c->is_udp && gen_mix_is_ready(c) &&
-	    gen_rng_chance(&r->world.rng, r->cfg->pipeline_share))
+		gen_rng_chance(&r->world.rng, r->cfg->pipeline_share))
 		n = 2 + gen_rng_below(&r->world.rng, BURST_MAX - 1);
 	if (n > left)
 		n = (uint32_t)left;
@@ -277,7 +277,7 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 		for (j = i + 1; j < n && r->rpcs[j].flow == r->rpcs[i].flow; j++)
 			;
 		rc = gen_wire_send(r->wire, r->rpcs[i].flow, 0, now, &recs[i], &sizes[i], j - i,
-				   &first[i], &last[i]);
+			&first[i], &last[i]);
 		if (rc != 0)
 			return rc;
 	}
@@ -291,7 +291,7 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 		if (size == 0)
 			return -EINVAL;
 		rc = gen_wire_send(r->wire, rpc->flow, 1, last[i] + rpc->latency_ns, &rec, &size, 1,
-				   &rfirst, &rlast);
+			&rfirst, &rlast);
 		if (rc != 0)
 			return rc;
 		rpc->op.call_first_ns = first[i];
@@ -317,8 +317,8 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 }
 
 int
-th_gen_run(const struct th_gen_config *cfg, const struct th_gen_sink *sink,
-	   struct th_gen_stats *stats)
+th_gen_run(
+	const struct th_gen_config *cfg, const struct th_gen_sink *sink, struct th_gen_stats *stats)
 {
 	struct th_gen_stats local;
 	struct run r;
@@ -380,7 +380,7 @@ out:
 struct file_sink {
 	struct th_pcap_writer *pcap;
 	FILE *truth;
-	uint64_t res;	/* time resolution, ns */
+	uint64_t res;    /* time resolution, ns */
 	struct th_op op; /* truth op with its times rounded */
 	char line[4096];
 };
@@ -422,7 +422,7 @@ write_op(void *ctx, const struct th_op *op)
 
 int
 th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char *truth_path,
-	     struct th_gen_stats *stats, char *err, size_t err_size)
+	struct th_gen_stats *stats, char *err, size_t err_size)
 {
 	static struct file_sink fs;
 	struct th_gen_sink sink = {write_frame, NULL, &fs};
@@ -443,8 +443,8 @@ th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char 
 		fs.truth = fopen(truth_path, "w");
 		if (fs.truth == NULL) {
 			rc = -errno;
-			snprintf(err, err_size, "cannot create %s: %s", truth_path,
-				 strerror(errno));
+			snprintf(
+				err, err_size, "cannot create %s: %s", truth_path, strerror(errno));
 			th_pcap_writer_close(fs.pcap);
 			return rc;
 		}

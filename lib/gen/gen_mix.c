@@ -11,38 +11,68 @@
 #include "gen_private.h"
 
 struct weight {
-	uint32_t proc;	 /**< NFSv3 procedure */
+	uint32_t proc;   /**< NFSv3 procedure */
 	uint32_t weight; /**< relative frequency */
 };
 
-#define END {0, 0}
+#define END                                                                                        \
+	{                                                                                          \
+		0, 0                                                                               \
+	}
 
 /* Metadata-heavy: what a build or a find over a tree looks like, small frames only. */
 static const struct weight meta_mix[] = {
-	{TH_NFS3_GETATTR, 400}, {TH_NFS3_LOOKUP, 250}, {TH_NFS3_ACCESS, 200},
-	{TH_NFS3_READDIRPLUS, 30}, {TH_NFS3_SETATTR, 20}, {TH_NFS3_CREATE, 25},
-	{TH_NFS3_REMOVE, 20}, {TH_NFS3_RENAME, 10}, {TH_NFS3_MKDIR, 5},
-	{TH_NFS3_COMMIT, 10}, {TH_NFS3_NULL, 5}, {TH_NFS3_FSINFO, 5}, END,
+	{TH_NFS3_GETATTR, 400},
+	{TH_NFS3_LOOKUP, 250},
+	{TH_NFS3_ACCESS, 200},
+	{TH_NFS3_READDIRPLUS, 30},
+	{TH_NFS3_SETATTR, 20},
+	{TH_NFS3_CREATE, 25},
+	{TH_NFS3_REMOVE, 20},
+	{TH_NFS3_RENAME, 10},
+	{TH_NFS3_MKDIR, 5},
+	{TH_NFS3_COMMIT, 10},
+	{TH_NFS3_NULL, 5},
+	{TH_NFS3_FSINFO, 5},
+	END,
 };
 
 /* Data-heavy: streaming READ and WRITE with the metadata they need. */
 static const struct weight data_mix[] = {
-	{TH_NFS3_READ, 450}, {TH_NFS3_WRITE, 350}, {TH_NFS3_COMMIT, 80},
-	{TH_NFS3_GETATTR, 60}, {TH_NFS3_LOOKUP, 30}, {TH_NFS3_ACCESS, 20},
-	{TH_NFS3_CREATE, 10}, END,
+	{TH_NFS3_READ, 450},
+	{TH_NFS3_WRITE, 350},
+	{TH_NFS3_COMMIT, 80},
+	{TH_NFS3_GETATTR, 60},
+	{TH_NFS3_LOOKUP, 30},
+	{TH_NFS3_ACCESS, 20},
+	{TH_NFS3_CREATE, 10},
+	END,
 };
 
 static const struct weight mixed_mix[] = {
-	{TH_NFS3_GETATTR, 250}, {TH_NFS3_LOOKUP, 150}, {TH_NFS3_ACCESS, 120},
-	{TH_NFS3_READ, 150}, {TH_NFS3_WRITE, 100}, {TH_NFS3_COMMIT, 30},
-	{TH_NFS3_READDIRPLUS, 40}, {TH_NFS3_SETATTR, 30}, {TH_NFS3_CREATE, 40},
-	{TH_NFS3_REMOVE, 30}, {TH_NFS3_RENAME, 20}, {TH_NFS3_MKDIR, 10},
-	{TH_NFS3_NULL, 10}, {TH_NFS3_FSINFO, 10}, END,
+	{TH_NFS3_GETATTR, 250},
+	{TH_NFS3_LOOKUP, 150},
+	{TH_NFS3_ACCESS, 120},
+	{TH_NFS3_READ, 150},
+	{TH_NFS3_WRITE, 100},
+	{TH_NFS3_COMMIT, 30},
+	{TH_NFS3_READDIRPLUS, 40},
+	{TH_NFS3_SETATTR, 30},
+	{TH_NFS3_CREATE, 40},
+	{TH_NFS3_REMOVE, 30},
+	{TH_NFS3_RENAME, 20},
+	{TH_NFS3_MKDIR, 10},
+	{TH_NFS3_NULL, 10},
+	{TH_NFS3_FSINFO, 10},
+	END,
 };
 
 /* Pipelined bursts: calls small enough to share a segment. */
 static const struct weight small_mix[] = {
-	{TH_NFS3_GETATTR, 5}, {TH_NFS3_LOOKUP, 3}, {TH_NFS3_ACCESS, 2}, END,
+	{TH_NFS3_GETATTR, 5},
+	{TH_NFS3_LOOKUP, 3},
+	{TH_NFS3_ACCESS, 2},
+	END,
 };
 
 static uint32_t
@@ -63,7 +93,7 @@ draw(struct gen_rng *rng, const struct weight *w)
 
 void
 gen_mix_next(struct gen_world *w, struct gen_client *c, uint64_t now, bool is_small_only,
-	     struct gen_rpc *rpc)
+	struct gen_rpc *rpc)
 {
 	const struct weight *mix;
 	struct gen_mount *m;

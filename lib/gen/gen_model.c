@@ -194,7 +194,7 @@ set_name(struct th_nfs_name *dst, const char *s)
 }
 
 static const char *const stems[] = {"data", "log", "notes", "build", "report", "img", "core",
-				    "index", "run", "src", "db", "tmp"};
+	"index", "run", "src", "db", "tmp"};
 static const char *const exts[] = {".txt", ".dat", ".c", ".o", ".log", ".csv", ".bin", ""};
 
 static void
@@ -206,7 +206,7 @@ make_name(struct gen_export *e, struct gen_rng *rng, bool is_dir, char *out, siz
 		snprintf(out, size, "%s%u", stems[gen_rng_below(rng, 12)], seq);
 	else
 		snprintf(out, size, "%s%u%s", stems[gen_rng_below(rng, 12)], seq,
-			 exts[gen_rng_below(rng, 8)]);
+			exts[gen_rng_below(rng, 8)]);
 }
 
 /* File sizes: many small, some medium, a few large, as file system surveys find. */
@@ -225,7 +225,7 @@ draw_size(struct gen_rng *rng)
 /* Add a node under @p parent (or the root when parent is UINT32_MAX). @return index or -1. */
 static int64_t
 node_add(struct gen_export *e, struct gen_rng *rng, uint32_t parent, uint32_t type,
-	 const char *name, uint64_t now, uint32_t uid, uint32_t gid)
+	const char *name, uint64_t now, uint32_t uid, uint32_t gid)
 {
 	struct gen_node *n;
 	uint32_t idx = e->n_nodes;
@@ -263,7 +263,7 @@ node_add(struct gen_export *e, struct gen_rng *rng, uint32_t parent, uint32_t ty
 		struct gen_node *p = &e->nodes[parent];
 
 		if (grow((void **)&p->children, &p->cap_children, p->n_children + 1,
-			 sizeof(uint32_t)) != 0)
+			    sizeof(uint32_t)) != 0)
 			return -1;
 		p->children[p->n_children++] = idx;
 		if (type == TH_NFS_DIR)
@@ -303,8 +303,8 @@ file_remove(struct gen_export *e, uint32_t idx)
 }
 
 static int
-export_init(struct gen_export *e, struct gen_rng *rng, const char *path, uint32_t fh_len,
-	    uint64_t now)
+export_init(
+	struct gen_export *e, struct gen_rng *rng, const char *path, uint32_t fh_len, uint64_t now)
 {
 	uint32_t n_dirs = 8 + gen_rng_below(rng, 17), n_files = 200 + gen_rng_below(rng, 400);
 	char name[24];
@@ -316,8 +316,8 @@ export_init(struct gen_export *e, struct gen_rng *rng, const char *path, uint32_
 	e->fsid = (uint32_t)gen_rng_u64(rng);
 	e->fh_len = (uint8_t)fh_len;
 	e->next_fileid = 2 + gen_rng_below(rng, 1000);
-	if (node_add(e, rng, UINT32_MAX, TH_NFS_DIR, "", now - 86400ull * 1000000000u * 365, 0,
-		     0) < 0)
+	if (node_add(e, rng, UINT32_MAX, TH_NFS_DIR, "", now - 86400ull * 1000000000u * 365, 0, 0) <
+		0)
 		return -ENOMEM;
 	for (i = 0; i < n_dirs; i++) {
 		/* Two levels: top-level directories and some below them. */
@@ -325,8 +325,8 @@ export_init(struct gen_export *e, struct gen_rng *rng, const char *path, uint32_
 
 		make_name(e, rng, true, name, sizeof(name));
 		if (node_add(e, rng, parent, TH_NFS_DIR, name,
-			     now - gen_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
-			     1000 + gen_rng_below(rng, 20), 100) < 0)
+			    now - gen_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
+			    1000 + gen_rng_below(rng, 20), 100) < 0)
 			return -ENOMEM;
 	}
 	for (i = 0; i < n_files; i++) {
@@ -334,8 +334,8 @@ export_init(struct gen_export *e, struct gen_rng *rng, const char *path, uint32_
 
 		make_name(e, rng, false, name, sizeof(name));
 		idx = node_add(e, rng, parent, TH_NFS_REG, name,
-			       now - gen_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
-			       1000 + gen_rng_below(rng, 20), 100 + gen_rng_below(rng, 3));
+			now - gen_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
+			1000 + gen_rng_below(rng, 20), 100 + gen_rng_below(rng, 3));
 		if (idx < 0)
 			return -ENOMEM;
 		e->nodes[idx].size = draw_size(rng);
@@ -387,8 +387,8 @@ take_port(struct gen_client *c)
 }
 
 static void
-flow_init(struct gen_flow *f, struct gen_rng *rng, struct gen_client *c, uint32_t ci,
-	  uint32_t si, uint16_t server_port)
+flow_init(struct gen_flow *f, struct gen_rng *rng, struct gen_client *c, uint32_t ci, uint32_t si,
+	uint16_t server_port)
 {
 	int d;
 
@@ -437,7 +437,7 @@ gen_world_init(struct gen_world *w, const struct th_gen_config *cfg)
 		for (k = 0; k < s->n_exports; k++) {
 			snprintf(path, sizeof(path), k ? "/export/data%u" : "/srv/nfs/home%u", i);
 			if (export_init(&s->exports[k], &w->rng, path, 28 + 4 * ((i + k) % 4),
-					now) != 0)
+				    now) != 0)
 				goto fail;
 		}
 	}
@@ -451,8 +451,9 @@ gen_world_init(struct gen_world *w, const struct th_gen_config *cfg)
 			addr_v6(&c->addr, 1, i + 1);
 		else
 			addr_v4(&c->addr, 10, 1, (uint8_t)((i + 1) >> 8), (uint8_t)(i + 1));
-		memcpy(c->mac, (const uint8_t[6]){0x02, 0x00, 0x5e, 0x10, (uint8_t)(i >> 8),
-						  (uint8_t)i}, 6);
+		memcpy(c->mac,
+			(const uint8_t[6]){0x02, 0x00, 0x5e, 0x10, (uint8_t)(i >> 8), (uint8_t)i},
+			6);
 		c->vlan[0] = (uint16_t)(100 + i % 8);
 		c->vlan[1] = (uint16_t)(10 + i % 16);
 		c->uid = 1000 + gen_rng_below(&w->rng, 20);
@@ -540,7 +541,7 @@ base_latency_us(uint32_t prog, uint32_t proc)
 
 void
 gen_model_begin(struct gen_world *w, struct gen_client *c, struct gen_flow *f, uint32_t prog,
-		uint32_t vers, uint32_t proc, struct gen_rpc *rpc)
+	uint32_t vers, uint32_t proc, struct gen_rpc *rpc)
 {
 	const struct gen_server *s = &w->servers[f->server_idx];
 	struct th_op *op = &rpc->op;
@@ -563,13 +564,13 @@ gen_model_begin(struct gen_world *w, struct gen_client *c, struct gen_flow *f, u
 	op->uid = c->uid;
 	op->gid = c->gid;
 	snprintf(op->machine, sizeof(op->machine), "%s", c->machine);
-	rpc->latency_ns = (uint32_t)(gen_rng_lognormal(&w->rng, base_latency_us(prog, proc), 0.5) *
-				     1000.0);
+	rpc->latency_ns =
+		(uint32_t)(gen_rng_lognormal(&w->rng, base_latency_us(prog, proc), 0.5) * 1000.0);
 }
 
 void
 gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mount *m, uint64_t now,
-		  struct gen_rpc *rpc)
+	struct gen_rpc *rpc)
 {
 	struct gen_server *s = &w->servers[m->server_idx];
 	struct gen_export *e = &s->exports[m->export_idx];
@@ -647,7 +648,7 @@ touch_dir(struct gen_node *d, uint64_t now)
 
 void
 gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, uint32_t proc,
-	      uint64_t now, struct gen_rpc *rpc)
+	uint64_t now, struct gen_rpc *rpc)
 {
 	struct gen_export *e = &w->servers[m->server_idx].exports[m->export_idx];
 	struct gen_rng *rng = &w->rng;
@@ -794,9 +795,8 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		if (proc == TH_NFS3_CREATE)
 			call->stable = gen_rng_chance(rng, 0.5) ? 1 : 0; /* GUARDED or UNCHECKED */
 		pre_attr(d, &rep->pre);
-		made = node_add(e, rng, didx,
-				proc == TH_NFS3_MKDIR ? TH_NFS_DIR : TH_NFS_REG, name, now, c->uid,
-				c->gid);
+		made = node_add(e, rng, didx, proc == TH_NFS3_MKDIR ? TH_NFS_DIR : TH_NFS_REG, name,
+			now, c->uid, c->gid);
 		d = &e->nodes[didx]; /* nodes may have moved */
 		if (made < 0) {
 			rep->status = 28; /* NFS3ERR_NOSPC: the model is out of memory */
@@ -837,7 +837,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		pre_attr(d, &rep->pre);
 		child_unlink(e, didx, idx);
 		if (grow((void **)&d2->children, &d2->cap_children, d2->n_children + 1,
-			 sizeof(uint32_t)) != 0) {
+			    sizeof(uint32_t)) != 0) {
 			/* Put it back where it was: the rename fails like a full disk. */
 			d->children[d->n_children++] = idx;
 			rep->status = 28;

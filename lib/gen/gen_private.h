@@ -46,9 +46,9 @@ double gen_rng_lognormal(struct gen_rng *r, double median, double sigma);
 
 struct gen_xdr {
 	uint8_t *start; /**< buffer */
-	uint8_t *p;	/**< next byte */
-	uint8_t *end;	/**< one past the buffer */
-	bool is_full;	/**< a put did not fit: the message is unusable */
+	uint8_t *p;     /**< next byte */
+	uint8_t *end;   /**< one past the buffer */
+	bool is_full;   /**< a put did not fit: the message is unusable */
 };
 
 void gen_xdr_init(struct gen_xdr *x, uint8_t *buf, size_t size);
@@ -71,79 +71,79 @@ gen_xdr_size(const struct gen_xdr *x)
 
 /** A file or directory on an export. */
 struct gen_node {
-	uint64_t fileid;	/**< inode number */
-	uint64_t size;		/**< bytes */
-	uint64_t mtime_ns;	/**< last data change */
-	uint64_t ctime_ns;	/**< last attribute change */
-	uint32_t type;		/**< TH_NFS_REG or TH_NFS_DIR */
-	uint32_t mode;		/**< permission bits */
-	uint32_t uid;		/**< owner */
-	uint32_t gid;		/**< group */
-	uint32_t nlink;		/**< links */
-	uint32_t parent;	/**< index of the parent directory (itself for the root) */
-	uint32_t generation;	/**< handle generation, bumps when the fileid is reused */
-	uint32_t pos;		/**< index in the export's files[] or dirs[] */
-	uint32_t *children;	/**< directories: child node indices */
-	uint32_t n_children;	/**< used entries in children */
-	uint32_t cap_children;	/**< allocated entries in children */
-	bool is_live;		/**< false once removed */
-	uint8_t name_len;	/**< bytes in name */
-	char name[24];		/**< component name, NUL-terminated */
+	uint64_t fileid;       /**< inode number */
+	uint64_t size;         /**< bytes */
+	uint64_t mtime_ns;     /**< last data change */
+	uint64_t ctime_ns;     /**< last attribute change */
+	uint32_t type;         /**< TH_NFS_REG or TH_NFS_DIR */
+	uint32_t mode;         /**< permission bits */
+	uint32_t uid;          /**< owner */
+	uint32_t gid;          /**< group */
+	uint32_t nlink;        /**< links */
+	uint32_t parent;       /**< index of the parent directory (itself for the root) */
+	uint32_t generation;   /**< handle generation, bumps when the fileid is reused */
+	uint32_t pos;          /**< index in the export's files[] or dirs[] */
+	uint32_t *children;    /**< directories: child node indices */
+	uint32_t n_children;   /**< used entries in children */
+	uint32_t cap_children; /**< allocated entries in children */
+	bool is_live;          /**< false once removed */
+	uint8_t name_len;      /**< bytes in name */
+	char name[24];         /**< component name, NUL-terminated */
 };
 
 /** One exported file system. */
 struct gen_export {
-	char path[48];		/**< MNT path */
-	uint32_t fsid;		/**< goes into handles */
-	uint8_t fh_len;		/**< handle length on this server */
+	char path[48];          /**< MNT path */
+	uint32_t fsid;          /**< goes into handles */
+	uint8_t fh_len;         /**< handle length on this server */
 	struct gen_node *nodes; /**< all nodes ever made; index 0 is the root */
-	uint32_t n_nodes;	/**< used */
-	uint32_t cap_nodes;	/**< allocated */
-	uint32_t *files;	/**< live regular files, for picking */
+	uint32_t n_nodes;       /**< used */
+	uint32_t cap_nodes;     /**< allocated */
+	uint32_t *files;        /**< live regular files, for picking */
 	uint32_t n_files;
-	uint32_t *dirs;		/**< live directories, for picking */
+	uint32_t *dirs; /**< live directories, for picking */
 	uint32_t n_dirs;
 	uint32_t cap_files, cap_dirs;
-	uint64_t next_fileid;	/**< next inode number */
-	uint32_t name_seq;	/**< for new names */
+	uint64_t next_fileid; /**< next inode number */
+	uint32_t name_seq;    /**< for new names */
 };
 
 struct gen_server {
-	struct th_addr addr4;	     /**< IPv4 address (mapped) */
-	struct th_addr addr6;	     /**< IPv6 address */
-	uint8_t mac[6];		     /**< Ethernet address */
-	uint16_t mountd_port;	     /**< what GETPORT answers for MOUNT */
-	uint64_t write_verf;	     /**< WRITE/COMMIT verifier */
+	struct th_addr addr4; /**< IPv4 address (mapped) */
+	struct th_addr addr6; /**< IPv6 address */
+	uint8_t mac[6];       /**< Ethernet address */
+	uint16_t mountd_port; /**< what GETPORT answers for MOUNT */
+	uint64_t write_verf;  /**< WRITE/COMMIT verifier */
 	struct gen_export exports[2];
 	uint32_t n_exports;
 };
 
 /** One direction of a flow. */
 struct gen_half {
-	uint32_t isn;		/**< initial sequence number */
-	uint32_t snd_next;	/**< next seq to assign (generation time) */
-	uint32_t emitted_end;	/**< seq after the last emitted frame (flush time) */
-	uint32_t last_ack;	/**< ack field of the last emitted frame */
-	bool has_sent_ack;	/**< last_ack is valid */
-	uint16_t ip_id;		/**< IPv4 identification counter */
+	uint32_t isn;           /**< initial sequence number */
+	uint32_t snd_next;      /**< next seq to assign (generation time) */
+	uint32_t emitted_end;   /**< seq after the last emitted frame (flush time) */
+	uint32_t last_ack;      /**< ack field of the last emitted frame */
+	bool has_sent_ack;      /**< last_ack is valid */
+	uint16_t ip_id;         /**< IPv4 identification counter */
 	uint64_t busy_until_ns; /**< the link is busy with our previous frames until then */
 };
 
 /** A transport conversation between a client port and a server port. */
 struct gen_flow {
 	struct gen_half half[2]; /**< [0] client to server, [1] server to client */
-	uint32_t client_idx;	 /**< owner */
-	uint32_t server_idx;	 /**< peer */
+	uint32_t client_idx;     /**< owner */
+	uint32_t server_idx;     /**< peer */
 	uint16_t client_port;
 	uint16_t server_port;
-	uint8_t l4;		 /**< TH_PKT_L4_TCP or TH_PKT_L4_UDP */
-	bool is_open;		 /**< TCP: handshake done (or skipped) */
-	bool is_closed;		 /**< TCP: FIN exchanged */
+	uint8_t l4;     /**< TH_PKT_L4_TCP or TH_PKT_L4_UDP */
+	bool is_open;   /**< TCP: handshake done (or skipped) */
+	bool is_closed; /**< TCP: FIN exchanged */
 };
 
 enum gen_mount_state {
 	GEN_MOUNT_GETPORT = 0, /**< ask portmap for mountd's port */
-	GEN_MOUNT_MNT,	       /**< mount the export */
+	GEN_MOUNT_MNT,         /**< mount the export */
 	GEN_MOUNT_FSINFO,      /**< first NFS call, as Linux does */
 	GEN_MOUNT_READY,       /**< the op mix runs */
 };
@@ -152,26 +152,26 @@ enum gen_mount_state {
 struct gen_mount {
 	uint32_t server_idx;
 	uint32_t export_idx;
-	uint32_t state;		  /**< enum gen_mount_state */
-	struct gen_flow pmap;	  /**< to port 111 */
-	struct gen_flow mount;	  /**< to mountd */
-	struct gen_flow nfs;	  /**< to 2049 */
+	uint32_t state;        /**< enum gen_mount_state */
+	struct gen_flow pmap;  /**< to port 111 */
+	struct gen_flow mount; /**< to mountd */
+	struct gen_flow nfs;   /**< to 2049 */
 };
 
 struct gen_client {
-	struct th_addr addr;	  /**< IPv4 (mapped) or IPv6 */
+	struct th_addr addr; /**< IPv4 (mapped) or IPv6 */
 	uint8_t mac[6];
 	bool is_v6;
 	bool is_udp;
-	uint16_t vlan[2];	  /**< outer, inner VLAN ids */
-	uint32_t uid, gid;	  /**< AUTH_SYS identity */
+	uint16_t vlan[2];                    /**< outer, inner VLAN ids */
+	uint32_t uid, gid;                   /**< AUTH_SYS identity */
 	char machine[TH_OP_MACHINE_MAX + 1]; /**< AUTH_SYS machine name */
-	uint32_t xid;		  /**< next xid */
-	uint16_t next_port;	  /**< next local port to bind */
-	uint64_t next_ns;	  /**< when the client acts next */
+	uint32_t xid;                        /**< next xid */
+	uint16_t next_port;                  /**< next local port to bind */
+	uint64_t next_ns;                    /**< when the client acts next */
 	struct gen_mount *mounts;
 	uint32_t n_mounts;
-	uint32_t heap_pos;	  /**< unused when not in a heap */
+	uint32_t heap_pos; /**< unused when not in a heap */
 };
 
 /** READDIRPLUS entries are encoded from these (th_op keeps only the count). */
@@ -179,16 +179,16 @@ struct gen_client {
 
 /** One RPC being generated: the op plus what the wire needs and th_op does not keep. */
 struct gen_rpc {
-	struct th_op op;		/**< what a perfect decoder reports */
-	struct gen_flow *flow;		/**< the conversation it travels on */
-	uint32_t latency_ns;		/**< server think time */
-	uint32_t access_granted;	/**< ACCESS result mask */
-	uint64_t verf;			/**< WRITE/COMMIT verifier */
-	uint32_t dir_cookie_base;	/**< READDIRPLUS: cookie of the first entry */
-	uint32_t n_entries;		/**< READDIRPLUS entries to encode */
+	struct th_op op;                  /**< what a perfect decoder reports */
+	struct gen_flow *flow;            /**< the conversation it travels on */
+	uint32_t latency_ns;              /**< server think time */
+	uint32_t access_granted;          /**< ACCESS result mask */
+	uint64_t verf;                    /**< WRITE/COMMIT verifier */
+	uint32_t dir_cookie_base;         /**< READDIRPLUS: cookie of the first entry */
+	uint32_t n_entries;               /**< READDIRPLUS entries to encode */
 	uint32_t entries[GEN_DIRENT_MAX]; /**< READDIRPLUS entries, node indices */
-	const struct gen_export *exp;	/**< export of the objects, for fsid and handles */
-	bool is_close_after;		/**< TCP: the client closes after the reply */
+	const struct gen_export *exp;     /**< export of the objects, for fsid and handles */
+	bool is_close_after;              /**< TCP: the client closes after the reply */
 };
 
 struct gen_world {
@@ -215,18 +215,18 @@ void gen_model_attr(const struct gen_node *n, struct th_nfs_attr *a);
  * records fit in a few hundred bytes (for pipelined bursts).
  */
 void gen_mix_next(struct gen_world *w, struct gen_client *c, uint64_t now, bool is_small_only,
-		  struct gen_rpc *rpc);
+	struct gen_rpc *rpc);
 
 /** True once every mount of @p c went through its session start. */
 bool gen_mix_is_ready(const struct gen_client *c);
 
 /** Model operations, used by behaviours: each fills rpc->op (and extras). */
-void gen_model_begin(struct gen_world *w, struct gen_client *c, struct gen_flow *f,
-		     uint32_t prog, uint32_t vers, uint32_t proc, struct gen_rpc *rpc);
-void gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mount *m,
-		       uint64_t now, struct gen_rpc *rpc);
+void gen_model_begin(struct gen_world *w, struct gen_client *c, struct gen_flow *f, uint32_t prog,
+	uint32_t vers, uint32_t proc, struct gen_rpc *rpc);
+void gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mount *m, uint64_t now,
+	struct gen_rpc *rpc);
 void gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, uint32_t proc,
-		   uint64_t now, struct gen_rpc *rpc);
+	uint64_t now, struct gen_rpc *rpc);
 
 /* ---- RPC encoding ---- */
 
@@ -239,18 +239,18 @@ size_t gen_rpc_encode_reply(const struct gen_rpc *rpc, uint8_t *buf, size_t size
 
 /** A frame waiting for its turn in the output; TCP headers are finished at flush. */
 struct gen_frame {
-	uint64_t ts_ns;		/**< when it is on the wire */
-	uint64_t order;		/**< tie-break: generation order */
-	struct gen_flow *flow;	/**< TCP: finish seq/ack at flush; NULL: frame is complete */
-	uint8_t dir;		/**< 0 client to server, 1 server to client */
-	uint8_t tcp_flags;	/**< TH_TCP_* */
-	bool has_seq;		/**< data/SYN/FIN with its own seq; pure ACKs take it at flush */
-	uint32_t seq;		/**< TCP sequence number */
-	uint32_t size;		/**< bytes in data (with Ethernet padding) */
-	uint16_t l3_offset;	/**< IP header offset in data */
-	uint16_t l4_offset;	/**< TCP header offset in data */
-	uint32_t l3_size;	/**< IP packet bytes (without padding) */
-	uint8_t data[];		/**< the frame */
+	uint64_t ts_ns;        /**< when it is on the wire */
+	uint64_t order;        /**< tie-break: generation order */
+	struct gen_flow *flow; /**< TCP: finish seq/ack at flush; NULL: frame is complete */
+	uint8_t dir;           /**< 0 client to server, 1 server to client */
+	uint8_t tcp_flags;     /**< TH_TCP_* */
+	bool has_seq;          /**< data/SYN/FIN with its own seq; pure ACKs take it at flush */
+	uint32_t seq;          /**< TCP sequence number */
+	uint32_t size;         /**< bytes in data (with Ethernet padding) */
+	uint16_t l3_offset;    /**< IP header offset in data */
+	uint16_t l4_offset;    /**< TCP header offset in data */
+	uint32_t l3_size;      /**< IP packet bytes (without padding) */
+	uint8_t data[];        /**< the frame */
 };
 
 struct gen_wire;
@@ -266,8 +266,8 @@ void gen_wire_free(struct gen_wire *wi);
  * frame times. @return 0 or -ENOMEM.
  */
 int gen_wire_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t0,
-		  const uint8_t *const *recs, const uint32_t *sizes, uint32_t n,
-		  uint64_t *first_ns, uint64_t *last_ns);
+	const uint8_t *const *recs, const uint32_t *sizes, uint32_t n, uint64_t *first_ns,
+	uint64_t *last_ns);
 /** Close a TCP flow with FIN from the client. */
 int gen_wire_close(struct gen_wire *wi, struct gen_flow *f, uint64_t t0);
 /** Pop the earliest queued frame with ts_ns <= until, finished, or NULL. */

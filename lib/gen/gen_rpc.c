@@ -122,7 +122,7 @@ put_fattr(struct gen_xdr *x, const struct th_nfs_attr *a, uint64_t fsid)
 	gen_xdr_u32(x, a->gid);
 	gen_xdr_u64(x, a->size);
 	gen_xdr_u64(x, (a->size + 4095) & ~(uint64_t)4095); /* used */
-	gen_xdr_u32(x, 0);				     /* rdev */
+	gen_xdr_u32(x, 0);                                  /* rdev */
 	gen_xdr_u32(x, 0);
 	gen_xdr_u64(x, fsid);
 	gen_xdr_u64(x, a->fileid);
@@ -238,7 +238,7 @@ put_nfs3_args(struct gen_xdr *x, const struct gen_rpc *rpc)
 	case TH_NFS3_READDIRPLUS:
 		put_fh(x, &c->fh);
 		gen_xdr_u64(x, c->offset);
-		gen_xdr_fixed(x, zero8, 8); /* cookieverf */
+		gen_xdr_fixed(x, zero8, 8);   /* cookieverf */
 		gen_xdr_u32(x, c->count / 4); /* dircount */
 		gen_xdr_u32(x, c->count);     /* maxcount */
 		break;
@@ -352,11 +352,11 @@ put_nfs3_results(struct gen_xdr *x, const struct gen_rpc *rpc)
 		if (is_ok) {
 			gen_xdr_u32(x, 1048576); /* rtmax */
 			gen_xdr_u32(x, 1048576); /* rtpref */
-			gen_xdr_u32(x, 4096);	 /* rtmult */
+			gen_xdr_u32(x, 4096);    /* rtmult */
 			gen_xdr_u32(x, 1048576); /* wtmax */
 			gen_xdr_u32(x, 1048576); /* wtpref */
-			gen_xdr_u32(x, 4096);	 /* wtmult */
-			gen_xdr_u32(x, 65536);	 /* dtpref */
+			gen_xdr_u32(x, 4096);    /* wtmult */
+			gen_xdr_u32(x, 65536);   /* dtpref */
 			gen_xdr_u64(x, UINT64_MAX >> 1);
 			gen_xdr_u32(x, 0); /* time_delta */
 			gen_xdr_u32(x, 1);
@@ -437,9 +437,9 @@ gen_rpc_encode_reply(const struct gen_rpc *rpc, uint8_t *buf, size_t size)
 
 	gen_xdr_init(&x, buf, size);
 	gen_xdr_u32(&x, op->xid);
-	gen_xdr_u32(&x, 1);		   /* REPLY */
-	gen_xdr_u32(&x, op->reply_stat);   /* MSG_ACCEPTED */
-	gen_xdr_u32(&x, TH_AUTH_NONE);	   /* verifier */
+	gen_xdr_u32(&x, 1);              /* REPLY */
+	gen_xdr_u32(&x, op->reply_stat); /* MSG_ACCEPTED */
+	gen_xdr_u32(&x, TH_AUTH_NONE);   /* verifier */
 	gen_xdr_u32(&x, 0);
 	gen_xdr_u32(&x, op->accept_stat); /* SUCCESS */
 	switch (op->prog) {

@@ -17,24 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ETH_MIN 60		/* Ethernet minimum frame without FCS */
+#define ETH_MIN 60 /* Ethernet minimum frame without FCS */
 #define TCP_HDR 20
-#define TCP_SYN_OPTS 8		/* MSS, NOP, window scale */
+#define TCP_SYN_OPTS 8 /* MSS, NOP, window scale */
 #define UDP_HDR 8
-#define RTT_NS 50000u		/* LAN round trip */
-#define STREAM_RECS_MAX 16	/* records in one gen_wire_send */
-#define ACK_EVERY 8		/* receiver ACKs every this many segments of a long record */
-#define WSCALE 7		/* window 65535 << 7: 8 MB, more than any burst in flight */
-#define FRAG_HEAD_MIN 160	/* a record's first record-marking fragment holds this much */
+#define RTT_NS 50000u      /* LAN round trip */
+#define STREAM_RECS_MAX 16 /* records in one gen_wire_send */
+#define ACK_EVERY 8        /* receiver ACKs every this many segments of a long record */
+#define WSCALE 7           /* window 65535 << 7: 8 MB, more than any burst in flight */
+#define FRAG_HEAD_MIN 160  /* a record's first record-marking fragment holds this much */
 
 struct gen_wire {
-	struct gen_world *w;	/**< addresses, configuration, PRNG */
+	struct gen_world *w;     /**< addresses, configuration, PRNG */
 	struct gen_frame **heap; /**< frames waiting, min-heap on (ts, order) */
-	uint32_t n;		/**< frames in heap */
-	uint32_t cap;		/**< heap capacity */
-	uint64_t order;		/**< generation counter */
-	uint8_t *stream;	/**< TCP stream or UDP datagram being cut */
-	size_t stream_cap;	/**< bytes allocated in stream */
+	uint32_t n;              /**< frames in heap */
+	uint32_t cap;            /**< heap capacity */
+	uint64_t order;          /**< generation counter */
+	uint8_t *stream;         /**< TCP stream or UDP datagram being cut */
+	size_t stream_cap;       /**< bytes allocated in stream */
 };
 
 /* ---- checksums ---- */
@@ -232,7 +232,7 @@ put_l2(const struct gen_wire *wi, uint8_t *p, const struct gen_flow *f, int dir)
 
 static void
 flow_addrs(const struct gen_wire *wi, const struct gen_flow *f, int dir, const uint8_t **src,
-	   const uint8_t **dst)
+	const uint8_t **dst)
 {
 	const uint8_t *ca = flow_client(wi, f)->addr.b, *sa = flow_server_addr(wi, f)->b;
 
@@ -243,7 +243,7 @@ flow_addrs(const struct gen_wire *wi, const struct gen_flow *f, int dir, const u
 /* IP header without checksum (IPv4: filled at the end). @return its size. */
 static size_t
 put_l3(const struct gen_wire *wi, uint8_t *p, const struct gen_flow *f, int dir, uint8_t proto,
-       uint32_t payload_size, uint16_t frag_field)
+	uint32_t payload_size, uint16_t frag_field)
 {
 	const uint8_t *src, *dst;
 
@@ -318,7 +318,7 @@ gap_ns(uint32_t frame_size)
 /* Queue one TCP segment; seq/ack/ip id/checksums are finished at pop. */
 static int
 tcp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, uint8_t flags,
-	  bool has_seq, uint32_t seq, const uint8_t *payload, uint32_t size, uint64_t *gap)
+	bool has_seq, uint32_t seq, const uint8_t *payload, uint32_t size, uint64_t *gap)
 {
 	bool is_syn = flags & TH_TCP_SYN;
 	uint32_t tcp_size = TCP_HDR + (is_syn ? TCP_SYN_OPTS : 0) + size;
@@ -384,7 +384,7 @@ tcp_open(struct gen_wire *wi, struct gen_flow *f, uint64_t *t)
 	rc = tcp_frame(wi, f, 0, *t, TH_TCP_SYN, true, c->snd_next, NULL, 0, NULL);
 	if (rc == 0)
 		rc = tcp_frame(wi, f, 1, *t + RTT_NS / 2, TH_TCP_SYN | TH_TCP_ACK, true,
-			       s->snd_next, NULL, 0, NULL);
+			s->snd_next, NULL, 0, NULL);
 	if (rc == 0)
 		rc = tcp_frame(wi, f, 0, *t + RTT_NS, TH_TCP_ACK, false, 0, NULL, 0, NULL);
 	c->snd_next++;
@@ -404,7 +404,7 @@ put_record(struct gen_wire *wi, size_t *len, const uint8_t *rec, uint32_t size)
 	/* The first fragment keeps the whole RPC header (credentials included): a
 	 * receiver, tshark's heuristics among them, recognises a record by it. */
 	if (size >= 2 * FRAG_HEAD_MIN && wi->w->cfg->rm_frag_share > 0 &&
-	    gen_rng_chance(rng, wi->w->cfg->rm_frag_share))
+		gen_rng_chance(rng, wi->w->cfg->rm_frag_share))
 		n_frags = 2 + gen_rng_below(rng, 2);
 	if (stream_reserve(wi, *len + size + 4 * n_frags) != 0)
 		return -ENOMEM;
@@ -427,9 +427,8 @@ put_record(struct gen_wire *wi, size_t *len, const uint8_t *rec, uint32_t size)
 }
 
 static int
-tcp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t,
-	 const uint8_t *const *recs, const uint32_t *sizes, uint32_t n, uint64_t *first_ns,
-	 uint64_t *last_ns)
+tcp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uint8_t *const *recs,
+	const uint32_t *sizes, uint32_t n, uint64_t *first_ns, uint64_t *last_ns)
 {
 	struct gen_half *h = &f->half[dir];
 	size_t starts[STREAM_RECS_MAX], ends[STREAM_RECS_MAX];
@@ -456,8 +455,8 @@ tcp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t,
 		uint8_t flags = TH_TCP_ACK | (off + seg == len ? TH_TCP_PSH : 0);
 		uint64_t gap;
 
-		rc = tcp_frame(wi, f, dir, t, flags, true, h->snd_next, wi->stream + off, seg,
-			       &gap);
+		rc = tcp_frame(
+			wi, f, dir, t, flags, true, h->snd_next, wi->stream + off, seg, &gap);
 		if (rc != 0)
 			return rc;
 		for (i = 0; i < n; i++) {
@@ -497,7 +496,7 @@ gen_wire_close(struct gen_wire *wi, struct gen_flow *f, uint64_t t0)
 	rc = tcp_frame(wi, f, 0, t, TH_TCP_FIN | TH_TCP_ACK, true, c->snd_next, NULL, 0, NULL);
 	if (rc == 0)
 		rc = tcp_frame(wi, f, 1, t + RTT_NS / 2, TH_TCP_FIN | TH_TCP_ACK, true, s->snd_next,
-			       NULL, 0, NULL);
+			NULL, 0, NULL);
 	if (rc == 0)
 		rc = tcp_frame(wi, f, 0, t + RTT_NS, TH_TCP_ACK, false, 0, NULL, 0, NULL);
 	c->snd_next++;
@@ -511,8 +510,8 @@ gen_wire_close(struct gen_wire *wi, struct gen_flow *f, uint64_t t0)
 
 static int
 udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const uint8_t *part,
-	  uint32_t size, uint32_t frag_off, bool has_more, bool is_frag, uint32_t ident,
-	  uint64_t *gap)
+	uint32_t size, uint32_t frag_off, bool has_more, bool is_frag, uint32_t ident,
+	uint64_t *gap)
 {
 	bool is_v6 = flow_client(wi, f)->is_v6;
 	size_t l2 = l2_size(wi), l3 = l3_hdr_size(wi, f) + (is_v6 && is_frag ? 8 : 0);
@@ -530,7 +529,7 @@ udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const u
 	ip = fr->data + l2;
 	if (is_v6) {
 		put_l3(wi, ip, f, dir, is_frag ? 44 : TH_PKT_L4_UDP,
-		       (uint32_t)(size + (is_frag ? 8 : 0)), 0);
+			(uint32_t)(size + (is_frag ? 8 : 0)), 0);
 		if (is_frag) {
 			ip[40] = TH_PKT_L4_UDP;
 			ip[41] = 0;
@@ -539,7 +538,7 @@ udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const u
 		}
 	} else {
 		put_l3(wi, ip, f, dir, TH_PKT_L4_UDP, size,
-		       (uint16_t)((has_more ? 0x2000 : 0) | (frag_off >> 3)));
+			(uint16_t)((has_more ? 0x2000 : 0) | (frag_off >> 3)));
 		ipv4_finish(ip, (uint16_t)ident);
 	}
 	memcpy(fr->data + fr->l4_offset, part, size);
@@ -553,7 +552,7 @@ udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const u
 
 static int
 udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uint8_t *rec,
-	 uint32_t size, uint64_t *first_ns, uint64_t *last_ns)
+	uint32_t size, uint64_t *first_ns, uint64_t *last_ns)
 {
 	struct gen_half *h = &f->half[dir];
 	bool is_v6 = flow_client(wi, f)->is_v6;
@@ -590,8 +589,8 @@ udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 	for (off = 0; off < dlen; off += unit) {
 		uint32_t part = dlen - off < unit ? dlen - off : unit;
 
-		rc = udp_frame(wi, f, dir, t, u + off, part, off, off + part < dlen, true, ident,
-			       &gap);
+		rc = udp_frame(
+			wi, f, dir, t, u + off, part, off, off + part < dlen, true, ident, &gap);
 		if (rc != 0)
 			return rc;
 		*last_ns = t;
@@ -603,8 +602,8 @@ udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 
 int
 gen_wire_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t0,
-	      const uint8_t *const *recs, const uint32_t *sizes, uint32_t n, uint64_t *first_ns,
-	      uint64_t *last_ns)
+	const uint8_t *const *recs, const uint32_t *sizes, uint32_t n, uint64_t *first_ns,
+	uint64_t *last_ns)
 {
 	uint64_t t = t0 > f->half[dir].busy_until_ns ? t0 : f->half[dir].busy_until_ns;
 	uint32_t i;
@@ -642,8 +641,8 @@ tcp_finish(struct gen_wire *wi, struct gen_frame *fr)
 			return false;
 		fr->seq = h->emitted_end;
 	} else {
-		h->emitted_end = fr->seq + payload +
-				 (fr->tcp_flags & (TH_TCP_SYN | TH_TCP_FIN) ? 1 : 0);
+		h->emitted_end =
+			fr->seq + payload + (fr->tcp_flags & (TH_TCP_SYN | TH_TCP_FIN) ? 1 : 0);
 	}
 	if (fr->tcp_flags & TH_TCP_ACK) {
 		h->last_ack = ack;

@@ -86,7 +86,8 @@ static const char *const pmap_names[] = {PMAP_PROC_LIST(NAME_ENTRY)};
 /* rpcbind v4; v3 stops at TADDR2UADDR and calls procedure 5 CALLIT. */
 #define RPCB_PROC_LIST(X)                                                                          \
 	X(NULL, 0)                                                                                 \
-	X(SET, 1) X(UNSET, 2) X(GETADDR, 3) X(DUMP, 4) X(BCAST, 5) X(GETTIME, 6) X(UADDR2TADDR, 7) \
+	X(SET, 1)                                                                                  \
+	X(UNSET, 2) X(GETADDR, 3) X(DUMP, 4) X(BCAST, 5) X(GETTIME, 6) X(UADDR2TADDR, 7)           \
 		X(TADDR2UADDR, 8) X(GETVERSADDR, 9) X(INDIRECT, 10) X(GETADDRLIST, 11)             \
 			X(GETSTAT, 12)
 static const char *const rpcb_names[] = {RPCB_PROC_LIST(NAME_ENTRY)};

@@ -29,32 +29,32 @@ enum th_rpc_prog {
 };
 
 /** NFSv3 procedures (RFC 1813). */
-#define TH_NFS3_PROC_LIST(X)                                                      \
-	X(NULL, 0) X(GETATTR, 1) X(SETATTR, 2) X(LOOKUP, 3) X(ACCESS, 4)           \
-	X(READLINK, 5) X(READ, 6) X(WRITE, 7) X(CREATE, 8) X(MKDIR, 9)             \
-	X(SYMLINK, 10) X(MKNOD, 11) X(REMOVE, 12) X(RMDIR, 13) X(RENAME, 14)       \
-	X(LINK, 15) X(READDIR, 16) X(READDIRPLUS, 17) X(FSSTAT, 18) X(FSINFO, 19)  \
-	X(PATHCONF, 20) X(COMMIT, 21)
+#define TH_NFS3_PROC_LIST(X)                                                                       \
+	X(NULL, 0)                                                                                 \
+	X(GETATTR, 1) X(SETATTR, 2) X(LOOKUP, 3) X(ACCESS, 4) X(READLINK, 5) X(READ, 6)            \
+		X(WRITE, 7) X(CREATE, 8) X(MKDIR, 9) X(SYMLINK, 10) X(MKNOD, 11) X(REMOVE, 12)     \
+			X(RMDIR, 13) X(RENAME, 14) X(LINK, 15) X(READDIR, 16) X(READDIRPLUS, 17)   \
+				X(FSSTAT, 18) X(FSINFO, 19) X(PATHCONF, 20) X(COMMIT, 21)
 
 enum th_nfs3_proc {
 #define TH_NFS3_X(name, num) TH_NFS3_##name = num,
 	TH_NFS3_PROC_LIST(TH_NFS3_X)
 #undef TH_NFS3_X
-	TH_NFS3__PROC_COUNT
+		TH_NFS3__PROC_COUNT
 };
 
 /** NFSv2 procedures (RFC 1094). */
-#define TH_NFS2_PROC_LIST(X)                                                      \
-	X(NULL, 0) X(GETATTR, 1) X(SETATTR, 2) X(ROOT, 3) X(LOOKUP, 4)             \
-	X(READLINK, 5) X(READ, 6) X(WRITECACHE, 7) X(WRITE, 8) X(CREATE, 9)        \
-	X(REMOVE, 10) X(RENAME, 11) X(LINK, 12) X(SYMLINK, 13) X(MKDIR, 14)        \
-	X(RMDIR, 15) X(READDIR, 16) X(STATFS, 17)
+#define TH_NFS2_PROC_LIST(X)                                                                       \
+	X(NULL, 0)                                                                                 \
+	X(GETATTR, 1) X(SETATTR, 2) X(ROOT, 3) X(LOOKUP, 4) X(READLINK, 5) X(READ, 6)              \
+		X(WRITECACHE, 7) X(WRITE, 8) X(CREATE, 9) X(REMOVE, 10) X(RENAME, 11) X(LINK, 12)  \
+			X(SYMLINK, 13) X(MKDIR, 14) X(RMDIR, 15) X(READDIR, 16) X(STATFS, 17)
 
 enum th_nfs2_proc {
 #define TH_NFS2_X(name, num) TH_NFS2_##name = num,
 	TH_NFS2_PROC_LIST(TH_NFS2_X)
 #undef TH_NFS2_X
-	TH_NFS2__PROC_COUNT
+		TH_NFS2__PROC_COUNT
 };
 
 /** MOUNT procedures (v1 and v3 share numbers). */
@@ -79,28 +79,28 @@ enum th_pmap_proc {
 
 /** Decoder outcomes. */
 enum th_nfs_status {
-	TH_NFS_OK = 0,	      /**< every field the procedure defines that we keep was read */
-	TH_NFS_SHORT,	      /**< the buffer ended early; fields read so far are valid */
-	TH_NFS_MALFORMED,     /**< a value out of range (length, discriminant) */
-	TH_NFS_UNKNOWN_PROC,  /**< procedure number not defined for the program/version */
-	TH_NFS_UNKNOWN_PROG,  /**< program or version this decoder does not handle */
-	TH_NFS_V4_COMPOUND,   /**< an NFSv4 COMPOUND: recognised and counted, not decoded */
+	TH_NFS_OK = 0,       /**< every field the procedure defines that we keep was read */
+	TH_NFS_SHORT,        /**< the buffer ended early; fields read so far are valid */
+	TH_NFS_MALFORMED,    /**< a value out of range (length, discriminant) */
+	TH_NFS_UNKNOWN_PROC, /**< procedure number not defined for the program/version */
+	TH_NFS_UNKNOWN_PROG, /**< program or version this decoder does not handle */
+	TH_NFS_V4_COMPOUND,  /**< an NFSv4 COMPOUND: recognised and counted, not decoded */
 };
 
-#define TH_NFS_FH_MAX 64     /**< NFSv3 limit; a v2 handle is 32 bytes */
-#define TH_NFS_NAME_MAX 255  /**< longer names are cut and flagged */
+#define TH_NFS_FH_MAX 64    /**< NFSv3 limit; a v2 handle is 32 bytes */
+#define TH_NFS_NAME_MAX 255 /**< longer names are cut and flagged */
 
 /** A file handle as the server sent it. */
 struct th_nfs_fh {
-	uint8_t len;		     /**< bytes in data; 0 when absent */
+	uint8_t len;                 /**< bytes in data; 0 when absent */
 	uint8_t data[TH_NFS_FH_MAX]; /**< handle bytes */
 };
 
 /** A component name (not NUL-terminated in the wire, NUL-terminated here). */
 struct th_nfs_name {
-	uint16_t len;			  /**< bytes kept, without the NUL */
-	bool is_cut;			  /**< the wire name was longer than TH_NFS_NAME_MAX */
-	char s[TH_NFS_NAME_MAX + 1];	  /**< name, NUL-terminated */
+	uint16_t len;                /**< bytes kept, without the NUL */
+	bool is_cut;                 /**< the wire name was longer than TH_NFS_NAME_MAX */
+	char s[TH_NFS_NAME_MAX + 1]; /**< name, NUL-terminated */
 };
 
 /** File types (ftype3; v2 values are mapped to these). */
@@ -117,61 +117,61 @@ enum th_nfs_ftype {
 
 /** The attributes tracing needs (fattr3 / fattr subset). */
 struct th_nfs_attr {
-	bool is_present;     /**< attributes_follow / always for v2 */
-	uint32_t type;	     /**< enum th_nfs_ftype */
-	uint32_t mode;	     /**< permission bits */
-	uint32_t nlink;	     /**< link count */
-	uint32_t uid;	     /**< owner */
-	uint32_t gid;	     /**< group */
-	uint64_t size;	     /**< bytes */
-	uint64_t fileid;     /**< inode number */
-	uint64_t mtime_ns;   /**< modification time, ns since the epoch */
-	uint64_t ctime_ns;   /**< change time, ns since the epoch */
+	bool is_present;   /**< attributes_follow / always for v2 */
+	uint32_t type;     /**< enum th_nfs_ftype */
+	uint32_t mode;     /**< permission bits */
+	uint32_t nlink;    /**< link count */
+	uint32_t uid;      /**< owner */
+	uint32_t gid;      /**< group */
+	uint64_t size;     /**< bytes */
+	uint64_t fileid;   /**< inode number */
+	uint64_t mtime_ns; /**< modification time, ns since the epoch */
+	uint64_t ctime_ns; /**< change time, ns since the epoch */
 };
 
 /** wcc_attr: what the file looked like before the operation. */
 struct th_nfs_pre_attr {
 	bool is_present; /**< attributes_follow */
-	uint64_t size;	 /**< bytes */
+	uint64_t size;   /**< bytes */
 	uint64_t mtime_ns;
 	uint64_t ctime_ns;
 };
 
 /** Arguments of a call, the fields tracing keeps. */
 struct th_nfs_call {
-	struct th_nfs_fh fh;	/**< object, or directory for name operations */
+	struct th_nfs_fh fh;      /**< object, or directory for name operations */
 	struct th_nfs_name name;  /**< LOOKUP/CREATE/MKDIR/SYMLINK/MKNOD/REMOVE/RMDIR name,
 				     RENAME from-name, LINK new name, MNT dirpath */
-	struct th_nfs_fh fh2;	/**< RENAME to-dir, LINK target dir */
+	struct th_nfs_fh fh2;     /**< RENAME to-dir, LINK target dir */
 	struct th_nfs_name name2; /**< RENAME to-name, SYMLINK target path */
-	uint64_t offset;	/**< READ/WRITE/COMMIT/READDIR cookie */
-	uint32_t count;		/**< READ/WRITE/COMMIT/READDIR count */
-	uint32_t stable;	/**< WRITE stable_how; CREATE createmode */
-	uint32_t access;	/**< ACCESS mask */
-	bool has_set_size;	/**< SETATTR/CREATE sets the size (truncate) */
-	uint64_t set_size;	/**< the size set */
-	bool has_set_mode;	/**< SETATTR/CREATE/MKDIR set the mode */
-	uint32_t set_mode;	/**< the mode set */
-	uint32_t pmap_prog;	/**< portmap GETPORT/SET: program */
-	uint32_t pmap_vers;	/**< portmap GETPORT/SET: version */
-	uint32_t pmap_prot;	/**< portmap GETPORT/SET: IPPROTO_TCP/UDP */
-	uint32_t v4_minor;	/**< NFSv4 COMPOUND minorversion */
-	uint32_t v4_ops;	/**< NFSv4 COMPOUND operation count */
+	uint64_t offset;          /**< READ/WRITE/COMMIT/READDIR cookie */
+	uint32_t count;           /**< READ/WRITE/COMMIT/READDIR count */
+	uint32_t stable;          /**< WRITE stable_how; CREATE createmode */
+	uint32_t access;          /**< ACCESS mask */
+	bool has_set_size;        /**< SETATTR/CREATE sets the size (truncate) */
+	uint64_t set_size;        /**< the size set */
+	bool has_set_mode;        /**< SETATTR/CREATE/MKDIR set the mode */
+	uint32_t set_mode;        /**< the mode set */
+	uint32_t pmap_prog;       /**< portmap GETPORT/SET: program */
+	uint32_t pmap_vers;       /**< portmap GETPORT/SET: version */
+	uint32_t pmap_prot;       /**< portmap GETPORT/SET: IPPROTO_TCP/UDP */
+	uint32_t v4_minor;        /**< NFSv4 COMPOUND minorversion */
+	uint32_t v4_ops;          /**< NFSv4 COMPOUND operation count */
 };
 
 /** Results of a reply, the fields tracing keeps. */
 struct th_nfs_reply {
-	uint32_t status;	    /**< nfsstat3 / nfsstat / mountstat3; 0 is success */
-	struct th_nfs_fh fh;	    /**< LOOKUP/CREATE/MKDIR/SYMLINK/MKNOD result, MNT root */
-	struct th_nfs_attr attr;    /**< object attributes after (obj / post_op / wcc after) */
-	struct th_nfs_pre_attr pre; /**< wcc before */
+	uint32_t status;             /**< nfsstat3 / nfsstat / mountstat3; 0 is success */
+	struct th_nfs_fh fh;         /**< LOOKUP/CREATE/MKDIR/SYMLINK/MKNOD result, MNT root */
+	struct th_nfs_attr attr;     /**< object attributes after (obj / post_op / wcc after) */
+	struct th_nfs_pre_attr pre;  /**< wcc before */
 	struct th_nfs_attr dir_attr; /**< LOOKUP directory attributes, or wcc after of the
 					second directory for RENAME/LINK */
-	uint32_t count;		    /**< READ/WRITE bytes done; READDIR entries seen */
-	bool eof;		    /**< READ/READDIR eof */
-	uint32_t committed;	    /**< WRITE committed stable_how */
-	uint32_t port;		    /**< portmap GETPORT result */
-	uint32_t v4_ops;	    /**< NFSv4 COMPOUND result operation count */
+	uint32_t count;              /**< READ/WRITE bytes done; READDIR entries seen */
+	bool eof;                    /**< READ/READDIR eof */
+	uint32_t committed;          /**< WRITE committed stable_how */
+	uint32_t port;               /**< portmap GETPORT result */
+	uint32_t v4_ops;             /**< NFSv4 COMPOUND result operation count */
 };
 
 /**
@@ -182,14 +182,14 @@ struct th_nfs_reply {
  * @param out  zero it before calling; filled as far as decoding went
  */
 enum th_nfs_status th_nfs_decode_call(uint32_t prog, uint32_t vers, uint32_t proc,
-				      const uint8_t *body, size_t size, struct th_nfs_call *out);
+	const uint8_t *body, size_t size, struct th_nfs_call *out);
 
 /**
  * Decode the results of an accepted, successful (accept_stat SUCCESS)
  * reply. Procedure and version come from the matching call.
  */
 enum th_nfs_status th_nfs_decode_reply(uint32_t prog, uint32_t vers, uint32_t proc,
-				       const uint8_t *body, size_t size, struct th_nfs_reply *out);
+	const uint8_t *body, size_t size, struct th_nfs_reply *out);
 
 /** True when this decoder knows the program and version. */
 bool th_nfs_is_known(uint32_t prog, uint32_t vers);

@@ -241,7 +241,12 @@ put_prog(struct out *o, uint32_t prog, uint32_t vers)
 }
 
 static const char *const accept_names[] = {
-	"OK", "PROG_UNAVAIL", "PROG_MISMATCH", "PROC_UNAVAIL", "GARBAGE_ARGS", "SYSTEM_ERR",
+	"OK",
+	"PROG_UNAVAIL",
+	"PROG_MISMATCH",
+	"PROC_UNAVAIL",
+	"GARBAGE_ARGS",
+	"SYSTEM_ERR",
 };
 
 static const char *const kind_names[] = {"RPC", "CALL", "REPLY"};
@@ -318,7 +323,7 @@ has_object_wcc(const struct th_op *op)
 {
 	return op->prog == TH_PROG_NFS && op->vers == 3 &&
 	       (op->proc == TH_NFS3_SETATTR || op->proc == TH_NFS3_WRITE ||
-		op->proc == TH_NFS3_COMMIT);
+		       op->proc == TH_NFS3_COMMIT);
 }
 
 static void
@@ -332,7 +337,7 @@ put_call(struct out *o, const struct th_op *op)
 		put_key(o, "gid");
 		put_u(o, op->gid);
 		put_escaped(o, "machine", op->machine, strnlen(op->machine, sizeof(op->machine)),
-			    false);
+			false);
 	} else {
 		put_key(o, "auth");
 		if (op->auth == TH_AUTH_GSS)
@@ -358,7 +363,8 @@ put_call(struct out *o, const struct th_op *op)
 		put_key(o, "count");
 		put_u(o, c->count);
 	}
-	if (op->prog == TH_PROG_NFS && op->vers == 3 && op->proc == TH_NFS3_WRITE && c->stable < 3) {
+	if (op->prog == TH_PROG_NFS && op->vers == 3 && op->proc == TH_NFS3_WRITE &&
+		c->stable < 3) {
 		put_key(o, "stable");
 		put_s(o, stable_names[c->stable]);
 	}
@@ -401,13 +407,13 @@ put_reply(struct out *o, const struct th_op *op)
 	if (r->status == 0 && op->reply_decode != TH_NFS_SHORT) {
 		/* Only what the wire carries: v2 READ has no eof, v2 WRITE no count. */
 		if ((is_v3 && (op->proc == TH_NFS3_READ || op->proc == TH_NFS3_WRITE)) ||
-		    (is_v2 && op->proc == TH_NFS2_READ)) {
+			(is_v2 && op->proc == TH_NFS2_READ)) {
 			put_key(o, "done");
 			put_u(o, r->count);
 		}
 		if ((is_v3 && (op->proc == TH_NFS3_READ || op->proc == TH_NFS3_READDIR ||
-			       op->proc == TH_NFS3_READDIRPLUS)) ||
-		    (is_v2 && op->proc == TH_NFS2_READDIR)) {
+				      op->proc == TH_NFS3_READDIRPLUS)) ||
+			(is_v2 && op->proc == TH_NFS2_READDIR)) {
 			put_key(o, "eof");
 			put_c(o, r->eof ? '1' : '0');
 		}
@@ -441,9 +447,9 @@ clear_name(struct th_nfs_name *n)
 
 /* th_op_clear() zeroes from these members to the end: they must follow the arrays. */
 _Static_assert(offsetof(struct th_nfs_call, offset) > offsetof(struct th_nfs_call, name2),
-	       "th_nfs_call: scalars must follow the handles and names");
+	"th_nfs_call: scalars must follow the handles and names");
 _Static_assert(offsetof(struct th_nfs_reply, attr) > offsetof(struct th_nfs_reply, fh),
-	       "th_nfs_reply: attributes must follow the handle");
+	"th_nfs_reply: attributes must follow the handle");
 
 void
 th_op_clear(struct th_op *op)

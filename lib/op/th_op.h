@@ -77,30 +77,30 @@ enum th_op_auth {
 
 /** A matched (or half) RPC. */
 struct th_op {
-	uint64_t call_first_ns;	 /**< call's first segment, ns since the epoch; 0 if no call */
-	uint64_t call_last_ns;	 /**< call's last segment */
+	uint64_t call_first_ns;  /**< call's first segment, ns since the epoch; 0 if no call */
+	uint64_t call_last_ns;   /**< call's last segment */
 	uint64_t reply_first_ns; /**< reply's first segment; 0 if no reply */
-	uint64_t reply_last_ns;	 /**< reply's last segment */
-	struct th_addr client;	 /**< caller */
-	struct th_addr server;	 /**< server */
-	uint16_t client_port;	 /**< caller's port */
-	uint16_t server_port;	 /**< server's port */
-	uint8_t kind;		 /**< enum th_op_kind */
-	uint8_t transport;	 /**< enum th_pkt_l4 */
-	uint8_t call_decode;	 /**< enum th_nfs_status of the arguments */
-	uint8_t reply_decode;	 /**< enum th_nfs_status of the results */
-	uint32_t xid;		 /**< transaction id */
-	uint32_t prog;		 /**< RPC program */
-	uint32_t vers;		 /**< program version */
-	uint32_t proc;		 /**< procedure */
-	uint32_t auth;		 /**< enum th_op_auth of the credential */
-	uint32_t uid;		 /**< AUTH_SYS uid */
-	uint32_t gid;		 /**< AUTH_SYS gid */
+	uint64_t reply_last_ns;  /**< reply's last segment */
+	struct th_addr client;   /**< caller */
+	struct th_addr server;   /**< server */
+	uint16_t client_port;    /**< caller's port */
+	uint16_t server_port;    /**< server's port */
+	uint8_t kind;            /**< enum th_op_kind */
+	uint8_t transport;       /**< enum th_pkt_l4 */
+	uint8_t call_decode;     /**< enum th_nfs_status of the arguments */
+	uint8_t reply_decode;    /**< enum th_nfs_status of the results */
+	uint32_t xid;            /**< transaction id */
+	uint32_t prog;           /**< RPC program */
+	uint32_t vers;           /**< program version */
+	uint32_t proc;           /**< procedure */
+	uint32_t auth;           /**< enum th_op_auth of the credential */
+	uint32_t uid;            /**< AUTH_SYS uid */
+	uint32_t gid;            /**< AUTH_SYS gid */
 	char machine[TH_OP_MACHINE_MAX + 1]; /**< AUTH_SYS machine name */
-	uint32_t reply_stat;	 /**< 0 accepted, 1 denied */
-	uint32_t accept_stat;	 /**< accepted: SUCCESS 0, PROG_UNAVAIL 1, ... */
-	uint32_t reject_stat;	 /**< denied: RPC_MISMATCH 0, AUTH_ERROR 1 */
-	uint32_t dup_calls;	 /**< retransmissions of the call seen while it waited */
+	uint32_t reply_stat;                 /**< 0 accepted, 1 denied */
+	uint32_t accept_stat;                /**< accepted: SUCCESS 0, PROG_UNAVAIL 1, ... */
+	uint32_t reject_stat;                /**< denied: RPC_MISMATCH 0, AUTH_ERROR 1 */
+	uint32_t dup_calls;        /**< retransmissions of the call seen while it waited */
 	struct th_nfs_call call;   /**< decoded arguments */
 	struct th_nfs_reply reply; /**< decoded results (valid when accept_stat is 0) */
 };

@@ -14,25 +14,25 @@
 #define PCAPNG_MAGIC 0x0a0d0d0a
 
 struct th_pcap_reader {
-	FILE *f;		/**< the stream, owned */
-	uint32_t linktype;	/**< LINKTYPE_* */
-	uint32_t snaplen;	/**< from the header */
-	uint32_t limit;		/**< largest caplen accepted */
-	bool is_swapped;	/**< file byte order differs from ours */
-	bool is_nsec;		/**< sub-second field counts ns */
-	int err;		/**< sticky -errno once a read failed */
-	uint64_t rec_no;	/**< records returned so far */
-	uint64_t offset;	/**< file offset of the next record header */
-	uint8_t *buf;		/**< frame buffer, limit bytes */
-	char msg[160];		/**< text of err */
+	FILE *f;           /**< the stream, owned */
+	uint32_t linktype; /**< LINKTYPE_* */
+	uint32_t snaplen;  /**< from the header */
+	uint32_t limit;    /**< largest caplen accepted */
+	bool is_swapped;   /**< file byte order differs from ours */
+	bool is_nsec;      /**< sub-second field counts ns */
+	int err;           /**< sticky -errno once a read failed */
+	uint64_t rec_no;   /**< records returned so far */
+	uint64_t offset;   /**< file offset of the next record header */
+	uint8_t *buf;      /**< frame buffer, limit bytes */
+	char msg[160];     /**< text of err */
 };
 
 struct th_pcap_writer {
-	FILE *f;	 /**< the stream, owned */
+	FILE *f;          /**< the stream, owned */
 	uint32_t snaplen; /**< frames are cut to this */
-	int err;	 /**< first write error, -errno */
-	uint64_t count;	 /**< records written */
-	char *vbuf;	 /**< stdio buffer: big, since the generator writes millions of frames */
+	int err;          /**< first write error, -errno */
+	uint64_t count;   /**< records written */
+	char *vbuf;       /**< stdio buffer: big, since the generator writes millions of frames */
 };
 
 static uint32_t
@@ -76,7 +76,7 @@ parse_global(const uint8_t *h, size_t size, struct th_pcap_reader *r)
 	r->linktype = get32(h + 20, r->is_swapped) & 0x0fffffff; /* upper bits: FCS info */
 	/* Some writers leave the snap length 0 or absurd: the cap bounds memory anyway. */
 	r->limit = (r->snaplen == 0 || r->snaplen > TH_PCAP_CAPLEN_MAX) ? TH_PCAP_CAPLEN_MAX
-									 : r->snaplen;
+									: r->snaplen;
 	return 0;
 }
 
@@ -141,7 +141,7 @@ reader_fail(struct th_pcap_reader *r, int err, const char *what, uint32_t value,
 
 	r->err = err;
 	n = snprintf(r->msg, sizeof(r->msg), "record %llu at offset %llu: %s",
-		     (unsigned long long)r->rec_no + 1, (unsigned long long)r->offset, what);
+		(unsigned long long)r->rec_no + 1, (unsigned long long)r->offset, what);
 	if (has_value && n > 0 && (size_t)n < sizeof(r->msg))
 		snprintf(r->msg + n, sizeof(r->msg) - (size_t)n, " %lu", (unsigned long)value);
 	return err;
@@ -162,8 +162,7 @@ th_pcap_read(struct th_pcap_reader *r, struct th_pcap_rec *rec)
 	if (got < sizeof(h)) {
 		if (ferror(r->f))
 			return reader_fail(r, -EIO, "read error", 0, false);
-		return reader_fail(r, -EBADMSG, "file ends inside the record header", 0,
-				   false);
+		return reader_fail(r, -EBADMSG, "file ends inside the record header", 0, false);
 	}
 	sec = get32(h, r->is_swapped);
 	sub = get32(h + 4, r->is_swapped);
@@ -171,19 +170,19 @@ th_pcap_read(struct th_pcap_reader *r, struct th_pcap_rec *rec)
 	wirelen = get32(h + 12, r->is_swapped);
 	if (caplen > r->limit) {
 		if (r->limit == TH_PCAP_CAPLEN_MAX)
-			return reader_fail(r, -EBADMSG,
-					   "caplen above the 262144-byte limit:", caplen, true);
+			return reader_fail(
+				r, -EBADMSG, "caplen above the 262144-byte limit:", caplen, true);
 		return reader_fail(r, -EBADMSG, "caplen above the snap length:", caplen, true);
 	}
 	got = fread(r->buf, 1, caplen, r->f);
 	if (got < caplen) {
 		if (ferror(r->f))
 			return reader_fail(r, -EIO, "read error", 0, false);
-		return reader_fail(r, -EBADMSG, "file ends inside the frame of caplen", caplen,
-				   true);
+		return reader_fail(
+			r, -EBADMSG, "file ends inside the frame of caplen", caplen, true);
 	}
-	rec->ts_ns = (uint64_t)sec * 1000000000u +
-		     (r->is_nsec ? (uint64_t)sub : (uint64_t)sub * 1000u);
+	rec->ts_ns =
+		(uint64_t)sec * 1000000000u + (r->is_nsec ? (uint64_t)sub : (uint64_t)sub * 1000u);
 	rec->caplen = caplen;
 	rec->wirelen = wirelen;
 	rec->data = r->buf;
@@ -252,10 +251,10 @@ th_pcap_load(const char *path, char *err, size_t err_size)
 		e = errno;
 		if (err != NULL)
 			snprintf(err, err_size, "%s: %s", path,
-				 e == EBADMSG ? "not a pcap file (bad or short header)"
-				 : e == EPROTONOSUPPORT ? "pcapng is not supported, convert it "
-							  "with 'editcap -F pcap'"
-							: strerror(e));
+				e == EBADMSG           ? "not a pcap file (bad or short header)"
+				: e == EPROTONOSUPPORT ? "pcapng is not supported, convert it "
+							 "with 'editcap -F pcap'"
+						       : strerror(e));
 		errno = e;
 		return NULL;
 	}
@@ -374,7 +373,7 @@ fail_free:
 
 int
 th_pcap_write(struct th_pcap_writer *w, uint64_t ts_ns, const void *frame, uint32_t caplen,
-	      uint32_t wirelen)
+	uint32_t wirelen)
 {
 	uint32_t h[4];
 
@@ -389,7 +388,7 @@ th_pcap_write(struct th_pcap_writer *w, uint64_t ts_ns, const void *frame, uint3
 	h[2] = caplen;
 	h[3] = wirelen;
 	if (fwrite(h, sizeof(h), 1, w->f) != 1 ||
-	    (caplen > 0 && fwrite(frame, caplen, 1, w->f) != 1)) {
+		(caplen > 0 && fwrite(frame, caplen, 1, w->f) != 1)) {
 		w->err = errno ? -errno : -EIO;
 		return w->err;
 	}

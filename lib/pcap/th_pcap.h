@@ -33,10 +33,10 @@ enum {
 
 /** One record. */
 struct th_pcap_rec {
-	uint64_t ts_ns;	      /**< capture time, ns since the epoch */
-	uint32_t caplen;      /**< bytes in data */
-	uint32_t wirelen;     /**< bytes the frame had on the wire */
-	const uint8_t *data;  /**< frame bytes; owned by the reader or file */
+	uint64_t ts_ns;      /**< capture time, ns since the epoch */
+	uint32_t caplen;     /**< bytes in data */
+	uint32_t wirelen;    /**< bytes the frame had on the wire */
+	const uint8_t *data; /**< frame bytes; owned by the reader or file */
 };
 
 struct th_pcap_reader;
@@ -91,12 +91,12 @@ void th_pcap_reader_close(struct th_pcap_reader *r);
 
 /** A whole pcap file in memory: for benchmarks that replay without I/O. */
 struct th_pcap_file {
-	uint32_t linktype;	   /**< LINKTYPE_* */
-	uint32_t snaplen;	   /**< from the global header */
-	size_t count;		   /**< records in recs */
-	struct th_pcap_rec *recs;  /**< records in file order; data points into frames */
-	uint8_t *frames;	   /**< all frame bytes, back to back */
-	uint64_t frame_bytes;	   /**< sum of caplen */
+	uint32_t linktype;        /**< LINKTYPE_* */
+	uint32_t snaplen;         /**< from the global header */
+	size_t count;             /**< records in recs */
+	struct th_pcap_rec *recs; /**< records in file order; data points into frames */
+	uint8_t *frames;          /**< all frame bytes, back to back */
+	uint64_t frame_bytes;     /**< sum of caplen */
 };
 
 /**
@@ -121,8 +121,7 @@ void th_pcap_file_free(struct th_pcap_file *f);
  * @return a writer, or NULL with errno set: any fopen()/fwrite() error,
  *         EINVAL for a snap length of 0 or above TH_PCAP_CAPLEN_MAX, ENOMEM.
  */
-struct th_pcap_writer *th_pcap_writer_open(const char *path, uint32_t linktype,
-					   uint32_t snaplen);
+struct th_pcap_writer *th_pcap_writer_open(const char *path, uint32_t linktype, uint32_t snaplen);
 
 /**
  * Append one record.
@@ -134,7 +133,7 @@ struct th_pcap_writer *th_pcap_writer_open(const char *path, uint32_t linktype,
  *         (the writer keeps the first error; later calls return it).
  */
 int th_pcap_write(struct th_pcap_writer *w, uint64_t ts_ns, const void *frame, uint32_t caplen,
-		  uint32_t wirelen);
+	uint32_t wirelen);
 
 /** Records written so far. */
 uint64_t th_pcap_writer_count(const struct th_pcap_writer *w);

@@ -20,7 +20,7 @@
 /** Link types, numbered as pcap's LINKTYPE_* values. */
 enum th_pkt_link {
 	TH_PKT_LINK_ETHERNET = 1,
-	TH_PKT_LINK_RAW = 101,	   /**< raw IPv4/IPv6, version from the first nibble */
+	TH_PKT_LINK_RAW = 101, /**< raw IPv4/IPv6, version from the first nibble */
 	TH_PKT_LINK_LINUX_SLL = 113,
 	TH_PKT_LINK_LINUX_SLL2 = 276,
 };
@@ -29,23 +29,23 @@ enum th_pkt_link {
  * Parse outcomes. X-macro: name and a short text used in statistics.
  * TH_PKT_OK is the only outcome with a usable L4 payload.
  */
-#define TH_PKT_STATUS_LIST(X)                                                     \
-	X(OK, "ok")                                                               \
-	X(TRUNC_L2, "truncated link header")                                      \
-	X(TRUNC_L3, "truncated IP header")                                        \
-	X(TRUNC_L4, "truncated TCP/UDP header")                                   \
-	X(BAD_L3, "malformed IP header")                                          \
-	X(BAD_L4, "malformed TCP/UDP header")                                     \
-	X(NOT_IP, "not IP (ARP, LLDP, ...)")                                      \
-	X(NOT_TCP_UDP, "IP but not TCP/UDP (ICMP, ...)")                          \
-	X(FRAG_LATER, "IP fragment after the first")                              \
+#define TH_PKT_STATUS_LIST(X)                                                                      \
+	X(OK, "ok")                                                                                \
+	X(TRUNC_L2, "truncated link header")                                                       \
+	X(TRUNC_L3, "truncated IP header")                                                         \
+	X(TRUNC_L4, "truncated TCP/UDP header")                                                    \
+	X(BAD_L3, "malformed IP header")                                                           \
+	X(BAD_L4, "malformed TCP/UDP header")                                                      \
+	X(NOT_IP, "not IP (ARP, LLDP, ...)")                                                       \
+	X(NOT_TCP_UDP, "IP but not TCP/UDP (ICMP, ...)")                                           \
+	X(FRAG_LATER, "IP fragment after the first")                                               \
 	X(BAD_LINK, "unsupported link type")
 
 enum th_pkt_status {
 #define TH_PKT_X(name, text) TH_PKT_##name,
 	TH_PKT_STATUS_LIST(TH_PKT_X)
 #undef TH_PKT_X
-	TH_PKT__STATUS_COUNT
+		TH_PKT__STATUS_COUNT
 };
 
 /** Short description of a status, for statistics. */
@@ -72,26 +72,26 @@ enum {
 
 /** What the parser found in one frame. Only valid when the status is TH_PKT_OK. */
 struct th_pkt_meta {
-	struct th_addr src;	  /**< IP source */
-	struct th_addr dst;	  /**< IP destination */
-	uint16_t sport;		  /**< L4 source port, host order */
-	uint16_t dport;		  /**< L4 destination port, host order */
-	uint8_t l4;		  /**< enum th_pkt_l4 */
-	uint8_t ip_version;	  /**< 4 or 6 */
-	uint8_t tcp_flags;	  /**< TH_TCP_* (TCP only) */
-	uint8_t vlan_count;	  /**< 802.1Q/802.1ad tags seen (0, 1, 2, ...) */
-	uint16_t vlan_outer;	  /**< outermost VLAN id, 0 if none */
-	uint16_t vlan_inner;	  /**< innermost VLAN id, 0 if none */
-	bool is_fragment;	  /**< first fragment of a fragmented IP datagram */
-	uint32_t tcp_seq;	  /**< TCP sequence number, host order */
-	uint32_t tcp_ack;	  /**< TCP acknowledgement number, host order */
-	uint16_t l3_offset;	  /**< IP header offset in the frame */
-	uint16_t l4_offset;	  /**< TCP/UDP header offset in the frame */
-	uint16_t payload_offset;  /**< first payload byte in the frame */
-	uint32_t payload_len;	  /**< payload bytes present in the frame (after capture cut) */
+	struct th_addr src;        /**< IP source */
+	struct th_addr dst;        /**< IP destination */
+	uint16_t sport;            /**< L4 source port, host order */
+	uint16_t dport;            /**< L4 destination port, host order */
+	uint8_t l4;                /**< enum th_pkt_l4 */
+	uint8_t ip_version;        /**< 4 or 6 */
+	uint8_t tcp_flags;         /**< TH_TCP_* (TCP only) */
+	uint8_t vlan_count;        /**< 802.1Q/802.1ad tags seen (0, 1, 2, ...) */
+	uint16_t vlan_outer;       /**< outermost VLAN id, 0 if none */
+	uint16_t vlan_inner;       /**< innermost VLAN id, 0 if none */
+	bool is_fragment;          /**< first fragment of a fragmented IP datagram */
+	uint32_t tcp_seq;          /**< TCP sequence number, host order */
+	uint32_t tcp_ack;          /**< TCP acknowledgement number, host order */
+	uint16_t l3_offset;        /**< IP header offset in the frame */
+	uint16_t l4_offset;        /**< TCP/UDP header offset in the frame */
+	uint16_t payload_offset;   /**< first payload byte in the frame */
+	uint32_t payload_len;      /**< payload bytes present in the frame (after capture cut) */
 	uint32_t payload_wire_len; /**< payload bytes the IP/UDP lengths claim */
-	uint32_t frag_id;	  /**< IP identification of a fragment (first or later) */
-	bool is_last_frag;	  /**< a fragment with no more after it (TH_PKT_FRAG_LATER) */
+	uint32_t frag_id;          /**< IP identification of a fragment (first or later) */
+	bool is_last_frag;         /**< a fragment with no more after it (TH_PKT_FRAG_LATER) */
 };
 
 /**
@@ -111,8 +111,8 @@ struct th_pkt_meta {
  * A payload cut by the capture (caplen) is not an error: payload_len is
  * smaller than payload_wire_len.
  */
-enum th_pkt_status th_pkt_parse(const uint8_t *frame, uint32_t caplen, enum th_pkt_link link,
-				struct th_pkt_meta *m);
+enum th_pkt_status th_pkt_parse(
+	const uint8_t *frame, uint32_t caplen, enum th_pkt_link link, struct th_pkt_meta *m);
 
 /** True when @p a is an IPv4-mapped address. */
 bool th_addr_is_v4(const struct th_addr *a);

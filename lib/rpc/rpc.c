@@ -60,7 +60,7 @@ decode_call(struct th_xdr *x, struct th_rpc_msg *m)
 	if (rpcvers != 2)
 		return TH_RPC_MALFORMED;
 	if (!th_xdr_u32(x, &m->prog) || !th_xdr_u32(x, &m->vers) || !th_xdr_u32(x, &m->proc) ||
-	    !th_xdr_u32(x, &m->flavor))
+		!th_xdr_u32(x, &m->flavor))
 		return TH_RPC_SHORT;
 	if (!th_xdr_opaque(x, AUTH_BODY_MAX, &body, &len))
 		return status_of(x);

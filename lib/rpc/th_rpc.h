@@ -20,8 +20,8 @@ enum th_rpc_msg_type {
 
 /** Outcome of decoding a message header. */
 enum th_rpc_status {
-	TH_RPC_OK = 0,	  /**< header decoded; body_offset is valid */
-	TH_RPC_SHORT,	  /**< the buffer ends inside the header */
+	TH_RPC_OK = 0,    /**< header decoded; body_offset is valid */
+	TH_RPC_SHORT,     /**< the buffer ends inside the header */
 	TH_RPC_MALFORMED, /**< not an RPC message (bad type, version, lengths) */
 };
 
@@ -29,16 +29,16 @@ enum th_rpc_status {
 
 /** A decoded message header. */
 struct th_rpc_msg {
-	uint32_t xid;	   /**< transaction id */
-	uint32_t type;	   /**< enum th_rpc_msg_type */
+	uint32_t xid;  /**< transaction id */
+	uint32_t type; /**< enum th_rpc_msg_type */
 	/* Call. */
-	uint32_t prog;	   /**< program */
-	uint32_t vers;	   /**< program version */
-	uint32_t proc;	   /**< procedure */
-	uint32_t flavor;   /**< credential flavour (enum th_op_auth values) */
-	uint32_t uid;	   /**< AUTH_SYS uid */
-	uint32_t gid;	   /**< AUTH_SYS gid */
-	uint32_t gss_proc; /**< RPCSEC_GSS gss_proc (DATA 0, INIT 1, ...) */
+	uint32_t prog;        /**< program */
+	uint32_t vers;        /**< program version */
+	uint32_t proc;        /**< procedure */
+	uint32_t flavor;      /**< credential flavour (enum th_op_auth values) */
+	uint32_t uid;         /**< AUTH_SYS uid */
+	uint32_t gid;         /**< AUTH_SYS gid */
+	uint32_t gss_proc;    /**< RPCSEC_GSS gss_proc (DATA 0, INIT 1, ...) */
 	uint32_t gss_service; /**< RPCSEC_GSS service (none 1, integrity 2, privacy 3) */
 	char machine[TH_RPC_MACHINE_MAX + 1]; /**< AUTH_SYS machine name, cut and NUL-terminated */
 	/* Reply. */

@@ -21,11 +21,11 @@
 #define TH_SAT_WAYS 8
 
 struct th_sat {
-	uint32_t *sig;	     /**< TH_SAT_WAYS per set; 0 marks a free way */
+	uint32_t *sig;       /**< TH_SAT_WAYS per set; 0 marks a free way */
 	uint8_t *entries;    /**< way w of set s at (s * TH_SAT_WAYS + w) * entry_size */
 	size_t entry_size;   /**< bytes per entry */
 	uint32_t set_mask;   /**< sets - 1 (a power of two) */
-	uint32_t used;	     /**< entries in use */
+	uint32_t used;       /**< entries in use */
 	uint32_t sweep_next; /**< next set th_sat_sweep() visits */
 };
 
@@ -57,8 +57,8 @@ void th_sat_release(struct th_sat *t, void *entry);
  * periodic aging stays short and bounded. @p expire returns true to release
  * the entry it is shown. @return entries released.
  */
-uint32_t th_sat_sweep(struct th_sat *t, uint32_t sets, bool (*expire)(void *ctx, void *entry),
-		      void *ctx);
+uint32_t th_sat_sweep(
+	struct th_sat *t, uint32_t sets, bool (*expire)(void *ctx, void *entry), void *ctx);
 
 /** Visit every used entry once (for a final flush). @return entries released. */
 uint32_t th_sat_sweep_all(struct th_sat *t, bool (*expire)(void *ctx, void *entry), void *ctx);

@@ -52,8 +52,7 @@ th_xdr_u32(struct th_xdr *x, uint32_t *v)
 		x->p = x->end;
 		return false;
 	}
-	*v = (uint32_t)x->p[0] << 24 | (uint32_t)x->p[1] << 16 | (uint32_t)x->p[2] << 8 |
-	     x->p[3];
+	*v = (uint32_t)x->p[0] << 24 | (uint32_t)x->p[1] << 16 | (uint32_t)x->p[2] << 8 | x->p[3];
 	x->p += 4;
 	return true;
 }

@@ -26,16 +26,16 @@ struct th_xid_key {
 	struct th_addr server; /**< server's address */
 	uint16_t client_port;  /**< caller's port */
 	uint16_t server_port;  /**< server's port */
-	uint32_t xid;	       /**< transaction id */
+	uint32_t xid;          /**< transaction id */
 	uint32_t transport;    /**< enum th_pkt_l4 */
 };
 
-#define TH_XID_COUNTER_LIST(X)                                                      \
-	X(calls, "calls entered")                                                   \
-	X(calls_dup, "calls retransmitted while waiting (counted on the call)")     \
-	X(matched, "calls matched with a reply")                                    \
-	X(unmatched_calls, "calls without a reply (timed out or left at stop)")     \
-	X(table_full, "calls pushed out early: set full")                           \
+#define TH_XID_COUNTER_LIST(X)                                                                     \
+	X(calls, "calls entered")                                                                  \
+	X(calls_dup, "calls retransmitted while waiting (counted on the call)")                    \
+	X(matched, "calls matched with a reply")                                                   \
+	X(unmatched_calls, "calls without a reply (timed out or left at stop)")                    \
+	X(table_full, "calls pushed out early: set full")                                          \
 	X(unmatched_replies, "replies without a waiting call")
 
 struct th_xid_counters {
@@ -53,8 +53,8 @@ typedef void (*th_xid_emit_cb)(void *ctx, struct th_op *op);
  * Create a table for @p calls waiting calls (rounded up to a power of two).
  * @return NULL with errno EINVAL or ENOMEM.
  */
-struct th_xid_table *th_xid_table_create(uint32_t calls, uint64_t timeout_ns,
-					 th_xid_emit_cb emit, void *ctx);
+struct th_xid_table *th_xid_table_create(
+	uint32_t calls, uint64_t timeout_ns, th_xid_emit_cb emit, void *ctx);
 
 void th_xid_table_free(struct th_xid_table *t);
 

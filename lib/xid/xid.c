@@ -16,11 +16,11 @@ struct entry {
 };
 
 struct th_xid_table {
-	struct th_sat sat;	  /* struct entry, keyed by th_xid_key */
-	uint64_t timeout_ns;	  /* a call waits this long at most */
-	uint64_t now_ns;	  /* the time th_xid_table_age() was called with */
-	th_xid_emit_cb emit;	  /* unmatched call consumer */
-	void *ctx;		  /* for emit */
+	struct th_sat sat;        /* struct entry, keyed by th_xid_key */
+	uint64_t timeout_ns;      /* a call waits this long at most */
+	uint64_t now_ns;          /* the time th_xid_table_age() was called with */
+	th_xid_emit_cb emit;      /* unmatched call consumer */
+	void *ctx;                /* for emit */
 	struct th_xid_counters c; /* counters */
 };
 

@@ -97,8 +97,8 @@ median(double *v, int n)
 }
 
 static int
-run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_ins,
-	 struct result *r, struct sink *s)
+run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_ins, struct result *r,
+	struct sink *s)
 {
 	struct th_decode_config cfg;
 	struct th_decode *d;
@@ -114,7 +114,7 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	/* Touch the tables once so page faults are not counted as decode work. */
 	for (i = 0; i < f->count && i < 1000; i++)
 		th_decode_frame(d, f->recs[i].data, f->recs[i].caplen, f->recs[i].wirelen,
-				(enum th_pkt_link)f->linktype, f->recs[i].ts_ns);
+			(enum th_pkt_link)f->linktype, f->recs[i].ts_ns);
 	th_decode_free(d);
 	d = th_decode_create(&cfg, on_op, s);
 	if (d == NULL)
@@ -131,13 +131,13 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	t0 = now_ns();
 	for (i = 0; i < f->count; i++)
 		th_decode_frame(d, f->recs[i].data, f->recs[i].caplen, f->recs[i].wirelen,
-				(enum th_pkt_link)f->linktype, f->recs[i].ts_ns);
+			(enum th_pkt_link)f->linktype, f->recs[i].ts_ns);
 	t1 = now_ns();
 	if (fd_cyc >= 0) {
 		ioctl(fd_cyc, PERF_EVENT_IOC_DISABLE, 0);
 		ioctl(fd_ins, PERF_EVENT_IOC_DISABLE, 0);
 		if (read(fd_cyc, &cyc, sizeof(cyc)) != sizeof(cyc) ||
-		    read(fd_ins, &ins, sizeof(ins)) != sizeof(ins))
+			read(fd_ins, &ins, sizeof(ins)) != sizeof(ins))
 			cyc = ins = 0;
 	}
 	/* Flushing emits calls that never got a reply: not part of the per-packet cost. */
@@ -169,12 +169,12 @@ bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, in
 			printf("  %.0f cycles/pkt  %.0f instr/pkt", r.cycles, r.instructions);
 		printf("\n");
 	}
-	printf("%s: median of %d: %.1f ns/packet, %.2f Mpps per lcore", is_formatting
-	       ? "decode + format op lines" : "decode only", runs, median(ns, runs),
-	       1e3 / median(ns, runs));
+	printf("%s: median of %d: %.1f ns/packet, %.2f Mpps per lcore",
+		is_formatting ? "decode + format op lines" : "decode only", runs, median(ns, runs),
+		1e3 / median(ns, runs));
 	if (fd_cyc >= 0)
 		printf(", %.0f cycles/packet, %.0f instructions/packet", median(cyc, runs),
-		       median(ins, runs));
+			median(ins, runs));
 	else
 		printf(" (CPU counters unavailable here)");
 	printf("; %" PRIu64 " ops per run\n", s.ops);
@@ -207,7 +207,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	printf("%s: %zu packets, %" PRIu64 " bytes (%.0f bytes/packet)\n", argv[optind], f->count,
-	       f->frame_bytes, (double)f->frame_bytes / (double)f->count);
+		f->frame_bytes, (double)f->frame_bytes / (double)f->count);
 	fd_cyc = counter_open(PERF_COUNT_HW_CPU_CYCLES);
 	fd_ins = fd_cyc >= 0 ? counter_open(PERF_COUNT_HW_INSTRUCTIONS) : -1;
 	if (fd_ins < 0 && fd_cyc >= 0) {

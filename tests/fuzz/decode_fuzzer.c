@@ -46,7 +46,7 @@ put32(uint8_t *p, uint32_t v)
 
 static size_t
 frame(uint8_t *f, bool is_udp, bool to_client, uint16_t cport, uint32_t seq, uint8_t flags,
-      const uint8_t *payload, uint16_t len)
+	const uint8_t *payload, uint16_t len)
 {
 	size_t l4 = is_udp ? 8 : 20, off = 14 + 20 + l4;
 	uint8_t client[4] = {10, 0, 0, 2}, server[4] = {10, 0, 0, 1};
@@ -108,8 +108,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			*s -= skip & 0x7f;
 		else
 			*s += skip;
-		n = frame(f, is_udp, dir, (uint16_t)(800 + conn), *s,
-			  is_syn ? 0x02 : 0x18, data, len);
+		n = frame(f, is_udp, dir, (uint16_t)(800 + conn), *s, is_syn ? 0x02 : 0x18, data,
+			len);
 		th_decode_frame(d, f, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, ts);
 		if (!is_udp)
 			*s += len + (is_syn ? 1 : 0);

@@ -195,7 +195,7 @@ main(int argc, char **argv)
 		free(copy);
 	}
 	printf("fuzz: %u corpus inputs, %lu mutations, seed 0x%llx: no crash\n", n_inputs, runs,
-	       (unsigned long long)seed);
+		(unsigned long long)seed);
 	free(buf);
 	for (r = 0; r < n_inputs; r++)
 		free(inputs[r].data);

@@ -153,22 +153,22 @@ test_get_u64(void **state)
 	v = 77;
 	assert_int_equal(th_conf_get_u64(c, "q", "big", 1, 65535, &v, err, sizeof(err)), -EINVAL);
 	assert_int_equal(v, 77);
-	assert_string_equal(err,
-			    "n.ini:4: q.big = '70000': expected a whole number from 1 to 65535");
+	assert_string_equal(
+		err, "n.ini:4: q.big = '70000': expected a whole number from 1 to 65535");
 	assert_int_equal(th_conf_get_u64(c, "q", "dec", 4096, 8192, &v, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err,
-			    "n.ini:2: q.dec = '2049': expected a whole number from 4096 to 8192");
-	assert_int_equal(th_conf_get_u64(c, "q", "neg", 0, UINT64_MAX, &v, err, sizeof(err)),
-			 -EINVAL);
+	assert_string_equal(
+		err, "n.ini:2: q.dec = '2049': expected a whole number from 4096 to 8192");
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "neg", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "n.ini:5: q.neg = '-1'"));
-	assert_int_equal(th_conf_get_u64(c, "q", "junk", 0, UINT64_MAX, &v, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "junk", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "n.ini:6: q.junk"));
-	assert_int_equal(th_conf_get_u64(c, "q", "none", 0, UINT64_MAX, &v, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "none", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "n.ini:7: q.none"));
-	assert_int_equal(th_conf_get_u64(c, "q", "huge", 0, UINT64_MAX, &v, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "huge", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "n.ini:8: q.huge"));
 	assert_int_equal(v, 77);
 	th_conf_free(c);
@@ -240,7 +240,7 @@ test_get_seconds_exact(void **state)
 	for (i = 0; i < 5; i++)
 		if (got[i] != want[i])
 			fail_msg("'%s' s read as %llu ns, want %llu", values[i],
-				 (unsigned long long)got[i], (unsigned long long)want[i]);
+				(unsigned long long)got[i], (unsigned long long)want[i]);
 }
 
 static void
@@ -261,13 +261,13 @@ test_unused_key(void **state)
 	assert_int_equal(th_conf_get_u64(c, "capture", "port", 0, 10, &v, err, sizeof(err)), 0);
 	assert_non_null(th_conf_get(c, "output", "file"));
 	/* The program asks for the right name; the typo is never found. */
-	assert_int_equal(th_conf_get_seconds(c, "capture", "call_timeout", &v, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		th_conf_get_seconds(c, "capture", "call_timeout", &v, err, sizeof(err)), 0);
 	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "typo.ini:4: unknown key 'capture.call_timout'"));
 
-	assert_int_equal(th_conf_get_u64(c, "capture", "call_timout", 0, 100, &v, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		th_conf_get_u64(c, "capture", "call_timout", 0, 100, &v, err, sizeof(err)), 0);
 	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), 0);
 	th_conf_free(c);
 }

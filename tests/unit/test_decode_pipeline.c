@@ -157,21 +157,21 @@ static void
 getattr_reply(struct xb *x, uint32_t xid, uint64_t size)
 {
 	rpc_reply(x, xid);
-	put32(x, 0);	    /* NFS3_OK */
-	put32(x, 1);	    /* NF3REG */
-	put32(x, 0644);	    /* mode */
-	put32(x, 1);	    /* nlink */
-	put32(x, 1000);	    /* uid */
-	put32(x, 100);	    /* gid */
+	put32(x, 0);    /* NFS3_OK */
+	put32(x, 1);    /* NF3REG */
+	put32(x, 0644); /* mode */
+	put32(x, 1);    /* nlink */
+	put32(x, 1000); /* uid */
+	put32(x, 100);  /* gid */
 	put32(x, (uint32_t)(size >> 32));
 	put32(x, (uint32_t)size);
-	put32(x, 0);	    /* used */
+	put32(x, 0); /* used */
 	put32(x, 0);
-	put32(x, 0);	    /* rdev */
+	put32(x, 0); /* rdev */
 	put32(x, 0);
-	put32(x, 0);	    /* fsid */
+	put32(x, 0); /* fsid */
 	put32(x, 1);
-	put32(x, 0);	    /* fileid */
+	put32(x, 0); /* fileid */
 	put32(x, 4242);
 	put32(x, 1690000000); /* atime */
 	put32(x, 0);
@@ -207,8 +207,8 @@ wr32(uint8_t *p, uint32_t v)
 
 /* Returns the frame length; l4 is the UDP or TCP header already filled. */
 static size_t
-ipv4_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint8_t proto,
-	   const uint8_t *l4, size_t l4_size, const void *payload, size_t size)
+ipv4_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint8_t proto, const uint8_t *l4,
+	size_t l4_size, const void *payload, size_t size)
 {
 	uint8_t *ip = f + 14;
 	uint32_t sum = 0;
@@ -241,8 +241,7 @@ ipv4_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint8_t proto
 }
 
 static size_t
-udp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, const void *payload,
-	  size_t size)
+udp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, const void *payload, size_t size)
 {
 	uint8_t h[8] = {0};
 
@@ -254,7 +253,7 @@ udp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, const void *pa
 
 static size_t
 tcp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint32_t seq, uint32_t ack,
-	  uint8_t flags, const void *payload, size_t size)
+	uint8_t flags, const void *payload, size_t size)
 {
 	uint8_t h[20] = {0};
 
@@ -270,7 +269,7 @@ tcp_frame(uint8_t *f, const struct ep *src, const struct ep *dst, uint32_t seq, 
 
 static void
 send_udp(struct th_decode *d, const struct ep *src, const struct ep *dst, const struct xb *x,
-	 uint64_t ts)
+	uint64_t ts)
 {
 	uint8_t f[2048];
 	size_t n = udp_frame(f, src, dst, x->b, x->n);
@@ -280,7 +279,7 @@ send_udp(struct th_decode *d, const struct ep *src, const struct ep *dst, const 
 
 static void
 send_tcp(struct th_decode *d, const struct ep *src, const struct ep *dst, uint32_t seq,
-	 uint32_t ack, uint8_t flags, const void *payload, size_t size, uint64_t ts)
+	uint32_t ack, uint8_t flags, const void *payload, size_t size, uint64_t ts)
 {
 	uint8_t f[2048];
 	size_t n = tcp_frame(f, src, dst, seq, ack, flags, payload, size);
@@ -373,7 +372,7 @@ test_tcp_getattr_with_syn(void **state)
 	memcpy(rec.b + rec.n, call.b, call.n);
 	rec.n += call.n;
 	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK | TH_TCP_PSH, rec.b, rec.n,
-		 T0 + 1000);
+		T0 + 1000);
 	cseq += (uint32_t)rec.n;
 
 	getattr_reply(&reply, 0x2222, 1);
@@ -382,7 +381,7 @@ test_tcp_getattr_with_syn(void **state)
 	memcpy(rec.b + rec.n, reply.b, reply.n);
 	rec.n += reply.n;
 	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK | TH_TCP_PSH, rec.b, rec.n,
-		 T0 + 1000 + 75000);
+		T0 + 1000 + 75000);
 	sseq += (uint32_t)rec.n;
 
 	assert_int_equal(f->s->count, 1);
@@ -404,15 +403,15 @@ test_tcp_getattr_with_syn(void **state)
 	rec.n += call.n;
 	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, 20, T0 + 2 * SEC);
 	send_tcp(f->d, &CLIENT, &SERVER, cseq + 20, sseq, TH_TCP_ACK, rec.b + 20, rec.n - 20,
-		 T0 + 2 * SEC + 3000);
+		T0 + 2 * SEC + 3000);
 	memset(&reply, 0, sizeof(reply));
 	getattr_reply(&reply, 0x2223, 2);
 	memset(&rec, 0, sizeof(rec));
 	put_marker(&rec, (uint32_t)reply.n);
 	memcpy(rec.b + rec.n, reply.b, reply.n);
 	rec.n += reply.n;
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n,
-		 T0 + 2 * SEC + 10000);
+	send_tcp(
+		f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 2 * SEC + 10000);
 
 	assert_int_equal(f->s->count, 2);
 	op = &f->s->ops[1];
@@ -517,15 +516,82 @@ test_dns_not_rpc(void **state)
 {
 	/* A DNS query for example.com A, and its answer. */
 	static const uint8_t query[] = {
-		0xab, 0xcd, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-		7,    'e',  'x',  'a',  'm',  'p',  'l',  'e',  3,    'c',  'o',  'm',
-		0,    0x00, 0x01, 0x00, 0x01,
+		0xab,
+		0xcd,
+		0x01,
+		0x00,
+		0x00,
+		0x01,
+		0x00,
+		0x00,
+		0x00,
+		0x00,
+		0x00,
+		0x00,
+		7,
+		'e',
+		'x',
+		'a',
+		'm',
+		'p',
+		'l',
+		'e',
+		3,
+		'c',
+		'o',
+		'm',
+		0,
+		0x00,
+		0x01,
+		0x00,
+		0x01,
 	};
 	static const uint8_t answer[] = {
-		0xab, 0xcd, 0x81, 0x80, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
-		7,    'e',  'x',  'a',  'm',  'p',  'l',  'e',  3,    'c',  'o',  'm',
-		0,    0x00, 0x01, 0x00, 0x01, 0xc0, 0x0c, 0x00, 0x01, 0x00, 0x01, 0x00,
-		0x00, 0x0e, 0x10, 0x00, 0x04, 93,   184,  216,  34,
+		0xab,
+		0xcd,
+		0x81,
+		0x80,
+		0x00,
+		0x01,
+		0x00,
+		0x01,
+		0x00,
+		0x00,
+		0x00,
+		0x00,
+		7,
+		'e',
+		'x',
+		'a',
+		'm',
+		'p',
+		'l',
+		'e',
+		3,
+		'c',
+		'o',
+		'm',
+		0,
+		0x00,
+		0x01,
+		0x00,
+		0x01,
+		0xc0,
+		0x0c,
+		0x00,
+		0x01,
+		0x00,
+		0x01,
+		0x00,
+		0x00,
+		0x0e,
+		0x10,
+		0x00,
+		0x04,
+		93,
+		184,
+		216,
+		34,
 	};
 	const struct ep client = {{10, 0, 0, 1}, 40000};
 	const struct ep dns = {{10, 0, 0, 53}, 53};
@@ -575,7 +641,7 @@ mount_over_tcp(struct fixture *f, uint64_t t)
 	rec.n += call.n;
 	send_tcp(f->d, &client, &mountd, cseq, sseq, TH_TCP_ACK, rec.b, 10, t + 100);
 	send_tcp(f->d, &client, &mountd, cseq + 10, sseq, TH_TCP_ACK, rec.b + 10, rec.n - 10,
-		 t + 200);
+		t + 200);
 	cseq += (uint32_t)rec.n;
 
 	rpc_reply(&reply, 0x5555);
@@ -802,7 +868,7 @@ test_stats_print_zeros(void **state)
 	/* Every frame outcome but OK is a loss reason with its own row. */
 	for (i = 1; i < TH_PKT__STATUS_COUNT; i++) {
 		snprintf(row, sizeof(row), "\n  0              %s\n",
-			 th_pkt_status_str((enum th_pkt_status)i));
+			th_pkt_status_str((enum th_pkt_status)i));
 		if (strstr(text, row) == NULL)
 			fail_msg("no row for '%s'", th_pkt_status_str((enum th_pkt_status)i));
 	}

@@ -38,9 +38,10 @@ on_record(void *ctx, const struct th_flow_key *key, int dir, const struct th_flo
 		s->n++; /* only counted */
 		return;
 	}
-	s->xid[s->n] = rec->size >= 4 ? (uint32_t)rec->data[0] << 24 | (uint32_t)rec->data[1] << 16 |
-						(uint32_t)rec->data[2] << 8 | rec->data[3]
-				      : 0;
+	s->xid[s->n] = rec->size >= 4
+			       ? (uint32_t)rec->data[0] << 24 | (uint32_t)rec->data[1] << 16 |
+					 (uint32_t)rec->data[2] << 8 | rec->data[3]
+			       : 0;
 	s->size[s->n] = rec->size;
 	s->wire_size[s->n] = rec->wire_size;
 	s->first_ns[s->n] = rec->first_ns;
@@ -71,10 +72,10 @@ make_call(uint8_t *p, uint32_t xid, uint32_t body_size)
 	put32(p + 12, 2);      /* rpcvers */
 	put32(p + 16, 100003); /* NFS */
 	put32(p + 20, 3);
-	put32(p + 24, 6);      /* READ */
-	put32(p + 28, 0);      /* AUTH_NONE */
+	put32(p + 24, 6); /* READ */
+	put32(p + 28, 0); /* AUTH_NONE */
 	put32(p + 32, 0);
-	put32(p + 36, 0);      /* verifier */
+	put32(p + 36, 0); /* verifier */
 	put32(p + 40, 0);
 	for (i = 0; i < body_size; i++)
 		p[44 + i] = (uint8_t)(i * 7 + 1);
@@ -279,7 +280,7 @@ test_gap_across_boundary_resyncs_without_wrong_record(void **state)
 	seg(&c, buf, 0, 60, 1);
 	/* lost: 60 .. b2 + 10 (end of record 10, marker and start of record 11) */
 	seg(&c, buf, b2 + 10, b3 - b2 - 10, 2); /* rest of record 11: must not come out */
-	seg(&c, buf, b3, n - b3, 3);	       /* record 12 starts this segment */
+	seg(&c, buf, b3, n - b3, 3);            /* record 12 starts this segment */
 	assert_int_equal(c.seen.n, 1);
 	assert_int_equal(c.seen.xid[0], 12);
 	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 1);

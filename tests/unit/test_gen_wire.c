@@ -52,28 +52,28 @@ csum(uint32_t sum, const uint8_t *p, size_t size)
 
 /* One direction of a TCP conversation, as a record-marking parser sees it. */
 struct dir_state {
-	uint8_t key[36];    /**< src, dst addresses and ports */
+	uint8_t key[36]; /**< src, dst addresses and ports */
 	bool is_used;
 	bool has_seq;
-	uint32_t next_seq;  /**< expected next sequence number */
-	uint8_t hdr[4];     /**< record-marking header being collected */
+	uint32_t next_seq; /**< expected next sequence number */
+	uint8_t hdr[4];    /**< record-marking header being collected */
 	uint32_t hdr_have;
 	uint32_t frag_left; /**< fragment bytes still to come */
 	bool is_last_frag;
 	bool is_record_start; /**< the next fragment begins a record */
-	uint8_t xid[4];	    /**< first bytes of the record */
+	uint8_t xid[4];       /**< first bytes of the record */
 	uint32_t xid_have;
 };
 
 struct checker {
-	uint64_t hash;	    /**< FNV-1a over all frames and timestamps */
+	uint64_t hash; /**< FNV-1a over all frames and timestamps */
 	uint64_t last_ts;
 	uint64_t frames;
 	uint64_t bad_csum;
 	uint64_t bad_order;
 	uint64_t seq_gaps;
 	uint64_t acks_ahead;
-	uint64_t messages;  /**< RPC messages seen on the wire */
+	uint64_t messages; /**< RPC messages seen on the wire */
 	uint32_t *wire_xids;
 	uint32_t n_wire_xids;
 	uint32_t *truth_xids;
@@ -253,7 +253,7 @@ on_op(void *ctx, const struct th_op *op)
 		k->ops_out_of_order++;
 	k->last_op_ns = op->call_first_ns;
 	if (op->call_last_ns < op->call_first_ns || op->reply_first_ns <= op->call_last_ns ||
-	    op->reply_last_ns < op->reply_first_ns)
+		op->reply_last_ns < op->reply_first_ns)
 		k->ops_bad_times++;
 	assert_true(k->n_truth + 2 <= XIDS_MAX);
 	/* Call and reply carry the same xid. */

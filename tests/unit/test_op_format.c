@@ -95,8 +95,9 @@ set_attr(struct th_nfs_attr *a)
 
 #define HEAD "1700000000.123456789 RPC tcp 10.0.0.1:789 10.0.0.2:2049 0x1234abcd "
 #define AUTH " uid=1000 gid=100 machine=client1"
-#define ATTR " type=1 mode=0644 size=1048576 fileid=12345 uid_f=1000 gid_f=100" \
-	     " mtime=1690000000.000000001"
+#define ATTR                                                                                       \
+	" type=1 mode=0644 size=1048576 fileid=12345 uid_f=1000 gid_f=100"                         \
+	" mtime=1690000000.000000001"
 
 static void
 expect_line(const struct th_op *op, const char *want)
@@ -123,7 +124,7 @@ test_read_tcp_v4(void **state)
 	op->reply.eof = true;
 	set_attr(&op->reply.attr);
 	expect_line(op, HEAD "NFS3 READ OK 250.500 250.000" AUTH " fh=cbf43926 off=4096 count=32768"
-			 " done=32768 eof=1" ATTR "\n");
+			     " done=32768 eof=1" ATTR "\n");
 	free(op);
 }
 
@@ -143,18 +144,18 @@ test_write(void **state)
 	op->reply.pre.size = 100;
 	op->reply.pre.mtime_ns = 1690000000500000000ull;
 	set_attr(&op->reply.attr);
-	expect_line(op, HEAD "NFS3 WRITE OK 250.500 250.000" AUTH
-			 " fh=cbf43926 off=4294967296 count=4096 stable=file_sync done=4096"
-			 " committed=data_sync pre_size=100 pre_mtime=1690000000.500000000" ATTR
-			 "\n");
+	expect_line(op,
+		HEAD "NFS3 WRITE OK 250.500 250.000" AUTH
+		     " fh=cbf43926 off=4294967296 count=4096 stable=file_sync done=4096"
+		     " committed=data_sync pre_size=100 pre_mtime=1690000000.500000000" ATTR "\n");
 
 	op->call.stable = 0;
 	op->reply.committed = 2;
 	op->reply.pre.is_present = false;
 	op->reply.attr.is_present = false;
 	expect_line(op, HEAD "NFS3 WRITE OK 250.500 250.000" AUTH
-			 " fh=cbf43926 off=4294967296 count=4096 stable=unstable done=4096"
-			 " committed=file_sync\n");
+			     " fh=cbf43926 off=4294967296 count=4096 stable=unstable done=4096"
+			     " committed=file_sync\n");
 	free(op);
 }
 
@@ -168,9 +169,10 @@ test_lookup_name_escaping(void **state)
 	set_name(&op->call.name, "a b=c\\d\x01\xc3\xa9.txt");
 	set_fh(&op->reply.fh, "abc");
 	set_attr(&op->reply.attr);
-	expect_line(op, HEAD "NFS3 LOOKUP OK 250.500 250.000" AUTH
-			 " fh=cbf43926 name=a\\x20b\\x3dc\\x5cd\\x01\\xc3\\xa9.txt newfh=352441c2"
-			 ATTR "\n");
+	expect_line(op,
+		HEAD "NFS3 LOOKUP OK 250.500 250.000" AUTH
+		     " fh=cbf43926 name=a\\x20b\\x3dc\\x5cd\\x01\\xc3\\xa9.txt newfh=352441c2" ATTR
+		     "\n");
 	free(op);
 }
 
@@ -188,8 +190,8 @@ test_lookup_cut_name(void **state)
 	op->call.name.s[TH_NFS_NAME_MAX] = '\0';
 	op->call.name.is_cut = true;
 	op->reply.status = 63; /* NAMETOOLONG */
-	p = want + sprintf(want, HEAD "NFS3 LOOKUP NAMETOOLONG 250.500 250.000" AUTH
-				   " fh=cbf43926 name=");
+	p = want +
+	    sprintf(want, HEAD "NFS3 LOOKUP NAMETOOLONG 250.500 250.000" AUTH " fh=cbf43926 name=");
 	for (i = 0; i < TH_NFS_NAME_MAX; i++)
 		*p++ = 'x';
 	strcpy(p, "\\...\n");
@@ -207,7 +209,7 @@ test_machine_escaped(void **state)
 	set_fh(&op->call.fh, "123456789");
 	set_attr(&op->reply.attr);
 	expect_line(op, HEAD "NFS3 GETATTR OK 250.500 250.000 uid=1000 gid=100 machine=my\\x20host"
-			 " fh=cbf43926" ATTR "\n");
+			     " fh=cbf43926" ATTR "\n");
 	free(op);
 }
 
@@ -295,27 +297,27 @@ test_rpc_failures(void **state)
 
 	op->accept_stat = 1;
 	expect_line(op, HEAD "NFS3 READ PROG_UNAVAIL 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+			     " fh=cbf43926 off=0 count=512\n");
 	op->accept_stat = 2;
 	expect_line(op, HEAD "NFS3 READ PROG_MISMATCH 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+			     " fh=cbf43926 off=0 count=512\n");
 	op->accept_stat = 3;
 	expect_line(op, HEAD "NFS3 READ PROC_UNAVAIL 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+			     " fh=cbf43926 off=0 count=512\n");
 	op->accept_stat = 4;
 	expect_line(op, HEAD "NFS3 READ GARBAGE_ARGS 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+			     " fh=cbf43926 off=0 count=512\n");
 	op->accept_stat = 5;
-	expect_line(op, HEAD "NFS3 READ SYSTEM_ERR 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+	expect_line(op,
+		HEAD "NFS3 READ SYSTEM_ERR 250.500 250.000" AUTH " fh=cbf43926 off=0 count=512\n");
 	op->accept_stat = 0;
 	op->reply_stat = 1;
 	op->reject_stat = 1;
-	expect_line(op, HEAD "NFS3 READ AUTH_ERROR 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+	expect_line(op,
+		HEAD "NFS3 READ AUTH_ERROR 250.500 250.000" AUTH " fh=cbf43926 off=0 count=512\n");
 	op->reject_stat = 0;
 	expect_line(op, HEAD "NFS3 READ RPC_MISMATCH 250.500 250.000" AUTH
-			 " fh=cbf43926 off=0 count=512\n");
+			     " fh=cbf43926 off=0 count=512\n");
 	free(op);
 }
 
@@ -328,17 +330,17 @@ test_nfs_status(void **state)
 	set_fh(&op->call.fh, "123456789");
 	set_name(&op->call.name, "missing");
 	op->reply.status = 2;
-	expect_line(op, HEAD "NFS3 LOOKUP NOENT 250.500 250.000" AUTH
-			 " fh=cbf43926 name=missing\n");
+	expect_line(
+		op, HEAD "NFS3 LOOKUP NOENT 250.500 250.000" AUTH " fh=cbf43926 name=missing\n");
 	op->reply.status = 70;
-	expect_line(op, HEAD "NFS3 LOOKUP STALE 250.500 250.000" AUTH
-			 " fh=cbf43926 name=missing\n");
+	expect_line(
+		op, HEAD "NFS3 LOOKUP STALE 250.500 250.000" AUTH " fh=cbf43926 name=missing\n");
 	op->reply.status = 12345;
-	expect_line(op, HEAD "NFS3 LOOKUP 12345 250.500 250.000" AUTH
-			 " fh=cbf43926 name=missing\n");
+	expect_line(
+		op, HEAD "NFS3 LOOKUP 12345 250.500 250.000" AUTH " fh=cbf43926 name=missing\n");
 	op->reply.status = 4000000000u;
-	expect_line(op, HEAD "NFS3 LOOKUP 4000000000 250.500 250.000" AUTH
-			 " fh=cbf43926 name=missing\n");
+	expect_line(op,
+		HEAD "NFS3 LOOKUP 4000000000 250.500 250.000" AUTH " fh=cbf43926 name=missing\n");
 	free(op);
 }
 
@@ -428,7 +430,7 @@ test_dup_and_cut(void **state)
 	expect_line(op, HEAD "NFS3 GETATTR OK 250.500 250.000 auth=none fh=cbf43926 dup=3\n");
 	op->call_decode = TH_NFS_SHORT;
 	expect_line(op, HEAD "NFS3 GETATTR OK 250.500 250.000 auth=none fh=cbf43926 dup=3"
-			 " cut=call\n");
+			     " cut=call\n");
 	op->dup_calls = 0;
 	op->reply_decode = TH_NFS_SHORT;
 	expect_line(op, HEAD "NFS3 GETATTR OK 250.500 250.000 auth=none fh=cbf43926 cut=both\n");
@@ -456,13 +458,14 @@ test_readdirplus_cut_has_no_eof(void **state)
 	set_attr(&op->reply.attr);
 	op->reply.attr.type = TH_NFS_DIR;
 	op->reply.attr.mode = 0755;
-	expect_line(op, HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
-			 " count=8192 eof=1 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
-			 " gid_f=100 mtime=1690000000.000000001\n");
+	expect_line(op,
+		HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
+		     " count=8192 eof=1 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
+		     " gid_f=100 mtime=1690000000.000000001\n");
 	op->reply_decode = TH_NFS_SHORT;
 	expect_line(op, HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
-			 " count=8192 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
-			 " gid_f=100 mtime=1690000000.000000001 cut=reply\n");
+			     " count=8192 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
+			     " gid_f=100 mtime=1690000000.000000001 cut=reply\n");
 	free(op);
 }
 

@@ -79,7 +79,7 @@ hand_header(struct hand *h, uint32_t magic, uint32_t snaplen, uint32_t linktype)
 
 static void
 hand_record(struct hand *h, uint32_t sec, uint32_t sub, uint32_t caplen, uint32_t wirelen,
-	    uint8_t fill, uint32_t present)
+	uint8_t fill, uint32_t present)
 {
 	h32(h, sec);
 	h32(h, sub);

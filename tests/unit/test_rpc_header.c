@@ -515,13 +515,23 @@ test_looks_like_call(void **state)
 	/* Followed programs: NFS v2-v4, MOUNT v1-v3, portmap/rpcbind v2-v4, NLM, NFSACL. */
 	{
 		static const uint32_t ok[][2] = {
-			{TH_PROG_NFS, 2},     {TH_PROG_NFS, 4},	    {TH_PROG_MOUNT, 1},
-			{TH_PROG_MOUNT, 3},   {TH_PROG_PORTMAP, 2}, {TH_PROG_PORTMAP, 4},
-			{TH_PROG_NLM, 4},     {TH_PROG_NLM, 1},	    {TH_PROG_NFSACL, 3},
+			{TH_PROG_NFS, 2},
+			{TH_PROG_NFS, 4},
+			{TH_PROG_MOUNT, 1},
+			{TH_PROG_MOUNT, 3},
+			{TH_PROG_PORTMAP, 2},
+			{TH_PROG_PORTMAP, 4},
+			{TH_PROG_NLM, 4},
+			{TH_PROG_NLM, 1},
+			{TH_PROG_NFSACL, 3},
 		};
 		static const uint32_t bad[][2] = {
-			{TH_PROG_NFS, 5},  {TH_PROG_NFS, 1}, {TH_PROG_MOUNT, 4},
-			{TH_PROG_PORTMAP, 1}, {400000, 1},  {100024, 1}, /* status (NSM) */
+			{TH_PROG_NFS, 5},
+			{TH_PROG_NFS, 1},
+			{TH_PROG_MOUNT, 4},
+			{TH_PROG_PORTMAP, 1},
+			{400000, 1},
+			{100024, 1}, /* status (NSM) */
 			{0, 0},
 		};
 		size_t i;

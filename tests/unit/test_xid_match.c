@@ -110,7 +110,7 @@ test_same_xid_two_clients(void **state)
 	struct sink *s = sink_new();
 	struct th_xid_table *t = th_xid_table_create(1024, 60 * SEC, on_emit, s);
 	struct th_xid_key a = key_of(1, 800, 0x1000);
-	struct th_xid_key b = key_of(2, 800, 0x1000);	/* other client, same port and XID */
+	struct th_xid_key b = key_of(2, 800, 0x1000);  /* other client, same port and XID */
 	struct th_xid_key a2 = key_of(1, 801, 0x1000); /* other process on client 1 */
 	struct th_op *oa, *ob, *oa2;
 
