@@ -205,8 +205,9 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 	memcpy(op->machine, msg->machine, sizeof(op->machine));
 	op->machine[sizeof(op->machine) - 1] = '\0';
 
-	/* Arguments of RPCSEC_GSS integrity/privacy calls are wrapped: leave them. */
-	if (msg->flavor == TH_AUTH_GSS && msg->gss_service != 1) {
+	/* Only RPCSEC_GSS DATA with service "none" carries plain arguments and results. */
+	if (msg->flavor == TH_AUTH_GSS && (msg->gss_proc != 0 || msg->gss_service != 1)) {
+		op->is_opaque = true;
 		op->call_decode = TH_NFS_OK;
 		return;
 	}
@@ -256,7 +257,7 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 		d->s.rpc_denied++;
 	} else if (msg->accept_stat != 0) {
 		d->s.rpc_not_success++;
-	} else if (op->auth != TH_AUTH_GSS) {
+	} else if (!op->is_opaque) {
 		st = th_nfs_decode_reply(op->prog, op->vers, op->proc, rec->data + msg->body_offset,
 			rec->size - msg->body_offset, &op->reply);
 		if (st == TH_NFS_SHORT && op->reply.status == 0 && rec->tail != NULL &&

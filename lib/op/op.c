@@ -341,7 +341,7 @@ put_call(struct out *o, const struct th_op *op)
 	} else {
 		put_key(o, "auth");
 		if (op->auth == TH_AUTH_GSS)
-			put_s(o, "gss");
+			put_s(o, op->is_opaque ? "gss-wrapped" : "gss");
 		else if (op->auth == TH_AUTH_NONE)
 			put_s(o, "none");
 		else

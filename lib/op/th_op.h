@@ -31,7 +31,9 @@
  *            fits in one segment.)
  *
  * KEY=VALUE pairs follow when the procedure has them:
- *   uid= gid= machine=   AUTH_SYS credential (auth=gss for RPCSEC_GSS, auth=none)
+ *   uid= gid= machine=   AUTH_SYS credential; otherwise auth=none, auth=gss, or
+ *             auth=gss-wrapped (GSS control or integrity/privacy: the body is
+ *             not decoded and STATUS is the RPC-level one)
  *   fh=       CRC-32 of the argument handle, 8 hex digits (as tshark's nfs.fh.hash)
  *   name=     component name (LOOKUP, CREATE, REMOVE, RENAME from, MNT path ...),
  *             bytes outside printable ASCII, space, '=' and '\' escaped as \xHH
@@ -89,6 +91,8 @@ struct th_op {
 	uint8_t transport;       /**< enum th_pkt_l4 */
 	uint8_t call_decode;     /**< enum th_nfs_status of the arguments */
 	uint8_t reply_decode;    /**< enum th_nfs_status of the results */
+	bool is_opaque;          /**< arguments and results are RPCSEC_GSS tokens or wrapped
+				    (integrity, privacy): not decoded */
 	uint32_t xid;            /**< transaction id */
 	uint32_t prog;           /**< RPC program */
 	uint32_t vers;           /**< program version */

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "xdr_build.h"
+
 #include "th_decode.h"
 
 #define SEC 1000000000ull
@@ -76,33 +78,7 @@ teardown(void **state)
 	return 0;
 }
 
-/* ---- XDR writer ---- */
-
-struct xb {
-	uint8_t b[1500];
-	size_t n;
-};
-
-static void
-put32(struct xb *x, uint32_t v)
-{
-	assert_true(x->n + 4 <= sizeof(x->b));
-	x->b[x->n++] = (uint8_t)(v >> 24);
-	x->b[x->n++] = (uint8_t)(v >> 16);
-	x->b[x->n++] = (uint8_t)(v >> 8);
-	x->b[x->n++] = (uint8_t)v;
-}
-
-static void
-put_opaque(struct xb *x, const void *p, uint32_t size)
-{
-	put32(x, size);
-	assert_true(x->n + size + 3 <= sizeof(x->b));
-	memcpy(x->b + x->n, p, size);
-	x->n += size;
-	while (x->n % 4)
-		x->b[x->n++] = 0;
-}
+/* ---- Messages ---- */
 
 /* With TCP, an RPC record: last-fragment marker in front. */
 static void
@@ -948,11 +924,83 @@ test_stats_print_every_loss(void **state)
 	assert_true(has_rows);
 }
 
+/* An RPCSEC_GSS call: DATA with the given service, or a control message. */
+static void
+gss_getattr_call(struct xb *x, uint32_t xid, uint32_t gss_proc, uint32_t service)
+{
+	struct xb cred = {.n = 0};
+	static const uint8_t handle[4] = {1, 2, 3, 4}, checksum[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+
+	put32(&cred, 1); /* version */
+	put32(&cred, gss_proc);
+	put32(&cred, 7); /* sequence */
+	put32(&cred, service);
+	put_opaque(&cred, handle, sizeof(handle));
+	put32(x, xid);
+	put32(x, 0);
+	put32(x, 2);
+	put32(x, TH_PROG_NFS);
+	put32(x, 3);
+	put32(x, TH_NFS3_GETATTR);
+	put32(x, 6); /* RPCSEC_GSS */
+	put_opaque(x, cred.b, (uint32_t)cred.n);
+	put32(x, 6);
+	put_opaque(x, checksum, sizeof(checksum));
+	if (service == 1) {
+		put_opaque(x, FH, sizeof(FH));
+	} else {
+		/* rpc_gss_integ_data: the arguments, then their checksum */
+		struct xb args = {.n = 0};
+
+		put32(&args, 7);
+		put_opaque(&args, FH, sizeof(FH));
+		put_opaque(x, args.b, (uint32_t)args.n);
+		put_opaque(x, checksum, sizeof(checksum));
+	}
+}
+
+static void
+test_rpcsec_gss(void **state)
+{
+	struct fixture *f = *state;
+	struct xb c = {.n = 0}, r = {.n = 0};
+
+	/* Integrity: arguments are wrapped; the line must not pretend to know them. */
+	gss_getattr_call(&c, 0x601, 0, 2);
+	send_udp(f->d, &CLIENT, &SERVER, &c, T0);
+	getattr_reply(&r, 0x601, 4096);
+	send_udp(f->d, &SERVER, &CLIENT, &r, T0 + 1000);
+	assert_int_equal(f->s->count, 1);
+	assert_true(f->s->ops[0].is_opaque);
+	assert_non_null(strstr(f->s->lines[0], " auth=gss-wrapped"));
+	assert_null(strstr(f->s->lines[0], " fh="));
+	assert_null(strstr(f->s->lines[0], " size="));
+
+	/* Service "none": the arguments are plain and decoded. */
+	c.n = r.n = 0;
+	gss_getattr_call(&c, 0x602, 0, 1);
+	send_udp(f->d, &CLIENT, &SERVER, &c, T0 + 2000);
+	getattr_reply(&r, 0x602, 4096);
+	send_udp(f->d, &SERVER, &CLIENT, &r, T0 + 3000);
+	assert_int_equal(f->s->count, 2);
+	assert_false(f->s->ops[1].is_opaque);
+	assert_non_null(strstr(f->s->lines[1], " auth=gss fh="));
+
+	/* A control message (INIT) carries a token, not NFS arguments. */
+	c.n = 0;
+	gss_getattr_call(&c, 0x603, 1, 1);
+	send_udp(f->d, &CLIENT, &SERVER, &c, T0 + 4000);
+	th_decode_flush(f->d);
+	assert_int_equal(f->s->count, 3);
+	assert_true(f->s->ops[2].is_opaque);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_udp_getattr_matched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rpcsec_gss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
