@@ -335,6 +335,17 @@ on_record(struct th_decode *d, const struct endpoints *ep, const struct th_flow_
 		return;
 	}
 	st = th_rpc_decode(rec->data, rec->size, &msg);
+	if (st == TH_RPC_SHORT && is_rpc_flow && msg.type == TH_RPC_CALL && msg.is_call_known &&
+		th_rpc_is_followed(msg.prog, msg.vers)) {
+		/*
+		 * A call cut inside its header (a short capture length) still
+		 * names its procedure: enter it so the reply finds it, marked cut.
+		 */
+		d->s.rpc_short++;
+		msg.body_offset = rec->size;
+		on_call(d, ep, &msg, rec);
+		return;
+	}
 	if (st != TH_RPC_OK) {
 		if (!is_rpc_flow)
 			d->s.not_rpc++;
@@ -465,14 +476,13 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 		return;
 	}
 	payload = frame + m.payload_offset;
-	/* A first fragment carries part of the datagram by design; that is not a cut. */
-	if (!m.is_fragment && m.payload_len < m.payload_wire_len)
+	if (m.is_cut)
 		d->s.frames_cut++;
 
 	if (m.l4 == TH_PKT_L4_TCP) {
 		d->s.tcp_segments++;
-		if (!th_flow_tcp_input(d->flows, &m, payload, m.payload_len, ts_ns,
-			    is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
+		if (!th_flow_tcp_input(d->flows, &m, payload, m.payload_len, m.payload_wire_len,
+			    ts_ns, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
 			m.payload_len > 0)
 			d->s.not_rpc++;
 		return;
@@ -613,7 +623,7 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->rpc_gss, "RPCSEC_GSS calls");
 	ROW(out, s->rpc_denied, "RPC replies denied");
 	ROW(out, s->rpc_not_success, "RPC replies accepted with an error");
-	ROW(out, s->flow.gaps_lost, "TCP gaps that lost a record boundary");
+	ROW(out, s->flow.gaps_lost, "TCP gaps that lost a record boundary (or came while hunting)");
 	ROW(out, s->flow.gaps_payload, "TCP gaps inside record data (stepped over)");
 	ROW(out, s->flow.records_lost_gap, "RPC records lost to TCP gaps or evictions");
 	ROW(out, s->flow.segments_retrans, "TCP segments retransmitted");

@@ -352,8 +352,10 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 static void
 on_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 {
-	if (h->state == HALF_HUNT)
+	if (h->state == HALF_HUNT) {
+		t->c.gaps_lost++; /* no boundary left to lose, but bytes were missed */
 		return;
+	}
 	if (h->state == HALF_BODY && gap <= h->frag_left) {
 		t->c.gaps_payload++;
 		h->tail_fill = 0;
@@ -376,9 +378,19 @@ on_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 	h->state = HALF_HUNT;
 }
 
+/* Bytes were missed: step over them if they were record data; a record they ended completes. */
+static void
+skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	uint32_t gap, uint64_t now_ns)
+{
+	on_gap(t, h, gap);
+	if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 && h->rec_size > 0)
+		deliver(t, key, dir, h, h->buf, h->kept, now_ns);
+}
+
 bool
 th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
-	uint32_t len, uint64_t now_ns, bool is_rpc_port)
+	uint32_t len, uint32_t wire_len, uint64_t now_ns, bool is_rpc_port)
 {
 	struct th_flow_key key;
 	struct entry *e;
@@ -404,34 +416,44 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		h->next_seq = seq + 1;
 		seq++;
 	}
-	if (len == 0)
+	if (wire_len < len)
+		wire_len = len;
+	if (wire_len == 0)
 		return true;
 	if (h->state == HALF_UNSEEN) {
 		h->state = HALF_HUNT;
 		h->next_seq = seq;
 	}
 
-	end = seq + len;
+	/* [seq, seq + len) was captured; [seq + len, end) was on the wire but cut by the capture.
+	 */
+	end = seq + wire_len;
+	if ((int32_t)(end - h->next_seq) <= 0) {
+		t->c.segments_retrans++;
+		t->c.bytes_retrans += len;
+		return true;
+	}
 	diff = (int32_t)(seq - h->next_seq);
 	if (diff < 0) {
 		uint32_t old = (uint32_t) - (int64_t)diff;
 
-		if (old >= len) {
-			t->c.segments_retrans++;
-			t->c.bytes_retrans += len;
-			return true;
-		}
+		if (old > len)
+			old = len;
 		t->c.bytes_retrans += old;
 		payload += old;
 		len -= old;
+		seq += old;
 	} else if (diff > 0) {
-		on_gap(t, h, (uint32_t)diff);
-		/* The end of the record was inside the gap: it completes now. */
-		if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 &&
-			h->rec_size > 0)
-			deliver(t, &key, dir, h, h->buf, h->kept, now_ns);
+		skip_unseen(t, &key, dir, h, (uint32_t)diff, now_ns);
 	}
-	h->next_seq = end;
 	consume(t, &key, dir, h, payload, len, now_ns);
+	h->next_seq = seq + len;
+	/*
+	 * The cut tail is a gap we know about now, at this segment's time: a
+	 * record ending in it ends here, not at the next segment we see.
+	 */
+	if ((int32_t)(end - h->next_seq) > 0)
+		skip_unseen(t, &key, dir, h, end - h->next_seq, now_ns);
+	h->next_seq = end;
 	return true;
 }

@@ -41,7 +41,7 @@
 	X(segments_retrans, "TCP segments retransmitted (all bytes seen before)")                  \
 	X(bytes_retrans, "TCP bytes trimmed as already seen")                                      \
 	X(gaps_payload, "TCP gaps inside record data, stepped over")                               \
-	X(gaps_lost, "TCP gaps that lost a record boundary")                                       \
+	X(gaps_lost, "TCP gaps that lost a record boundary (or came while hunting)")               \
 	X(records_lost_gap, "RPC records dropped by a TCP gap")                                    \
 	X(hunt_segments, "TCP segments skipped while hunting for a record start")                  \
 	X(hunt_bytes, "TCP bytes skipped while hunting for a record start")                        \
@@ -107,7 +107,8 @@ void th_flow_table_free(struct th_flow_table *t);
  * Feed one TCP segment.
  * @param m    parsed frame (TCP)
  * @param payload, len  the segment's payload bytes present in the capture
- *             (bytes the capture cut off show up as a gap at the next segment)
+ * @param wire_len the payload length the IP header claims: bytes the capture
+ *             cut off are a gap, stepped over at once when they are record data
  * @param now_ns  capture time
  * @param is_rpc_port  one of the ports is known to serve RPC: track the
  *             connection from its first segment. Otherwise a connection is
@@ -116,7 +117,7 @@ void th_flow_table_free(struct th_flow_table *t);
  *         not taken as the start of one (not RPC, as far as we can tell).
  */
 bool th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
-	uint32_t len, uint64_t now_ns, bool is_rpc_port);
+	uint32_t len, uint32_t wire_len, uint64_t now_ns, bool is_rpc_port);
 
 /** Forget flows idle for longer than the table's idle time; returns how many. */
 uint32_t th_flow_table_age(struct th_flow_table *t, uint64_t now_ns);

@@ -113,16 +113,20 @@ th_nfs__v2_call(uint32_t proc, struct nfs_dec *d, struct th_nfs_call *out)
 	case TH_NFS2_READ:
 		nfs_fh2(d, &out->fh);
 		out->offset = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET);
 		out->count = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		nfs_u32(d); /* totalcount: unused */
 		break;
 	case TH_NFS2_WRITE:
 		nfs_fh2(d, &out->fh);
 		nfs_u32(d); /* beginoffset: unused */
 		out->offset = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET);
 		nfs_u32(d); /* totalcount: unused */
 		/* v2 has no count: the data length is what is written; data not kept. */
 		out->count = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		break;
 	case TH_NFS2_CREATE:
 	case TH_NFS2_MKDIR:
@@ -144,8 +148,10 @@ th_nfs__v2_call(uint32_t proc, struct nfs_dec *d, struct th_nfs_call *out)
 		break;
 	case TH_NFS2_READDIR:
 		nfs_fh2(d, &out->fh);
-		out->offset = nfs_u32(d); /* nfscookie: 4 opaque bytes */
+		out->offset = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET); /* nfscookie: 4 opaque bytes */
 		out->count = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		break;
 	default:
 		return TH_NFS_UNKNOWN_PROC;

@@ -194,18 +194,24 @@ th_nfs__v3_call(uint32_t proc, struct nfs_dec *d, struct th_nfs_call *out)
 	case TH_NFS3_ACCESS:
 		nfs_fh3(d, &out->fh);
 		out->access = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_ACCESS);
 		break;
 	case TH_NFS3_READ:
 	case TH_NFS3_COMMIT:
 		nfs_fh3(d, &out->fh);
 		out->offset = nfs_u64(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET);
 		out->count = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		break;
 	case TH_NFS3_WRITE:
 		nfs_fh3(d, &out->fh);
 		out->offset = nfs_u64(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET);
 		out->count = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		out->stable = nfs_enum(d, 2);
+		nfs_got(d, out, TH_NFS_MISSING_STABLE);
 		/* The data length word ends what we need; the data is not kept. */
 		nfs_u32(d);
 		break;
@@ -241,15 +247,19 @@ th_nfs__v3_call(uint32_t proc, struct nfs_dec *d, struct th_nfs_call *out)
 	case TH_NFS3_READDIR:
 		nfs_fh3(d, &out->fh);
 		out->offset = nfs_u64(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET);
 		nfs_skip(d, 8); /* cookieverf3 */
 		out->count = nfs_u32(d);
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		break;
 	case TH_NFS3_READDIRPLUS:
 		nfs_fh3(d, &out->fh);
 		out->offset = nfs_u64(d);
+		nfs_got(d, out, TH_NFS_MISSING_OFFSET);
 		nfs_skip(d, 8);          /* cookieverf3 */
 		nfs_u32(d);              /* dircount: directory information only */
 		out->count = nfs_u32(d); /* maxcount: the reply size bound */
+		nfs_got(d, out, TH_NFS_MISSING_COUNT);
 		break;
 	default:
 		return TH_NFS_UNKNOWN_PROC;

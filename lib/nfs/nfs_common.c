@@ -18,6 +18,8 @@ th_nfs_decode_call(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *b
 	if (!th_nfs_is_known(prog, vers))
 		return TH_NFS_UNKNOWN_PROG;
 	nfs_dec_init(&d, body, size);
+	/* Every scalar is missing until its decoder reads it whole. */
+	out->missing = TH_NFS_MISSING_ALL;
 	switch (prog) {
 	case TH_PROG_NFS:
 		if (vers == 3)
@@ -36,6 +38,7 @@ enum th_nfs_status
 th_nfs_decode_reply(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *body, size_t size,
 	struct th_nfs_reply *out)
 {
+	enum th_nfs_status st;
 	struct nfs_dec d;
 
 	if (!th_nfs_is_known(prog, vers))
@@ -44,15 +47,22 @@ th_nfs_decode_reply(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *
 	switch (prog) {
 	case TH_PROG_NFS:
 		if (vers == 3)
-			return th_nfs__v3_reply(proc, &d, out);
-		if (vers == 2)
-			return th_nfs__v2_reply(proc, &d, out);
-		return th_nfs__v4_reply(proc, &d, out);
+			st = th_nfs__v3_reply(proc, &d, out);
+		else if (vers == 2)
+			st = th_nfs__v2_reply(proc, &d, out);
+		else
+			st = th_nfs__v4_reply(proc, &d, out);
+		break;
 	case TH_PROG_MOUNT:
-		return th_nfs__mount_reply(vers, proc, &d, out);
+		st = th_nfs__mount_reply(vers, proc, &d, out);
+		break;
 	default:
-		return th_nfs__pmap_reply(vers, proc, &d, out);
+		st = th_nfs__pmap_reply(vers, proc, &d, out);
+		break;
 	}
+	/* Results that open with a status word, cut before it: the status is unknown, not 0. */
+	out->is_status_missing = st == TH_NFS_SHORT && size < 4 && prog != TH_PROG_PORTMAP;
+	return st;
 }
 
 bool
@@ -87,9 +97,9 @@ static const char *const pmap_names[] = {PMAP_PROC_LIST(NAME_ENTRY)};
 #define RPCB_PROC_LIST(X)                                                                          \
 	X(NULL, 0)                                                                                 \
 	X(SET, 1)                                                                                  \
-	X(UNSET, 2) X(GETADDR, 3) X(DUMP, 4) X(BCAST, 5) X(GETTIME, 6) X(UADDR2TADDR, 7)           \
-		X(TADDR2UADDR, 8) X(GETVERSADDR, 9) X(INDIRECT, 10) X(GETADDRLIST, 11)             \
-			X(GETSTAT, 12)
+	X(UNSET, 2)                                                                                \
+	X(GETADDR, 3) X(DUMP, 4) X(BCAST, 5) X(GETTIME, 6) X(UADDR2TADDR, 7) X(TADDR2UADDR, 8)     \
+		X(GETVERSADDR, 9) X(INDIRECT, 10) X(GETADDRLIST, 11) X(GETSTAT, 12)
 static const char *const rpcb_names[] = {RPCB_PROC_LIST(NAME_ENTRY)};
 #define RPCB3_PROC_COUNT 9
 

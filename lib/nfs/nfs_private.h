@@ -103,6 +103,14 @@ nfs_take(struct nfs_dec *d, size_t size)
 	return p;
 }
 
+/* The field just read arrived whole: it is no longer missing. */
+static inline void
+nfs_got(const struct nfs_dec *d, struct th_nfs_call *out, uint8_t bit)
+{
+	if (th_xdr_ok(&d->x))
+		out->missing &= (uint8_t)~bit;
+}
+
 static inline uint32_t
 nfs_u32(struct nfs_dec *d)
 {

@@ -31,10 +31,11 @@ enum th_rpc_prog {
 /** NFSv3 procedures (RFC 1813). */
 #define TH_NFS3_PROC_LIST(X)                                                                       \
 	X(NULL, 0)                                                                                 \
-	X(GETATTR, 1) X(SETATTR, 2) X(LOOKUP, 3) X(ACCESS, 4) X(READLINK, 5) X(READ, 6)            \
-		X(WRITE, 7) X(CREATE, 8) X(MKDIR, 9) X(SYMLINK, 10) X(MKNOD, 11) X(REMOVE, 12)     \
-			X(RMDIR, 13) X(RENAME, 14) X(LINK, 15) X(READDIR, 16) X(READDIRPLUS, 17)   \
-				X(FSSTAT, 18) X(FSINFO, 19) X(PATHCONF, 20) X(COMMIT, 21)
+	X(GETATTR, 1)                                                                              \
+	X(SETATTR, 2) X(LOOKUP, 3) X(ACCESS, 4) X(READLINK, 5) X(READ, 6) X(WRITE, 7) X(CREATE, 8) \
+		X(MKDIR, 9) X(SYMLINK, 10) X(MKNOD, 11) X(REMOVE, 12) X(RMDIR, 13) X(RENAME, 14)   \
+			X(LINK, 15) X(READDIR, 16) X(READDIRPLUS, 17) X(FSSTAT, 18) X(FSINFO, 19)  \
+				X(PATHCONF, 20) X(COMMIT, 21)
 
 enum th_nfs3_proc {
 #define TH_NFS3_X(name, num) TH_NFS3_##name = num,
@@ -46,9 +47,10 @@ enum th_nfs3_proc {
 /** NFSv2 procedures (RFC 1094). */
 #define TH_NFS2_PROC_LIST(X)                                                                       \
 	X(NULL, 0)                                                                                 \
-	X(GETATTR, 1) X(SETATTR, 2) X(ROOT, 3) X(LOOKUP, 4) X(READLINK, 5) X(READ, 6)              \
-		X(WRITECACHE, 7) X(WRITE, 8) X(CREATE, 9) X(REMOVE, 10) X(RENAME, 11) X(LINK, 12)  \
-			X(SYMLINK, 13) X(MKDIR, 14) X(RMDIR, 15) X(READDIR, 16) X(STATFS, 17)
+	X(GETATTR, 1)                                                                              \
+	X(SETATTR, 2) X(ROOT, 3) X(LOOKUP, 4) X(READLINK, 5) X(READ, 6) X(WRITECACHE, 7)           \
+		X(WRITE, 8) X(CREATE, 9) X(REMOVE, 10) X(RENAME, 11) X(LINK, 12) X(SYMLINK, 13)    \
+			X(MKDIR, 14) X(RMDIR, 15) X(READDIR, 16) X(STATFS, 17)
 
 enum th_nfs2_proc {
 #define TH_NFS2_X(name, num) TH_NFS2_##name = num,
@@ -137,6 +139,19 @@ struct th_nfs_pre_attr {
 	uint64_t ctime_ns;
 };
 
+/**
+ * Fields a cut record did not reach, in th_nfs_call.missing. Handles,
+ * names and attributes need no bit: they are kept whole or not at all
+ * (length 0, is_present false).
+ */
+enum {
+	TH_NFS_MISSING_OFFSET = 1 << 0,
+	TH_NFS_MISSING_COUNT = 1 << 1,
+	TH_NFS_MISSING_STABLE = 1 << 2,
+	TH_NFS_MISSING_ACCESS = 1 << 3,
+	TH_NFS_MISSING_ALL = 0x0f,
+};
+
 /** Arguments of a call, the fields tracing keeps. */
 struct th_nfs_call {
 	struct th_nfs_fh fh;      /**< object, or directory for name operations */
@@ -157,6 +172,7 @@ struct th_nfs_call {
 	uint32_t pmap_prot;       /**< portmap GETPORT/SET: IPPROTO_TCP/UDP */
 	uint32_t v4_minor;        /**< NFSv4 COMPOUND minorversion */
 	uint32_t v4_ops;          /**< NFSv4 COMPOUND operation count */
+	uint8_t missing;          /**< TH_NFS_MISSING_*: scalars the record ended before */
 };
 
 /** Results of a reply, the fields tracing keeps. */
@@ -172,6 +188,7 @@ struct th_nfs_reply {
 	uint32_t committed;          /**< WRITE committed stable_how */
 	uint32_t port;               /**< portmap GETPORT result */
 	uint32_t v4_ops;             /**< NFSv4 COMPOUND result operation count */
+	bool is_status_missing;      /**< the record ended before the status word */
 };
 
 /**

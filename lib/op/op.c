@@ -270,6 +270,8 @@ th_op_status_str(const struct th_op *op, char *buf, size_t size)
 		return "OK";
 	if (op->vers == 4 && op->prog == TH_PROG_NFS && op->reply.status == 0)
 		return "OK";
+	if (op->reply.is_status_missing || op->is_opaque)
+		return "?"; /* accepted at the RPC level; the procedure's own status is unseen */
 	name = th_nfs_status_name(op->prog, op->vers, op->reply.status);
 	if (name != NULL || size < 12)
 		return name != NULL ? name : "?";
@@ -342,6 +344,8 @@ put_call(struct out *o, const struct th_op *op)
 		put_key(o, "auth");
 		if (op->auth == TH_AUTH_GSS)
 			put_s(o, op->is_opaque ? "gss-wrapped" : "gss");
+		else if (op->auth == TH_AUTH_UNSEEN)
+			put_c(o, '?');
 		else if (op->auth == TH_AUTH_NONE)
 			put_s(o, "none");
 		else
@@ -357,14 +361,17 @@ put_call(struct out *o, const struct th_op *op)
 		put_key(o, "vers");
 		put_u(o, c->pmap_vers);
 	}
-	if (has_offset_count(op)) {
+	/* A cut record leaves some of these unread: an unread value is left out, not shown as 0. */
+	if (has_offset_count(op) && !(c->missing & TH_NFS_MISSING_OFFSET)) {
 		put_key(o, "off");
 		put_u(o, c->offset);
+	}
+	if (has_offset_count(op) && !(c->missing & TH_NFS_MISSING_COUNT)) {
 		put_key(o, "count");
 		put_u(o, c->count);
 	}
 	if (op->prog == TH_PROG_NFS && op->vers == 3 && op->proc == TH_NFS3_WRITE &&
-		c->stable < 3) {
+		c->stable < 3 && !(c->missing & TH_NFS_MISSING_STABLE)) {
 		put_key(o, "stable");
 		put_s(o, stable_names[c->stable]);
 	}

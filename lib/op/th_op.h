@@ -23,7 +23,9 @@
  * PROC       procedure name (READ, LOOKUP, MNT, GETPORT, COMPOUND) or its number
  * STATUS     OK, an nfsstat/mountstat name (NOENT, ACCES, ...), an RPC-level
  *            failure (PROG_UNAVAIL, PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR,
- *            PROG_MISMATCH, RPC_MISMATCH, AUTH_ERROR), or - without a reply
+ *            PROG_MISMATCH, RPC_MISMATCH, AUTH_ERROR), - without a reply, ? when
+ *            the reply was accepted but its own status was not seen (record cut
+ *            before it, RPCSEC_GSS-wrapped results)
  * LAT_FIRST  server latency in microseconds from the call's first segment to
  *            the reply's first segment, - when unmatched
  * LAT_LAST   the same from the call's last segment. (tshark's rpc.time runs from
@@ -31,14 +33,16 @@
  *            fits in one segment.)
  *
  * KEY=VALUE pairs follow when the procedure has them:
- *   uid= gid= machine=   AUTH_SYS credential; otherwise auth=none, auth=gss, or
+ *   uid= gid= machine=   AUTH_SYS credential; otherwise auth=none, auth=? (cut
+ *             inside the credential), auth=gss, or
  *             auth=gss-wrapped (GSS control or integrity/privacy: the body is
  *             not decoded and STATUS is the RPC-level one)
  *   fh=       CRC-32 of the argument handle, 8 hex digits (as tshark's nfs.fh.hash)
  *   name=     component name (LOOKUP, CREATE, REMOVE, RENAME from, MNT path ...),
  *             bytes outside printable ASCII, space, '=' and '\' escaped as \xHH
  *   fh2= name2=  second directory and name (RENAME to, LINK), SYMLINK target
- *   off= count=  READ/WRITE/COMMIT/READDIR offset and requested count
+ *   off= count=  READ/WRITE/COMMIT/READDIR offset and requested count (each left
+ *             out when the record was cut before it)
  *   stable=   WRITE stable_how requested (unstable, data_sync, file_sync)
  *   done= eof= committed=   bytes read/written by the server, eof (READ,
  *             READDIR, READDIRPLUS), committed level; left out when the reply
@@ -73,6 +77,7 @@ enum th_op_auth {
 	TH_AUTH_SHORT = 2,
 	TH_AUTH_DH = 3,
 	TH_AUTH_GSS = 6,
+	TH_AUTH_UNSEEN = 0xffffffffu, /**< the record ended inside the credential */
 };
 
 #define TH_OP_MACHINE_MAX 31 /**< AUTH_SYS machine names are cut to this */

@@ -110,6 +110,7 @@ parse_l4(const uint8_t *f, uint32_t caplen, uint32_t l4, uint32_t ip_end, uint8_
 	m->l4 = proto;
 	m->l4_offset = (uint16_t)l4;
 	m->is_fragment = is_fragment;
+	m->is_cut = caplen < ip_end;
 	if (proto == TH_PKT_L4_TCP) {
 		uint32_t hlen;
 

@@ -92,6 +92,7 @@ struct th_pkt_meta {
 	uint32_t payload_wire_len; /**< payload bytes the IP/UDP lengths claim */
 	uint32_t frag_id;          /**< IP identification of a fragment (first or later) */
 	bool is_last_frag;         /**< a fragment with no more after it (TH_PKT_FRAG_LATER) */
+	bool is_cut;               /**< the capture kept fewer bytes than the IP packet had */
 };
 
 /**

@@ -51,7 +51,7 @@ decode_auth_gss(const uint8_t *body, uint32_t size, struct th_rpc_msg *m)
 static enum th_rpc_status
 decode_call(struct th_xdr *x, struct th_rpc_msg *m)
 {
-	uint32_t rpcvers, verf_flavor;
+	uint32_t rpcvers, verf_flavor, flavor;
 	const uint8_t *body;
 	uint32_t len;
 
@@ -59,11 +59,14 @@ decode_call(struct th_xdr *x, struct th_rpc_msg *m)
 		return TH_RPC_SHORT;
 	if (rpcvers != 2)
 		return TH_RPC_MALFORMED;
-	if (!th_xdr_u32(x, &m->prog) || !th_xdr_u32(x, &m->vers) || !th_xdr_u32(x, &m->proc) ||
-		!th_xdr_u32(x, &m->flavor))
+	if (!th_xdr_u32(x, &m->prog) || !th_xdr_u32(x, &m->vers) || !th_xdr_u32(x, &m->proc))
 		return TH_RPC_SHORT;
-	if (!th_xdr_opaque(x, AUTH_BODY_MAX, &body, &len))
+	m->is_call_known = true;
+	if (!th_xdr_u32(x, &flavor) || !th_xdr_opaque(x, AUTH_BODY_MAX, &body, &len)) {
+		m->flavor = TH_RPC_AUTH_UNSEEN;
 		return status_of(x);
+	}
+	m->flavor = flavor;
 	if (m->flavor == AUTH_SYS)
 		decode_auth_sys(body, len, m);
 	else if (m->flavor == RPCSEC_GSS)
@@ -114,6 +117,7 @@ th_rpc_decode(const uint8_t *buf, size_t size, struct th_rpc_msg *m)
 	m->flavor = AUTH_NONE;
 	m->uid = m->gid = 0;
 	m->gss_proc = m->gss_service = 0;
+	m->is_call_known = false;
 	m->machine[0] = '\0';
 	if (!th_xdr_u32(&x, &m->xid) || !th_xdr_u32(&x, &m->type))
 		return TH_RPC_SHORT;
@@ -134,6 +138,12 @@ be32(const uint8_t *p)
 }
 
 bool
+th_rpc_is_followed(uint32_t prog, uint32_t vers)
+{
+	return th_nfs_is_known(prog, vers) || prog == TH_PROG_NLM || prog == TH_PROG_NFSACL;
+}
+
+bool
 th_rpc_looks_like_call(const uint8_t *buf, size_t size)
 {
 	uint32_t prog, vers, flavor;
@@ -143,7 +153,7 @@ th_rpc_looks_like_call(const uint8_t *buf, size_t size)
 	prog = be32(buf + 12);
 	vers = be32(buf + 16);
 	flavor = be32(buf + 24);
-	if (!th_nfs_is_known(prog, vers) && prog != TH_PROG_NLM && prog != TH_PROG_NFSACL)
+	if (!th_rpc_is_followed(prog, vers))
 		return false;
 	return flavor <= RPCSEC_GSS && be32(buf + 28) <= AUTH_BODY_MAX;
 }

@@ -27,6 +27,9 @@ enum th_rpc_status {
 
 #define TH_RPC_MACHINE_MAX 31 /**< AUTH_SYS machine names are cut to this */
 
+/** th_rpc_msg.flavor when the record ended inside the credential. */
+#define TH_RPC_AUTH_UNSEEN 0xffffffffu
+
 /** A decoded message header. */
 struct th_rpc_msg {
 	uint32_t xid;  /**< transaction id */
@@ -47,12 +50,17 @@ struct th_rpc_msg {
 				 GARBAGE_ARGS 4, SYSTEM_ERR 5 */
 	uint32_t reject_stat; /**< RPC_MISMATCH 0, AUTH_ERROR 1 */
 	uint32_t body_offset; /**< where the arguments or results start */
+	bool is_call_known;   /**< a call's prog, vers and proc were read */
 };
 
 /**
  * Decode the header of one RPC message at the start of @p buf.
  * For a call, fields up to the verifier are read; for a reply, up to
  * accept_stat (and the mismatch info when present).
+ *
+ * A call cut after its first 24 bytes returns TH_RPC_SHORT with xid, type,
+ * prog, vers and proc valid (is_call_known set): enough to match its reply.
+ * A credential the cut reached into reads as TH_RPC_AUTH_UNSEEN.
  */
 enum th_rpc_status th_rpc_decode(const uint8_t *buf, size_t size, struct th_rpc_msg *m);
 
@@ -63,6 +71,9 @@ enum th_rpc_status th_rpc_decode(const uint8_t *buf, size_t size, struct th_rpc_
  * their own; the caller confirms them against the calls it is waiting for.
  */
 bool th_rpc_looks_like_call(const uint8_t *buf, size_t size);
+
+/** True for the programs tracehound follows (NFS, MOUNT, portmap, NLM, NFSACL). */
+bool th_rpc_is_followed(uint32_t prog, uint32_t vers);
 bool th_rpc_looks_like_reply(const uint8_t *buf, size_t size);
 
 #endif /* TH_RPC_H */

@@ -106,7 +106,7 @@ conn_init(struct conn *c)
 	c->seq = 1000;
 	c->c2s.tcp_flags = TH_TCP_SYN;
 	c->c2s.tcp_seq = c->seq - 1;
-	th_flow_tcp_input(c->t, &c->c2s, NULL, 0, 1, true);
+	th_flow_tcp_input(c->t, &c->c2s, NULL, 0, 0, 1, true);
 	c->c2s.tcp_flags = TH_TCP_ACK;
 }
 
@@ -115,7 +115,7 @@ static void
 seg(struct conn *c, const uint8_t *stream, size_t off, size_t len, uint64_t ns)
 {
 	c->c2s.tcp_seq = c->seq + (uint32_t)off;
-	th_flow_tcp_input(c->t, &c->c2s, stream + off, (uint32_t)len, ns, true);
+	th_flow_tcp_input(c->t, &c->c2s, stream + off, (uint32_t)len, (uint32_t)len, ns, true);
 }
 
 static void
@@ -306,9 +306,10 @@ test_mid_stream_pickup(void **state)
 	m = c.c2s;
 	m.sport = 802;
 	m.tcp_seq = 5000 + 1448;
-	th_flow_tcp_input(c.t, &m, buf + 1448, (uint32_t)(b2 - 1448), 1, true);
+	th_flow_tcp_input(
+		c.t, &m, buf + 1448, (uint32_t)(b2 - 1448), (uint32_t)(b2 - 1448), 1, true);
 	m.tcp_seq = 5000 + (uint32_t)b2;
-	th_flow_tcp_input(c.t, &m, buf + b2, (uint32_t)(n - b2), 2, true);
+	th_flow_tcp_input(c.t, &m, buf + b2, (uint32_t)(n - b2), (uint32_t)(n - b2), 2, true);
 	assert_int_equal(c.seen.n, 1);
 	assert_int_equal(c.seen.xid[0], 21);
 	assert_int_equal(th_flow_table_counters(c.t)->hunt_segments, 1);
@@ -319,6 +320,7 @@ static void
 test_untracked_port_needs_a_record_start(void **state)
 {
 	uint8_t buf[512], junk[100];
+	uint32_t n;
 	struct conn c;
 	struct th_pkt_meta m;
 
@@ -329,9 +331,10 @@ test_untracked_port_needs_a_record_start(void **state)
 	m.sport = 40000;
 	m.dport = 22;
 	m.tcp_seq = 1;
-	assert_false(th_flow_tcp_input(c.t, &m, junk, sizeof(junk), 1, false));
+	assert_false(th_flow_tcp_input(c.t, &m, junk, sizeof(junk), sizeof(junk), 1, false));
 	m.tcp_seq = 101;
-	assert_true(th_flow_tcp_input(c.t, &m, buf, (uint32_t)make_call(buf, 30, 4), 2, false));
+	n = (uint32_t)make_call(buf, 30, 4);
+	assert_true(th_flow_tcp_input(c.t, &m, buf, n, n, 2, false));
 	assert_int_equal(c.seen.n, 1);
 	assert_int_equal(c.seen.xid[0], 30);
 	conn_fini(&c);
@@ -358,6 +361,33 @@ test_impossible_marker_hunts(void **state)
 	conn_fini(&c);
 }
 
+/* Capture cut (snap length): the record's end time is the cut segment's, not a later one's. */
+static void
+test_capture_cut_ends_record_in_time(void **state)
+{
+	static uint8_t buf[8192];
+	size_t n, b2;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 70, 1000); /* 1044 bytes, one segment */
+	b2 = n;
+	n += make_call(buf + n, 71, 8);
+	/* Only the first 200 bytes of the first segment were captured. */
+	c.c2s.tcp_seq = c.seq;
+	th_flow_tcp_input(c.t, &c.c2s, buf, 200, (uint32_t)b2, 10, true);
+	c.c2s.tcp_seq = c.seq + (uint32_t)b2;
+	th_flow_tcp_input(c.t, &c.c2s, buf + b2, (uint32_t)(n - b2), (uint32_t)(n - b2), 99, true);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 70);
+	assert_int_equal(c.seen.size[0], 196);   /* what was seen (200 less the marker) */
+	assert_int_equal(c.seen.last_ns[0], 10); /* not 99 */
+	assert_int_equal(c.seen.xid[1], 71);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 1);
+	conn_fini(&c);
+}
+
 static void
 test_table_is_bounded_and_evicts(void **state)
 {
@@ -373,7 +403,7 @@ test_table_is_bounded_and_evicts(void **state)
 	for (i = 0; i < 1000; i++) {
 		m.sport = (uint16_t)(10000 + i);
 		m.tcp_seq = i;
-		th_flow_tcp_input(c.t, &m, buf, n, i, true);
+		th_flow_tcp_input(c.t, &m, buf, n, n, i, true);
 	}
 	assert_int_equal(c.seen.n, 1000);
 	assert_true(th_flow_table_count(c.t) <= 64);
@@ -399,6 +429,7 @@ main(void)
 		cmocka_unit_test(test_mid_stream_pickup),
 		cmocka_unit_test(test_untracked_port_needs_a_record_start),
 		cmocka_unit_test(test_impossible_marker_hunts),
+		cmocka_unit_test(test_capture_cut_ends_record_in_time),
 		cmocka_unit_test(test_table_is_bounded_and_evicts),
 	};
 
