@@ -982,8 +982,13 @@ th_cmd_capture(int argc, char **argv)
 	}
 	eal_argc = build_eal_argv(conf, argc - eal_start - (eal_start < argc),
 		argv + eal_start + (eal_start < argc), &eal_argv);
-	if (eal_argc < 0 || th_conf_check_unused(conf, err, sizeof(err)) != 0) {
-		fprintf(stderr, "capture: %s\n", eal_argc < 0 ? "out of memory" : err);
+	if (eal_argc < 0) {
+		fprintf(stderr, "capture: out of memory\n");
+		goto free_conf;
+	}
+	if (th_conf_check_unused(conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "capture: %s\n", err);
+		rc = 2;
 		goto free_conf;
 	}
 

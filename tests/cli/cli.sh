@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# What a user sees when they get the command line or the config wrong:
+# exit status 2 and a message that says where (file:line) and what.
+#   cli.sh TRACEHOUND
+set -u
+th=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+passed=0
+
+# expect STATUS PATTERN -- COMMAND...: the exit status and a line of stderr/stdout.
+expect() {
+	local want=$1 pattern=$2 got
+	shift 3
+	"$@" > "$work/out" 2>&1
+	got=$?
+	if [[ $got -ne $want ]] || ! grep -qE -- "$pattern" "$work/out"; then
+		echo "FAIL: $* -> exit $got (want $want), output:"
+		sed 's/^/    /' "$work/out" | head -5
+		echo "    (wanted a line matching: $pattern)"
+		fails=$((fails + 1))
+	else
+		passed=$((passed + 1))
+	fi
+}
+
+eal=(--no-huge -m 128 --no-pci --no-shconf --file-prefix th-cli-$$ --log-level=error)
+
+expect 0 '^usage: tracehound' -- "$th" --help
+expect 2 "'frobnicate' is not a command" -- "$th" frobnicate
+expect 0 'tracehound capture \[options\]' -- "$th" capture --help
+expect 0 'usage|--seed' -- "$th" gen --help
+expect 2 'mtu' -- "$th" gen --mtu 10 -o "$work/x.pcap"
+
+printf '[capture]\nstats_interval = 1\nflows = 10\n' > "$work/typo.ini"
+expect 2 "typo.ini:3: unknown key 'capture.flows'" -- "$th" capture -c "$work/typo.ini" -- "${eal[@]}"
+
+printf '[decode]\ncalls = lots\n' > "$work/bad.ini"
+expect 2 "bad.ini:2: decode.calls = 'lots': expected a whole number" -- \
+	"$th" capture -c "$work/bad.ini" -- "${eal[@]}"
+
+printf '[capture\n' > "$work/header.ini"
+expect 2 "header.ini:1: section header needs a closing" -- "$th" capture -c "$work/header.ini"
+
+expect 2 'cannot open: No such file' -- "$th" capture -c "$work/absent.ini"
+expect 2 'wants 1 to' -- "$th" capture --decode-lcores 0 -- "${eal[@]}"
+expect 1 'no DPDK port' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1
+"$th" gen --ops 10 -o "$work/small.pcap" 2>/dev/null
+expect 1 'at least two lcores' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0 \
+	--vdev=net_pcap0,rx_pcap="$work/small.pcap"
+expect 1 'cannot write' -- "$th" capture -o /nonexistent/dir/out -- "${eal[@]}"
+
+# A pcap that is not a pcap: the PMD refuses it; capture says so and exits 1, no crash.
+head -c 100 /dev/urandom > "$work/junk.pcap"
+expect 1 'capture:' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
+	--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
+
+rm -rf /var/run/dpdk/th-cli-$$ 2>/dev/null
+echo "$passed passed, $fails failed"
+[[ $fails -eq 0 ]]
