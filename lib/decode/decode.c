@@ -372,10 +372,10 @@ on_record(struct th_decode *d, const struct endpoints *ep, const struct th_flow_
 		d->s.not_rpc++;
 }
 
-static void
-on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th_flow_record *rec)
+/* The endpoints of a TCP record, in the direction it travelled. */
+static struct endpoints
+tcp_endpoints(const struct th_flow_key *key, int dir)
 {
-	struct th_decode *d = ctx;
 	struct endpoints ep = {
 		.src = dir == 0 ? &key->a : &key->b,
 		.dst = dir == 0 ? &key->b : &key->a,
@@ -384,21 +384,22 @@ on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th
 		.transport = TH_PKT_L4_TCP,
 	};
 
-	on_record(d, &ep, rec, true);
+	return ep;
+}
+
+static void
+on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th_flow_record *rec)
+{
+	struct endpoints ep = tcp_endpoints(key, dir);
+
+	on_record(ctx, &ep, rec, true);
 }
 
 /* A record start found while hunting must be a call, or a reply to a waiting call. */
 static bool
 on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
 {
-	struct th_decode *d = ctx;
-	struct endpoints ep = {
-		.src = dir == 0 ? &key->a : &key->b,
-		.dst = dir == 0 ? &key->b : &key->a,
-		.sport = dir == 0 ? key->pa : key->pb,
-		.dport = dir == 0 ? key->pb : key->pa,
-		.transport = TH_PKT_L4_TCP,
-	};
+	struct endpoints ep = tcp_endpoints(key, dir);
 	uint32_t xid;
 
 	if (th_rpc_looks_like_call(rec, size))
@@ -406,7 +407,7 @@ on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *re
 	if (!th_rpc_looks_like_reply(rec, size))
 		return false;
 	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 | (uint32_t)rec[2] << 8 | rec[3];
-	return find_call(d, &ep, xid) != NULL;
+	return find_call(ctx, &ep, xid) != NULL;
 }
 
 struct th_decode *
