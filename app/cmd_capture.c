@@ -706,10 +706,33 @@ ports_have_rss(uint16_t queues)
 	return true;
 }
 
+/* A decode or dispatch lcore on another socket than its port pays a QPI/UPI hop per packet. */
+static void
+warn_remote_numa(void)
+{
+	unsigned int i, p, lcore;
+
+	for (i = 0; i < g.n_decode + g.has_dispatcher; i++) {
+		lcore = i < g.n_decode ? g.dl[i].lcore_id : g.disp.lcore_id;
+		if (i < g.n_decode && g.has_dispatcher)
+			continue; /* fed by the dispatcher's ring, not by a port */
+		for (p = 0; p < g.n_ports; p++) {
+			int sock = rte_eth_dev_socket_id(g.ports[p]);
+
+			if (sock >= 0 && (unsigned int)sock != rte_lcore_to_socket_id(lcore))
+				fprintf(stderr,
+					"capture: warning: lcore %u is on socket %u, port %u on "
+					"socket %d; pick lcores local to the NIC (-l)\n",
+					lcore, rte_lcore_to_socket_id(lcore), g.ports[p], sock);
+		}
+	}
+}
+
 static int
 setup_dataplane(void)
 {
 	unsigned int workers = rte_lcore_count() - 1, i, p, lcore, n_rxq;
+	int pool_socket;
 	bool use_rss;
 	char name[64];
 	uint16_t port;
@@ -751,8 +774,12 @@ setup_dataplane(void)
 	}
 	n_rxq = use_rss ? g.n_decode : 1;
 
+	/* mbufs live where the NIC writes them: the first port's socket. */
+	pool_socket = rte_eth_dev_socket_id(g.ports[0]);
+	if (pool_socket < 0)
+		pool_socket = (int)rte_socket_id();
 	g.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)g.set.mbufs, 256, 0,
-		RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+		RTE_MBUF_DEFAULT_BUF_SIZE, pool_socket);
 	if (g.pool == NULL) {
 		fprintf(stderr, "capture: cannot allocate %" PRIu64 " mbufs: %s (raise EAL -m)\n",
 			g.set.mbufs, rte_strerror(rte_errno));
@@ -827,6 +854,7 @@ setup_dataplane(void)
 		}
 		pass_outbuf(dl);
 	}
+	warn_remote_numa();
 	fprintf(stderr, "capture: %u port%s, %u decode lcore%s (%s), %zu KiB of tables per lcore\n",
 		g.n_ports, g.n_ports == 1 ? "" : "s", g.n_decode, g.n_decode == 1 ? "" : "s",
 		use_rss            ? "symmetric RSS"
