@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_HIST_H
+#define TH_HIST_H
+
+/**
+ * @file
+ * Log-linear latency histograms: fixed memory, nanoseconds to hours,
+ * relative error at most 1/2^TH_HIST_SUB_BITS (0.78%), mergeable across
+ * threads. Values below 2^TH_HIST_SUB_BITS ns are exact; above, each power
+ * of two is split into 2^TH_HIST_SUB_BITS equal buckets.
+ *
+ * Besides the buckets, a histogram keeps the exact count, min, max, mean
+ * and variance (Welford's running moments, merged with Chan's formula), so
+ * only percentiles carry the bucket error.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TH_HIST_SUB_BITS 7
+#define TH_HIST_SUB (1u << TH_HIST_SUB_BITS)
+/** Buckets: exact values below TH_HIST_SUB, then TH_HIST_SUB per power of two up to 2^64. */
+#define TH_HIST_BUCKETS ((64 - TH_HIST_SUB_BITS + 1) * TH_HIST_SUB)
+
+struct th_hist {
+	uint64_t count;                    /**< values recorded */
+	uint64_t min;                      /**< smallest value (UINT64_MAX when empty) */
+	uint64_t max;                      /**< largest value */
+	double mean;                       /**< running mean */
+	double m2;                         /**< running sum of squared deviations (Welford) */
+	uint64_t buckets[TH_HIST_BUCKETS]; /**< counts per bucket */
+};
+
+/** Empty a histogram. */
+void th_hist_init(struct th_hist *h);
+
+/** Record one value (ns, or any unit the caller keeps consistent). */
+void th_hist_record(struct th_hist *h, uint64_t value);
+
+/** dst += src (counts, min, max, moments). */
+void th_hist_merge(struct th_hist *dst, const struct th_hist *src);
+
+/**
+ * The value at percentile @p p (0 to 100): the smallest bucket value v such
+ * that at least p% of values are <= v, reported as the bucket's midpoint
+ * (clamped to [min, max]). 0 when empty.
+ */
+uint64_t th_hist_percentile(const struct th_hist *h, double p);
+
+/** Population standard deviation; 0 with fewer than two values. */
+double th_hist_stddev(const struct th_hist *h);
+
+/** Index of the bucket holding @p value, and the range [lo, hi] of values it holds. */
+uint32_t th_hist_bucket_of(uint64_t value);
+void th_hist_bucket_range(uint32_t bucket, uint64_t *lo, uint64_t *hi);
+
+/**
+ * Print a text histogram: one row per non-empty range, at most @p rows rows
+ * (adjacent buckets merged to fit), with counts, cumulative percent and a
+ * bar of '#'. Values are shown in microseconds.
+ */
+void th_hist_print(FILE *out, const struct th_hist *h, unsigned int rows);
+
+#endif /* TH_HIST_H */
