@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,6 +44,7 @@
 #include "th_cmd.h"
 #include "th_conf.h"
 #include "th_decode.h"
+#include "th_probe.h"
 
 #define MAX_DECODE 32
 #define MAX_PORTS 8
@@ -62,6 +64,13 @@ struct settings {
 	uint64_t ring_size;          /* dispatcher -> decode ring entries */
 	uint64_t rx_desc;            /* rx descriptors per queue */
 	struct th_decode_config dec; /* table sizes and timeouts */
+	const char *probe_target;    /* [probe] target: scheduled disk probes, or NULL */
+	uint64_t probe_every_ns;     /* time between probe starts */
+	uint64_t probe_seconds_ns;   /* how long each probe runs */
+	uint64_t probe_rate;         /* its IOPS (cycle time 1/rate) */
+	uint64_t probe_size;         /* temporary file size for a directory target */
+	uint64_t probe_percentile;   /* watched service-time percentile */
+	uint64_t probe_alarm_ns;     /* alarm above this */
 };
 
 /* A chunk of op lines on its way from a decode lcore to the control lcore. */
@@ -121,8 +130,14 @@ static struct {
 	int out_fd;
 	bool is_output_broken; /* a write failed: stop */
 	uint64_t output_bytes;
-	atomic_bool stop_rx;    /* signal or output error: stop receiving */
-	atomic_bool is_rx_done; /* the dispatcher has stopped */
+	atomic_bool stop_rx;     /* signal or output error: stop receiving */
+	atomic_bool is_rx_done;  /* the dispatcher has stopped */
+	pthread_t probe_thread;  /* scheduled disk probes, when configured */
+	bool has_probe_thread;   /* probe_thread was started */
+	volatile int probe_stop; /* tells a running probe to stop */
+	uint64_t probe_runs;     /* scheduled probes run */
+	uint64_t probe_alarms;   /* runs whose watched percentile passed the threshold */
+	uint64_t probe_failures; /* runs that could not probe (the reason went to stderr) */
 } g;
 
 static volatile sig_atomic_t got_signal;
@@ -465,6 +480,11 @@ print_final(FILE *out, double secs)
 	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
 	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.output_bytes, "bytes of op lines written");
+	if (g.set.probe_target != NULL)
+		fprintf(out,
+			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
+			" alarms\n  %-14" PRIu64 " failures\n",
+			g.set.probe_target, g.probe_runs, g.probe_alarms, g.probe_failures);
 }
 
 static int
@@ -585,6 +605,28 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 				  c, "decode", "call_timeout", &s->dec.call_timeout_ns, err, esz);
 		s->dec.flows = (uint32_t)flows;
 		s->dec.calls = (uint32_t)calls;
+	}
+	s->probe_target = th_conf_get(c, "probe", "target");
+	s->probe_every_ns = 600ull * 1000000000ull;
+	s->probe_seconds_ns = 2ull * 1000000000ull;
+	s->probe_rate = 50;
+	s->probe_size = 64ull << 20;
+	s->probe_percentile = 99;
+	s->probe_alarm_ns = 20ull * 1000000ull;
+	rc = rc ? rc : th_conf_get_seconds(c, "probe", "every", &s->probe_every_ns, err, esz);
+	rc = rc ? rc : th_conf_get_seconds(c, "probe", "seconds", &s->probe_seconds_ns, err, esz);
+	rc = rc ? rc : th_conf_get_u64(c, "probe", "rate", 1, 1000000, &s->probe_rate, err, esz);
+	rc = rc ? rc
+		: th_conf_get_u64(c, "probe", "size_mb", 1, 1u << 20, &s->probe_size, err, esz);
+	rc = rc ? rc
+		: th_conf_get_u64(c, "probe", "percentile", 1, 100, &s->probe_percentile, err, esz);
+	rc = rc ? rc : th_conf_get_seconds(c, "probe", "alarm", &s->probe_alarm_ns, err, esz);
+	if (th_conf_get(c, "probe", "size_mb") != NULL)
+		s->probe_size <<= 20;
+	if (rc == 0 && s->probe_target == NULL && th_conf_get(c, "probe", "every") != NULL) {
+		snprintf(err, esz, "%s: [probe] needs 'target' (a block device, file or directory)",
+			config);
+		rc = -EINVAL;
 	}
 	return rc;
 }
@@ -891,6 +933,63 @@ teardown(void)
 	rte_mempool_free(g.pool);
 }
 
+static uint64_t
+monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Scheduled disk probes (the trace disks, typically) on a plain thread of
+ * the control side: a probe blocks for seconds, which the control lcore,
+ * draining the decode lcores' output, must not.
+ */
+static void *
+probe_main(void *arg)
+{
+	static struct th_probe_result r;
+	struct th_probe_schedule sched;
+	struct th_probe_config c;
+	bool is_alarm;
+	int rc;
+
+	(void)arg;
+	th_probe_config_init(&c);
+	c.target = g.set.probe_target;
+	c.temp_size = g.set.probe_size;
+	c.count = 0;
+	c.duration_ns = g.set.probe_seconds_ns;
+	c.cycle_ns = 1000000000ull / g.set.probe_rate;
+	c.stop = &g.probe_stop;
+	if (th_probe_schedule_init(&sched, &c, g.set.probe_every_ns, (double)g.set.probe_percentile,
+		    g.set.probe_alarm_ns, monotonic_ns()) != 0)
+		return NULL;
+	while (!g.probe_stop) {
+		rc = th_probe_schedule_poll(&sched, monotonic_ns(), &r, &is_alarm);
+		if (rc < 0) {
+			g.probe_failures++;
+			fprintf(stderr, "capture: probe %s failed: %s\n", c.target, r.error);
+		} else if (rc == 1 && !g.probe_stop) {
+			g.probe_runs++;
+			g.probe_alarms += is_alarm;
+			fprintf(stderr,
+				"capture: probe %s: %" PRIu64 " reads, p50 %.1f us p%" PRIu64
+				" %.1f us max %.1f us%s\n",
+				c.target, r.samples, th_hist_percentile(&r.service, 50) / 1e3,
+				g.set.probe_percentile,
+				th_hist_percentile(&r.service, (double)g.set.probe_percentile) /
+					1e3,
+				r.service.max / 1e3,
+				is_alarm ? "  ALARM: above the threshold" : "");
+		}
+		usleep(100000);
+	}
+	return NULL;
+}
+
 static int
 run(void)
 {
@@ -902,6 +1001,11 @@ run(void)
 		g.set.stats_interval_ns
 			? start_tsc + (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc)
 			: UINT64_MAX;
+	if (g.set.probe_target != NULL) {
+		g.has_probe_thread = pthread_create(&g.probe_thread, NULL, probe_main, NULL) == 0;
+		if (!g.has_probe_thread)
+			fprintf(stderr, "capture: cannot start the probe thread; probes are off\n");
+	}
 	if (g.has_dispatcher)
 		rte_eal_remote_launch(dispatch_main, &g.disp, g.disp.lcore_id);
 	for (i = 0; i < g.n_decode; i++)
@@ -926,6 +1030,10 @@ run(void)
 		}
 	}
 	rte_eal_mp_wait_lcore();
+	if (g.has_probe_thread) {
+		g.probe_stop = 1;
+		pthread_join(g.probe_thread, NULL);
+	}
 	drain_output();
 	print_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
 	return g.is_output_broken ? 1 : 0;

@@ -53,6 +53,15 @@ expect 1 'at least two lcores' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0
 	--vdev=net_pcap0,rx_pcap="$work/small.pcap"
 expect 1 'cannot write' -- "$th" capture -o /nonexistent/dir/out -- "${eal[@]}"
 
+printf '[probe]\nevery = 60\n' > "$work/probe.ini"
+expect 2 "needs 'target'" -- "$th" capture -c "$work/probe.ini" -- "${eal[@]}"
+
+# Scheduled disk probes run beside the capture and are reported in the final block.
+printf '[capture]\nmbufs = 16383\n[probe]\ntarget = %s\nevery = 0.5\nseconds = 0.1\nrate = 500\nsize_mb = 4\nalarm = 3600\n' \
+	"$work" > "$work/probe-ok.ini"
+expect 0 '^  [1-9][0-9]* +runs$' -- timeout --preserve-status -s INT 3 "$th" capture -c "$work/probe-ok.ini" -o /dev/null \
+	-- "${eal[@]}" -m 512 -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap",infinite_rx=1
+
 # A pcap that is not a pcap: the PMD refuses it; capture says so and exits 1, no crash.
 head -c 100 /dev/urandom > "$work/junk.pcap"
 expect 1 'capture:' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tracehound probe as a user meets it: a file (O_DIRECT, or --buffered where the
+# filesystem refuses it), a directory, a loop block device, the sample count and
+# warm-up marks, JSON, and the refusals and errors.
+#   probe.sh TRACEHOUND
+set -u
+th=$1
+work=$(mktemp -d /var/tmp/th-probe-e2e.XXXXXX)
+loopdev=
+mnt=
+cleanup() {
+	[[ -n $mnt ]] && umount "$mnt" 2>/dev/null
+	[[ -n $loopdev ]] && losetup -d "$loopdev" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fails=0
+passed=0
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# expect STATUS PATTERN -- COMMAND...: exit status and a line of its output.
+expect() {
+	local want=$1 pattern=$2 got
+	shift 3
+	"$@" > "$work/out" 2>&1
+	got=$?
+	if [[ $got -ne $want ]] || ! grep -qE -- "$pattern" "$work/out"; then
+		fail "$* -> exit $got (want $want), output:"
+		sed 's/^/    /' "$work/out" | head -8
+		echo "    (wanted a line matching: $pattern)"
+	else
+		passed=$((passed + 1))
+	fi
+}
+
+head -c $((16 << 20)) /dev/urandom > "$work/data"
+fstype=$(df -T "$work" | awk 'NR == 2 { print $2 }')
+mode=()
+if ! "$th" probe -n 1 --no-samples "$work/data" > "$work/out" 2>&1; then
+	if grep -q -- '--buffered' "$work/out"; then
+		echo "note: $fstype refuses O_DIRECT; file tests use --buffered"
+		passed=$((passed + 1))
+		mode=(--buffered)
+	else
+		fail "probe of a plain file on $fstype failed:"; cat "$work/out"
+	fi
+fi
+
+# N samples out, warm-up marked and first, summary and JSON agree.
+"$th" probe "${mode[@]}" -n 300 -w 20 --offsets --timestamps -j "$work/p.json" "$work/data" \
+	> "$work/samples" 2> "$work/summary"
+rc=$?
+[[ $rc -eq 0 ]] || fail "probe -n 300 -w 20: exit $rc"
+measured=$(grep -cE '^[0-9]+\.[0-9]{3} [0-9]+ [0-9.]+( #.*)?$' "$work/samples")
+warm=$(grep -cE '^# warmup [0-9]' "$work/samples")
+[[ $measured -eq 300 && $warm -eq 20 ]] && passed=$((passed + 1)) ||
+	fail "want 300 samples and 20 warm-up lines, got $measured and $warm"
+first_measured=$(grep -nE '^[0-9]' "$work/samples" | head -1 | cut -d: -f1)
+last_warm=$(grep -nE '^# warmup' "$work/samples" | tail -1 | cut -d: -f1)
+[[ $last_warm -lt $first_measured ]] && passed=$((passed + 1)) ||
+	fail "warm-up lines after measured samples"
+# Offsets are 4 KiB aligned and inside the file.
+awk -v size=$((16 << 20)) '/^[0-9]/ { if ($2 % 4096 || $2 + 4096 > size) bad++ }
+	END { exit bad > 0 }' "$work/samples" && passed=$((passed + 1)) ||
+	fail "offsets unaligned or outside the file"
+for key in 'samples +300 measured, 20 warm-up discarded' 'service us +min .* p50 .* p99_9 .* stddev' \
+	'IOPS +[0-9]+ by latency' 'flagged +[0-9]+ high' 'histogram \(service time'; do
+	grep -qE -- "$key" "$work/summary" && passed=$((passed + 1)) || fail "summary lacks '$key'"
+done
+python3 - "$work/p.json" "$work/samples" <<'PY' && passed=$((passed + 1)) || fail "JSON"
+import json, sys, statistics
+j = json.load(open(sys.argv[1]))
+lat = [float(l.split()[0]) for l in open(sys.argv[2]) if l[:1].isdigit()]
+assert j["samples"] == 300 and j["warmup"] == 20, j
+assert j["service"]["count"] == 300
+med = statistics.median(lat)
+# the histogram's p50 is within its 1% bucket error of the exact median (plus rounding)
+assert abs(j["service"]["p50_us"] - med) <= 0.01 * med + 0.01, (j["service"]["p50_us"], med)
+assert abs(j["service"]["mean_us"] - statistics.mean(lat)) < 0.01
+PY
+
+# Rate limiting: 100 samples at 500 IOPS take about 0.2 s of wall time.
+"$th" probe "${mode[@]}" -n 100 -r 500 --no-samples "$work/data" 2> "$work/summary"
+awk '/^samples/ { s = $(NF-1) + 0; exit !(s > 0.18 && s < 0.4) }' "$work/summary" &&
+	passed=$((passed + 1)) || { fail "--rate 500: wall time"; cat "$work/summary"; }
+grep -qE 'cycle time 2000.0 us' "$work/summary" && passed=$((passed + 1)) || fail "rate line"
+
+# Duration bounds the run when no count is given.
+expect 0 'samples +[0-9]+ measured' -- "$th" probe "${mode[@]}" -d 0.3 --no-samples "$work/data"
+
+# Buffered mode says so, in the samples header and the summary.
+expect 0 'BUFFERED' -- "$th" probe --buffered -n 10 "$work/data"
+
+# io_uring at depth 4.
+expect 0 'io_uring, iodepth 4' -- "$th" probe "${mode[@]}" -q 4 -n 100 --no-samples "$work/data"
+
+# A directory: a temporary file of --size, gone afterwards.
+mkdir "$work/dir"
+expect 0 'temporary-file, 8388608 bytes' -- "$th" probe "${mode[@]}" -s 8m -n 50 "$work/dir"
+[[ -z $(ls -A "$work/dir") ]] && passed=$((passed + 1)) || fail "temporary file left behind"
+
+# Reads never change the target; --write changes only the range.
+sum=$(md5sum < "$work/data")
+"$th" probe "${mode[@]}" -n 200 --no-samples "$work/data" 2>/dev/null
+[[ $(md5sum < "$work/data") == "$sum" ]] && passed=$((passed + 1)) || fail "a read probe changed the file"
+cp "$work/data" "$work/before"
+expect 0 'write, 4096-byte blocks' -- "$th" probe "${mode[@]}" --write --offset 1m --length 64k \
+	-n 50 --no-samples "$work/data"
+cmp -l "$work/before" "$work/data" | awk '{ o = $1 - 1; if (o < 1048576 || o >= 1048576 + 65536) bad++; n++ }
+	END { exit !(n > 0 && bad == 0) }' && passed=$((passed + 1)) || fail "--write outside its range"
+
+# Errors: what was wrong, where, and what to do.
+: > "$work/empty"
+expect 2 'no such file' -- "$th" probe "$work/missing"
+expect 2 'is empty \(0 bytes\)' -- "$th" probe "${mode[@]}" "$work/empty"
+expect 2 'block size 1000 is not a multiple of' -- "$th" probe "${mode[@]}" -b 1000 "$work/data"
+expect 2 'larger than the probed range' -- "$th" probe "${mode[@]}" -b 32m "$work/data"
+expect 2 'exactly one TARGET' -- "$th" probe
+expect 2 '--count 0 needs --duration' -- "$th" probe -n 0 "$work/data"
+expect 0 'usage: tracehound probe' -- "$th" probe --help
+
+# A loop block device: read probe, write refusals.
+if ! loopdev=$(losetup -f --show "$work/data" 2>/dev/null); then
+	loopdev=
+	echo "note: losetup failed; loop device tests skipped"
+else
+	expect 0 'block-device, 16777216 bytes' -- "$th" probe -n 200 -w 5 "$loopdev"
+	expect 0 'io_uring, iodepth 8' -- "$th" probe -q 8 -n 200 --no-samples "$loopdev"
+	sum=$(md5sum < "$loopdev")
+	"$th" probe -n 100 --no-samples "$loopdev" 2>/dev/null
+	[[ $(md5sum < "$loopdev") == "$sum" ]] && passed=$((passed + 1)) ||
+		fail "a read probe changed the device"
+	if command -v mkfs.ext4 > /dev/null && mkfs.ext4 -q -F "$loopdev" 2>/dev/null &&
+		mkdir -p "$work/mnt" && mount "$loopdev" "$work/mnt" 2>/dev/null; then
+		mnt=$work/mnt
+		sum=$(md5sum < "$loopdev")
+		expect 2 "refusing to write: $loopdev is mounted on $work/mnt" -- \
+			"$th" probe --write -n 10 "$loopdev"
+		[[ $(md5sum < "$loopdev") == "$sum" ]] && passed=$((passed + 1)) ||
+			fail "a refused write changed the mounted device"
+		expect 0 'read, 4096-byte blocks' -- "$th" probe -n 20 --no-samples "$loopdev"
+		umount "$mnt" && mnt=
+	else
+		echo "note: could not mount the loop device; mounted-device refusal not tested"
+	fi
+	# Unmounted and unused: writes are allowed, with the flag.
+	expect 0 'write, 4096-byte blocks' -- "$th" probe --write -n 20 --no-samples "$loopdev"
+	losetup -d "$loopdev" && loopdev=
+fi
+
+echo "probe.sh: $passed passed, $fails failed"
+[[ $fails -eq 0 ]]
