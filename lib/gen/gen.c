@@ -258,7 +258,7 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 
 	if (!c->is_udp && gen_mix_is_ready(c) &&
 		gen_rng_chance(&r->world.rng, r->cfg->pipeline_share))
-		n = 2 + gen_rng_below(&r->world.rng, BURST_MAX - 1);
+		n = 2 + th_rng_below(&r->world.rng, BURST_MAX - 1);
 	if (n > left)
 		n = (uint32_t)left;
 	for (i = 0; i < n; i++) {
@@ -346,7 +346,7 @@ th_gen_run(
 		goto out;
 	/* Clients wake up spread over the first 2 ms. */
 	for (i = 0; i < cfg->clients; i++) {
-		r.world.clients[i].next_ns = cfg->start_ns + gen_rng_below(&r.world.rng, 2000000);
+		r.world.clients[i].next_ns = cfg->start_ns + th_rng_below(&r.world.rng, 2000000);
 		r.clients[i] = &r.world.clients[i];
 	}
 	for (i = cfg->clients / 2; i-- > 0;)

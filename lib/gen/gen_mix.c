@@ -76,13 +76,13 @@ static const struct weight small_mix[] = {
 };
 
 static uint32_t
-draw(struct gen_rng *rng, const struct weight *w)
+draw(struct th_rng *rng, const struct weight *w)
 {
 	uint32_t total = 0, x, i;
 
 	for (i = 0; w[i].weight != 0; i++)
 		total += w[i].weight;
-	x = gen_rng_below(rng, total);
+	x = th_rng_below(rng, total);
 	for (i = 0; w[i].weight != 0; i++) {
 		if (x < w[i].weight)
 			return w[i].proc;
@@ -106,7 +106,7 @@ gen_mix_next(struct gen_world *w, struct gen_client *c, uint64_t now, bool is_sm
 		}
 	}
 	/* Bursts stay on the first mount so they share one connection. */
-	m = is_small_only ? &c->mounts[0] : &c->mounts[gen_rng_below(&w->rng, c->n_mounts)];
+	m = is_small_only ? &c->mounts[0] : &c->mounts[th_rng_below(&w->rng, c->n_mounts)];
 	if (is_small_only)
 		mix = small_mix;
 	else if (w->cfg->mix == TH_GEN_MIX_META)

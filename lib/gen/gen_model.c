@@ -17,84 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- PRNG ---- */
-
-static uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-void
-gen_rng_seed(struct gen_rng *r, uint64_t seed)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t
-gen_rng_u64(struct gen_rng *r)
-{
-	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-uint32_t
-gen_rng_below(struct gen_rng *r, uint32_t n)
-{
-	/* Multiply-shift: no modulo bias worth caring about at these sizes. */
-	return (uint32_t)(((gen_rng_u64(r) >> 32) * (uint64_t)n) >> 32);
-}
-
-uint64_t
-gen_rng_range(struct gen_rng *r, uint64_t lo, uint64_t hi)
-{
-	if (hi <= lo)
-		return lo;
-	return lo + gen_rng_u64(r) % (hi - lo + 1);
-}
-
-double
-gen_rng_unit(struct gen_rng *r)
-{
-	return (double)(gen_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
-}
+/* ---- Random draws ---- */
 
 bool
-gen_rng_chance(struct gen_rng *r, double p)
+gen_rng_chance(struct th_rng *r, double p)
 {
-	return gen_rng_unit(r) < p;
+	return th_rng_unit(r) < p;
 }
 
 double
-gen_rng_exp(struct gen_rng *r, double mean)
+gen_rng_exp(struct th_rng *r, double mean)
 {
-	return -mean * log(1.0 - gen_rng_unit(r));
+	return -mean * log(1.0 - th_rng_unit(r));
 }
 
 double
-gen_rng_lognormal(struct gen_rng *r, double median, double sigma)
+gen_rng_lognormal(struct th_rng *r, double median, double sigma)
 {
-	double u1 = 1.0 - gen_rng_unit(r), u2 = gen_rng_unit(r);
+	double u1 = 1.0 - th_rng_unit(r), u2 = th_rng_unit(r);
 	double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 
 	return median * exp(sigma * z);
@@ -198,33 +138,33 @@ static const char *const stems[] = {"data", "log", "notes", "build", "report", "
 static const char *const exts[] = {".txt", ".dat", ".c", ".o", ".log", ".csv", ".bin", ""};
 
 static void
-make_name(struct gen_export *e, struct gen_rng *rng, bool is_dir, char *out, size_t size)
+make_name(struct gen_export *e, struct th_rng *rng, bool is_dir, char *out, size_t size)
 {
 	uint32_t seq = e->name_seq++;
 
 	if (is_dir)
-		snprintf(out, size, "%s%u", stems[gen_rng_below(rng, 12)], seq);
+		snprintf(out, size, "%s%u", stems[th_rng_below(rng, 12)], seq);
 	else
-		snprintf(out, size, "%s%u%s", stems[gen_rng_below(rng, 12)], seq,
-			exts[gen_rng_below(rng, 8)]);
+		snprintf(out, size, "%s%u%s", stems[th_rng_below(rng, 12)], seq,
+			exts[th_rng_below(rng, 8)]);
 }
 
 /* File sizes: many small, some medium, a few large, as file system surveys find. */
 static uint64_t
-draw_size(struct gen_rng *rng)
+draw_size(struct th_rng *rng)
 {
-	double u = gen_rng_unit(rng);
+	double u = th_rng_unit(rng);
 
 	if (u < 0.4)
-		return gen_rng_below(rng, 4096);
+		return th_rng_below(rng, 4096);
 	if (u < 0.85)
-		return (uint64_t)exp(log(4096.0) + gen_rng_unit(rng) * log(256.0));
-	return (uint64_t)exp(log(1048576.0) + gen_rng_unit(rng) * log(64.0));
+		return (uint64_t)exp(log(4096.0) + th_rng_unit(rng) * log(256.0));
+	return (uint64_t)exp(log(1048576.0) + th_rng_unit(rng) * log(64.0));
 }
 
 /* Add a node under @p parent (or the root when parent is UINT32_MAX). @return index or -1. */
 static int64_t
-node_add(struct gen_export *e, struct gen_rng *rng, uint32_t parent, uint32_t type,
+node_add(struct gen_export *e, struct th_rng *rng, uint32_t parent, uint32_t type,
 	const char *name, uint64_t now, uint32_t uid, uint32_t gid)
 {
 	struct gen_node *n;
@@ -235,7 +175,7 @@ node_add(struct gen_export *e, struct gen_rng *rng, uint32_t parent, uint32_t ty
 	n = &e->nodes[idx];
 	memset(n, 0, sizeof(*n));
 	n->fileid = e->next_fileid;
-	e->next_fileid += 1 + gen_rng_below(rng, 3);
+	e->next_fileid += 1 + th_rng_below(rng, 3);
 	n->type = type;
 	n->mode = type == TH_NFS_DIR ? 0755 : (gen_rng_chance(rng, 0.8) ? 0644 : 0600);
 	n->nlink = type == TH_NFS_DIR ? 2 : 1;
@@ -243,7 +183,7 @@ node_add(struct gen_export *e, struct gen_rng *rng, uint32_t parent, uint32_t ty
 	n->gid = gid;
 	n->mtime_ns = now;
 	n->ctime_ns = now;
-	n->generation = (uint32_t)gen_rng_u64(rng);
+	n->generation = (uint32_t)th_rng_u64(rng);
 	n->is_live = true;
 	n->parent = parent == UINT32_MAX ? idx : parent;
 	snprintf(n->name, sizeof(n->name), "%s", name);
@@ -304,38 +244,38 @@ file_remove(struct gen_export *e, uint32_t idx)
 
 static int
 export_init(
-	struct gen_export *e, struct gen_rng *rng, const char *path, uint32_t fh_len, uint64_t now)
+	struct gen_export *e, struct th_rng *rng, const char *path, uint32_t fh_len, uint64_t now)
 {
-	uint32_t n_dirs = 8 + gen_rng_below(rng, 17), n_files = 200 + gen_rng_below(rng, 400);
+	uint32_t n_dirs = 8 + th_rng_below(rng, 17), n_files = 200 + th_rng_below(rng, 400);
 	char name[24];
 	uint32_t i;
 	int64_t idx;
 
 	memset(e, 0, sizeof(*e));
 	snprintf(e->path, sizeof(e->path), "%s", path);
-	e->fsid = (uint32_t)gen_rng_u64(rng);
+	e->fsid = (uint32_t)th_rng_u64(rng);
 	e->fh_len = (uint8_t)fh_len;
-	e->next_fileid = 2 + gen_rng_below(rng, 1000);
+	e->next_fileid = 2 + th_rng_below(rng, 1000);
 	if (node_add(e, rng, UINT32_MAX, TH_NFS_DIR, "", now - 86400ull * 1000000000u * 365, 0, 0) <
 		0)
 		return -ENOMEM;
 	for (i = 0; i < n_dirs; i++) {
 		/* Two levels: top-level directories and some below them. */
-		uint32_t parent = i < 4 ? 0 : e->dirs[gen_rng_below(rng, e->n_dirs)];
+		uint32_t parent = i < 4 ? 0 : e->dirs[th_rng_below(rng, e->n_dirs)];
 
 		make_name(e, rng, true, name, sizeof(name));
 		if (node_add(e, rng, parent, TH_NFS_DIR, name,
-			    now - gen_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
-			    1000 + gen_rng_below(rng, 20), 100) < 0)
+			    now - th_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
+			    1000 + th_rng_below(rng, 20), 100) < 0)
 			return -ENOMEM;
 	}
 	for (i = 0; i < n_files; i++) {
-		uint32_t parent = e->dirs[gen_rng_below(rng, e->n_dirs)];
+		uint32_t parent = e->dirs[th_rng_below(rng, e->n_dirs)];
 
 		make_name(e, rng, false, name, sizeof(name));
 		idx = node_add(e, rng, parent, TH_NFS_REG, name,
-			now - gen_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
-			1000 + gen_rng_below(rng, 20), 100 + gen_rng_below(rng, 3));
+			now - th_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
+			1000 + th_rng_below(rng, 20), 100 + th_rng_below(rng, 3));
 		if (idx < 0)
 			return -ENOMEM;
 		e->nodes[idx].size = draw_size(rng);
@@ -387,7 +327,7 @@ take_port(struct gen_client *c)
 }
 
 static void
-flow_init(struct gen_flow *f, struct gen_rng *rng, struct gen_client *c, uint32_t ci, uint32_t si,
+flow_init(struct gen_flow *f, struct th_rng *rng, struct gen_client *c, uint32_t ci, uint32_t si,
 	uint16_t server_port)
 {
 	int d;
@@ -399,10 +339,10 @@ flow_init(struct gen_flow *f, struct gen_rng *rng, struct gen_client *c, uint32_
 	f->server_port = server_port;
 	f->l4 = c->is_udp ? TH_PKT_L4_UDP : TH_PKT_L4_TCP;
 	for (d = 0; d < 2; d++) {
-		f->half[d].isn = (uint32_t)gen_rng_u64(rng);
+		f->half[d].isn = (uint32_t)th_rng_u64(rng);
 		f->half[d].snd_next = f->half[d].isn;
 		f->half[d].emitted_end = f->half[d].isn;
-		f->half[d].ip_id = (uint16_t)gen_rng_u64(rng);
+		f->half[d].ip_id = (uint16_t)th_rng_u64(rng);
 	}
 }
 
@@ -417,7 +357,7 @@ gen_world_init(struct gen_world *w, const struct th_gen_config *cfg)
 
 	memset(w, 0, sizeof(*w));
 	w->cfg = cfg;
-	gen_rng_seed(&w->rng, cfg->seed);
+	th_rng_seed(&w->rng, cfg->seed);
 	w->servers = calloc(cfg->servers, sizeof(*w->servers));
 	w->clients = calloc(cfg->clients, sizeof(*w->clients));
 	if (w->servers == NULL || w->clients == NULL)
@@ -432,8 +372,8 @@ gen_world_init(struct gen_world *w, const struct th_gen_config *cfg)
 		memcpy(s->mac, (const uint8_t[6]){0x02, 0x00, 0x5e, 0x00, 0x01, (uint8_t)i}, 6);
 		/* Where rpc.mountd listens on Red Hat and on Debian systems. */
 		s->mountd_port = i % 2 ? 892 : 20048;
-		s->write_verf = gen_rng_u64(&w->rng);
-		s->n_exports = 1 + gen_rng_below(&w->rng, 2);
+		s->write_verf = th_rng_u64(&w->rng);
+		s->n_exports = 1 + th_rng_below(&w->rng, 2);
 		for (k = 0; k < s->n_exports; k++) {
 			snprintf(path, sizeof(path), k ? "/export/data%u" : "/srv/nfs/home%u", i);
 			if (export_init(&s->exports[k], &w->rng, path, 28 + 4 * ((i + k) % 4),
@@ -456,11 +396,11 @@ gen_world_init(struct gen_world *w, const struct th_gen_config *cfg)
 			6);
 		c->vlan[0] = (uint16_t)(100 + i % 8);
 		c->vlan[1] = (uint16_t)(10 + i % 16);
-		c->uid = 1000 + gen_rng_below(&w->rng, 20);
-		c->gid = 100 + gen_rng_below(&w->rng, 3);
+		c->uid = 1000 + th_rng_below(&w->rng, 20);
+		c->gid = 100 + th_rng_below(&w->rng, 3);
 		snprintf(c->machine, sizeof(c->machine), "%s%u", hostnames[i % 6], i + 1);
-		c->xid = (uint32_t)gen_rng_u64(&w->rng);
-		c->next_port = (uint16_t)(1023 - gen_rng_below(&w->rng, 100));
+		c->xid = (uint32_t)th_rng_u64(&w->rng);
+		c->next_port = (uint16_t)(1023 - th_rng_below(&w->rng, 100));
 		c->mounts = calloc(n_mounts, sizeof(*c->mounts));
 		if (c->mounts == NULL)
 			goto fail;
@@ -471,7 +411,7 @@ gen_world_init(struct gen_world *w, const struct th_gen_config *cfg)
 			struct gen_server *s = &w->servers[si];
 
 			m->server_idx = si;
-			m->export_idx = gen_rng_below(&w->rng, s->n_exports);
+			m->export_idx = th_rng_below(&w->rng, s->n_exports);
 			flow_init(&m->pmap, &w->rng, c, i, si, 111);
 			flow_init(&m->mount, &w->rng, c, i, si, s->mountd_port);
 			flow_init(&m->nfs, &w->rng, c, i, si, 2049);
@@ -610,18 +550,18 @@ gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mount *m
 }
 
 static uint32_t
-pick_file(struct gen_rng *rng, const struct gen_export *e)
+pick_file(struct th_rng *rng, const struct gen_export *e)
 {
 	/* Squaring the draw skews toward the first files: some files are hot. */
-	double u = gen_rng_unit(rng);
+	double u = th_rng_unit(rng);
 
 	return e->files[(uint32_t)(u * u * e->n_files)];
 }
 
 static uint32_t
-pick_dir(struct gen_rng *rng, const struct gen_export *e)
+pick_dir(struct th_rng *rng, const struct gen_export *e)
 {
-	return e->dirs[gen_rng_below(rng, e->n_dirs)];
+	return e->dirs[th_rng_below(rng, e->n_dirs)];
 }
 
 /* I/O sizes: the data mix moves 32 KB to 1 MB, others mostly page-sized pieces. */
@@ -631,9 +571,9 @@ io_size(struct gen_world *w, const struct gen_client *c)
 	uint32_t kb;
 
 	if (w->cfg->mix == TH_GEN_MIX_DATA)
-		kb = 32u << gen_rng_below(&w->rng, 6);
+		kb = 32u << th_rng_below(&w->rng, 6);
 	else
-		kb = 4u << gen_rng_below(&w->rng, 5);
+		kb = 4u << th_rng_below(&w->rng, 5);
 	if (c->is_udp && kb > 32)
 		kb = 32; /* UDP mounts cap rsize/wsize at 32 KB */
 	return kb * 1024;
@@ -651,7 +591,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 	uint64_t now, struct gen_rpc *rpc)
 {
 	struct gen_export *e = &w->servers[m->server_idx].exports[m->export_idx];
-	struct gen_rng *rng = &w->rng;
+	struct th_rng *rng = &w->rng;
 	struct th_op *op = &rpc->op;
 	struct th_nfs_call *call = &op->call;
 	struct th_nfs_reply *rep = &op->reply;
@@ -696,7 +636,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		d = &e->nodes[didx];
 		gen_model_fh(e, didx, &call->fh);
 		if (d->n_children > 0 && gen_rng_chance(rng, 0.8)) {
-			idx = d->children[gen_rng_below(rng, d->n_children)];
+			idx = d->children[th_rng_below(rng, d->n_children)];
 			n = &e->nodes[idx];
 			set_name(&call->name, n->name);
 			gen_model_fh(e, idx, &rep->fh);
@@ -738,7 +678,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		if (n->size > call->count) {
 			uint32_t blocks = (uint32_t)((n->size - 1) / call->count + 1);
 
-			call->offset = (uint64_t)call->count * gen_rng_below(rng, blocks);
+			call->offset = (uint64_t)call->count * th_rng_below(rng, blocks);
 		}
 		rep->count = n->size > call->offset
 				     ? (uint32_t)(n->size - call->offset < call->count
@@ -862,7 +802,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		/* Continue a listing now and then, as a client does for a big directory. */
 		i = 0;
 		if (d->n_children > GEN_DIRENT_MAX && gen_rng_chance(rng, 0.3))
-			i = GEN_DIRENT_MAX * gen_rng_below(rng, d->n_children / GEN_DIRENT_MAX + 1);
+			i = GEN_DIRENT_MAX * th_rng_below(rng, d->n_children / GEN_DIRENT_MAX + 1);
 		if (i > d->n_children)
 			i = 0;
 		call->offset = i;

@@ -21,26 +21,15 @@
 #include "th_nfs.h"
 #include "th_op.h"
 #include "th_pkt.h"
+#include "th_rng.h"
 
-/* ---- PRNG (xoshiro256**, seeded through splitmix64) ---- */
+/* ---- Random draws beyond th_rng.h's uniform ones ---- */
 
-struct gen_rng {
-	uint64_t s[4];
-};
-
-void gen_rng_seed(struct gen_rng *r, uint64_t seed);
-uint64_t gen_rng_u64(struct gen_rng *r);
-/** Uniform in [0, n); 0 when n is 0. */
-uint32_t gen_rng_below(struct gen_rng *r, uint32_t n);
-/** Uniform in [lo, hi]. */
-uint64_t gen_rng_range(struct gen_rng *r, uint64_t lo, uint64_t hi);
-/** Uniform in [0, 1). */
-double gen_rng_unit(struct gen_rng *r);
-bool gen_rng_chance(struct gen_rng *r, double p);
+bool gen_rng_chance(struct th_rng *r, double p);
 /** Exponential with the given mean. */
-double gen_rng_exp(struct gen_rng *r, double mean);
+double gen_rng_exp(struct th_rng *r, double mean);
 /** Log-normal with the given median and shape sigma. */
-double gen_rng_lognormal(struct gen_rng *r, double median, double sigma);
+double gen_rng_lognormal(struct th_rng *r, double median, double sigma);
 
 /* ---- XDR writer ---- */
 
@@ -193,7 +182,7 @@ struct gen_rpc {
 
 struct gen_world {
 	const struct th_gen_config *cfg;
-	struct gen_rng rng;
+	struct th_rng rng;
 	struct gen_server *servers;
 	uint32_t n_servers;
 	struct gen_client *clients;

@@ -398,14 +398,14 @@ tcp_open(struct gen_wire *wi, struct gen_flow *f, uint64_t *t)
 static int
 put_record(struct gen_wire *wi, size_t *len, const uint8_t *rec, uint32_t size)
 {
-	struct gen_rng *rng = &wi->w->rng;
+	struct th_rng *rng = &wi->w->rng;
 	uint32_t n_frags = 1, done = 0, i;
 
 	/* The first fragment keeps the whole RPC header (credentials included): a
 	 * receiver, tshark's heuristics among them, recognises a record by it. */
 	if (size >= 2 * FRAG_HEAD_MIN && wi->w->cfg->rm_frag_share > 0 &&
 		gen_rng_chance(rng, wi->w->cfg->rm_frag_share))
-		n_frags = 2 + gen_rng_below(rng, 2);
+		n_frags = 2 + th_rng_below(rng, 2);
 	if (stream_reserve(wi, *len + size + 4 * n_frags) != 0)
 		return -ENOMEM;
 	for (i = 0; i < n_frags; i++) {
@@ -414,9 +414,9 @@ put_record(struct gen_wire *wi, size_t *len, const uint8_t *rec, uint32_t size)
 		if (i + 1 == n_frags)
 			part = size - done;
 		else if (i == 0)
-			part = FRAG_HEAD_MIN + gen_rng_below(rng, (size - FRAG_HEAD_MIN) / 2);
+			part = FRAG_HEAD_MIN + th_rng_below(rng, (size - FRAG_HEAD_MIN) / 2);
 		else
-			part = 1 + gen_rng_below(rng, (size - done) / 2);
+			part = 1 + th_rng_below(rng, (size - done) / 2);
 
 		put32(wi->stream + *len, part | (i + 1 == n_frags ? 0x80000000u : 0));
 		memcpy(wi->stream + *len + 4, rec + done, part);

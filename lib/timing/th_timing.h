@@ -55,6 +55,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "th_rng.h"
+
 #include "th_hist.h"
 
 /** Most operation types per driver. */
@@ -124,18 +126,7 @@ uint64_t th_timing_clock_now(struct th_timing_clock *c);
 void th_timing_clock_sleep_until(struct th_timing_clock *c, uint64_t deadline_ns);
 
 /* ------------------------------------------------------------------------ */
-/** @name Seeded pseudo-random numbers (xoshiro256**, seeded by splitmix64) */
-
-struct th_timing_rng {
-	uint64_t s[4]; /**< generator state; never all zero */
-};
-
-/** Seed @p r; equal seeds give equal sequences on every machine. */
-void th_timing_rng_seed(struct th_timing_rng *r, uint64_t seed);
-/** Next 64 random bits. */
-uint64_t th_timing_rng_next(struct th_timing_rng *r);
-/** Uniform double in [0, 1). */
-double th_timing_rng_unit(struct th_timing_rng *r);
+/** @name Seeded pseudo-random numbers: struct th_rng (th_rng.h) */
 
 /* ------------------------------------------------------------------------ */
 /** @name Delay distributions */
@@ -179,7 +170,7 @@ int th_timing_dist_set(struct th_timing_dist *d, enum th_timing_dist_kind kind, 
 	uint64_t min_ns, uint64_t max_ns);
 
 /** One draw from @p d (0 for an unset distribution). */
-uint64_t th_timing_dist_draw(const struct th_timing_dist *d, struct th_timing_rng *r);
+uint64_t th_timing_dist_draw(const struct th_timing_dist *d, struct th_rng *r);
 
 /* ------------------------------------------------------------------------ */
 /** @name Configuration */

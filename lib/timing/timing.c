@@ -32,7 +32,7 @@ struct phase_state {
 struct th_timing_driver {
 	const struct th_timing_config *cfg; /* what to run */
 	struct th_timing_clock *clock;      /* time source */
-	struct th_timing_rng rng;           /* mix and delay draws */
+	struct th_rng rng;           /* mix and delay draws */
 	bool is_started;                    /* th_timing_driver_start() was called */
 
 	struct phase_state ph; /* phase of the latest scheduled start */
@@ -180,7 +180,7 @@ th_timing_dist_set(struct th_timing_dist *d, enum th_timing_dist_kind kind, uint
 }
 
 uint64_t
-th_timing_dist_draw(const struct th_timing_dist *d, struct th_timing_rng *r)
+th_timing_dist_draw(const struct th_timing_dist *d, struct th_rng *r)
 {
 	uint64_t span;
 	double x;
@@ -192,12 +192,12 @@ th_timing_dist_draw(const struct th_timing_dist *d, struct th_timing_rng *r)
 		span = d->max_ns - d->min_ns + 1;
 		/* span 0 means the whole 64-bit range; the modulo bias is < span / 2^64. */
 		return d->min_ns +
-		       (span == 0 ? th_timing_rng_next(r) : th_timing_rng_next(r) % span);
+		       (span == 0 ? th_rng_u64(r) : th_rng_u64(r) % span);
 	case TH_TIMING_DIST_NEGEXP:
 		if (d->scale_ns <= 0.0)
 			return d->mean_ns;
 		/* 1 - u lies in (0, 1], so the log is finite. */
-		x = (double)d->min_ns - d->scale_ns * log(1.0 - th_timing_rng_unit(r));
+		x = (double)d->min_ns - d->scale_ns * log(1.0 - th_rng_unit(r));
 		if (!(x < (double)d->max_ns))
 			return d->max_ns;
 		return (uint64_t)(x + 0.5);
@@ -544,7 +544,7 @@ th_timing_driver_create(
 	}
 	d->cfg = cfg;
 	d->clock = clock;
-	th_timing_rng_seed(&d->rng, cfg->seed + thread_id);
+	th_rng_seed(&d->rng, cfg->seed + thread_id);
 	th_timing_stats_reset(&d->stats);
 	d->stats.threads = 1;
 	d->stats.op_count = cfg->op_count;
@@ -710,7 +710,7 @@ draw_op(struct th_timing_driver *d)
 		return cfg->markov_first;
 	for (i = 0; i < cfg->op_count; i++)
 		sum += w[i];
-	x = th_timing_rng_unit(&d->rng) * sum;
+	x = th_rng_unit(&d->rng) * sum;
 	for (i = 0; i < cfg->op_count; i++) {
 		if (w[i] <= 0.0)
 			continue;

@@ -31,11 +31,11 @@ static struct sample
 draw_many(const struct th_timing_dist *d, uint64_t seed)
 {
 	struct sample s = {.min = UINT64_MAX};
-	struct th_timing_rng r;
+	struct th_rng r;
 	long double sum = 0;
 	int i;
 
-	th_timing_rng_seed(&r, seed);
+	th_rng_seed(&r, seed);
 	for (i = 0; i < DRAWS; i++) {
 		uint64_t x = th_timing_dist_draw(d, &r);
 
@@ -119,20 +119,20 @@ test_negexp_min_and_tight_max(void **state)
 static void
 test_rng_is_seeded(void **state)
 {
-	struct th_timing_rng a, b, c;
+	struct th_rng a, b, c;
 	int i, same = 0;
 
 	(void)state;
-	th_timing_rng_seed(&a, 42);
-	th_timing_rng_seed(&b, 42);
-	th_timing_rng_seed(&c, 43);
+	th_rng_seed(&a, 42);
+	th_rng_seed(&b, 42);
+	th_rng_seed(&c, 43);
 	for (i = 0; i < 1000; i++) {
-		uint64_t x = th_timing_rng_next(&a);
-		double u = th_timing_rng_unit(&c);
+		uint64_t x = th_rng_u64(&a);
+		double u = th_rng_unit(&c);
 
-		assert_int_equal(x, th_timing_rng_next(&b));
+		assert_int_equal(x, th_rng_u64(&b));
 		assert_true(u >= 0.0 && u < 1.0);
-		same += x == th_timing_rng_next(&c);
+		same += x == th_rng_u64(&c);
 	}
 	assert_int_equal(same, 0);
 }

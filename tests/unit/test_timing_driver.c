@@ -152,7 +152,7 @@ test_cycle_starts_stay_on_schedule(void **state)
 {
 	struct fixture *f = fixture_new(TH_TIMING_DELAY_CYCLE, 0);
 	struct th_timing_op_info info;
-	struct th_timing_rng r;
+	struct th_rng r;
 	uint64_t want = T0;
 	int k;
 
@@ -163,7 +163,7 @@ test_cycle_starts_stay_on_schedule(void **state)
 		0);
 	f->cfg.seed = 77;
 	fixture_start(f);
-	th_timing_rng_seed(&r, 77);
+	th_rng_seed(&r, 77);
 	for (k = 0; k < 200; k++) {
 		/* Every 10th operation runs 40 ms: the plan must not shift. */
 		uint64_t work = k % 10 == 3 ? 40 * MS : 1 * MS;
