@@ -41,16 +41,18 @@
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 
+#include "capture_out.h"
 #include "th_cmd.h"
 #include "th_conf.h"
 #include "th_decode.h"
 #include "th_probe.h"
+#include "th_session.h"
 
 #define MAX_DECODE 32
 #define MAX_PORTS 8
-#define OUTBUF_SIZE (256 * 1024)
-#define OUTBUF_ROOM 8192 /* the longest op line fits in this */
 #define OUTBUFS_PER_LCORE 16
+#define MAX_SESSION 16
+#define SESS_BURST 32
 #define EOF_EMPTY_POLLS 64 /* empty bursts that mean a pcap file has ended */
 #define FLUSH_NS (200ull * 1000 * 1000)
 
@@ -64,6 +66,10 @@ struct settings {
 	uint64_t ring_size;          /* dispatcher -> decode ring entries */
 	uint64_t rx_desc;            /* rx descriptors per queue */
 	struct th_decode_config dec; /* table sizes and timeouts */
+	const char *records;         /* inferred opens to this file; NULL: inference off */
+	const char *names;           /* handle-to-name map to this file; NULL: off */
+	uint64_t session_lcores;     /* session lcores (0: as many as spare workers allow) */
+	struct th_sess_config sess;  /* inference thresholds and table sizes */
 	const char *probe_target;    /* [probe] target: scheduled disk probes, or NULL */
 	uint64_t probe_every_ns;     /* time between probe starts */
 	uint64_t probe_seconds_ns;   /* how long each probe runs */
@@ -73,13 +79,6 @@ struct settings {
 	uint64_t probe_alarm_ns;     /* alarm above this */
 };
 
-/* A chunk of op lines on its way from a decode lcore to the control lcore. */
-struct outbuf {
-	uint32_t owner; /* decode lcore index */
-	uint32_t len;   /* bytes used */
-	char data[OUTBUF_SIZE];
-};
-
 struct rxq {
 	uint16_t port;
 	uint16_t queue;
@@ -87,18 +86,32 @@ struct rxq {
 
 /* Per decode lcore; only its lcore writes it, the control lcore reads counters. */
 struct decode_lcore {
-	unsigned int lcore_id;      /* EAL lcore */
-	unsigned int index;         /* 0..n_decode-1 */
-	struct th_decode *dec;      /* the pipeline */
-	struct rte_ring *in;        /* from the dispatcher, or NULL */
-	struct rxq rxq[MAX_PORTS];  /* queues polled directly */
-	unsigned int n_rxq;         /* how many */
-	struct rte_ring *free_bufs; /* empty outbufs for this lcore */
-	struct outbuf *cur;         /* filling, or NULL when none was free */
-	uint64_t ops_dropped;       /* ops lost: no free output buffer */
-	uint64_t last_flush_tsc;    /* when cur last went out */
-	uint8_t *scratch;           /* linear copy of multi-segment frames */
-	atomic_bool is_done;        /* flushed and finished */
+	unsigned int lcore_id;     /* EAL lcore */
+	unsigned int index;        /* 0..n_decode-1 */
+	struct th_decode *dec;     /* the pipeline */
+	struct rte_ring *in;       /* from the dispatcher, or NULL */
+	struct rxq rxq[MAX_PORTS]; /* queues polled directly */
+	unsigned int n_rxq;        /* how many */
+	struct th_out out;         /* RPC lines to the control lcore */
+	struct th_sess_op
+		*pending[MAX_SESSION][SESS_BURST]; /* ops on their way, per session lcore */
+	unsigned int n_pending[MAX_SESSION];
+	uint64_t sess_pool_empty;    /* ops not passed to inference: no free event */
+	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
+	struct th_sess_op inline_op; /* inline inference: the op being reduced */
+	uint8_t *scratch;            /* linear copy of multi-segment frames */
+	atomic_bool is_done;         /* flushed and finished */
+} __rte_cache_aligned;
+
+/* A session lcore: inference for the files that hash to it. */
+struct session_lcore {
+	unsigned int lcore_id;   /* EAL lcore (UINT32_MAX: inline on decode lcore 0) */
+	struct th_sess_table *t; /* the tables */
+	struct rte_ring *in;     /* ops from every decode lcore */
+	struct th_out records;   /* record lines */
+	struct th_out names;     /* name map lines */
+	uint64_t last_ns;        /* the capture clock: latest op time seen */
+	atomic_bool is_done;     /* flushed and finished */
 } __rte_cache_aligned;
 
 struct dispatch_lcore {
@@ -115,7 +128,11 @@ static struct {
 	unsigned int n_decode;
 	struct dispatch_lcore disp;
 	bool has_dispatcher;
-	struct rte_ring *out_ring; /* filled outbufs, all lcores -> control */
+	struct session_lcore sl[MAX_SESSION];
+	unsigned int n_session;        /* 0: inference off */
+	bool is_inline_session;        /* one decode lcore runs inference itself */
+	struct rte_mempool *sess_pool; /* th_sess_op events in flight */
+	struct rte_ring *out_ring;     /* filled output buffers, all lcores -> control */
 	struct rte_mempool *pool;
 	uint16_t ports[MAX_PORTS];
 	unsigned int n_ports;
@@ -127,15 +144,15 @@ static struct {
 	uint64_t clock_base_ns;             /* wall clock at clock_base_tsc */
 	uint64_t clock_base_tsc;
 	double ns_per_tsc;
-	int out_fd;
-	bool is_output_broken; /* a write failed: stop */
-	uint64_t output_bytes;
-	atomic_bool stop_rx;     /* signal or output error: stop receiving */
-	atomic_bool is_rx_done;  /* the dispatcher has stopped */
-	pthread_t probe_thread;  /* scheduled disk probes, when configured */
-	bool has_probe_thread;   /* probe_thread was started */
-	volatile int probe_stop; /* tells a running probe to stop */
-	uint64_t probe_runs;     /* scheduled probes run */
+	int out_fds[TH_OUT__DEST_COUNT];           /* per destination; -1: not written */
+	bool is_output_broken;                     /* a write failed: stop */
+	uint64_t output_bytes[TH_OUT__DEST_COUNT]; /* written per destination */
+	atomic_bool stop_rx;                       /* signal or output error: stop receiving */
+	atomic_bool is_rx_done;                    /* the dispatcher has stopped */
+	pthread_t probe_thread;                    /* scheduled disk probes, when configured */
+	bool has_probe_thread;                     /* probe_thread was started */
+	volatile int probe_stop;                   /* tells a running probe to stop */
+	uint64_t probe_runs;                       /* scheduled probes run */
 	uint64_t probe_alarms;   /* runs whose watched percentile passed the threshold */
 	uint64_t probe_failures; /* runs that could not probe (the reason went to stderr) */
 } g;
@@ -157,86 +174,157 @@ tsc_to_ns(uint64_t tsc)
 /* ---- output ------------------------------------------------------------ */
 
 static void
-pass_outbuf(struct decode_lcore *dl)
+on_record(void *ctx, const struct th_sess_record *r)
 {
-	struct outbuf *ob = dl->cur;
+	struct session_lcore *sl = ctx;
+	char *line = th_out_reserve(&sl->records);
 
-	dl->cur = NULL;
-	if (ob != NULL && ob->len > 0) {
-		/* The ring holds every outbuf there is, so this cannot fail. */
-		rte_ring_mp_enqueue(g.out_ring, ob);
-	} else if (ob != NULL) {
-		dl->cur = ob;
+	if (line != NULL)
+		th_out_commit(&sl->records, (size_t)th_sess_record_format(r, line, TH_OUT_ROOM));
+}
+
+static void
+put_hex(char **p, const uint8_t *b, unsigned int n)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		*(*p)++ = digits[b[i] >> 4];
+		*(*p)++ = digits[b[i] & 15];
+	}
+}
+
+/* Name map line: FROM | TO | server:handle | server:directory | name ("-" TO: still valid). */
+static void
+on_name(void *ctx, const struct th_sess_name *n)
+{
+	struct session_lcore *sl = ctx;
+	char *line = th_out_reserve(&sl->names), *p = line, server[64];
+	unsigned int i;
+
+	if (line == NULL)
+		return;
+	th_addr_format(&n->server, server, sizeof(server));
+	p += sprintf(p, "%" PRIu64 ".%06" PRIu64 " | ", n->from_ns / 1000000000u,
+		n->from_ns % 1000000000u / 1000);
+	if (n->to_ns != 0)
+		p += sprintf(p, "%" PRIu64 ".%06" PRIu64 " | ", n->to_ns / 1000000000u,
+			n->to_ns % 1000000000u / 1000);
+	else
+		p += sprintf(p, "- | ");
+	p += sprintf(p, "%s:", server);
+	put_hex(&p, n->fh, n->fh_len);
+	p += sprintf(p, " | %s:", server);
+	put_hex(&p, n->dir_fh, n->dir_fh_len);
+	p += sprintf(p, " | ");
+	/* Names are bytes: escape what would break the line or the separator. */
+	for (i = 0; i < n->name_len; i++) {
+		unsigned char c = (unsigned char)n->name[i];
+
+		if (c < ' ' || c >= 0x7f || c == '\\' || c == '|')
+			p += sprintf(p, "\\x%02x", c);
+		else
+			*p++ = (char)c;
+	}
+	*p++ = '\n';
+	th_out_commit(&sl->names, (size_t)(p - line));
+}
+
+/* Hand a burst of ops to their session lcore; what does not fit is counted and let go. */
+static void
+flush_pending(struct decode_lcore *dl, unsigned int s)
+{
+	unsigned int n = dl->n_pending[s], sent;
+
+	if (n == 0)
+		return;
+	sent = rte_ring_mp_enqueue_burst(g.sl[s].in, (void **)dl->pending[s], n, NULL);
+	if (sent < n) {
+		dl->sess_ring_full += n - sent;
+		rte_mempool_put_bulk(g.sess_pool, (void **)(dl->pending[s] + sent), n - sent);
+	}
+	dl->n_pending[s] = 0;
+}
+
+static void
+flush_all_pending(struct decode_lcore *dl)
+{
+	unsigned int s;
+
+	for (s = 0; s < g.n_session; s++)
+		flush_pending(dl, s);
+}
+
+static void
+queue_op(struct decode_lcore *dl, unsigned int s, struct th_sess_op *e)
+{
+	dl->pending[s][dl->n_pending[s]++] = e;
+	if (dl->n_pending[s] == SESS_BURST)
+		flush_pending(dl, s);
+}
+
+static void
+to_inference(struct decode_lcore *dl, const struct th_op *op)
+{
+	struct th_sess_op *e;
+	unsigned int s;
+
+	if (g.is_inline_session) {
+		if (th_sess_op_from_op(op, &dl->inline_op))
+			th_sess_input(g.sl[0].t, &dl->inline_op);
 		return;
 	}
-	if (rte_ring_sc_dequeue(dl->free_bufs, (void **)&dl->cur) != 0)
-		dl->cur = NULL;
-	else
-		dl->cur->len = 0;
-	dl->last_flush_tsc = rte_rdtsc();
+	if (rte_mempool_get(g.sess_pool, (void **)&e) != 0) {
+		dl->sess_pool_empty++;
+		return;
+	}
+	if (!th_sess_op_from_op(op, e)) {
+		rte_mempool_put(g.sess_pool, e);
+		return;
+	}
+	if (g.n_session > 1 && th_sess_op_is_broadcast(e)) {
+		/* Directory scans and name creation matter to every table (listings, names). */
+		for (s = 1; s < g.n_session; s++) {
+			struct th_sess_op *copy;
+
+			if (rte_mempool_get(g.sess_pool, (void **)&copy) != 0) {
+				dl->sess_pool_empty++;
+				continue;
+			}
+			memcpy(copy, e, sizeof(*copy));
+			queue_op(dl, s, copy);
+		}
+		queue_op(dl, 0, e);
+		return;
+	}
+	queue_op(dl, th_sess_op_owner(e, g.n_session), e);
 }
 
 static void
 emit_op(void *ctx, const struct th_op *op)
 {
 	struct decode_lcore *dl = ctx;
-	int n;
+	char *line;
 
-	if (dl->cur == NULL || OUTBUF_SIZE - dl->cur->len < OUTBUF_ROOM)
-		pass_outbuf(dl);
-	if (dl->cur == NULL) {
-		dl->ops_dropped++;
-		return;
-	}
-	n = th_op_format(op, dl->cur->data + dl->cur->len, OUTBUF_SIZE - dl->cur->len);
-	if (n > 0 && (uint32_t)n < OUTBUF_SIZE - dl->cur->len)
-		dl->cur->len += (uint32_t)n;
-	else
-		dl->ops_dropped++;
+	if (g.n_session > 0)
+		to_inference(dl, op);
+	if (g.out_fds[TH_OUT_RPC] < 0)
+		return; /* RPC log off */
+	line = th_out_reserve(&dl->out);
+	if (line != NULL)
+		th_out_commit(&dl->out, (size_t)th_op_format(op, line, TH_OUT_ROOM));
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Control lcore: write whatever decode lcores have handed over. */
+/* Control lcore: write whatever the data-plane lcores have handed over. */
 static unsigned int
 drain_output(void)
 {
-	struct outbuf *bufs[32];
-	unsigned int n, i, total = 0;
-	int rc;
+	unsigned int n = th_out_drain(g.out_ring, g.out_fds, g.output_bytes, &g.is_output_broken);
 
-	while ((n = rte_ring_sc_dequeue_burst(g.out_ring, (void **)bufs, 32, NULL)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (!g.is_output_broken) {
-				rc = write_all(g.out_fd, bufs[i]->data, bufs[i]->len);
-				if (rc < 0) {
-					fprintf(stderr, "capture: writing output: %s; stopping\n",
-						strerror(-rc));
-					g.is_output_broken = true;
-					atomic_store(&g.stop_rx, true);
-				}
-				g.output_bytes += bufs[i]->len;
-			}
-			bufs[i]->len = 0;
-			rte_ring_sp_enqueue(g.dl[bufs[i]->owner].free_bufs, bufs[i]);
-		}
-		total += n;
-	}
-	return total;
+	if (g.is_output_broken)
+		atomic_store(&g.stop_rx, true);
+	return n;
 }
 
 /* ---- data path --------------------------------------------------------- */
@@ -268,10 +356,16 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 static void
 housekeep(struct decode_lcore *dl, uint64_t now_ns)
 {
+	uint64_t tsc = rte_rdtsc(), period = (uint64_t)(FLUSH_NS / g.ns_per_tsc);
+
 	th_decode_housekeep(dl->dec, now_ns);
-	if (dl->cur == NULL ||
-		(dl->cur->len > 0 && rte_rdtsc() - dl->last_flush_tsc > FLUSH_NS / g.ns_per_tsc))
-		pass_outbuf(dl);
+	th_out_tick(&dl->out, tsc, period);
+	flush_all_pending(dl);
+	if (g.is_inline_session) {
+		th_sess_tick(g.sl[0].t, now_ns);
+		th_out_tick(&g.sl[0].records, tsc, period);
+		th_out_tick(&g.sl[0].names, tsc, period);
+	}
 }
 
 /* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
@@ -297,14 +391,74 @@ poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int bu
 }
 
 static void
+finish_session(struct session_lcore *sl)
+{
+	th_sess_flush(sl->t);
+	th_out_pass(&sl->records);
+	th_out_pass(&sl->names);
+	atomic_store(&sl->is_done, true);
+}
+
+static void
 finish_decode(struct decode_lcore *dl)
 {
-	th_decode_flush(dl->dec);
-	if (dl->cur != NULL && dl->cur->len > 0) {
-		rte_ring_mp_enqueue(g.out_ring, dl->cur);
-		dl->cur = NULL;
-	}
+	th_decode_flush(dl->dec); /* calls still waiting go out, to inference too */
+	flush_all_pending(dl);
+	th_out_pass(&dl->out);
+	if (g.is_inline_session && dl->index == 0)
+		finish_session(&g.sl[0]);
 	atomic_store(&dl->is_done, true);
+}
+
+static bool
+all_decode_done(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < g.n_decode; i++)
+		if (!atomic_load(&g.dl[i].is_done))
+			return false;
+	return true;
+}
+
+/* Session lcore: inference for its files, fed by every decode lcore. */
+static int
+session_main(void *arg)
+{
+	struct session_lcore *sl = arg;
+	struct th_sess_op *ops[64];
+	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000;
+	uint64_t period = (uint64_t)(FLUSH_NS / g.ns_per_tsc);
+	unsigned int n, i;
+
+	for (;;) {
+		uint64_t tsc = rte_rdtsc();
+
+		n = rte_ring_sc_dequeue_burst(sl->in, (void **)ops, 64, NULL);
+		for (i = 0; i < n; i++) {
+			uint64_t t = ops[i]->reply_ns ? ops[i]->reply_ns : ops[i]->call_ns;
+
+			if (i + 1 < n)
+				rte_prefetch0(ops[i + 1]);
+			th_sess_input(sl->t, ops[i]);
+			if (t > sl->last_ns)
+				sl->last_ns = t;
+		}
+		if (n > 0)
+			rte_mempool_put_bulk(g.sess_pool, (void **)ops, n);
+		if (tsc >= next_hk) {
+			next_hk = tsc + hk_period;
+			th_sess_tick(sl->t,
+				g.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc) : sl->last_ns);
+			th_out_tick(&sl->records, tsc, period);
+			th_out_tick(&sl->names, tsc, period);
+		}
+		/* Decode lcores flush before they say done: an empty ring after that is the end. */
+		if (n == 0 && all_decode_done() && rte_ring_empty(sl->in))
+			break;
+	}
+	finish_session(sl);
+	return 0;
 }
 
 static int
@@ -435,8 +589,40 @@ sum_stats(struct th_decode_stats *sum, uint64_t *ops_dropped)
 	for (i = 0; i < g.n_decode; i++) {
 		th_decode_get_stats(g.dl[i].dec, &s);
 		th_decode_stats_add(sum, &s);
-		*ops_dropped += g.dl[i].ops_dropped;
+		*ops_dropped += g.dl[i].out.dropped;
 	}
+}
+
+static void
+print_session_stats(FILE *out)
+{
+	struct th_sess_counters sum;
+	uint64_t pool_empty = 0, ring_full = 0, dropped = 0;
+	unsigned int i;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < g.n_session; i++) {
+		const struct th_sess_counters *c = th_sess_counters(g.sl[i].t);
+
+#define TH_SUM_X(name, text) sum.name += c->name;
+		TH_SESS_COUNTER_LIST(TH_SUM_X)
+#undef TH_SUM_X
+		dropped += g.sl[i].records.dropped + g.sl[i].names.dropped;
+	}
+	for (i = 0; i < g.n_decode; i++) {
+		pool_empty += g.dl[i].sess_pool_empty;
+		ring_full += g.dl[i].sess_ring_full;
+	}
+	fprintf(out, "open/close inference (%u session lcore%s%s)\n", g.n_session,
+		g.n_session == 1 ? "" : "s",
+		g.is_inline_session ? ", inline on the decode lcore" : "");
+#define TH_PRINT_X(name, text) fprintf(out, "  %-14" PRIu64 " %s\n", sum.name, text);
+	TH_SESS_COUNTER_LIST(TH_PRINT_X)
+#undef TH_PRINT_X
+	fprintf(out, "  %-14" PRIu64 " %s\n", ring_full,
+		"ops lost to inference: session ring full");
+	fprintf(out, "  %-14" PRIu64 " %s\n", pool_empty, "ops lost to inference: no free event");
+	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "records dropped: output buffers full");
 }
 
 static void
@@ -479,7 +665,14 @@ print_final(FILE *out, double secs)
 	fprintf(out, "  %-14" PRIu64 " %s\n", ierrors, "NIC: receive errors");
 	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
-	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.output_bytes, "bytes of op lines written");
+	if (g.n_session > 0)
+		print_session_stats(out);
+	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.output_bytes[TH_OUT_RPC],
+		"bytes of RPC lines written");
+	if (g.n_session > 0)
+		fprintf(out, "  %-14" PRIu64 " %s\n  %-14" PRIu64 " %s\n",
+			g.output_bytes[TH_OUT_RECORDS], "bytes of open records written",
+			g.output_bytes[TH_OUT_NAMES], "bytes of name records written");
 	if (g.set.probe_target != NULL)
 		fprintf(out,
 			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
@@ -605,6 +798,42 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 				  c, "decode", "call_timeout", &s->dec.call_timeout_ns, err, esz);
 		s->dec.flows = (uint32_t)flows;
 		s->dec.calls = (uint32_t)calls;
+	}
+	th_sess_config_defaults(&s->sess);
+	s->records = th_conf_get(c, "session", "records");
+	s->names = th_conf_get(c, "session", "names");
+	{
+		uint64_t files = s->sess.files, sessions = s->sess.sessions;
+		const char *detail = th_conf_get(c, "session", "detail");
+
+		rc = rc ? rc
+			: th_conf_get_u64(c, "session", "lcores", 1, MAX_SESSION,
+				  &s->session_lcores, err, esz);
+		rc = rc ? rc
+			: th_conf_get_u64(c, "session", "files", 8, 1u << 28, &files, err, esz);
+		rc = rc ? rc
+			: th_conf_get_u64(
+				  c, "session", "sessions", 8, 1u << 28, &sessions, err, esz);
+		rc = rc ? rc
+			: th_conf_get_seconds(c, "session", "idle", &s->sess.idle_ns, err, esz);
+		rc = rc ? rc
+			: th_conf_get_seconds(
+				  c, "session", "cache_window", &s->sess.cache_window_ns, err, esz);
+		s->sess.files = (uint32_t)files;
+		s->sess.sessions = (uint32_t)sessions;
+		if (rc == 0 && detail != NULL) {
+			if (strcmp(detail, "opens") == 0) {
+				s->sess.detail = TH_SESS_OPENS;
+			} else if (strcmp(detail, "dirs") == 0) {
+				s->sess.detail = TH_SESS_OPENS_DIRS;
+			} else {
+				snprintf(err, esz,
+					"%s: session.detail = '%s': expected opens or dirs", config,
+					detail);
+				rc = -EINVAL;
+			}
+		}
+		s->sess.is_names_on = s->names != NULL;
 	}
 	s->probe_target = th_conf_get(c, "probe", "target");
 	s->probe_every_ns = 600ull * 1000000000ull;
@@ -771,6 +1000,60 @@ warn_remote_numa(void)
 }
 
 static int
+setup_sessions(void)
+{
+	char name[64];
+	unsigned int i;
+
+	if (g.n_session == 0)
+		return 0;
+	if (!g.is_inline_session) {
+		/* Events in flight: every ring full, plus each decode lcore's pending bursts. */
+		unsigned int n = g.n_session * (unsigned int)g.set.ring_size +
+				 g.n_decode * MAX_SESSION * SESS_BURST + 1024;
+
+		g.sess_pool = rte_mempool_create("th_sess_ops", n, sizeof(struct th_sess_op), 256,
+			0, NULL, NULL, NULL, NULL, (int)rte_socket_id(), 0);
+		if (g.sess_pool == NULL) {
+			fprintf(stderr,
+				"capture: cannot allocate %u inference events: %s (raise EAL -m)\n",
+				n, rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < g.n_session; i++) {
+		struct session_lcore *sl = &g.sl[i];
+
+		struct th_sess_config cfg = g.set.sess;
+
+		sl->lcore_id = UINT32_MAX;
+		cfg.cores = g.n_session;
+		cfg.core_index = i;
+		sl->t = th_sess_create(&cfg, on_record, g.set.names ? on_name : NULL, sl);
+		snprintf(name, sizeof(name), "th_rec%u", i);
+		if (sl->t == NULL || th_out_init(&sl->records, name, TH_OUT_RECORDS,
+					     OUTBUFS_PER_LCORE, g.out_ring))
+			goto no_memory;
+		snprintf(name, sizeof(name), "th_names%u", i);
+		if (th_out_init(&sl->names, name, TH_OUT_NAMES, OUTBUFS_PER_LCORE, g.out_ring))
+			goto no_memory;
+		if (g.is_inline_session)
+			continue;
+		snprintf(name, sizeof(name), "th_sess%u", i);
+		sl->in = rte_ring_create(name, rte_align32pow2((unsigned int)g.set.ring_size),
+			(int)rte_socket_id(), RING_F_SC_DEQ);
+		if (sl->in == NULL)
+			goto no_memory;
+	}
+	return 0;
+
+no_memory:
+	fprintf(stderr, "capture: session lcore: out of memory (files %u, sessions %u)\n",
+		g.set.sess.files, g.set.sess.sessions);
+	return -ENOMEM;
+}
+
+static int
 setup_dataplane(void)
 {
 	unsigned int workers = rte_lcore_count() - 1, i, p, lcore, n_rxq;
@@ -799,6 +1082,21 @@ setup_dataplane(void)
 		fprintf(stderr, "capture: needs at least two lcores (control + decode), "
 				"e.g. EAL option -l 0-1\n");
 		return -EINVAL;
+	}
+	/*
+	 * Session lcores first (inference, when records are asked for): as
+	 * configured, or one; with a single worker, inference runs inline on it.
+	 */
+	if (g.set.records != NULL) {
+		unsigned int want = g.set.session_lcores ? (unsigned int)g.set.session_lcores : 1;
+
+		if (workers == 1) {
+			g.is_inline_session = true;
+			g.n_session = 1;
+		} else {
+			g.n_session = want < workers ? want : workers - 1;
+			workers -= g.n_session;
+		}
 	}
 	/* With several workers and no RSS, one of them dispatches. */
 	g.n_decode = workers;
@@ -844,9 +1142,13 @@ setup_dataplane(void)
 			g.ts_offset = -1;
 	}
 
-	g.out_ring = rte_ring_create("th_out", rte_align32pow2(g.n_decode * OUTBUFS_PER_LCORE + 1),
+	/* Room for every output buffer of every producer, so handing one over never fails. */
+	g.out_ring = rte_ring_create("th_out",
+		rte_align32pow2((g.n_decode + 2 * g.n_session) * OUTBUFS_PER_LCORE + 1),
 		(int)rte_socket_id(), RING_F_SC_DEQ);
 	if (g.out_ring == NULL)
+		return -ENOMEM;
+	if (setup_sessions() != 0)
 		return -ENOMEM;
 
 	lcore = rte_get_next_lcore(-1, 1, 0);
@@ -858,29 +1160,19 @@ setup_dataplane(void)
 	}
 	for (i = 0; i < g.n_decode; i++, lcore = rte_get_next_lcore(lcore, 1, 0)) {
 		struct decode_lcore *dl = &g.dl[i];
-		unsigned int b;
 
 		dl->lcore_id = lcore;
 		dl->index = i;
 		dl->dec = th_decode_create(&g.set.dec, emit_op, dl);
 		dl->scratch = malloc(65536);
-		snprintf(name, sizeof(name), "th_free%u", i);
-		dl->free_bufs = rte_ring_create(name, rte_align32pow2(OUTBUFS_PER_LCORE + 1),
-			(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (dl->dec == NULL || dl->scratch == NULL || dl->free_bufs == NULL) {
+		snprintf(name, sizeof(name), "th_rpc%u", i);
+		if (dl->dec == NULL || dl->scratch == NULL ||
+			th_out_init(&dl->out, name, TH_OUT_RPC, OUTBUFS_PER_LCORE, g.out_ring) !=
+				0) {
 			fprintf(stderr,
 				"capture: decode lcore %u: out of memory (flows %u, calls %u)\n", i,
 				g.set.dec.flows, g.set.dec.calls);
 			return -ENOMEM;
-		}
-		for (b = 0; b < OUTBUFS_PER_LCORE; b++) {
-			struct outbuf *ob = malloc(sizeof(*ob));
-
-			if (ob == NULL)
-				return -ENOMEM;
-			ob->owner = i;
-			ob->len = 0;
-			rte_ring_sp_enqueue(dl->free_bufs, ob);
 		}
 		if (g.has_dispatcher) {
 			snprintf(name, sizeof(name), "th_in%u", i);
@@ -894,7 +1186,10 @@ setup_dataplane(void)
 				dl->rxq[dl->n_rxq++] =
 					(struct rxq){g.ports[p], (uint16_t)(use_rss ? i : 0)};
 		}
-		pass_outbuf(dl);
+	}
+	for (i = 0; i < g.n_session && !g.is_inline_session; i++) {
+		g.sl[i].lcore_id = lcore;
+		lcore = rte_get_next_lcore(lcore, 1, 0);
 	}
 	warn_remote_numa();
 	fprintf(stderr, "capture: %u port%s, %u decode lcore%s (%s), %zu KiB of tables per lcore\n",
@@ -903,32 +1198,41 @@ setup_dataplane(void)
 		: g.has_dispatcher ? "software dispatch"
 				   : "direct poll",
 		th_decode_memory(g.dl[0].dec) / 1024);
+	if (g.n_session > 0)
+		fprintf(stderr, "capture: open/close inference on %u %s, %zu KiB of tables each\n",
+			g.n_session,
+			g.is_inline_session ? "decode lcore (inline)" : "session lcore(s)",
+			th_sess_memory(g.sl[0].t) / 1024);
 	return 0;
 }
 
 static void
 teardown(void)
 {
+	struct th_outbuf *b;
 	unsigned int i;
-	struct outbuf *ob;
 
 	for (i = 0; i < g.n_ports; i++) {
 		rte_eth_dev_stop(g.ports[i]);
 		rte_eth_dev_close(g.ports[i]);
 	}
+	/* Buffers still on their way belong back home before their streams free them. */
+	if (g.out_ring != NULL)
+		while (rte_ring_sc_dequeue(g.out_ring, (void **)&b) == 0)
+			rte_ring_sp_enqueue(b->home, b);
 	for (i = 0; i < g.n_decode; i++) {
 		th_decode_free(g.dl[i].dec);
 		free(g.dl[i].scratch);
-		free(g.dl[i].cur);
-		while (g.dl[i].free_bufs &&
-			rte_ring_sc_dequeue(g.dl[i].free_bufs, (void **)&ob) == 0)
-			free(ob);
-		rte_ring_free(g.dl[i].free_bufs);
+		th_out_fini(&g.dl[i].out);
 		rte_ring_free(g.dl[i].in);
 	}
-	if (g.out_ring != NULL)
-		while (rte_ring_sc_dequeue(g.out_ring, (void **)&ob) == 0)
-			free(ob);
+	for (i = 0; i < g.n_session; i++) {
+		th_sess_free(g.sl[i].t);
+		th_out_fini(&g.sl[i].records);
+		th_out_fini(&g.sl[i].names);
+		rte_ring_free(g.sl[i].in);
+	}
+	rte_mempool_free(g.sess_pool);
 	rte_ring_free(g.out_ring);
 	rte_mempool_free(g.pool);
 }
@@ -990,6 +1294,37 @@ probe_main(void *arg)
 	return NULL;
 }
 
+/* "-" is stdout, "none" writes nothing (the RPC log costs the decode lcore its formatting). */
+static int
+open_output(const char *path, int *fd)
+{
+	if (path == NULL || strcmp(path, "none") == 0) {
+		*fd = -1;
+		return 0;
+	}
+	if (strcmp(path, "-") == 0) {
+		*fd = STDOUT_FILENO;
+		return 0;
+	}
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (*fd < 0) {
+		fprintf(stderr, "capture: cannot write %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int
+open_outputs(void)
+{
+	int rc;
+
+	rc = open_output(g.set.output, &g.out_fds[TH_OUT_RPC]);
+	rc = rc ? rc : open_output(g.set.records, &g.out_fds[TH_OUT_RECORDS]);
+	rc = rc ? rc : open_output(g.set.names, &g.out_fds[TH_OUT_NAMES]);
+	return rc;
+}
+
 static int
 run(void)
 {
@@ -1008,6 +1343,8 @@ run(void)
 	}
 	if (g.has_dispatcher)
 		rte_eal_remote_launch(dispatch_main, &g.disp, g.disp.lcore_id);
+	for (i = 0; i < g.n_session && !g.is_inline_session; i++)
+		rte_eal_remote_launch(session_main, &g.sl[i], g.sl[i].lcore_id);
 	for (i = 0; i < g.n_decode; i++)
 		rte_eal_remote_launch(decode_main, &g.dl[i], g.dl[i].lcore_id);
 
@@ -1022,7 +1359,9 @@ run(void)
 			rte_delay_us_sleep(1000);
 		for (i = 0, done = 0; i < g.n_decode; i++)
 			done += atomic_load(&g.dl[i].is_done);
-		if (done == g.n_decode)
+		for (i = 0; i < g.n_session; i++)
+			done += atomic_load(&g.sl[i].is_done);
+		if (done == g.n_decode + g.n_session)
 			break;
 		if (rte_rdtsc() >= next_stats) {
 			print_progress(start_tsc);
@@ -1045,12 +1384,14 @@ th_cmd_capture(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"output", required_argument, NULL, 'o'},
+		{"records", required_argument, NULL, 'r'},
 		{"decode-lcores", required_argument, NULL, 'n'},
 		{"stats-interval", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *output = NULL, *lcores = NULL, *interval = NULL;
+	const char *config = NULL, *output = NULL, *lcores = NULL, *interval = NULL,
+		   *records = NULL;
 	struct th_conf *conf = NULL;
 	char err[512], **eal_argv = NULL, runtime_dir[PATH_MAX];
 	int eal_argc, eal_start = argc, opt, i, rc = 1;
@@ -1063,13 +1404,16 @@ th_cmd_capture(int argc, char **argv)
 			break;
 		}
 	optind = 1;
-	while ((opt = getopt_long(eal_start, argv, "c:o:n:s:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(eal_start, argv, "c:o:r:n:s:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			config = optarg;
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'r':
+			records = optarg;
 			break;
 		case 'n':
 			lcores = optarg;
@@ -1097,6 +1441,8 @@ th_cmd_capture(int argc, char **argv)
 	}
 	if (output != NULL)
 		g.set.output = output;
+	if (records != NULL)
+		g.set.records = records;
 	if (lcores != NULL) {
 		char *end;
 
@@ -1128,16 +1474,8 @@ th_cmd_capture(int argc, char **argv)
 		goto free_conf;
 	}
 
-	if (strcmp(g.set.output, "-") == 0) {
-		g.out_fd = STDOUT_FILENO;
-	} else {
-		g.out_fd = open(g.set.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (g.out_fd < 0) {
-			fprintf(stderr, "capture: cannot write %s: %s\n", g.set.output,
-				strerror(errno));
-			goto free_conf;
-		}
-	}
+	if (open_outputs() != 0)
+		goto close_out;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -1161,8 +1499,9 @@ th_cmd_capture(int argc, char **argv)
 	rte_eal_cleanup();
 	remove_runtime_dir(runtime_dir);
 close_out:
-	if (g.out_fd > STDOUT_FILENO)
-		close(g.out_fd);
+	for (i = 0; i < TH_OUT__DEST_COUNT; i++)
+		if (g.out_fds[i] > STDOUT_FILENO)
+			close(g.out_fds[i]);
 free_conf:
 	free(eal_argv);
 	th_conf_free(conf);

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include "capture_out.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+int
+th_out_init(
+	struct th_out *o, const char *name, uint32_t dest, unsigned int bufs, struct rte_ring *full)
+{
+	unsigned int i;
+
+	memset(o, 0, sizeof(*o));
+	o->dest = dest;
+	o->full = full;
+	o->free = rte_ring_create(name, rte_align32pow2(bufs + 1), (int)rte_socket_id(),
+		RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (o->free == NULL)
+		return -ENOMEM;
+	for (i = 0; i < bufs; i++) {
+		struct th_outbuf *b = malloc(sizeof(*b));
+
+		if (b == NULL)
+			return -ENOMEM;
+		b->home = o->free;
+		b->dest = dest;
+		b->len = 0;
+		rte_ring_sp_enqueue(o->free, b);
+	}
+	return 0;
+}
+
+void
+th_out_fini(struct th_out *o)
+{
+	struct th_outbuf *b;
+
+	free(o->cur);
+	o->cur = NULL;
+	while (o->free != NULL && rte_ring_sc_dequeue(o->free, (void **)&b) == 0)
+		free(b);
+	rte_ring_free(o->free);
+	o->free = NULL;
+}
+
+static void
+swap_buffer(struct th_out *o)
+{
+	if (o->cur != NULL && o->cur->len > 0) {
+		/* The shared ring has room for every buffer there is: this cannot fail. */
+		rte_ring_mp_enqueue(o->full, o->cur);
+		o->cur = NULL;
+	}
+	if (o->cur == NULL && rte_ring_sc_dequeue(o->free, (void **)&o->cur) == 0)
+		o->cur->len = 0;
+	o->last_pass_tsc = rte_rdtsc();
+}
+
+char *
+th_out_reserve(struct th_out *o)
+{
+	if (o->cur == NULL || TH_OUT_BUF_SIZE - o->cur->len < TH_OUT_ROOM)
+		swap_buffer(o);
+	if (o->cur == NULL) {
+		o->dropped++;
+		return NULL;
+	}
+	return o->cur->data + o->cur->len;
+}
+
+void
+th_out_commit(struct th_out *o, size_t n)
+{
+	if (n < TH_OUT_ROOM)
+		o->cur->len += (uint32_t)n;
+	else
+		o->dropped++;
+}
+
+void
+th_out_tick(struct th_out *o, uint64_t now_tsc, uint64_t period_tsc)
+{
+	if (o->cur == NULL || (o->cur->len > 0 && now_tsc - o->last_pass_tsc > period_tsc))
+		swap_buffer(o);
+}
+
+void
+th_out_pass(struct th_out *o)
+{
+	if (o->cur != NULL && o->cur->len > 0) {
+		rte_ring_mp_enqueue(o->full, o->cur);
+		o->cur = NULL;
+	}
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+unsigned int
+th_out_drain(struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT],
+	uint64_t bytes[TH_OUT__DEST_COUNT], bool *is_broken)
+{
+	struct th_outbuf *bufs[32];
+	unsigned int n, i, total = 0;
+	int rc;
+
+	while ((n = rte_ring_sc_dequeue_burst(full, (void **)bufs, 32, NULL)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct th_outbuf *b = bufs[i];
+
+			if (!*is_broken && fds[b->dest] >= 0) {
+				rc = write_all(fds[b->dest], b->data, b->len);
+				if (rc < 0) {
+					fprintf(stderr, "capture: writing output: %s; stopping\n",
+						strerror(-rc));
+					*is_broken = true;
+				} else {
+					bytes[b->dest] += b->len;
+				}
+			}
+			b->len = 0;
+			rte_ring_sp_enqueue(b->home, b);
+		}
+		total += n;
+	}
+	return total;
+}

@@ -1,0 +1,1216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Open/close inference (seed 000 §3) with the corrections modern clients
+ * need. The rules, in the order an operation meets them:
+ *
+ * READ/WRITE on (file, client, uid): joins that user's open in progress in
+ * the same direction, unless the open has been idle for idle_ns (the op
+ * starts a new one), or the op is at offset 0 and the open already covered
+ * offset 0 (the file is being read or written from its start again: a new
+ * open). Offset 0 alone is not enough, because parallel READs (read-ahead)
+ * come back out of order and a partially cached file is read mid-file first.
+ * COMMIT joins the write open; a SETATTR that sets the size (truncate) joins
+ * it when no data moved yet, otherwise starts a new write open (an editor's
+ * save); CREATE starts a write open on the new handle that the user's WRITEs
+ * then join (so `touch` is a write open of 0 bytes).
+ *
+ * GETATTR (and ACCESS, is_access_open) on a regular file is a cache read
+ * only when all of these hold:
+ * - the client read or wrote the file within cache_window_ns (its history,
+ *   kept per (file, client) after the open closes, or its open in progress);
+ * - if the client's latest activity was a write, at least write_settle_ns
+ *   passed since (a client revalidates attributes right after it writes);
+ * - no READ by the same user follows within confirm_ns: close-to-open makes
+ *   a Linux client GETATTR before every open, so a GETATTR followed by READs
+ *   is the start of an uncached or partial read, and those READs' open
+ *   begins at the GETATTR. Cache reads are therefore decided lazily, by
+ *   th_sess_tick() once confirm_ns has passed;
+ * - it is not a listing phantom: a GETATTR that falls in a window from a
+ *   client's READDIR/READDIRPLUS (or a burst of lookup_burst LOOKUPs, each
+ *   within lookup_burst_ns of the previous one) to listing_ns after it is
+ *   what `ls -l` sends for each entry, unless an ACCESS from the user (open
+ *   evidence: stat and ls do not check access) came with it.
+ * A GETATTR with no history (`stat`, the first open of a file) is ignored;
+ * READs that follow it start an open by themselves.
+ *
+ * Timing: ops arrive in about reply order; each table keeps the latest time
+ * seen. An open closes at its last op's reply; th_sess_tick(now) closes the
+ * opens with now >= last + idle_ns (an op arriving at exactly last + idle_ns
+ * also starts a new open), decides pending GETATTRs with now >= reply +
+ * confirm_ns, and forgets histories with now >= last + cache_window_ns.
+ */
+
+#include "th_session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session_private.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+void
+th_sess_config_defaults(struct th_sess_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	/* 1 M files and 1 M sessions: ~200 MB per table; size for the load. */
+	c->files = 1u << 20;
+	c->sessions = 1u << 20;
+	/* A user reading a file rarely pauses 30 s between two reads of one open; a longer
+	 * timeout merges separate opens of the same file. */
+	c->idle_ns = 30 * SEC;
+	/* The seed's "past few hours": a client's buffer cache keeps a file about that long. */
+	c->cache_window_ns = 3 * 3600 * SEC;
+	c->detail = TH_SESS_OPENS;
+	c->is_names_on = true;
+	c->clients = 1u << 16;
+	c->names = 1u << 16;
+	/* A close-to-open GETATTR is followed by its first READ within a round trip or two
+	 * (ms); 500 ms leaves margin for a slow server and still decides quickly. */
+	c->confirm_ns = 500 * MS;
+	/* ls -l stats its entries right after the listing; each READDIR page extends it. */
+	c->listing_ns = 1 * SEC;
+	c->lookup_burst_ns = 50 * MS;
+	c->lookup_burst = 4;
+	/* A client GETATTRs right after writing (close flushes, editors fstat after save). */
+	c->write_settle_ns = 2 * SEC;
+	c->is_access_open = true;
+	c->core_index = 0;
+	c->cores = 1;
+}
+
+size_t
+th_sess_session_size(void)
+{
+	/* The entry and its hash bucket. */
+	return sizeof(struct sess) + sizeof(uint32_t);
+}
+
+size_t
+th_sess_file_size(void)
+{
+	return sizeof(struct file) + sizeof(uint32_t);
+}
+
+size_t
+th_sess_memory(const struct th_sess_table *t)
+{
+	return t->memory;
+}
+
+const struct th_sess_counters *
+th_sess_counters(const struct th_sess_table *t)
+{
+	return &t->ctr;
+}
+
+/* ---- lists of sessions, linked by index ---- */
+
+static void
+list_push(struct sess *a, struct list *l, uint32_t i)
+{
+	a[i].prev = NIL;
+	a[i].next = l->head;
+	if (l->head != NIL)
+		a[l->head].prev = i;
+	else
+		l->tail = i;
+	l->head = i;
+}
+
+static void
+list_del(struct sess *a, struct list *l, uint32_t i)
+{
+	if (a[i].prev != NIL)
+		a[a[i].prev].next = a[i].next;
+	else
+		l->head = a[i].next;
+	if (a[i].next != NIL)
+		a[a[i].next].prev = a[i].prev;
+	else
+		l->tail = a[i].prev;
+}
+
+static struct list *
+list_of(struct th_sess_table *t, const struct sess *s)
+{
+	switch (s->kind) {
+	case SK_PENDING:
+		return &t->pending;
+	case SK_HIST:
+		return &t->hist;
+	default:
+		return &t->active;
+	}
+}
+
+/* The same list code for files and clients, which have prev/next too. */
+#define LIST_PUSH(arr, l, i)                                                                       \
+	do {                                                                                       \
+		(arr)[i].prev = NIL;                                                               \
+		(arr)[i].next = (l)->head;                                                         \
+		if ((l)->head != NIL)                                                              \
+			(arr)[(l)->head].prev = (i);                                               \
+		else                                                                               \
+			(l)->tail = (i);                                                           \
+		(l)->head = (i);                                                                   \
+	} while (0)
+#define LIST_DEL(arr, l, i)                                                                        \
+	do {                                                                                       \
+		if ((arr)[i].prev != NIL)                                                          \
+			(arr)[(arr)[i].prev].next = (arr)[i].next;                                 \
+		else                                                                               \
+			(l)->head = (arr)[i].next;                                                 \
+		if ((arr)[i].next != NIL)                                                          \
+			(arr)[(arr)[i].next].prev = (arr)[i].prev;                                 \
+		else                                                                               \
+			(l)->tail = (arr)[i].prev;                                                 \
+	} while (0)
+
+static inline uint32_t
+fastrange(uint32_t h, uint32_t n)
+{
+	return (uint32_t)(((uint64_t)h * n) >> 32);
+}
+
+static inline uint32_t
+mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+/* ---- create / free ---- */
+
+struct th_sess_table *
+th_sess_create(const struct th_sess_config *c, th_sess_record_cb record_cb, th_sess_name_cb name_cb,
+	void *ctx)
+{
+	struct th_sess_table *t;
+
+	/* Indexes are 32-bit with NIL reserved; 2^31 entries is far past any memory here. */
+	if (c == NULL || record_cb == NULL || c->files == 0 || c->sessions == 0 ||
+		c->clients == 0 || c->files >= (1u << 31) || c->sessions >= (1u << 31) ||
+		c->clients >= (1u << 31) || c->names >= (1u << 31) || c->idle_ns == 0 ||
+		c->cores == 0 || c->core_index >= c->cores ||
+		(c->detail != TH_SESS_OPENS && c->detail != TH_SESS_OPENS_DIRS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		goto fail;
+	t->cfg = *c;
+	t->record_cb = record_cb;
+	t->name_cb = name_cb;
+	t->ctx = ctx;
+	t->memory = sizeof(*t);
+	t->pin_file = NIL;
+
+	t->sess = malloc(sizeof(*t->sess) * (size_t)c->sessions);
+	t->sess_bucket = malloc(sizeof(uint32_t) * (size_t)c->sessions);
+	t->files = malloc(sizeof(*t->files) * (size_t)c->files);
+	t->file_bucket = malloc(sizeof(uint32_t) * (size_t)c->files);
+	t->clients = calloc(c->clients, sizeof(*t->clients));
+	t->client_bucket = malloc(sizeof(uint32_t) * (size_t)c->clients);
+	if (t->sess == NULL || t->sess_bucket == NULL || t->files == NULL ||
+		t->file_bucket == NULL || t->clients == NULL || t->client_bucket == NULL)
+		goto fail;
+	t->memory += (sizeof(*t->sess) + sizeof(uint32_t)) * (size_t)c->sessions;
+	t->memory += (sizeof(*t->files) + sizeof(uint32_t)) * (size_t)c->files;
+	t->memory += (sizeof(*t->clients) + sizeof(uint32_t)) * (size_t)c->clients;
+
+	/* Touch every page now, so the table's memory is committed at start, not on the
+	 * fast path. */
+	for (uint32_t i = 0; i < c->sessions; i++) {
+		t->sess_bucket[i] = NIL;
+		t->sess[i].is_used = 0;
+		t->sess[i].next = i + 1 < c->sessions ? i + 1 : NIL;
+	}
+	t->sess_free = 0;
+	t->active.head = t->active.tail = NIL;
+	t->pending.head = t->pending.tail = NIL;
+	t->hist.head = t->hist.tail = NIL;
+	for (uint32_t i = 0; i < c->files; i++) {
+		t->file_bucket[i] = NIL;
+		t->files[i].fh_len = 0;
+		t->files[i].next = i + 1 < c->files ? i + 1 : NIL;
+	}
+	t->file_free = 0;
+	t->file_lru.head = t->file_lru.tail = NIL;
+	for (uint32_t i = 0; i < c->clients; i++)
+		t->client_bucket[i] = NIL;
+	t->client_idle.head = t->client_idle.tail = NIL;
+
+	if (c->is_names_on && c->names > 0) {
+		t->names = names_create(c->names, &t->memory);
+		if (t->names == NULL)
+			goto fail;
+	}
+	return t;
+fail:
+	th_sess_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+th_sess_free(struct th_sess_table *t)
+{
+	if (t == NULL)
+		return;
+	names_free(t->names);
+	free(t->sess);
+	free(t->sess_bucket);
+	free(t->files);
+	free(t->file_bucket);
+	free(t->clients);
+	free(t->client_bucket);
+	free(t);
+}
+
+/* ---- clients ---- */
+
+static uint32_t
+client_hash(const struct th_addr *a)
+{
+	uint64_t w[2];
+
+	memcpy(w, a->b, sizeof(w));
+	return mix64(w[0] * 0x9e3779b97f4a7c15ull ^ w[1]);
+}
+
+static uint32_t
+client_find(const struct th_sess_table *t, const struct th_addr *a)
+{
+	uint32_t b = fastrange(client_hash(a), t->cfg.clients);
+
+	for (uint32_t i = t->client_bucket[b]; i != NIL; i = t->clients[i].hnext)
+		if (memcmp(&t->clients[i].addr, a, sizeof(*a)) == 0)
+			return i;
+	return NIL;
+}
+
+/* The client's index, added when new. NIL when every entry holds state. */
+static uint32_t
+client_get(struct th_sess_table *t, const struct th_addr *a)
+{
+	uint32_t i = client_find(t, a), b;
+	struct client *c;
+
+	if (i != NIL)
+		return i;
+	if (t->clients_used < t->cfg.clients) {
+		i = t->clients_used++;
+	} else {
+		/* Reuse the client idle longest; it has no session or history left. */
+		uint32_t *p;
+
+		i = t->client_idle.tail;
+		if (i == NIL) {
+			t->ctr.clients_full++;
+			return NIL;
+		}
+		LIST_DEL(t->clients, &t->client_idle, i);
+		p = &t->client_bucket[fastrange(client_hash(&t->clients[i].addr), t->cfg.clients)];
+		while (*p != i)
+			p = &t->clients[*p].hnext;
+		*p = t->clients[i].hnext;
+	}
+	c = &t->clients[i];
+	memset(c, 0, sizeof(*c));
+	c->addr = *a;
+	c->is_used = 1;
+	b = fastrange(client_hash(a), t->cfg.clients);
+	c->hnext = t->client_bucket[b];
+	t->client_bucket[b] = i;
+	LIST_PUSH(t->clients, &t->client_idle, i);
+	return i;
+}
+
+static void
+client_ref(struct th_sess_table *t, uint32_t i)
+{
+	if (t->clients[i].refs++ == 0)
+		LIST_DEL(t->clients, &t->client_idle, i);
+}
+
+static void
+client_unref(struct th_sess_table *t, uint32_t i)
+{
+	if (--t->clients[i].refs == 0)
+		LIST_PUSH(t->clients, &t->client_idle, i);
+}
+
+/* ---- files ---- */
+
+static uint32_t
+file_hash(const struct th_addr *server, const uint8_t *fh, unsigned int fh_len)
+{
+	uint64_t h = sess_hash_bytes(0xcbf29ce484222325ull, server->b, sizeof(server->b));
+
+	return mix64(sess_hash_bytes(h, fh, fh_len));
+}
+
+static uint32_t
+file_find(const struct th_sess_table *t, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len)
+{
+	uint32_t b = fastrange(file_hash(server, fh, fh_len), t->cfg.files);
+
+	for (uint32_t i = t->file_bucket[b]; i != NIL; i = t->files[i].hnext) {
+		const struct file *f = &t->files[i];
+
+		if (f->fh_len == fh_len && memcmp(f->fh, fh, fh_len) == 0 &&
+			memcmp(&f->server, server, sizeof(*server)) == 0)
+			return i;
+	}
+	return NIL;
+}
+
+static void
+file_release(struct th_sess_table *t, uint32_t i)
+{
+	struct file *f = &t->files[i];
+	uint32_t *p =
+		&t->file_bucket[fastrange(file_hash(&f->server, f->fh, f->fh_len), t->cfg.files)];
+
+	while (*p != i)
+		p = &t->files[*p].hnext;
+	*p = f->hnext;
+	LIST_DEL(t->files, &t->file_lru, i);
+	f->fh_len = 0;
+	f->next = t->file_free;
+	t->file_free = i;
+}
+
+static void sess_release(struct th_sess_table *t, uint32_t i);
+static void sess_emit(struct th_sess_table *t, const struct sess *s, bool is_cache_hit);
+
+/* Forget a file and everything about it: its opens in progress are closed now. */
+static void
+file_evict(struct th_sess_table *t, uint32_t fi)
+{
+	uint32_t saved = t->pin_file;
+
+	t->ctr.files_evicted++;
+	t->pin_file = fi; /* keep it while its sessions go */
+	while (t->files[fi].sess_head != NIL) {
+		uint32_t si = t->files[fi].sess_head;
+		struct sess *s = &t->sess[si];
+
+		if (s->kind == SK_READ || s->kind == SK_WRITE) {
+			sess_emit(t, s, false);
+			t->ctr.sessions_evicted++;
+		} else if (s->kind == SK_PENDING) {
+			t->ctr.sessions_evicted++;
+		} else {
+			t->ctr.history_evicted++;
+		}
+		sess_release(t, si);
+	}
+	t->pin_file = saved;
+	file_release(t, fi);
+}
+
+/* The file's index, added when new (pushing out the least recently used one). */
+static uint32_t
+file_get(struct th_sess_table *t, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len)
+{
+	uint32_t i = file_find(t, server, fh, fh_len), b;
+	struct file *f;
+
+	if (i != NIL) {
+		LIST_DEL(t->files, &t->file_lru, i);
+		LIST_PUSH(t->files, &t->file_lru, i);
+		return i;
+	}
+	if (t->file_free == NIL) {
+		uint32_t victim = t->file_lru.tail;
+
+		if (victim == t->pin_file)
+			victim = t->files[victim].prev;
+		if (victim == NIL)
+			return NIL; /* a table of one file, pinned: nothing to give */
+		file_evict(t, victim);
+	}
+	i = t->file_free;
+	f = &t->files[i];
+	t->file_free = f->next;
+	f->server = *server;
+	memcpy(f->fh, fh, fh_len);
+	f->fh_len = (uint8_t)fh_len;
+	f->sess_head = NIL;
+	f->size = 0;
+	b = fastrange(file_hash(server, fh, fh_len), t->cfg.files);
+	f->hnext = t->file_bucket[b];
+	t->file_bucket[b] = i;
+	LIST_PUSH(t->files, &t->file_lru, i);
+	return i;
+}
+
+/* ---- sessions ---- */
+
+static inline uint32_t
+sess_bucket(
+	const struct th_sess_table *t, uint32_t file, uint32_t client, uint32_t uid, uint8_t kind)
+{
+	uint64_t h = ((uint64_t)file << 32 | client) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)uid << 8 | kind) * 0xc2b2ae3d27d4eb4full;
+	return fastrange(mix64(h), t->cfg.sessions);
+}
+
+static uint32_t
+sess_find(const struct th_sess_table *t, uint32_t file, uint32_t client, uint32_t uid, uint8_t kind)
+{
+	for (uint32_t i = t->sess_bucket[sess_bucket(t, file, client, uid, kind)]; i != NIL;
+		i = t->sess[i].hnext) {
+		const struct sess *s = &t->sess[i];
+
+		if (s->file == file && s->client == client && s->uid == uid && s->kind == kind)
+			return i;
+	}
+	return NIL;
+}
+
+static void
+hash_unlink(struct th_sess_table *t, uint32_t i)
+{
+	struct sess *s = &t->sess[i];
+	uint32_t *p = &t->sess_bucket[sess_bucket(t, s->file, s->client, s->uid, s->kind)];
+
+	while (*p != i)
+		p = &t->sess[*p].hnext;
+	*p = s->hnext;
+}
+
+static void
+hash_link(struct th_sess_table *t, uint32_t i)
+{
+	struct sess *s = &t->sess[i];
+	uint32_t b = sess_bucket(t, s->file, s->client, s->uid, s->kind);
+
+	s->hnext = t->sess_bucket[b];
+	t->sess_bucket[b] = i;
+}
+
+/* Give a session's entry back; its file goes too when nothing else refers to it. */
+static void
+sess_release(struct th_sess_table *t, uint32_t i)
+{
+	struct sess *s = &t->sess[i];
+	struct file *f = &t->files[s->file];
+	uint32_t *p = &f->sess_head;
+
+	hash_unlink(t, i);
+	list_del(t->sess, list_of(t, s), i);
+	while (*p != i)
+		p = &t->sess[*p].fnext;
+	*p = s->fnext;
+	client_unref(t, s->client);
+	s->is_used = 0;
+	s->next = t->sess_free;
+	t->sess_free = i;
+	if (f->sess_head == NIL && s->file != t->pin_file)
+		file_release(t, s->file);
+}
+
+/* Change a session's key kind in place (PENDING -> READ, READ -> HIST). */
+static void
+sess_rekey(struct th_sess_table *t, uint32_t i, uint32_t uid, uint8_t kind)
+{
+	struct sess *s = &t->sess[i];
+
+	hash_unlink(t, i);
+	list_del(t->sess, list_of(t, s), i);
+	s->uid = uid;
+	s->kind = kind;
+	hash_link(t, i);
+	list_push(t->sess, list_of(t, s), i);
+}
+
+static void
+sess_touch(struct th_sess_table *t, uint32_t i)
+{
+	struct list *l = list_of(t, &t->sess[i]);
+
+	if (l->head != i) {
+		list_del(t->sess, l, i);
+		list_push(t->sess, l, i);
+	}
+}
+
+static void
+sess_emit(struct th_sess_table *t, const struct sess *s, bool is_cache_hit)
+{
+	const struct file *f = &t->files[s->file];
+	struct th_sess_record r;
+
+	r.open_ns = s->open_ns;
+	r.close_ns = s->last_ns;
+	r.first_op_ns = s->open_ns;
+	r.last_op_ns = s->last_ns;
+	r.server = f->server;
+	r.fh_len = f->fh_len;
+	memcpy(r.fh, f->fh, f->fh_len);
+	r.client = t->clients[s->client].addr;
+	r.uid = s->uid;
+	r.gid = s->gid;
+	r.dir = s->kind == SK_WRITE ? TH_SESS_DIR_WRITE : TH_SESS_DIR_READ;
+	r.vers = s->vers;
+	r.is_cache_hit = is_cache_hit;
+	r.is_directory = (s->flags & SF_IS_DIR) != 0;
+	r.ops = s->ops;
+	r.transferred = is_cache_hit ? 0 : s->transferred;
+	r.seq_bytes = is_cache_hit ? 0 : s->seq_bytes;
+	r.rand_bytes = r.transferred - r.seq_bytes;
+	r.size = f->size;
+	t->ctr.records++;
+	if (is_cache_hit)
+		t->ctr.records_cache_hit++;
+	t->record_cb(t->ctx, &r);
+}
+
+/*
+ * A free entry for a new session: a free one, else the oldest history (it
+ * only costs a possible cache read later), else the least recently used open
+ * (closed now, its record emitted), else the oldest pending GETATTR.
+ */
+static uint32_t
+sess_take(struct th_sess_table *t)
+{
+	uint32_t i;
+
+	if (t->sess_free == NIL) {
+		if (t->hist.tail != NIL) {
+			t->ctr.history_evicted++;
+			sess_release(t, t->hist.tail);
+		} else if (t->active.tail != NIL) {
+			t->ctr.sessions_evicted++;
+			sess_emit(t, &t->sess[t->active.tail], false);
+			sess_release(t, t->active.tail);
+		} else {
+			t->ctr.sessions_evicted++;
+			sess_release(t, t->pending.tail);
+		}
+	}
+	i = t->sess_free;
+	t->sess_free = t->sess[i].next;
+	return i;
+}
+
+static uint32_t
+sess_new(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
+	uint8_t kind)
+{
+	uint32_t i = sess_take(t);
+	struct sess *s = &t->sess[i];
+	struct file *f = &t->files[file];
+
+	s->file = file;
+	s->client = client;
+	s->uid = kind == SK_HIST ? 0 : op->uid;
+	s->kind = kind;
+	s->flags = 0;
+	s->vers = op->vers;
+	s->is_used = 1;
+	s->gid = op->gid;
+	s->ops = 0;
+	s->open_ns = op->call_ns;
+	s->last_ns = op->call_ns;
+	s->transferred = 0;
+	s->seq_bytes = 0;
+	s->next_off = 0;
+	s->fnext = f->sess_head;
+	f->sess_head = i;
+	client_ref(t, client);
+	hash_link(t, i);
+	list_push(t->sess, list_of(t, s), i);
+	return i;
+}
+
+/* Remember that @p client read (or wrote) @p file until @p at. */
+static void
+hist_note(struct th_sess_table *t, uint32_t file, uint32_t client, bool is_write, uint64_t at,
+	uint32_t reuse)
+{
+	uint32_t h = sess_find(t, file, client, 0, SK_HIST);
+	struct sess *s;
+
+	if (h == NIL) {
+		if (reuse != NIL) {
+			h = reuse;
+			sess_rekey(t, h, 0, SK_HIST);
+			t->sess[h].last_ns = 0;
+			t->sess[h].next_off = 0;
+		} else {
+			struct th_sess_op dummy = {.call_ns = 0};
+
+			h = sess_new(t, file, client, &dummy, SK_HIST);
+		}
+	} else if (reuse != NIL) {
+		sess_release(t, reuse);
+	}
+	s = &t->sess[h];
+	if (is_write) {
+		if (at > s->next_off)
+			s->next_off = at;
+	} else if (at > s->last_ns) {
+		s->last_ns = at;
+	}
+	sess_touch(t, h);
+}
+
+/* Close an open (its record goes out) and keep the client's history of the file. */
+static void
+sess_close(struct th_sess_table *t, uint32_t i)
+{
+	struct sess *s = &t->sess[i];
+	uint32_t file = s->file, saved = t->pin_file;
+
+	sess_emit(t, s, false);
+	if (s->flags & SF_IS_DIR) {
+		sess_release(t, i);
+		return;
+	}
+	/* The entry becomes (or updates) the history: the file must not go meanwhile. */
+	t->pin_file = file;
+	hist_note(t, file, s->client, s->kind == SK_WRITE, s->last_ns, i);
+	t->pin_file = saved;
+}
+
+static bool
+in_listing(const struct client *c, uint64_t at)
+{
+	return c->listing_until_ns != 0 && at >= c->listing_from_ns && at <= c->listing_until_ns;
+}
+
+/* A GETATTR/ACCESS waited long enough without a READ: decide it. */
+static void
+pending_decide(struct th_sess_table *t, uint32_t i)
+{
+	struct sess *s = &t->sess[i];
+	uint32_t file = s->file, saved = t->pin_file;
+
+	if (!(s->flags & SF_SAW_ACCESS) && in_listing(&t->clients[s->client], s->open_ns)) {
+		t->ctr.phantoms_listing++;
+		sess_release(t, i);
+		return;
+	}
+	sess_emit(t, s, true);
+	/* The client has the file in its cache now: its window restarts. */
+	t->pin_file = file;
+	hist_note(t, file, s->client, false, s->last_ns, i);
+	t->pin_file = saved;
+}
+
+void
+th_sess_tick(struct th_sess_table *t, uint64_t now_ns)
+{
+	if (now_ns > t->now_ns)
+		t->now_ns = now_ns;
+	/* Pending entries are in arrival order, which is deadline order. */
+	while (t->pending.tail != NIL &&
+		now_ns >= t->sess[t->pending.tail].last_ns + t->cfg.confirm_ns)
+		pending_decide(t, t->pending.tail);
+	while (t->active.tail != NIL && now_ns >= t->sess[t->active.tail].last_ns + t->cfg.idle_ns)
+		sess_close(t, t->active.tail);
+	while (t->hist.tail != NIL) {
+		const struct sess *h = &t->sess[t->hist.tail];
+		uint64_t last = h->last_ns > h->next_off ? h->last_ns : h->next_off;
+
+		if (now_ns < last + t->cfg.cache_window_ns)
+			break;
+		sess_release(t, t->hist.tail);
+	}
+}
+
+void
+th_sess_flush(struct th_sess_table *t)
+{
+	while (t->pending.tail != NIL)
+		pending_decide(t, t->pending.tail);
+	while (t->active.tail != NIL)
+		sess_close(t, t->active.tail);
+	names_flush(t);
+}
+
+/* ---- input ---- */
+
+static bool
+is_bad(const struct th_sess_op *op)
+{
+	const uint64_t limit = 1ull << 63;
+
+	if (op->call_ns == 0 || (op->reply_ns != 0 && op->reply_ns < op->call_ns))
+		return true;
+	if (op->fh_len > TH_SESS_FH_MAX || op->fh2_len > TH_SESS_FH_MAX)
+		return true;
+	if (op->fh_len == 0 && op->kind != TH_SESS_MNT)
+		return true;
+	if (op->name_len > TH_SESS_NAME_MAX || op->name2_len > TH_SESS_NAME_MAX)
+		return true;
+	switch (op->kind) {
+	case TH_SESS_READ:
+		/* A READ that succeeded short of the end moved at least one byte. */
+		if ((op->flags & TH_SESS_F_OK) && op->count == 0 && !(op->flags & TH_SESS_F_EOF))
+			return true;
+		/* fall through */
+	case TH_SESS_WRITE:
+	case TH_SESS_COMMIT:
+		if (op->offset >= limit || op->offset + op->count >= limit)
+			return true;
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+static bool
+owns(const struct th_sess_table *t, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len)
+{
+	return t->cfg.cores <= 1 ||
+	       th_sess_fh_owner(server, fh, fh_len, t->cfg.cores) == t->cfg.core_index;
+}
+
+static uint64_t
+op_end(const struct th_sess_op *op)
+{
+	return op->reply_ns != 0 ? op->reply_ns : op->call_ns;
+}
+
+/* Attributes after the call: the file's size, checked for an impossible shrink. */
+static void
+note_size(struct th_sess_table *t, uint32_t file, const struct th_sess_op *op)
+{
+	struct file *f = &t->files[file];
+
+	if (!(op->flags & TH_SESS_F_HAS_SIZE))
+		return;
+	/* Sizes only shrink by a truncate; one we did not see (lost, or from a client on
+	 * another path) is counted, and the new size believed. */
+	if (op->size < f->size && !(op->flags & TH_SESS_F_TRUNCATE))
+		t->ctr.bad_ops++;
+	f->size = op->size;
+}
+
+/* Add a data op (READ/WRITE/READDIR) to an open. */
+static void
+sess_add_data(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
+{
+	struct sess *s = &t->sess[i];
+	uint64_t count =
+		op->kind == TH_SESS_READDIR || op->kind == TH_SESS_READDIRPLUS ? 0 : op->count;
+
+	if (op->offset == s->next_off || (s->ops == 0 && op->offset == 0))
+		s->seq_bytes += count;
+	s->transferred += count;
+	s->next_off = op->offset + count;
+	if (op->offset == 0)
+		s->flags |= SF_SAW_ZERO;
+	s->ops++;
+	if (op_end(op) > s->last_ns)
+		s->last_ns = op_end(op);
+	sess_touch(t, i);
+}
+
+/* Add a non-data op (COMMIT, SETATTR, CREATE) to an open. */
+static void
+sess_add_meta(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
+{
+	struct sess *s = &t->sess[i];
+
+	s->ops++;
+	if (op_end(op) > s->last_ns)
+		s->last_ns = op_end(op);
+	sess_touch(t, i);
+}
+
+/* The user's open in @p kind's direction, closed first when it went idle. */
+static uint32_t
+open_find(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
+	uint8_t kind)
+{
+	uint32_t i = sess_find(t, file, client, op->uid, kind);
+
+	if (i != NIL && op->call_ns >= t->sess[i].last_ns + t->cfg.idle_ns) {
+		sess_close(t, i);
+		i = NIL;
+	}
+	return i;
+}
+
+static void
+do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
+	uint8_t kind, bool is_dir)
+{
+	uint32_t i = open_find(t, file, client, op, kind);
+	uint32_t p = NIL;
+
+	if (kind == SK_READ && !is_dir) {
+		p = sess_find(t, file, client, op->uid, SK_PENDING);
+		if (p != NIL && op->call_ns >= t->sess[p].last_ns + t->cfg.confirm_ns) {
+			/* Too late to be that GETATTR's read: the GETATTR stands alone. */
+			pending_decide(t, p);
+			p = NIL;
+			i = open_find(t, file, client, op, kind);
+		}
+	}
+	if (p != NIL) {
+		t->ctr.cache_reads_confirmed++;
+		/* READs after a GETATTR: a continuing open ignores it; otherwise that GETATTR
+		 * was a close-to-open check and the open began there. */
+		if (i != NIL && op->offset != 0 && op->offset == t->sess[i].next_off) {
+			sess_release(t, p);
+		} else {
+			if (i != NIL)
+				sess_close(t, i);
+			sess_rekey(t, p, op->uid, SK_READ);
+			t->sess[p].flags = 0;
+			i = p;
+		}
+	} else if (i != NIL && op->offset == 0 && (t->sess[i].flags & SF_SAW_ZERO)) {
+		/* From the start again: a new open. */
+		sess_close(t, i);
+		i = NIL;
+	}
+	if (i == NIL) {
+		i = sess_new(t, file, client, op, kind);
+		if (is_dir)
+			t->sess[i].flags |= SF_IS_DIR;
+	}
+	sess_add_data(t, i, op);
+}
+
+/* SETATTR-truncate or CREATE: joins a write open that moved no data yet, else opens. */
+static void
+do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
+{
+	uint32_t i = open_find(t, file, client, op, SK_WRITE);
+
+	if (i != NIL && (t->sess[i].flags & SF_SAW_ZERO || t->sess[i].transferred != 0)) {
+		sess_close(t, i);
+		i = NIL;
+	}
+	if (i == NIL)
+		i = sess_new(t, file, client, op, SK_WRITE);
+	sess_add_meta(t, i, op);
+}
+
+/* GETATTR or ACCESS: maybe the open of a cached file. */
+static bool
+do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
+{
+	bool is_access = op->kind == TH_SESS_ACCESS;
+	uint64_t last_read = 0, last_write = 0;
+	uint32_t i;
+
+	if (op->flags & TH_SESS_F_IS_DIR)
+		return false;
+	i = sess_find(t, file, client, op->uid, SK_PENDING);
+	if (i != NIL) {
+		/* The same open's GETATTR and ACCESS (or attribute revalidations). */
+		t->sess[i].flags |= is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR;
+		t->sess[i].ops++;
+		return true;
+	}
+	i = sess_find(t, file, client, 0, SK_HIST);
+	if (i != NIL) {
+		last_read = t->sess[i].last_ns;
+		last_write = t->sess[i].next_off;
+	}
+	i = sess_find(t, file, client, op->uid, SK_READ);
+	if (i != NIL) {
+		/* Attribute checks in the middle of a read are part of it. */
+		if (op->call_ns < t->sess[i].last_ns + t->cfg.confirm_ns)
+			return true;
+		if (t->sess[i].last_ns > last_read)
+			last_read = t->sess[i].last_ns;
+	}
+	i = sess_find(t, file, client, op->uid, SK_WRITE);
+	if (i != NIL && t->sess[i].last_ns > last_write)
+		last_write = t->sess[i].last_ns;
+	if (last_read == 0 && last_write == 0) {
+		if (!is_access)
+			t->ctr.getattr_no_history++;
+		return false;
+	}
+	if (last_write > last_read) {
+		if (op->call_ns < last_write + t->cfg.write_settle_ns) {
+			t->ctr.phantoms_write_settle++;
+			return false;
+		}
+		if (op->call_ns >= last_write + t->cfg.cache_window_ns)
+			return false;
+	} else if (op->call_ns >= last_read + t->cfg.cache_window_ns) {
+		return false;
+	}
+	i = sess_new(t, file, client, op, SK_PENDING);
+	t->sess[i].flags |= is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR;
+	t->sess[i].ops = 1;
+	t->sess[i].last_ns = op_end(op);
+	return true;
+}
+
+/* A client listing a directory: what follows it is ls -l, not opens. */
+static void
+note_listing(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
+{
+	struct client *c = &t->clients[client];
+	uint64_t until = op_end(op) + t->cfg.listing_ns;
+
+	if (op->kind == TH_SESS_LOOKUP) {
+		if (c->burst_count == 0 ||
+			op->call_ns > c->burst_last_ns + t->cfg.lookup_burst_ns) {
+			c->burst_start_ns = op->call_ns;
+			c->burst_count = 0;
+		}
+		c->burst_last_ns = op->call_ns;
+		if (++c->burst_count < t->cfg.lookup_burst)
+			return;
+	}
+	if (!in_listing(c, op->call_ns))
+		c->listing_from_ns = op->kind == TH_SESS_LOOKUP ? c->burst_start_ns : op->call_ns;
+	if (until > c->listing_until_ns)
+		c->listing_until_ns = until;
+}
+
+static void
+do_names(struct th_sess_table *t, const struct th_sess_op *op)
+{
+	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
+	uint8_t fh[TH_SESS_FH_MAX];
+	unsigned int n;
+
+	switch (op->kind) {
+	case TH_SESS_LOOKUP:
+		if (is_ok && op->fh2_len != 0)
+			names_add(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
+				op->fh2, op->fh2_len, op->call_ns);
+		else if (op->reply_ns != 0 && !is_ok)
+			/* The name does not resolve any more (NOENT): its meaning ended. */
+			names_end(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
+				op->call_ns, NULL);
+		break;
+	case TH_SESS_CREATE:
+	case TH_SESS_MKDIR:
+	case TH_SESS_SYMLINK:
+	case TH_SESS_MKNOD:
+	case TH_SESS_MNT:
+		if (is_ok && op->fh2_len != 0)
+			names_add(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
+				op->fh2, op->fh2_len, op->call_ns);
+		break;
+	case TH_SESS_LINK:
+		/* A hard link: a second name for fh, in directory fh2. */
+		if (is_ok && op->fh2_len != 0)
+			names_add(t, &op->server, op->fh2, op->fh2_len, op->name, op->name_len,
+				op->fh, op->fh_len, op->call_ns);
+		break;
+	case TH_SESS_REMOVE:
+	case TH_SESS_RMDIR:
+		if (is_ok)
+			names_end(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
+				op_end(op), NULL);
+		break;
+	case TH_SESS_RENAME:
+		if (!is_ok || op->fh2_len == 0)
+			break;
+		n = names_end(
+			t, &op->server, op->fh, op->fh_len, op->name, op->name_len, op_end(op), fh);
+		/* The target name, if it existed, now means the renamed file. */
+		names_end(t, &op->server, op->fh2, op->fh2_len, op->name2, op->name2_len,
+			op_end(op), NULL);
+		if (n != 0)
+			names_add(t, &op->server, op->fh2, op->fh2_len, op->name2, op->name2_len,
+				fh, n, op_end(op));
+		break;
+	default:
+		break;
+	}
+}
+
+/* A directory write (MKDIR) with directory detail: one record, at once. */
+static void
+do_mkdir(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
+{
+	const uint8_t *fh = op->fh2_len != 0 ? op->fh2 : op->fh;
+	unsigned int fh_len = op->fh2_len != 0 ? op->fh2_len : op->fh_len;
+	uint32_t file, i;
+
+	if (!owns(t, &op->server, fh, fh_len))
+		return;
+	file = file_get(t, &op->server, fh, fh_len);
+	if (file == NIL)
+		return;
+	t->pin_file = file;
+	note_size(t, file, op);
+	i = sess_new(t, file, client, op, SK_WRITE);
+	t->sess[i].flags |= SF_IS_DIR;
+	sess_add_meta(t, i, op);
+	sess_emit(t, &t->sess[i], false);
+	t->pin_file = NIL;
+	sess_release(t, i);
+}
+
+void
+th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
+{
+	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
+	bool is_used = false;
+	const uint8_t *fh = op->fh;
+	unsigned int fh_len = op->fh_len;
+	uint32_t client, file;
+
+	t->ctr.ops++;
+	if (is_bad(op)) {
+		t->ctr.bad_ops++;
+		return;
+	}
+	/* Failed operations moved nothing and opened nothing (a NOENT LOOKUP still ends a
+	 * name). Ops without a reply happened; they count with what the call says. */
+	if (!is_ok && !(op->flags & TH_SESS_F_NO_REPLY)) {
+		if (t->names != NULL && op->kind == TH_SESS_LOOKUP &&
+			owns(t, &op->server, op->fh, op->fh_len))
+			do_names(t, op);
+		t->ctr.ops_ignored++;
+		return;
+	}
+	if (op_end(op) > t->now_ns)
+		t->now_ns = op_end(op);
+
+	switch (op->kind) {
+	case TH_SESS_READ:
+	case TH_SESS_WRITE:
+	case TH_SESS_COMMIT:
+	case TH_SESS_SETATTR:
+	case TH_SESS_GETATTR:
+	case TH_SESS_ACCESS:
+		break;
+	case TH_SESS_CREATE:
+		/* The open is on the new file. */
+		if (t->names != NULL && owns(t, &op->server, op->fh, op->fh_len))
+			do_names(t, op);
+		if (op->fh2_len == 0 || !owns(t, &op->server, op->fh2, op->fh2_len)) {
+			t->ctr.ops_ignored++;
+			return;
+		}
+		fh = op->fh2;
+		fh_len = op->fh2_len;
+		break;
+	case TH_SESS_READDIR:
+	case TH_SESS_READDIRPLUS:
+	case TH_SESS_LOOKUP:
+		client = client_get(t, &op->client);
+		if (client != NIL)
+			note_listing(t, client, op);
+		if (t->names != NULL && owns(t, &op->server, op->fh, op->fh_len))
+			do_names(t, op);
+		if (op->kind == TH_SESS_LOOKUP || t->cfg.detail != TH_SESS_OPENS_DIRS ||
+			!owns(t, &op->server, op->fh, op->fh_len) || client == NIL) {
+			t->ctr.ops_ignored++;
+			return;
+		}
+		break;
+	case TH_SESS_MKDIR:
+		if (t->names != NULL && owns(t, &op->server, op->fh, op->fh_len))
+			do_names(t, op);
+		if (t->cfg.detail == TH_SESS_OPENS_DIRS &&
+			(client = client_get(t, &op->client)) != NIL)
+			do_mkdir(t, client, op);
+		else
+			t->ctr.ops_ignored++;
+		return;
+	default:
+		if (t->names != NULL)
+			do_names(t, op);
+		t->ctr.ops_ignored++;
+		return;
+	}
+
+	client = client_get(t, &op->client);
+	if (client == NIL)
+		return;
+	/* GETATTR/ACCESS/COMMIT/SETATTR on a file without state change nothing: do not make
+	 * an entry for them (most GETATTRs are of this kind). */
+	if (op->kind == TH_SESS_GETATTR || op->kind == TH_SESS_ACCESS ||
+		op->kind == TH_SESS_COMMIT ||
+		(op->kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE))) {
+		file = file_find(t, &op->server, fh, fh_len);
+		if (file == NIL) {
+			if (op->kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))
+				t->ctr.getattr_no_history++;
+			t->ctr.ops_ignored++;
+			return;
+		}
+		LIST_DEL(t->files, &t->file_lru, file);
+		LIST_PUSH(t->files, &t->file_lru, file);
+	} else {
+		file = file_get(t, &op->server, fh, fh_len);
+		if (file == NIL) {
+			t->ctr.ops_ignored++;
+			return;
+		}
+	}
+	t->pin_file = file;
+
+	switch (op->kind) {
+	case TH_SESS_READ:
+		do_data(t, file, client, op, SK_READ, false);
+		is_used = true;
+		break;
+	case TH_SESS_WRITE:
+		do_data(t, file, client, op, SK_WRITE, false);
+		is_used = true;
+		break;
+	case TH_SESS_READDIR:
+	case TH_SESS_READDIRPLUS:
+		do_data(t, file, client, op, SK_READ, true);
+		is_used = true;
+		break;
+	case TH_SESS_COMMIT: {
+		uint32_t i = open_find(t, file, client, op, SK_WRITE);
+
+		if (i != NIL) {
+			sess_add_meta(t, i, op);
+			is_used = true;
+		}
+		break;
+	}
+	case TH_SESS_SETATTR:
+		if (op->flags & TH_SESS_F_TRUNCATE) {
+			do_write_start(t, file, client, op);
+			is_used = true;
+		}
+		break;
+	case TH_SESS_CREATE:
+		do_write_start(t, file, client, op);
+		is_used = true;
+		break;
+	case TH_SESS_GETATTR:
+	case TH_SESS_ACCESS:
+		if (!t->cfg.is_access_open && op->kind == TH_SESS_ACCESS)
+			break;
+		is_used = do_getattr(t, file, client, op);
+		break;
+	default:
+		break;
+	}
+	/* After the op: an open it closed reports the size it had at its close. */
+	note_size(t, file, op);
+	t->pin_file = NIL;
+	if (t->files[file].sess_head == NIL)
+		file_release(t, file);
+	if (!is_used)
+		t->ctr.ops_ignored++;
+}

@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Open/close inference (lib/session): each heuristic's edge, as a user of
+ * the trace would notice it — how many opens come out, when they open and
+ * close, how many bytes they moved, and whether they were cache reads.
+ */
+
+#include "test_session_common.h"
+
+/* Reading from offset 0 again is a new open; an out-of-order 0 is not. */
+static void
+test_reread_from_zero(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 65536));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 10 * MS, 65536, 65536));
+	assert_int_equal(o.n_records, 0);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 20 * MS, 0, 65536));
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o.records[0].open_ns, T0);
+	assert_int_equal(o.records[0].close_ns, T0 + 11 * MS);
+	assert_int_equal(o.records[0].transferred, 131072);
+	assert_int_equal(o.records[0].seq_bytes, 131072);
+	assert_int_equal(o.records[0].ops, 2);
+	assert_int_equal(o.records[0].dir, TH_SESS_DIR_READ);
+	assert_false(o.records[0].is_cache_hit);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[1].open_ns, T0 + 20 * MS);
+	assert_int_equal(o.records[1].transferred, 65536);
+
+	/* Read-ahead replies out of order: offset 0 after 64 KiB is still the first open. */
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 1 * SEC, 65536, 65536));
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 1 * SEC + 1 * MS, 0, 65536));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 3);
+	assert_int_equal(o.records[2].ops, 2);
+	assert_int_equal(o.records[2].transferred, 131072);
+	assert_int_equal(o.records[2].rand_bytes, 131072);
+	th_sess_free(t);
+}
+
+/* Idle timeout: an op (or a tick) just before idle_ns keeps the open; at and after closes. */
+static void
+test_idle_boundary(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	uint64_t last;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 4096));
+	last = T0 + 1 * MS;
+	th_sess_tick(t, last + c.idle_ns - 1);
+	assert_int_equal(o.n_records, 0);
+	th_sess_tick(t, last + c.idle_ns);
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o.records[0].close_ns, last);
+	th_sess_tick(t, last + c.idle_ns + 1);
+	assert_int_equal(o.n_records, 1);
+
+	/* The same boundary when the next op arrives before any tick. */
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0, 0, 4096));
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c.idle_ns - 1, 4096, 4096));
+	assert_int_equal(o.n_records, 1); /* just before: the same open */
+	last = last + c.idle_ns - 1 + 1 * MS;
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c.idle_ns, 8192, 4096));
+	assert_int_equal(o.n_records, 2); /* exactly at: a new open */
+	assert_int_equal(o.records[1].ops, 2);
+	assert_int_equal(o.records[1].transferred, 8192);
+	last = last + c.idle_ns + 1 * MS;
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c.idle_ns + 1, 12288, 4096));
+	assert_int_equal(o.n_records, 3); /* after: a new open */
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 4);
+	th_sess_free(t);
+}
+
+/* Two users reading one file at one client: two opens, neither closes the other. */
+static void
+test_interleaved_users(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1001, T0, 0, 4096));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1002, T0 + 1 * MS, 0, 4096));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1001, T0 + 2 * MS, 4096, 4096));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1002, T0 + 3 * MS, 4096, 4096));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1001, T0 + 4 * MS, 8192, 4096));
+	/* Another client, same uid: also its own open. */
+	input(t, mk_rw(TH_SESS_READ, 1, 4, 1001, T0 + 5 * MS, 0, 4096));
+	assert_int_equal(o.n_records, 0);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		const struct th_sess_record *r = &o.records[i];
+
+		if (r->uid == 1001 && r->client.b[15] == 3) {
+			assert_int_equal(r->transferred, 12288);
+			assert_int_equal(r->ops, 3);
+		} else if (r->uid == 1002) {
+			assert_int_equal(r->transferred, 8192);
+		} else {
+			assert_int_equal(r->client.b[15], 4);
+			assert_int_equal(r->transferred, 4096);
+		}
+	}
+	th_sess_free(t);
+}
+
+/* SETATTR size 0, WRITEs and COMMIT are one write open; the next save is another. */
+static void
+test_truncate_in_write_session(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	op = mk(TH_SESS_SETATTR, 1, 3, 1000, T0);
+	op.flags |= TH_SESS_F_TRUNCATE | TH_SESS_F_HAS_SIZE;
+	op.set_size = 0;
+	op.size = 0;
+	input(t, op);
+	op = mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 10 * MS, 0, 4096);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	op.size = 4096;
+	input(t, op);
+	op = mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 20 * MS, 4096, 4096);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	op.size = 8192;
+	input(t, op);
+	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 30 * MS));
+	assert_int_equal(o.n_records, 0);
+
+	/* The editor saves again: truncate to 0 starts the next write open. */
+	op = mk(TH_SESS_SETATTR, 1, 3, 1000, T0 + 5 * SEC);
+	op.flags |= TH_SESS_F_TRUNCATE | TH_SESS_F_HAS_SIZE;
+	op.size = 0;
+	input(t, op);
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o.records[0].open_ns, T0);
+	assert_int_equal(o.records[0].close_ns, T0 + 31 * MS);
+	assert_int_equal(o.records[0].ops, 4);
+	assert_int_equal(o.records[0].transferred, 8192);
+	assert_int_equal(o.records[0].size, 8192);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[1].transferred, 0);
+	assert_int_equal(o.records[1].size, 0);
+	assert_int_equal(th_sess_counters(t)->bad_ops, 0); /* a shrink by truncate is fine */
+	th_sess_free(t);
+}
+
+/* Read a file, let the open close. */
+static void
+read_and_close(struct th_sess_table *t, unsigned int file, uint64_t at)
+{
+	struct th_sess_op op = mk_rw(TH_SESS_READ, file, 3, 1000, at, 0, 100);
+
+	op.flags |= TH_SESS_F_EOF | TH_SESS_F_HAS_SIZE;
+	op.size = 100;
+	th_sess_input(t, &op);
+	th_sess_tick(t, at + 60 * SEC);
+}
+
+/* A GETATTR within the window is a cache read, decided after confirm_ns; after it, none. */
+static void
+test_cache_read_window(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+	uint64_t at = T0 + 3600 * SEC;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	read_and_close(t, 1, T0);
+	read_and_close(t, 2, T0);
+	assert_int_equal(o.n_records, 2);
+
+	op = mk(TH_SESS_GETATTR, 1, 3, 1000, at);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	op.size = 100;
+	input(t, op);
+	th_sess_tick(t, at + 1 * MS + c.confirm_ns - 1);
+	assert_int_equal(o.n_records, 2); /* lazily: a READ could still follow */
+	th_sess_tick(t, at + 1 * MS + c.confirm_ns);
+	assert_int_equal(o.n_records, 3);
+	assert_true(o.records[2].is_cache_hit);
+	assert_int_equal(o.records[2].transferred, 0);
+	assert_int_equal(o.records[2].open_ns, at);
+	assert_int_equal(o.records[2].close_ns, at + 1 * MS); /* the GETATTR's latency */
+	assert_int_equal(o.records[2].size, 100);
+	assert_int_equal(o.records[2].dir, TH_SESS_DIR_READ);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 1);
+
+	/* File 2 was last read at T0 + 1 ms: at the window's end the GETATTR is ignored. */
+	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + 1 * MS + c.cache_window_ns - 1));
+	th_sess_tick(t, T0 + c.cache_window_ns + 10 * SEC);
+	assert_int_equal(o.n_records, 4);
+	assert_true(o.records[3].is_cache_hit);
+	/* Its cache read refreshed the window; a different client never read it. */
+	input(t, mk(TH_SESS_GETATTR, 2, 4, 1000, T0 + c.cache_window_ns + 11 * SEC));
+	/* File 1's window ran out (refreshed at `at`). */
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 1 * MS + c.cache_window_ns));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 4);
+	th_sess_free(t);
+}
+
+/* Close-to-open: GETATTR (and ACCESS) then READs is an uncached open that began at the
+ * GETATTR, not a cache read. */
+static void
+test_close_to_open_getattr(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	uint64_t at = T0 + 600 * SEC;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	read_and_close(t, 1, T0);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
+	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, at + 2 * MS));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, at + 4 * MS, 0, 100));
+	th_sess_tick(t, at + 10 * SEC);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	assert_false(o.records[1].is_cache_hit);
+	assert_int_equal(o.records[1].open_ns, at);
+	assert_int_equal(o.records[1].transferred, 100);
+	assert_int_equal(o.records[1].ops, 3);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+	assert_int_equal(th_sess_counters(t)->cache_reads_confirmed, 1);
+
+	/* A partial read: the READ comes mid-file, still the same open. */
+	at += 3600 * SEC;
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, at + 3 * MS, 8192, 4096));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 3);
+	assert_false(o.records[2].is_cache_hit);
+	assert_int_equal(o.records[2].open_ns, at);
+	assert_int_equal(o.records[2].transferred, 4096);
+	th_sess_free(t);
+}
+
+/* ls -l: READDIRPLUS (or a LOOKUP burst) then GETATTRs on read files: no cache reads. The
+ * same GETATTRs without the listing are cache reads (so the rule, not luck, removes them). */
+static void
+test_ls_burst_no_cache_reads(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+	uint64_t at = T0 + 600 * SEC;
+	static const char *const names[] = {"a", "b", "c", "d"};
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	for (unsigned int f = 1; f <= 3; f++)
+		read_and_close(t, f, T0);
+	assert_int_equal(o.n_records, 3);
+
+	op = mk(TH_SESS_READDIRPLUS, 0, 3, 1000, at);
+	op.fh_len = (uint8_t)snprintf((char *)op.fh, sizeof(op.fh), "D1");
+	input(t, op);
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + (2 + f) * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 3);
+	assert_int_equal(th_sess_counters(t)->phantoms_listing, 3);
+
+	/* READ-less LOOKUP burst (ls -l on NFSv2, or without READDIRPLUS). */
+	at += 3600 * SEC;
+	for (unsigned int i = 0; i < 4; i++)
+		input(t, mk_name(TH_SESS_LOOKUP, 1, names[i], (int)i + 1, at + i * MS));
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + (10 + f) * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 3);
+	assert_int_equal(th_sess_counters(t)->phantoms_listing, 6);
+
+	/* An ACCESS with the GETATTR is open evidence even during a listing. */
+	at += 60 * SEC;
+	input(t, op = mk(TH_SESS_READDIRPLUS, 0, 3, 1000, at));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 2 * MS));
+	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, at + 3 * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 4);
+	assert_true(o.records[3].is_cache_hit);
+
+	/* Control: the same GETATTRs with no listing around them. */
+	at += 60 * SEC;
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 2 * SEC));
+	th_sess_tick(t, at + 60 * SEC);
+	assert_int_equal(o.n_records, 7);
+	th_sess_free(t);
+}
+
+/* stat: LOOKUP then a lone GETATTR on a file the client never read: nothing. */
+static void
+test_stat_alone(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "notes.txt", 5, T0));
+	input(t, mk(TH_SESS_GETATTR, 5, 3, 1000, T0 + 2 * MS));
+	th_sess_tick(t, T0 + 3600 * SEC);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 0);
+	assert_int_equal(th_sess_counters(t)->getattr_no_history, 1);
+	th_sess_free(t);
+}
+
+/* Reading back what the client wrote: GETATTR right after the write is revalidation, a
+ * GETATTR later is a cache read of the written data. */
+static void
+test_write_then_read_back(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0, 0, 4096));
+	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 10 * MS));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 500 * MS));
+	th_sess_tick(t, T0 + 60 * SEC);
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o.records[0].ops, 2);
+	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 1);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 120 * SEC));
+	th_sess_tick(t, T0 + 130 * SEC);
+	assert_int_equal(o.n_records, 2);
+	assert_true(o.records[1].is_cache_hit);
+	th_sess_free(t);
+}
+
+/* CREATE starts the write open of the new file; the user's WRITEs join it. */
+static void
+test_create_then_write(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_name(TH_SESS_CREATE, 1, "new.c", 7, T0));
+	input(t, mk_rw(TH_SESS_WRITE, 7, 3, 1000, T0 + 5 * MS, 0, 300));
+	/* touch: a CREATE alone is a write open of 0 bytes. */
+	input(t, mk_name(TH_SESS_CREATE, 1, "empty", 8, T0 + 6 * MS));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	for (unsigned int i = 0; i < 2; i++) {
+		assert_int_equal(o.records[i].dir, TH_SESS_DIR_WRITE);
+		if (o.records[i].fh[1] == '7') {
+			assert_int_equal(o.records[i].open_ns, T0);
+			assert_int_equal(o.records[i].transferred, 300);
+			assert_int_equal(o.records[i].ops, 2);
+		} else {
+			assert_int_equal(o.records[i].fh[1], '8');
+			assert_int_equal(o.records[i].transferred, 0);
+		}
+	}
+	th_sess_free(t);
+}
+
+/* A full table closes its least recently used opens early, counted, and never grows. */
+static void
+test_eviction_counted(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	size_t mem;
+
+	(void)state;
+	small_config(&c);
+	c.sessions = 4;
+	c.files = 64;
+	t = table_new(&c, &o);
+	mem = th_sess_memory(t);
+	for (unsigned int f = 1; f <= 6; f++)
+		input(t, mk_rw(TH_SESS_READ, f, 3, 1000, T0 + f * MS, 0, 10));
+	assert_int_equal(th_sess_counters(t)->sessions_evicted, 2);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[0].fh[1], '1'); /* least recently used first */
+	assert_int_equal(o.records[1].fh[1], '2');
+	assert_int_equal(th_sess_memory(t), mem);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 6);
+	th_sess_free(t);
+
+	small_config(&c);
+	c.files = 2;
+	t = table_new(&c, &o);
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk_rw(TH_SESS_READ, f, 3, 1000, T0 + f * MS, 0, 10));
+	assert_int_equal(th_sess_counters(t)->files_evicted, 1);
+	assert_int_equal(o.n_records, 1);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 3);
+	th_sess_free(t);
+}
+
+/* Impossible values are counted and skipped; a size that shrinks is counted and believed. */
+static void
+test_bad_ops(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 1ull << 63, 10));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, (1ull << 63) - 5, 10));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 0)); /* no data, no eof */
+	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 10);
+	op.fh_len = 0;
+	input(t, op);
+	op.fh_len = 65;
+	input(t, op);
+	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 10);
+	op.reply_ns = T0 - 1;
+	input(t, op);
+	op = mk(TH_SESS_LOOKUP, 1, 3, 1000, T0);
+	op.name_len = 300;
+	input(t, op);
+	assert_int_equal(th_sess_counters(t)->bad_ops, 7);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 0);
+
+	/* An empty READ at the end of the file is normal. */
+	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 0);
+	op.flags |= TH_SESS_F_EOF | TH_SESS_F_HAS_SIZE;
+	op.size = 1000;
+	input(t, op);
+	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 1 * MS, 0, 10);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	op.size = 10;
+	input(t, op);
+	assert_int_equal(th_sess_counters(t)->bad_ops, 8);
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[1].size, 10);
+	th_sess_free(t);
+}
+
+/* Directory detail: READDIR pages are one directory read, MKDIR a directory write. Off by
+ * default. */
+static void
+test_directory_detail(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	for (int detail = 0; detail < 2; detail++) {
+		small_config(&c);
+		c.detail = detail ? TH_SESS_OPENS_DIRS : TH_SESS_OPENS;
+		t = table_new(&c, &o);
+		op = mk(TH_SESS_READDIRPLUS, 9, 3, 1000, T0);
+		op.offset = 0;
+		input(t, op);
+		op = mk(TH_SESS_READDIRPLUS, 9, 3, 1000, T0 + 2 * MS);
+		op.offset = 77;
+		input(t, op);
+		op = mk_name(TH_SESS_MKDIR, 9, "sub", 10, T0 + 5 * MS);
+		op.flags |= TH_SESS_F_IS_DIR;
+		input(t, op);
+		th_sess_flush(t);
+		if (!detail) {
+			assert_int_equal(o.n_records, 0);
+		} else {
+			assert_int_equal(o.n_records, 2);
+			assert_true(o.records[0].is_directory);
+			assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE); /* MKDIR, at once */
+			assert_int_equal(o.records[0].fh[0], 'F');
+			assert_true(o.records[1].is_directory);
+			assert_int_equal(o.records[1].dir, TH_SESS_DIR_READ);
+			assert_int_equal(o.records[1].ops, 2);
+			assert_int_equal(o.records[1].close_ns, T0 + 3 * MS);
+		}
+		th_sess_free(t);
+	}
+}
+
+/* With two tables, a broadcast CREATE opens the new file only on its owner. */
+static void
+test_two_tables_owner(void **state)
+{
+	struct th_sess_config c;
+	struct out o[2];
+	struct th_sess_table *t[2];
+	struct th_sess_op op = mk_name(TH_SESS_CREATE, 1, "x", 7, T0);
+	unsigned int owner;
+
+	(void)state;
+	assert_true(th_sess_op_is_broadcast(&op));
+	owner = th_sess_fh_owner(&op.server, op.fh2, op.fh2_len, 2);
+	for (unsigned int i = 0; i < 2; i++) {
+		small_config(&c);
+		c.cores = 2;
+		c.core_index = i;
+		t[i] = table_new(&c, &o[i]);
+		th_sess_input(t[i], &op);
+		th_sess_flush(t[i]);
+	}
+	assert_int_equal(o[owner].n_records, 1);
+	assert_int_equal(o[1 - owner].n_records, 0);
+	for (unsigned int i = 0; i < 2; i++)
+		th_sess_free(t[i]);
+	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 1);
+	assert_int_equal(
+		th_sess_op_owner(&op, 2), th_sess_fh_owner(&op.server, op.fh, op.fh_len, 2));
+	assert_int_equal(th_sess_op_owner(&op, 1), 0);
+}
+
+/* Random ops of every kind, random values, into tiny tables: every entry is accounted for
+ * (records out equal opens evicted or closed), and nothing grows. ASan builds check memory. */
+static void
+test_random_ops_bounded(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	uint64_t x = 88172645463325252ull, at = T0;
+	size_t mem;
+
+	(void)state;
+	small_config(&c);
+	c.sessions = 8;
+	c.files = 4;
+	c.clients = 2;
+	c.names = 2;
+	c.detail = TH_SESS_OPENS_DIRS;
+	t = table_new(&c, &o);
+	mem = th_sess_memory(t);
+	for (unsigned int i = 0; i < 200000; i++) {
+		struct th_sess_op op;
+		uint64_t r;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = x;
+		at += (r >> 40) % (2 * SEC);
+		op = mk_rw((enum th_sess_kind)(r % 19), (unsigned int)(r >> 8) % 7,
+			(uint8_t)((r >> 12) % 4), 1000 + (uint32_t)((r >> 16) % 3), at,
+			((r >> 20) % 4) * 4096, (uint32_t)((r >> 24) % 3) * 4096);
+		op.flags = (uint8_t)(r >> 28);
+		if ((r >> 36) % 50 == 0)
+			op.fh_len = (uint8_t)(r >> 44);
+		if ((r >> 36) % 3 == 0) {
+			op.fh2_len = (uint8_t)snprintf(
+				(char *)op.fh2, sizeof(op.fh2), "F%u", (unsigned int)(r >> 50) % 7);
+			op.name_len = 1 + (uint16_t)((r >> 52) % 3);
+			memcpy(op.name, "abc", op.name_len);
+			op.name2_len = 1;
+			op.name2[0] = 'z';
+		}
+		if ((r >> 56) % 64 == 0)
+			op.reply_ns = 0;
+		th_sess_input(t, &op);
+		if ((r >> 58) % 8 == 0)
+			th_sess_tick(t, at);
+	}
+	th_sess_flush(t);
+	assert_int_equal(th_sess_memory(t), mem);
+	assert_int_equal(th_sess_counters(t)->records, o.n_records);
+	assert_true(o.n_records > 1000);
+	assert_true(th_sess_counters(t)->bad_ops > 0);
+	th_sess_free(t);
+}
+
+/* Bad configurations are refused with EINVAL. */
+static void
+test_config_invalid(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+
+	(void)state;
+	small_config(&c);
+	c.sessions = 0;
+	errno = 0;
+	assert_null(th_sess_create(&c, on_record, on_name, &o));
+	assert_int_equal(errno, EINVAL);
+	small_config(&c);
+	c.core_index = 1;
+	assert_null(th_sess_create(&c, on_record, on_name, &o));
+	assert_null(th_sess_create(NULL, on_record, on_name, &o));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reread_from_zero),
+		cmocka_unit_test(test_idle_boundary),
+		cmocka_unit_test(test_interleaved_users),
+		cmocka_unit_test(test_truncate_in_write_session),
+		cmocka_unit_test(test_cache_read_window),
+		cmocka_unit_test(test_close_to_open_getattr),
+		cmocka_unit_test(test_ls_burst_no_cache_reads),
+		cmocka_unit_test(test_stat_alone),
+		cmocka_unit_test(test_write_then_read_back),
+		cmocka_unit_test(test_create_then_write),
+		cmocka_unit_test(test_eviction_counted),
+		cmocka_unit_test(test_bad_ops),
+		cmocka_unit_test(test_directory_detail),
+		cmocka_unit_test(test_two_tables_owner),
+		cmocka_unit_test(test_config_invalid),
+		cmocka_unit_test(test_random_ops_bounded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
