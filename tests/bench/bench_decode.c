@@ -15,7 +15,8 @@
  * Ir by the packet count; the program prints that count).
  *
  * -w also times the pipeline without formatting op lines, to split the cost;
- * -n times only that (for instruction counts under callgrind).
+ * -n times only that (for instruction counts under callgrind); -s runs
+ * open/close inference on every op as well (inline, as with one worker lcore).
  */
 
 #include <errno.h>
@@ -31,15 +32,30 @@
 
 #include "th_decode.h"
 #include "th_pcap.h"
+#include "th_session.h"
 
 #define MAX_RUNS 31
 
+static bool is_sessions; /* -s: also run open/close inference on every op */
+
 struct sink {
 	bool is_formatting;
+	struct th_sess_table *sess; /* inference inline, or NULL */
+	struct th_sess_op sop;	    /* the op being reduced */
+	uint64_t records;	    /* open records out */
 	uint64_t ops;
 	uint64_t bytes;
 	char line[8192];
 };
+
+static void
+on_record(void *ctx, const struct th_sess_record *r)
+{
+	struct sink *s = ctx;
+
+	(void)r;
+	s->records++;
+}
 
 static void
 on_op(void *ctx, const struct th_op *op)
@@ -47,6 +63,8 @@ on_op(void *ctx, const struct th_op *op)
 	struct sink *s = ctx;
 
 	s->ops++;
+	if (s->sess != NULL && th_sess_op_from_op(op, &s->sop))
+		th_sess_input(s->sess, &s->sop);
 	if (s->is_formatting)
 		s->bytes += (uint64_t)th_op_format(op, s->line, sizeof(s->line));
 }
@@ -121,6 +139,14 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 		return -errno;
 	memset(s, 0, offsetof(struct sink, line));
 	s->is_formatting = is_formatting;
+	if (is_sessions) {
+		struct th_sess_config sc;
+
+		th_sess_config_defaults(&sc);
+		s->sess = th_sess_create(&sc, on_record, NULL, s);
+		if (s->sess == NULL)
+			return -errno;
+	}
 
 	if (fd_cyc >= 0) {
 		ioctl(fd_cyc, PERF_EVENT_IOC_RESET, 0);
@@ -143,6 +169,10 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	/* Flushing emits calls that never got a reply: not part of the per-packet cost. */
 	th_decode_flush(d);
 	th_decode_free(d);
+	if (s->sess != NULL) {
+		th_sess_free(s->sess);
+		s->sess = NULL;
+	}
 	r->ns = (double)(t1 - t0) / (double)f->count;
 	r->cycles = (double)cyc / (double)f->count;
 	r->instructions = (double)ins / (double)f->count;
@@ -170,8 +200,10 @@ bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, in
 		printf("\n");
 	}
 	printf("%s: median of %d: %.1f ns/packet, %.2f Mpps per lcore",
-		is_formatting ? "decode + format op lines" : "decode only", runs, median(ns, runs),
-		1e3 / median(ns, runs));
+		is_sessions	? "decode + open/close inference"
+		: is_formatting ? "decode + format op lines"
+				: "decode only",
+		runs, median(ns, runs), 1e3 / median(ns, runs));
 	if (fd_cyc >= 0)
 		printf(", %.0f cycles/packet, %.0f instructions/packet", median(cyc, runs),
 			median(ins, runs));
@@ -189,8 +221,10 @@ main(int argc, char **argv)
 	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
 	bool both = false, only_decode = false;
 
-	while ((opt = getopt(argc, argv, "r:wn")) != -1) {
-		if (opt == 'r')
+	while ((opt = getopt(argc, argv, "r:wns")) != -1) {
+		if (opt == 's')
+			is_sessions = true;
+		else if (opt == 'r')
 			runs = atoi(optarg);
 		else if (opt == 'w')
 			both = true;
