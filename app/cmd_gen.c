@@ -3,6 +3,7 @@
 /* tracehound gen: write a pcap of synthetic NFSv3 traffic and its ground truth. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,12 +53,42 @@ usage(FILE *out, const struct th_gen_config *d)
 		"      --no-handshake      TCP flows start mid-stream, without SYN\n"
 		"      --ts-resolution NS  round frame and truth times down to NS ns\n"
 		"                          (default %u: what DPDK's net_pcap delivers)\n"
+		"  -w, --workload NAME     what the clients do (default %s):\n",
+		d->udp_share, d->ipv6_share, d->vlan_tags, d->mtu, d->pipeline_share,
+		d->rm_frag_share, d->think_us, d->ts_resolution_ns,
+		th_gen_workload_name(d->workload));
+#define TH_GEN_X(e, name, text) fprintf(out, "                            %-6s %s\n", name, text);
+	TH_GEN_WORKLOAD_LIST(TH_GEN_X)
+#undef TH_GEN_X
+	fprintf(out,
+		"\n"
+		"users workload (--ops, --mix, --pipeline and --think-us do not apply; UDP and\n"
+		"IPv6 shares default to 0):\n"
+		"      --hours H           simulated time; no command starts after it\n"
+		"                          (default %g)\n"
+		"      --users-per-client N  users at each client, 1..1000 (default %u)\n"
+		"      --ls-share F        share of commands that are ls -l (default %.2f)\n"
+		"      --user-think S      mean pause of a user between commands, s (default %g)\n"
+		"      --cache-mb N        each client's data cache, MB (default %u)\n"
+		"      --acregmin S, --acregmax S, --acdirmin S, --acdirmax S\n"
+		"                          attribute cache timeouts as the Linux mount options\n"
+		"                          (default %u, %u, %u, %u)\n"
+		"      --rsize N, --wsize N  READ and WRITE size in bytes, 4096..1048576 in 4 KiB\n"
+		"                          steps (default %u, %u; UDP at most 32768)\n"
+		"      --loss F            chance a TCP data segment or a UDP datagram is lost\n"
+		"                          before the tap and sent again after a timeout, 0..0.5\n"
+		"                          (default %g)\n"
+		"      --opens FILE        ground truth of user-level opens: the nfstrace record\n"
+		"                          then ' | ' and the class (write, uncached-read,\n"
+		"                          cached-read, partial-read, dir-read, dir-write)\n"
 		"  -h, --help              this text\n"
 		"\n"
-		"A one-line summary goes to stderr.\n"
+		"A one-line summary goes to stderr (users workload: a second line with the\n"
+		"commands, opens per class and phantom GETATTRs).\n"
 		"Exit status: 0 done, 1 failed, 2 usage error.\n",
-		d->udp_share, d->ipv6_share, d->vlan_tags, d->mtu, d->pipeline_share,
-		d->rm_frag_share, d->think_us, d->ts_resolution_ns);
+		d->hours, d->users_per_client, d->ls_share, d->user_think_s, d->cache_mb,
+		d->acregmin_s, d->acregmax_s, d->acdirmin_s, d->acdirmax_s, d->rsize, d->wsize,
+		d->loss);
 }
 
 enum {
@@ -71,6 +102,19 @@ enum {
 	OPT_START,
 	OPT_NO_HANDSHAKE,
 	OPT_TS_RES,
+	OPT_HOURS,
+	OPT_USERS,
+	OPT_LS_SHARE,
+	OPT_USER_THINK,
+	OPT_CACHE_MB,
+	OPT_ACREGMIN,
+	OPT_ACREGMAX,
+	OPT_ACDIRMIN,
+	OPT_ACDIRMAX,
+	OPT_RSIZE,
+	OPT_WSIZE,
+	OPT_LOSS,
+	OPT_OPENS,
 };
 
 static const struct option options[] = {
@@ -91,6 +135,20 @@ static const struct option options[] = {
 	{"start", required_argument, NULL, OPT_START},
 	{"no-handshake", no_argument, NULL, OPT_NO_HANDSHAKE},
 	{"ts-resolution", required_argument, NULL, OPT_TS_RES},
+	{"workload", required_argument, NULL, 'w'},
+	{"hours", required_argument, NULL, OPT_HOURS},
+	{"users-per-client", required_argument, NULL, OPT_USERS},
+	{"ls-share", required_argument, NULL, OPT_LS_SHARE},
+	{"user-think", required_argument, NULL, OPT_USER_THINK},
+	{"cache-mb", required_argument, NULL, OPT_CACHE_MB},
+	{"acregmin", required_argument, NULL, OPT_ACREGMIN},
+	{"acregmax", required_argument, NULL, OPT_ACREGMAX},
+	{"acdirmin", required_argument, NULL, OPT_ACDIRMIN},
+	{"acdirmax", required_argument, NULL, OPT_ACDIRMAX},
+	{"rsize", required_argument, NULL, OPT_RSIZE},
+	{"wsize", required_argument, NULL, OPT_WSIZE},
+	{"loss", required_argument, NULL, OPT_LOSS},
+	{"opens", required_argument, NULL, OPT_OPENS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -106,6 +164,23 @@ parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
 	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
 		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number from 0 to %llu\n", opt,
 			s, (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+parse_pos(const char *opt, const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v > 0.0 && v <= max)) {
+		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number above 0, at most %g\n",
+			opt, s, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -132,8 +207,10 @@ parse_share(const char *opt, const char *s, double *out)
 int
 th_cmd_gen(int argc, char **argv)
 {
-	const char *out = NULL, *truth = NULL;
+	const char *out = NULL, *truth = NULL, *opens = NULL;
+	bool has_udp = false, has_ipv6 = false;
 	struct th_gen_config cfg, defaults;
+	struct th_gen_files files;
 	struct th_gen_stats st;
 	struct timespec t0, t1;
 	char err[256];
@@ -144,7 +221,7 @@ th_cmd_gen(int argc, char **argv)
 	th_gen_config_init(&cfg);
 	defaults = cfg;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:t:s:c:S:n:m:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:t:s:c:S:n:m:w:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -177,9 +254,67 @@ th_cmd_gen(int argc, char **argv)
 			break;
 		case OPT_UDP_SHARE:
 			rc = parse_share("udp-share", optarg, &cfg.udp_share);
+			has_udp = true;
 			break;
 		case OPT_IPV6_SHARE:
 			rc = parse_share("ipv6-share", optarg, &cfg.ipv6_share);
+			has_ipv6 = true;
+			break;
+		case 'w':
+			if (th_gen_workload_parse(optarg, &cfg.workload) != 0) {
+				fprintf(stderr,
+					"tracehound gen: --workload: '%s' is not a workload (ops, "
+					"users)\n",
+					optarg);
+				rc = -EINVAL;
+			}
+			break;
+		case OPT_HOURS:
+			rc = parse_pos("hours", optarg, 24 * 365, &cfg.hours);
+			break;
+		case OPT_USERS:
+			rc = parse_u64("users-per-client", optarg, 1000, &v);
+			cfg.users_per_client = (uint32_t)v;
+			break;
+		case OPT_LS_SHARE:
+			rc = parse_share("ls-share", optarg, &cfg.ls_share);
+			break;
+		case OPT_USER_THINK:
+			rc = parse_pos("user-think", optarg, 86400, &cfg.user_think_s);
+			break;
+		case OPT_CACHE_MB:
+			rc = parse_u64("cache-mb", optarg, 1048576, &v);
+			cfg.cache_mb = (uint32_t)v;
+			break;
+		case OPT_ACREGMIN:
+			rc = parse_u64("acregmin", optarg, 3600, &v);
+			cfg.acregmin_s = (uint32_t)v;
+			break;
+		case OPT_ACREGMAX:
+			rc = parse_u64("acregmax", optarg, 3600, &v);
+			cfg.acregmax_s = (uint32_t)v;
+			break;
+		case OPT_ACDIRMIN:
+			rc = parse_u64("acdirmin", optarg, 3600, &v);
+			cfg.acdirmin_s = (uint32_t)v;
+			break;
+		case OPT_ACDIRMAX:
+			rc = parse_u64("acdirmax", optarg, 3600, &v);
+			cfg.acdirmax_s = (uint32_t)v;
+			break;
+		case OPT_RSIZE:
+			rc = parse_u64("rsize", optarg, 1048576, &v);
+			cfg.rsize = (uint32_t)v;
+			break;
+		case OPT_WSIZE:
+			rc = parse_u64("wsize", optarg, 1048576, &v);
+			cfg.wsize = (uint32_t)v;
+			break;
+		case OPT_LOSS:
+			rc = parse_share("loss", optarg, &cfg.loss);
+			break;
+		case OPT_OPENS:
+			opens = optarg;
 			break;
 		case OPT_VLAN:
 			rc = parse_u64("vlan", optarg, 2, &v);
@@ -232,12 +367,25 @@ th_cmd_gen(int argc, char **argv)
 		fprintf(stderr, "tracehound gen: no output file: give -o OUT.pcap\n");
 		return 2;
 	}
+	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {
+		/* The accuracy workload is TCP over IPv4 unless asked otherwise. */
+		if (!has_udp)
+			cfg.udp_share = 0;
+		if (!has_ipv6)
+			cfg.ipv6_share = 0;
+	} else if (opens != NULL) {
+		fprintf(stderr, "tracehound gen: --opens needs --workload users\n");
+		return 2;
+	}
 	if (th_gen_config_check(&cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "tracehound gen: %s\n", err);
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = th_gen_write(&cfg, out, truth, &st, err, sizeof(err));
+	files.pcap = out;
+	files.truth = truth;
+	files.opens = opens;
+	rc = th_gen_write_files(&cfg, &files, &st, err, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc != 0) {
 		fprintf(stderr, "tracehound gen: %s\n", err);
@@ -250,5 +398,18 @@ th_cmd_gen(int argc, char **argv)
 		out, (unsigned long long)st.packets, (unsigned long long)st.rpcs,
 		(unsigned long long)st.bytes,
 		st.packets ? (double)(st.last_ns - st.first_ns) / 1e9 : 0.0, secs);
+	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {
+		unsigned int i;
+
+		fprintf(stderr,
+			"tracehound gen: %llu commands, opens:", (unsigned long long)st.commands);
+		for (i = 0; i < TH_GEN__OPEN_CLASS_COUNT; i++)
+			fprintf(stderr, " %s %llu", th_gen_open_class_name(i),
+				(unsigned long long)st.opens[i]);
+		fprintf(stderr,
+			"; phantom GETATTRs %llu; frames lost %llu, UDP calls resent %llu\n",
+			(unsigned long long)st.phantom_getattrs, (unsigned long long)st.lost_frames,
+			(unsigned long long)st.udp_retrans);
+	}
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "th_pcap.h"
+#include "th_session.h"
 
 #define BURST_MAX 6
 #define MSG_MAX (1200u * 1024u) /* a 1 MB WRITE with its headers */
@@ -29,6 +30,77 @@ static const char *const mix_names[] = {
 	TH_GEN_MIX_LIST(TH_GEN_X)
 #undef TH_GEN_X
 };
+
+static const char *const workload_names[] = {
+#define TH_GEN_X(e, name, text) name,
+	TH_GEN_WORKLOAD_LIST(TH_GEN_X)
+#undef TH_GEN_X
+};
+
+static const char *const open_class_names[] = {
+#define TH_GEN_X(e, name, text) name,
+	TH_GEN_OPEN_CLASS_LIST(TH_GEN_X)
+#undef TH_GEN_X
+};
+
+const char *
+th_gen_workload_name(enum th_gen_workload wl)
+{
+	return (unsigned int)wl < TH_GEN__WORKLOAD_COUNT ? workload_names[wl] : NULL;
+}
+
+int
+th_gen_workload_parse(const char *name, enum th_gen_workload *wl)
+{
+	unsigned int i;
+
+	for (i = 0; i < TH_GEN__WORKLOAD_COUNT; i++) {
+		if (strcmp(name, workload_names[i]) == 0) {
+			*wl = (enum th_gen_workload)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *
+th_gen_open_class_name(enum th_gen_open_class cls)
+{
+	return (unsigned int)cls < TH_GEN__OPEN_CLASS_COUNT ? open_class_names[cls] : NULL;
+}
+
+/* The seed's record, written by lib/session's formatter so both sides agree, then the class. */
+int
+th_gen_open_format(const struct th_gen_open *o, char *buf, size_t size)
+{
+	struct th_sess_record r;
+	char line[512];
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	r.open_ns = o->open_ns;
+	r.close_ns = o->close_ns;
+	r.first_op_ns = o->open_ns;
+	r.last_op_ns = o->close_ns;
+	r.server = o->server;
+	r.fh_len = o->fh_len <= TH_SESS_FH_MAX ? o->fh_len : TH_SESS_FH_MAX;
+	memcpy(r.fh, o->fh, r.fh_len);
+	r.client = o->client;
+	r.uid = o->uid;
+	r.gid = o->gid;
+	r.dir = o->is_write ? TH_SESS_DIR_WRITE : TH_SESS_DIR_READ;
+	r.vers = 3;
+	r.is_cache_hit = o->cls == TH_GEN_OPEN_CACHED_READ;
+	r.is_directory = o->is_directory;
+	r.ops = o->ops;
+	r.transferred = o->transferred;
+	r.size = o->size;
+	n = th_sess_record_format(&r, line, sizeof(line));
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return -EOVERFLOW;
+	return snprintf(buf, size, "%.*s | %s\n", n - 1, line,
+		th_gen_open_class_name((enum th_gen_open_class)o->cls));
+}
 
 const char *
 th_gen_mix_name(enum th_gen_mix mix)
@@ -69,6 +141,19 @@ th_gen_config_init(struct th_gen_config *cfg)
 	cfg->start_ns = 1700000000ull * 1000000000ull;
 	cfg->ts_resolution_ns = 1000;
 	cfg->think_us = 200;
+	cfg->workload = TH_GEN_WORKLOAD_OPS;
+	cfg->hours = 1.0;
+	cfg->users_per_client = 2;
+	cfg->ls_share = 0.3;
+	cfg->cache_mb = 64;
+	cfg->acregmin_s = 3;
+	cfg->acregmax_s = 60;
+	cfg->acdirmin_s = 30;
+	cfg->acdirmax_s = 60;
+	cfg->rsize = 1048576;
+	cfg->wsize = 1048576;
+	cfg->user_think_s = 10.0;
+	cfg->loss = 0.0;
 }
 
 int
@@ -94,6 +179,28 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "pipeline share must be between 0 and 1";
 	else if (!(cfg->rm_frag_share >= 0 && cfg->rm_frag_share <= 1))
 		what = "record fragment share must be between 0 and 1";
+	else if ((unsigned int)cfg->workload >= TH_GEN__WORKLOAD_COUNT)
+		what = "unknown workload";
+	else if (!(cfg->hours > 0 && cfg->hours <= 24 * 365))
+		what = "hours must be more than 0 and at most a year";
+	else if (cfg->users_per_client < 1 || cfg->users_per_client > 1000)
+		what = "users per client must be 1..1000";
+	else if (!(cfg->ls_share >= 0 && cfg->ls_share <= 1))
+		what = "ls share must be between 0 and 1";
+	else if (cfg->cache_mb < 1 || cfg->cache_mb > 1048576)
+		what = "cache must be 1..1048576 MB";
+	else if (cfg->acregmin_s > cfg->acregmax_s || cfg->acdirmin_s > cfg->acdirmax_s ||
+		 cfg->acregmax_s > 3600 || cfg->acdirmax_s > 3600)
+		what = "attribute cache timeouts: min <= max <= 3600 s";
+	else if (cfg->rsize < 4096 || cfg->rsize > 1048576 || cfg->rsize % 4096 != 0 ||
+		 cfg->wsize < 4096 || cfg->wsize > 1048576 || cfg->wsize % 4096 != 0)
+		what = "rsize and wsize must be multiples of 4096 from 4096 to 1048576";
+	else if (!(cfg->user_think_s > 0 && cfg->user_think_s <= 86400))
+		what = "user think time must be more than 0 and at most a day";
+	else if (!(cfg->loss >= 0 && cfg->loss <= 0.5))
+		what = "loss must be between 0 and 0.5";
+	else if (cfg->loss > 0 && cfg->workload != TH_GEN_WORKLOAD_USERS)
+		what = "loss needs the users workload (its clients resend)";
 	if (what == NULL)
 		return 0;
 	if (err != NULL)
@@ -316,6 +423,84 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 	return 0;
 }
 
+/*
+ * Send one call and its reply. Over UDP a lost datagram is sent again after
+ * the client's timeout (Linux: timeo 1.1 s, doubling); when the tap saw the
+ * first call, a later copy is a duplicate the decoder counts (dup=).
+ */
+static int
+exchange(struct run *r, struct gen_rpc *rpc, uint64_t now)
+{
+	uint64_t first, last, rfirst, rlast, t = now, timeo = 1100000000ull;
+	bool has_call = false;
+	const uint8_t *rec;
+	uint32_t size, rsize;
+	int rc;
+
+	size = (uint32_t)gen_rpc_encode_call(rpc, r->call_buf, 2 * MSG_MAX);
+	rsize = (uint32_t)gen_rpc_encode_reply(rpc, r->reply_buf, MSG_MAX);
+	if (size == 0 || rsize == 0)
+		return -EINVAL;
+	for (;;) {
+		uint64_t f, l;
+
+		rec = r->call_buf;
+		rc = gen_wire_send(r->wire, rpc->flow, 0, t, &rec, &size, 1, &f, &l);
+		if (rc != 0)
+			return rc;
+		if (rpc->flow->l4 != TH_PKT_L4_UDP || !gen_wire_last_lost(r->wire)) {
+			if (!has_call) {
+				first = f;
+				last = l;
+				has_call = true;
+			} else {
+				rpc->op.dup_calls++;
+			}
+			rec = r->reply_buf;
+			rc = gen_wire_send(r->wire, rpc->flow, 1, l + rpc->latency_ns, &rec, &rsize,
+				1, &rfirst, &rlast);
+			if (rc != 0)
+				return rc;
+			if (rpc->flow->l4 != TH_PKT_L4_UDP || !gen_wire_last_lost(r->wire))
+				break;
+		}
+		r->stats->udp_retrans++;
+		t += timeo;
+		timeo = timeo * 2 > 60000000000ull ? 60000000000ull : timeo * 2;
+	}
+	rpc->op.call_first_ns = first;
+	rpc->op.call_last_ns = last;
+	rpc->op.reply_first_ns = rfirst;
+	rpc->op.reply_last_ns = rlast;
+	return 0;
+}
+
+/* Users workload: the next RPC of a user at client @p c, if one is due now. */
+static int
+act_users(struct run *r, struct gen_client *c, uint64_t now)
+{
+	struct gen_rpc *rpc = &r->rpcs[0];
+	int rc;
+
+	rc = gen_users_next(&r->world, c, now, rpc);
+	if (rc <= 0)
+		return rc;
+	rc = exchange(r, rpc, now);
+	if (rc != 0)
+		return rc;
+	rc = ops_push(r, &rpc->op);
+	if (rc != 0)
+		return rc;
+	if (rpc->is_close_after) {
+		rc = gen_wire_close(r->wire, rpc->flow, rpc->op.reply_last_ns + 20000);
+		if (rc != 0)
+			return rc;
+	}
+	r->stats->rpcs++;
+	r->stats->rpc_messages += 2 + rpc->op.dup_calls;
+	return gen_users_done(&r->world, c, rpc);
+}
+
 int
 th_gen_run(
 	const struct th_gen_config *cfg, const struct th_gen_sink *sink, struct th_gen_stats *stats)
@@ -337,7 +522,12 @@ th_gen_run(
 	rc = gen_world_init(&r.world, cfg);
 	if (rc != 0)
 		return rc;
+	r.world.stats = stats;
+	r.world.open_cb = sink->open;
+	r.world.open_ctx = sink->ctx;
 	rc = -ENOMEM;
+	if (cfg->workload == TH_GEN_WORKLOAD_USERS && gen_users_init(&r.world) != 0)
+		goto out;
 	r.wire = gen_wire_new(&r.world);
 	r.clients = calloc(cfg->clients, sizeof(*r.clients));
 	r.call_buf = malloc(2 * MSG_MAX);
@@ -352,7 +542,18 @@ th_gen_run(
 	for (i = cfg->clients / 2; i-- > 0;)
 		clients_sift_down(r.clients, cfg->clients, i);
 	rc = 0;
-	while (rc == 0 && stats->rpcs < cfg->ops) {
+	while (rc == 0 && cfg->workload == TH_GEN_WORKLOAD_USERS) {
+		struct gen_client *c = r.clients[0];
+		uint64_t now = c->next_ns;
+
+		if (now == UINT64_MAX)
+			break; /* every user is done */
+		rc = flush(&r, now);
+		if (rc == 0)
+			rc = act_users(&r, c, now);
+		clients_sift_down(r.clients, cfg->clients, 0);
+	}
+	while (rc == 0 && cfg->workload == TH_GEN_WORKLOAD_OPS && stats->rpcs < cfg->ops) {
 		struct gen_client *c = r.clients[0];
 		uint64_t now = c->next_ns;
 
@@ -363,6 +564,8 @@ th_gen_run(
 	}
 	if (rc == 0)
 		rc = flush(&r, UINT64_MAX);
+	if (r.wire != NULL)
+		stats->lost_frames = gen_wire_lost(r.wire);
 out:
 	while (r.n_ops > 0)
 		free(ops_pop(&r));
@@ -371,6 +574,7 @@ out:
 	free(r.reply_buf);
 	free(r.clients);
 	gen_wire_free(r.wire);
+	gen_users_free(&r.world);
 	gen_world_free(&r.world);
 	return rc;
 }
@@ -380,6 +584,7 @@ out:
 struct file_sink {
 	struct th_pcap_writer *pcap;
 	FILE *truth;
+	FILE *opens;
 	uint64_t res;    /* time resolution, ns */
 	struct th_op op; /* truth op with its times rounded */
 	char line[4096];
@@ -420,12 +625,39 @@ write_op(void *ctx, const struct th_op *op)
 	return 0;
 }
 
+static int
+write_open(void *ctx, const struct th_gen_open *o)
+{
+	struct file_sink *fs = ctx;
+	struct th_gen_open r = *o;
+	int n;
+
+	r.open_ns = round_down(o->open_ns, fs->res);
+	r.close_ns = round_down(o->close_ns, fs->res);
+	n = th_gen_open_format(&r, fs->line, sizeof(fs->line));
+	if (n < 0 || (size_t)n >= sizeof(fs->line))
+		return -EOVERFLOW;
+	if (fwrite(fs->line, 1, (size_t)n, fs->opens) != (size_t)n)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 int
 th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char *truth_path,
 	struct th_gen_stats *stats, char *err, size_t err_size)
 {
+	struct th_gen_files files = {pcap_path, truth_path, NULL};
+
+	return th_gen_write_files(cfg, &files, stats, err, err_size);
+}
+
+int
+th_gen_write_files(const struct th_gen_config *cfg, const struct th_gen_files *files,
+	struct th_gen_stats *stats, char *err, size_t err_size)
+{
 	static struct file_sink fs;
-	struct th_gen_sink sink = {write_frame, NULL, &fs};
+	struct th_gen_sink sink = {write_frame, NULL, &fs, NULL};
+	const char *pcap_path = files->pcap, *truth_path = files->truth;
 	int rc, rc2;
 
 	rc = th_gen_config_check(cfg, err, err_size);
@@ -450,6 +682,19 @@ th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char 
 		}
 		sink.op = write_op;
 	}
+	if (files->opens != NULL) {
+		fs.opens = fopen(files->opens, "w");
+		if (fs.opens == NULL) {
+			rc = -errno;
+			snprintf(err, err_size, "cannot create %s: %s", files->opens,
+				strerror(errno));
+			if (fs.truth != NULL)
+				fclose(fs.truth);
+			th_pcap_writer_close(fs.pcap);
+			return rc;
+		}
+		sink.open = write_open;
+	}
 	rc = th_gen_run(cfg, &sink, stats);
 	if (rc != 0)
 		snprintf(err, err_size, "generation failed: %s", strerror(-rc));
@@ -461,6 +706,10 @@ th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char 
 	if (fs.truth != NULL && fclose(fs.truth) != 0 && rc == 0) {
 		rc = errno ? -errno : -EIO;
 		snprintf(err, err_size, "writing %s: %s", truth_path, strerror(-rc));
+	}
+	if (fs.opens != NULL && fclose(fs.opens) != 0 && rc == 0) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, err_size, "writing %s: %s", files->opens, strerror(-rc));
 	}
 	return rc;
 }

@@ -4,8 +4,7 @@
  * Client behaviour: what a client does next. Today a client first goes
  * through its mount sequence on every mount (GETPORT, MNT, FSINFO), then
  * draws procedures from the mix's weights. User-level behaviour (ls -l,
- * cp, cat, caches, close-to-open) will be another chooser beside this one,
- * using the same model operations.
+ * cp, cat, caches, close-to-open) is the users workload, in gen_users.c.
  */
 
 #include "gen_private.h"

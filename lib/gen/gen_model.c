@@ -42,8 +42,8 @@ gen_rng_lognormal(struct th_rng *r, double median, double sigma)
 
 /* ---- nodes ---- */
 
-static int
-grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+int
+gen_model_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint32_t n;
 	void *p;
@@ -64,7 +64,7 @@ grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 static int
 list_add(uint32_t **list, uint32_t *n, uint32_t *cap, uint32_t v)
 {
-	if (grow((void **)list, cap, *n + 1, sizeof(**list)) != 0)
+	if (gen_model_grow((void **)list, cap, *n + 1, sizeof(**list)) != 0)
 		return -ENOMEM;
 	(*list)[(*n)++] = v;
 	return 0;
@@ -111,8 +111,8 @@ gen_model_attr(const struct gen_node *n, struct th_nfs_attr *a)
 	a->ctime_ns = n->ctime_ns;
 }
 
-static void
-pre_attr(const struct gen_node *n, struct th_nfs_pre_attr *p)
+void
+gen_model_pre_attr(const struct gen_node *n, struct th_nfs_pre_attr *p)
 {
 	p->is_present = true;
 	p->size = n->size;
@@ -120,8 +120,8 @@ pre_attr(const struct gen_node *n, struct th_nfs_pre_attr *p)
 	p->ctime_ns = n->ctime_ns;
 }
 
-static void
-set_name(struct th_nfs_name *dst, const char *s)
+void
+gen_model_set_name(struct th_nfs_name *dst, const char *s)
 {
 	size_t len = strlen(s);
 
@@ -137,8 +137,8 @@ static const char *const stems[] = {"data", "log", "notes", "build", "report", "
 	"index", "run", "src", "db", "tmp"};
 static const char *const exts[] = {".txt", ".dat", ".c", ".o", ".log", ".csv", ".bin", ""};
 
-static void
-make_name(struct gen_export *e, struct th_rng *rng, bool is_dir, char *out, size_t size)
+void
+gen_model_make_name(struct gen_export *e, struct th_rng *rng, bool is_dir, char *out, size_t size)
 {
 	uint32_t seq = e->name_seq++;
 
@@ -163,14 +163,14 @@ draw_size(struct th_rng *rng)
 }
 
 /* Add a node under @p parent (or the root when parent is UINT32_MAX). @return index or -1. */
-static int64_t
-node_add(struct gen_export *e, struct th_rng *rng, uint32_t parent, uint32_t type,
+int64_t
+gen_model_node_add(struct gen_export *e, struct th_rng *rng, uint32_t parent, uint32_t type,
 	const char *name, uint64_t now, uint32_t uid, uint32_t gid)
 {
 	struct gen_node *n;
 	uint32_t idx = e->n_nodes;
 
-	if (grow((void **)&e->nodes, &e->cap_nodes, idx + 1, sizeof(*e->nodes)) != 0)
+	if (gen_model_grow((void **)&e->nodes, &e->cap_nodes, idx + 1, sizeof(*e->nodes)) != 0)
 		return -1;
 	n = &e->nodes[idx];
 	memset(n, 0, sizeof(*n));
@@ -202,7 +202,7 @@ node_add(struct gen_export *e, struct th_rng *rng, uint32_t parent, uint32_t typ
 	if (parent != UINT32_MAX) {
 		struct gen_node *p = &e->nodes[parent];
 
-		if (grow((void **)&p->children, &p->cap_children, p->n_children + 1,
+		if (gen_model_grow((void **)&p->children, &p->cap_children, p->n_children + 1,
 			    sizeof(uint32_t)) != 0)
 			return -1;
 		p->children[p->n_children++] = idx;
@@ -212,8 +212,8 @@ node_add(struct gen_export *e, struct th_rng *rng, uint32_t parent, uint32_t typ
 	return idx;
 }
 
-static void
-child_unlink(struct gen_export *e, uint32_t parent, uint32_t idx)
+void
+gen_model_child_unlink(struct gen_export *e, uint32_t parent, uint32_t idx)
 {
 	struct gen_node *p = &e->nodes[parent];
 	uint32_t i;
@@ -229,13 +229,13 @@ child_unlink(struct gen_export *e, uint32_t parent, uint32_t idx)
 	}
 }
 
-static void
-file_remove(struct gen_export *e, uint32_t idx)
+void
+gen_model_file_remove(struct gen_export *e, uint32_t idx)
 {
 	struct gen_node *n = &e->nodes[idx];
 	uint32_t last = e->files[e->n_files - 1];
 
-	child_unlink(e, n->parent, idx);
+	gen_model_child_unlink(e, n->parent, idx);
 	e->files[n->pos] = last;
 	e->nodes[last].pos = n->pos;
 	e->n_files--;
@@ -256,15 +256,15 @@ export_init(
 	e->fsid = (uint32_t)th_rng_u64(rng);
 	e->fh_len = (uint8_t)fh_len;
 	e->next_fileid = 2 + th_rng_below(rng, 1000);
-	if (node_add(e, rng, UINT32_MAX, TH_NFS_DIR, "", now - 86400ull * 1000000000u * 365, 0, 0) <
-		0)
+	if (gen_model_node_add(e, rng, UINT32_MAX, TH_NFS_DIR, "",
+		    now - 86400ull * 1000000000u * 365, 0, 0) < 0)
 		return -ENOMEM;
 	for (i = 0; i < n_dirs; i++) {
 		/* Two levels: top-level directories and some below them. */
 		uint32_t parent = i < 4 ? 0 : e->dirs[th_rng_below(rng, e->n_dirs)];
 
-		make_name(e, rng, true, name, sizeof(name));
-		if (node_add(e, rng, parent, TH_NFS_DIR, name,
+		gen_model_make_name(e, rng, true, name, sizeof(name));
+		if (gen_model_node_add(e, rng, parent, TH_NFS_DIR, name,
 			    now - th_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
 			    1000 + th_rng_below(rng, 20), 100) < 0)
 			return -ENOMEM;
@@ -272,8 +272,8 @@ export_init(
 	for (i = 0; i < n_files; i++) {
 		uint32_t parent = e->dirs[th_rng_below(rng, e->n_dirs)];
 
-		make_name(e, rng, false, name, sizeof(name));
-		idx = node_add(e, rng, parent, TH_NFS_REG, name,
+		gen_model_make_name(e, rng, false, name, sizeof(name));
+		idx = gen_model_node_add(e, rng, parent, TH_NFS_REG, name,
 			now - th_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
 			1000 + th_rng_below(rng, 20), 100 + th_rng_below(rng, 3));
 		if (idx < 0)
@@ -535,7 +535,7 @@ gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mount *m
 		gen_model_begin(w, c, &m->mount, TH_PROG_MOUNT, 3, TH_MOUNT_MNT, rpc);
 		op->uid = 0; /* mount runs as root */
 		op->gid = 0;
-		set_name(&op->call.name, e->path);
+		gen_model_set_name(&op->call.name, e->path);
 		gen_model_fh(e, 0, &op->reply.fh);
 		rpc->is_close_after = true;
 		break;
@@ -549,8 +549,8 @@ gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mount *m
 	m->state++;
 }
 
-static uint32_t
-pick_file(struct th_rng *rng, const struct gen_export *e)
+uint32_t
+gen_model_pick_file(struct th_rng *rng, const struct gen_export *e)
 {
 	/* Squaring the draw skews toward the first files: some files are hot. */
 	double u = th_rng_unit(rng);
@@ -558,8 +558,8 @@ pick_file(struct th_rng *rng, const struct gen_export *e)
 	return e->files[(uint32_t)(u * u * e->n_files)];
 }
 
-static uint32_t
-pick_dir(struct th_rng *rng, const struct gen_export *e)
+uint32_t
+gen_model_pick_dir(struct th_rng *rng, const struct gen_export *e)
 {
 	return e->dirs[th_rng_below(rng, e->n_dirs)];
 }
@@ -579,8 +579,8 @@ io_size(struct gen_world *w, const struct gen_client *c)
 	return kb * 1024;
 }
 
-static void
-touch_dir(struct gen_node *d, uint64_t now)
+void
+gen_model_touch_dir(struct gen_node *d, uint64_t now)
 {
 	d->mtime_ns = now;
 	d->ctime_ns = now;
@@ -620,7 +620,8 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		break;
 	case TH_NFS3_GETATTR:
 	case TH_NFS3_ACCESS:
-		idx = gen_rng_chance(rng, 0.2) ? pick_dir(rng, e) : pick_file(rng, e);
+		idx = gen_rng_chance(rng, 0.2) ? gen_model_pick_dir(rng, e)
+					       : gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		gen_model_fh(e, idx, &call->fh);
 		gen_model_attr(n, &rep->attr);
@@ -632,13 +633,13 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		}
 		break;
 	case TH_NFS3_LOOKUP:
-		didx = pick_dir(rng, e);
+		didx = gen_model_pick_dir(rng, e);
 		d = &e->nodes[didx];
 		gen_model_fh(e, didx, &call->fh);
 		if (d->n_children > 0 && gen_rng_chance(rng, 0.8)) {
 			idx = d->children[th_rng_below(rng, d->n_children)];
 			n = &e->nodes[idx];
-			set_name(&call->name, n->name);
+			gen_model_set_name(&call->name, n->name);
 			gen_model_fh(e, idx, &rep->fh);
 			gen_model_attr(n, &rep->attr);
 		} else {
@@ -646,16 +647,16 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 			char miss[40];
 
 			snprintf(miss, sizeof(miss), ".%s.swp", d->name_len ? d->name : "x");
-			set_name(&call->name, miss);
+			gen_model_set_name(&call->name, miss);
 			rep->status = 2; /* NFS3ERR_NOENT */
 		}
 		gen_model_attr(d, &rep->dir_attr);
 		break;
 	case TH_NFS3_SETATTR:
-		idx = pick_file(rng, e);
+		idx = gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		gen_model_fh(e, idx, &call->fh);
-		pre_attr(n, &rep->pre);
+		gen_model_pre_attr(n, &rep->pre);
 		if (gen_rng_chance(rng, 0.6)) {
 			call->has_set_size = true;
 			call->set_size = gen_rng_chance(rng, 0.7) ? 0 : n->size / 2;
@@ -670,7 +671,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		gen_model_attr(n, &rep->attr);
 		break;
 	case TH_NFS3_READ:
-		idx = pick_file(rng, e);
+		idx = gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		gen_model_fh(e, idx, &call->fh);
 		call->count = io_size(w, c);
@@ -690,7 +691,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		rpc->latency_ns += rep->count; /* about 1 GB/s from the server's cache */
 		break;
 	case TH_NFS3_WRITE:
-		idx = pick_file(rng, e);
+		idx = gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		gen_model_fh(e, idx, &call->fh);
 		call->count = io_size(w, c);
@@ -699,7 +700,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 				       ? n->size
 				       : (n->size / call->count - 1) * (uint64_t)call->count;
 		call->stable = gen_rng_chance(rng, 0.75) ? 0 : 2; /* UNSTABLE or FILE_SYNC */
-		pre_attr(n, &rep->pre);
+		gen_model_pre_attr(n, &rep->pre);
 		if (call->offset + call->count > n->size)
 			n->size = call->offset + call->count;
 		n->mtime_ns = now;
@@ -710,7 +711,7 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		rpc->latency_ns += call->count * 2 + (call->stable ? 1500000u : 0);
 		break;
 	case TH_NFS3_COMMIT:
-		idx = pick_file(rng, e);
+		idx = gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		gen_model_fh(e, idx, &call->fh);
 		if (gen_rng_chance(rng, 0.5)) {
@@ -720,30 +721,30 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 			call->count = io_size(w, c);
 			call->offset = n->size >= call->count ? n->size - call->count : 0;
 		}
-		pre_attr(n, &rep->pre);
+		gen_model_pre_attr(n, &rep->pre);
 		gen_model_attr(n, &rep->attr);
 		break;
 	case TH_NFS3_CREATE:
 	case TH_NFS3_MKDIR:
-		didx = pick_dir(rng, e);
+		didx = gen_model_pick_dir(rng, e);
 		d = &e->nodes[didx];
 		gen_model_fh(e, didx, &call->fh);
-		make_name(e, rng, proc == TH_NFS3_MKDIR, name, sizeof(name));
-		set_name(&call->name, name);
+		gen_model_make_name(e, rng, proc == TH_NFS3_MKDIR, name, sizeof(name));
+		gen_model_set_name(&call->name, name);
 		call->has_set_mode = true;
 		call->set_mode = proc == TH_NFS3_MKDIR ? 0755 : 0644;
 		if (proc == TH_NFS3_CREATE)
 			call->stable = gen_rng_chance(rng, 0.5) ? 1 : 0; /* GUARDED or UNCHECKED */
-		pre_attr(d, &rep->pre);
-		made = node_add(e, rng, didx, proc == TH_NFS3_MKDIR ? TH_NFS_DIR : TH_NFS_REG, name,
-			now, c->uid, c->gid);
+		gen_model_pre_attr(d, &rep->pre);
+		made = gen_model_node_add(e, rng, didx,
+			proc == TH_NFS3_MKDIR ? TH_NFS_DIR : TH_NFS_REG, name, now, c->uid, c->gid);
 		d = &e->nodes[didx]; /* nodes may have moved */
 		if (made < 0) {
 			rep->status = 28; /* NFS3ERR_NOSPC: the model is out of memory */
 			gen_model_attr(d, &rep->dir_attr);
 			break;
 		}
-		touch_dir(d, now);
+		gen_model_touch_dir(d, now);
 		n = &e->nodes[made];
 		n->mode = call->set_mode;
 		gen_model_fh(e, (uint32_t)made, &rep->fh);
@@ -751,32 +752,32 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		gen_model_attr(d, &rep->dir_attr);
 		break;
 	case TH_NFS3_REMOVE:
-		idx = pick_file(rng, e);
+		idx = gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		didx = n->parent;
 		d = &e->nodes[didx];
 		gen_model_fh(e, didx, &call->fh);
-		set_name(&call->name, n->name);
-		pre_attr(d, &rep->pre);
-		file_remove(e, idx);
-		touch_dir(d, now);
+		gen_model_set_name(&call->name, n->name);
+		gen_model_pre_attr(d, &rep->pre);
+		gen_model_file_remove(e, idx);
+		gen_model_touch_dir(d, now);
 		gen_model_attr(d, &rep->attr);
 		break;
 	case TH_NFS3_RENAME:
-		idx = pick_file(rng, e);
+		idx = gen_model_pick_file(rng, e);
 		n = &e->nodes[idx];
 		didx = n->parent;
 		d = &e->nodes[didx];
-		i = gen_rng_chance(rng, 0.5) ? didx : pick_dir(rng, e);
+		i = gen_rng_chance(rng, 0.5) ? didx : gen_model_pick_dir(rng, e);
 		d2 = &e->nodes[i];
 		gen_model_fh(e, didx, &call->fh);
-		set_name(&call->name, n->name);
+		gen_model_set_name(&call->name, n->name);
 		gen_model_fh(e, i, &call->fh2);
-		make_name(e, rng, false, name, sizeof(name));
-		set_name(&call->name2, name);
-		pre_attr(d, &rep->pre);
-		child_unlink(e, didx, idx);
-		if (grow((void **)&d2->children, &d2->cap_children, d2->n_children + 1,
+		gen_model_make_name(e, rng, false, name, sizeof(name));
+		gen_model_set_name(&call->name2, name);
+		gen_model_pre_attr(d, &rep->pre);
+		gen_model_child_unlink(e, didx, idx);
+		if (gen_model_grow((void **)&d2->children, &d2->cap_children, d2->n_children + 1,
 			    sizeof(uint32_t)) != 0) {
 			/* Put it back where it was: the rename fails like a full disk. */
 			d->children[d->n_children++] = idx;
@@ -789,13 +790,13 @@ gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, ui
 		snprintf(n->name, sizeof(n->name), "%s", name);
 		n->name_len = (uint8_t)strlen(n->name);
 		n->ctime_ns = now;
-		touch_dir(d, now);
-		touch_dir(d2, now);
+		gen_model_touch_dir(d, now);
+		gen_model_touch_dir(d2, now);
 		gen_model_attr(d, &rep->attr);
 		gen_model_attr(d2, &rep->dir_attr);
 		break;
 	case TH_NFS3_READDIRPLUS:
-		didx = pick_dir(rng, e);
+		didx = gen_model_pick_dir(rng, e);
 		d = &e->nodes[didx];
 		gen_model_fh(e, didx, &call->fh);
 		call->count = 32768;

@@ -6,8 +6,10 @@
  * Inside the generator. Four parts, each in its own file:
  *   gen_model.c  the world: servers, exports, files, clients, mounts; builds the
  *                th_op of each operation and applies its effect to the model
- *   gen_mix.c    client behaviour: which operation a client issues next (the op
- *                mixes now; user-level behaviour models later)
+ *   gen_mix.c    client behaviour of the ops workload: which operation a client
+ *                issues next, drawn from a mix
+ *   gen_users.c  the users workload: user commands on Linux-like clients with
+ *                attribute, access, name and data caches, and the truth of opens
  *   gen_rpc.c    XDR writer and the RPC/NFS/MOUNT/portmap encoders, from a th_op
  *   gen_wire.c   Ethernet/IP/TCP/UDP: segmentation, fragments, seq/ack, checksums
  *   gen.c        the driver: time, ordering of frames and truth, sinks, files
@@ -76,6 +78,7 @@ struct gen_node {
 	uint32_t n_children;   /**< used entries in children */
 	uint32_t cap_children; /**< allocated entries in children */
 	bool is_live;          /**< false once removed */
+	bool is_exec;          /**< users workload: a program, read by demand paging */
 	uint8_t name_len;      /**< bytes in name */
 	char name[24];         /**< component name, NUL-terminated */
 };
@@ -160,7 +163,8 @@ struct gen_client {
 	uint64_t next_ns;                    /**< when the client acts next */
 	struct gen_mount *mounts;
 	uint32_t n_mounts;
-	uint32_t heap_pos; /**< unused when not in a heap */
+	uint32_t heap_pos;     /**< unused when not in a heap */
+	struct gen_uclient *u; /**< users workload: caches and users (gen_users.c) */
 };
 
 /** READDIRPLUS entries are encoded from these (th_op keeps only the count). */
@@ -178,6 +182,8 @@ struct gen_rpc {
 	uint32_t entries[GEN_DIRENT_MAX]; /**< READDIRPLUS entries, node indices */
 	const struct gen_export *exp;     /**< export of the objects, for fsid and handles */
 	bool is_close_after;              /**< TCP: the client closes after the reply */
+	bool is_set_times;                /**< SETATTR/CREATE: atime and mtime to server time
+					     (touch) */
 };
 
 struct gen_world {
@@ -187,6 +193,11 @@ struct gen_world {
 	uint32_t n_servers;
 	struct gen_client *clients;
 	uint32_t n_clients;
+	/* Users workload. */
+	struct th_gen_stats *stats; /**< opens and phantoms are counted here */
+	int (*open_cb)(void *ctx, const struct th_gen_open *o); /**< truth of opens */
+	void *open_ctx;
+	uint64_t end_ns; /**< no command starts at or after this */
 };
 
 int gen_world_init(struct gen_world *w, const struct th_gen_config *cfg);
@@ -216,6 +227,63 @@ void gen_model_session(struct gen_world *w, struct gen_client *c, struct gen_mou
 	struct gen_rpc *rpc);
 void gen_model_nfs(struct gen_world *w, struct gen_client *c, struct gen_mount *m, uint32_t proc,
 	uint64_t now, struct gen_rpc *rpc);
+
+/* Model helpers shared with the users workload. */
+int gen_model_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+void gen_model_pre_attr(const struct gen_node *n, struct th_nfs_pre_attr *p);
+void gen_model_set_name(struct th_nfs_name *dst, const char *s);
+void gen_model_make_name(
+	struct gen_export *e, struct th_rng *rng, bool is_dir, char *out, size_t size);
+/** Add a node under @p parent (UINT32_MAX: the root). @return its index, or -1 (ENOMEM). */
+int64_t gen_model_node_add(struct gen_export *e, struct th_rng *rng, uint32_t parent, uint32_t type,
+	const char *name, uint64_t now, uint32_t uid, uint32_t gid);
+void gen_model_child_unlink(struct gen_export *e, uint32_t parent, uint32_t idx);
+void gen_model_file_remove(struct gen_export *e, uint32_t idx);
+void gen_model_touch_dir(struct gen_node *d, uint64_t now);
+uint32_t gen_model_pick_file(struct th_rng *rng, const struct gen_export *e);
+uint32_t gen_model_pick_dir(struct th_rng *rng, const struct gen_export *e);
+
+/* ---- users workload (gen_users.c) ---- */
+
+/** What a user runs. */
+enum gen_user_cmd {
+	GEN_CMD_LS,    /**< ls -l DIR */
+	GEN_CMD_STAT,  /**< stat FILE */
+	GEN_CMD_CAT,   /**< cat FILE */
+	GEN_CMD_WC,    /**< wc FILE (reads it all, like cat) */
+	GEN_CMD_TOUCH, /**< touch FILE (or a new name) */
+	GEN_CMD_CP,    /**< cp FILE NEW-OR-OTHER */
+	GEN_CMD_EDIT,  /**< read FILE, pause, write a temp file, rename it over FILE */
+	GEN_CMD_EXEC,  /**< run a program: demand-paged reads */
+	GEN_CMD_MKDIR, /**< mkdir in DIR */
+	GEN_CMD_RM,    /**< rm FILE */
+	GEN__CMD_COUNT,
+};
+
+/**
+ * Tests: make @p user of @p c run @p cmd on @p node (a file, or the
+ * directory for ls and mkdir) of mount @p mount at @p now, instead of a drawn
+ * command (after any command in progress).
+ */
+void gen_users_force(struct gen_client *c, uint32_t user, enum gen_user_cmd cmd, uint32_t mount,
+	uint32_t node, uint64_t now);
+/** Tests: whether the user is in the middle of a command. */
+bool gen_users_is_busy(const struct gen_client *c, uint32_t user);
+
+/** Caches, users and executables. @return 0 or -ENOMEM. */
+int gen_users_init(struct gen_world *w);
+void gen_users_free(struct gen_world *w);
+/**
+ * Next RPC of client @p c at @p now. @return 1 with @p rpc filled; 0 when
+ * none is due now (c->next_ns says when, UINT64_MAX once every user is done);
+ * or a negative errno (a sink refused an open).
+ */
+int gen_users_next(struct gen_world *w, struct gen_client *c, uint64_t now, struct gen_rpc *rpc);
+/**
+ * The RPC from gen_users_next() went out: its op holds the wire times. Records
+ * them in the open in progress and sets c->next_ns. @return 0 or a sink's error.
+ */
+int gen_users_done(struct gen_world *w, struct gen_client *c, const struct gen_rpc *rpc);
 
 /* ---- RPC encoding ---- */
 
@@ -261,6 +329,10 @@ int gen_wire_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t0,
 int gen_wire_close(struct gen_wire *wi, struct gen_flow *f, uint64_t t0);
 /** Pop the earliest queued frame with ts_ns <= until, finished, or NULL. */
 struct gen_frame *gen_wire_pop(struct gen_wire *wi, uint64_t until);
+/** Frames lost so far (--loss). */
+uint64_t gen_wire_lost(const struct gen_wire *wi);
+/** True when the last UDP datagram gen_wire_send() sent was lost before the tap. */
+bool gen_wire_last_lost(const struct gen_wire *wi);
 /** Give a popped frame back. */
 void gen_wire_release(struct gen_wire *wi, struct gen_frame *fr);
 

@@ -159,8 +159,10 @@ put_wcc(struct gen_xdr *x, const struct th_nfs_pre_attr *pre, const struct th_nf
 }
 
 static void
-put_sattr(struct gen_xdr *x, const struct th_nfs_call *c)
+put_sattr(struct gen_xdr *x, const struct gen_rpc *rpc)
 {
+	const struct th_nfs_call *c = &rpc->op.call;
+
 	gen_xdr_bool(x, c->has_set_mode);
 	if (c->has_set_mode)
 		gen_xdr_u32(x, c->set_mode);
@@ -169,8 +171,9 @@ put_sattr(struct gen_xdr *x, const struct th_nfs_call *c)
 	gen_xdr_bool(x, c->has_set_size);
 	if (c->has_set_size)
 		gen_xdr_u64(x, c->set_size);
-	gen_xdr_u32(x, 0); /* atime DONT_CHANGE */
-	gen_xdr_u32(x, 0); /* mtime DONT_CHANGE */
+	/* touch: both times SET_TO_SERVER_TIME (1), as Linux sends for utimensat(NULL). */
+	gen_xdr_u32(x, rpc->is_set_times ? 1 : 0); /* atime */
+	gen_xdr_u32(x, rpc->is_set_times ? 1 : 0); /* mtime */
 }
 
 static uint64_t
@@ -194,7 +197,7 @@ put_nfs3_args(struct gen_xdr *x, const struct gen_rpc *rpc)
 		break;
 	case TH_NFS3_SETATTR:
 		put_fh(x, &c->fh);
-		put_sattr(x, c);
+		put_sattr(x, rpc);
 		gen_xdr_bool(x, false); /* guard */
 		break;
 	case TH_NFS3_LOOKUP:
@@ -222,12 +225,12 @@ put_nfs3_args(struct gen_xdr *x, const struct gen_rpc *rpc)
 		put_fh(x, &c->fh);
 		put_name(x, &c->name);
 		gen_xdr_u32(x, c->stable); /* createmode: UNCHECKED or GUARDED */
-		put_sattr(x, c);
+		put_sattr(x, rpc);
 		break;
 	case TH_NFS3_MKDIR:
 		put_fh(x, &c->fh);
 		put_name(x, &c->name);
-		put_sattr(x, c);
+		put_sattr(x, rpc);
 		break;
 	case TH_NFS3_RENAME:
 		put_fh(x, &c->fh);

@@ -21,11 +21,12 @@
 #define TCP_HDR 20
 #define TCP_SYN_OPTS 8 /* MSS, NOP, window scale */
 #define UDP_HDR 8
-#define RTT_NS 50000u      /* LAN round trip */
-#define STREAM_RECS_MAX 16 /* records in one gen_wire_send */
-#define ACK_EVERY 8        /* receiver ACKs every this many segments of a long record */
-#define WSCALE 7           /* window 65535 << 7: 8 MB, more than any burst in flight */
-#define FRAG_HEAD_MIN 160  /* a record's first record-marking fragment holds this much */
+#define RTT_NS 50000u       /* LAN round trip */
+#define STREAM_RECS_MAX 16  /* records in one gen_wire_send */
+#define ACK_EVERY 8         /* receiver ACKs every this many segments of a long record */
+#define WSCALE 7            /* window 65535 << 7: 8 MB, more than any burst in flight */
+#define FRAG_HEAD_MIN 160   /* a record's first record-marking fragment holds this much */
+#define RTO_NS 200000000ull /* Linux's minimum TCP retransmission timeout */
 
 struct gen_wire {
 	struct gen_world *w;     /**< addresses, configuration, PRNG */
@@ -35,7 +36,37 @@ struct gen_wire {
 	uint64_t order;          /**< generation counter */
 	uint8_t *stream;         /**< TCP stream or UDP datagram being cut */
 	size_t stream_cap;       /**< bytes allocated in stream */
+	uint64_t lost;           /**< frames lost before the tap (--loss) */
+	bool is_last_lost;       /**< the last UDP datagram sent was lost */
 };
+
+/*
+ * Loss happens before the tap: a lost frame is not in the capture. TCP sends
+ * the segment again after the retransmission timeout (doubling), and what
+ * follows it in the stream waits for it (the sender's window is shut), so the
+ * tap sees every byte once, in order, late. UDP loses whole datagrams; the
+ * caller resends the RPC.
+ */
+static bool
+is_lost(struct gen_wire *wi)
+{
+	if (wi->w->cfg->loss <= 0 || !gen_rng_chance(&wi->w->rng, wi->w->cfg->loss))
+		return false;
+	wi->lost++;
+	return true;
+}
+
+uint64_t
+gen_wire_lost(const struct gen_wire *wi)
+{
+	return wi->lost;
+}
+
+bool
+gen_wire_last_lost(const struct gen_wire *wi)
+{
+	return wi->is_last_lost;
+}
 
 /* ---- checksums ---- */
 
@@ -453,8 +484,12 @@ tcp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 	while (off < len) {
 		uint32_t seg = len - off < mss ? (uint32_t)(len - off) : mss;
 		uint8_t flags = TH_TCP_ACK | (off + seg == len ? TH_TCP_PSH : 0);
-		uint64_t gap;
+		uint64_t gap, rto = RTO_NS;
 
+		while (is_lost(wi)) {
+			t += rto;
+			rto *= 2;
+		}
 		rc = tcp_frame(
 			wi, f, dir, t, flags, true, h->snd_next, wi->stream + off, seg, &gap);
 		if (rc != 0)
@@ -469,7 +504,7 @@ tcp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 		off += seg;
 		t += gap;
 		/* The receiver acknowledges long transfers as they arrive (delayed ACK). */
-		if (++seg_no % ACK_EVERY == 0 && off < len) {
+		if (++seg_no % ACK_EVERY == 0 && off < len && !is_lost(wi)) {
 			rc = tcp_frame(wi, f, !dir, t + 2000, TH_TCP_ACK, false, 0, NULL, 0, NULL);
 			if (rc != 0)
 				return rc;
@@ -579,6 +614,13 @@ udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 	ident = is_v6 ? (uint32_t)f->client_idx << 16 | h->ip_id : h->ip_id;
 	h->ip_id++;
 	*first_ns = t;
+	wi->is_last_lost = is_lost(wi);
+	if (wi->is_last_lost) {
+		/* Gone before the tap: nothing is queued, the link time is still spent. */
+		*last_ns = t;
+		h->busy_until_ns = t + gap_ns((uint32_t)(dlen + 64));
+		return 0;
+	}
 	if (dlen <= mtu - l3_hdr_size(wi, f)) {
 		rc = udp_frame(wi, f, dir, t, u, dlen, 0, false, false, ident, &gap);
 		*last_ns = t;

@@ -39,6 +39,61 @@ enum th_gen_mix {
 		TH_GEN__MIX_COUNT
 };
 
+/** Workloads: enum value, name on the command line, description. */
+#define TH_GEN_WORKLOAD_LIST(X)                                                                    \
+	X(OPS, "ops", "a fixed number of RPCs drawn from --mix, the default")                      \
+	X(USERS, "users",                                                                          \
+		"users running ls -l, stat, touch, cp, cat, wc, edit-and-save and programs on "    \
+		"Linux-like NFS clients with attribute and data caches, for --hours")
+
+enum th_gen_workload {
+#define TH_GEN_X(e, name, text) TH_GEN_WORKLOAD_##e,
+	TH_GEN_WORKLOAD_LIST(TH_GEN_X)
+#undef TH_GEN_X
+		TH_GEN__WORKLOAD_COUNT
+};
+
+/**
+ * Classes of user-level opens in the users workload's ground truth:
+ * enum value, name in the opens file, meaning.
+ */
+#define TH_GEN_OPEN_CLASS_LIST(X)                                                                  \
+	X(WRITE, "write", "a file opened for writing (created, truncated, or touched)")            \
+	X(UNCACHED_READ, "uncached-read", "every byte the user read came over the wire")           \
+	X(CACHED_READ, "cached-read", "every byte came from the client cache: transferred 0")      \
+	X(PARTIAL_READ, "partial-read", "some blocks from the cache, the rest over the wire")      \
+	X(DIR_READ, "dir-read", "a directory listed (ls -l)")                                      \
+	X(DIR_WRITE, "dir-write", "a directory made (mkdir)")
+
+enum th_gen_open_class {
+#define TH_GEN_X(e, name, text) TH_GEN_OPEN_##e,
+	TH_GEN_OPEN_CLASS_LIST(TH_GEN_X)
+#undef TH_GEN_X
+		TH_GEN__OPEN_CLASS_COUNT
+};
+
+/**
+ * One user-level open (users workload): what the simulated user did, as
+ * the seed's nfstrace record would describe it, and its class.
+ */
+struct th_gen_open {
+	uint64_t open_ns;      /**< the open: call of its first RPC on the object */
+	uint64_t close_ns;     /**< reply of the last RPC the open caused (open_ns if none) */
+	struct th_addr server; /**< server address the client used */
+	struct th_addr client; /**< client address */
+	uint32_t uid;          /**< the user */
+	uint32_t gid;          /**< the user's group */
+	uint8_t fh_len;        /**< bytes in fh */
+	uint8_t fh[64];        /**< the object's handle */
+	uint8_t cls;           /**< enum th_gen_open_class */
+	bool is_write;         /**< direction: write (WRITE, DIR_WRITE) or read */
+	bool is_directory;     /**< DIR_READ, DIR_WRITE */
+	uint32_t ops;          /**< RPCs the open caused (0: served without the wire) */
+	uint64_t transferred;  /**< bytes moved over the wire by the open */
+	uint64_t touched;      /**< bytes the user read or wrote */
+	uint64_t size;         /**< object size at close */
+};
+
 /** What to generate. Fill with th_gen_config_init(), then change fields. */
 struct th_gen_config {
 	uint64_t seed;             /**< PRNG seed: same seed, same bytes */
@@ -58,6 +113,20 @@ struct th_gen_config {
 				      this (default 1000: DPDK 22.11's net_pcap delivers
 				      microseconds, so truth made for capture must too) */
 	uint32_t think_us;         /**< mean client pause between calls, microseconds */
+	enum th_gen_workload workload; /**< ops (the mixes) or users */
+	/* Users workload only. */
+	double hours;              /**< simulated time; commands start before its end */
+	uint32_t users_per_client; /**< users on each client, each with its own uid */
+	double ls_share;           /**< share of user commands that are ls -l */
+	uint32_t cache_mb;         /**< each client's data cache */
+	uint32_t acregmin_s;       /**< attribute cache timeouts, as the Linux mount options */
+	uint32_t acregmax_s;
+	uint32_t acdirmin_s;
+	uint32_t acdirmax_s;
+	uint32_t rsize;      /**< READ size, bytes (4 KiB multiple; UDP caps at 32 KiB) */
+	uint32_t wsize;      /**< WRITE size, bytes */
+	double user_think_s; /**< mean pause of a user between commands, seconds */
+	double loss;         /**< chance a data frame or datagram is lost (and resent) */
 };
 
 /** What was generated. */
@@ -68,6 +137,13 @@ struct th_gen_stats {
 	uint64_t rpc_messages; /**< RPC calls plus replies, what tshark counts */
 	uint64_t first_ns;     /**< first frame's timestamp */
 	uint64_t last_ns;      /**< last frame's timestamp */
+	/* Users workload. */
+	uint64_t commands;                        /**< user commands run */
+	uint64_t opens[TH_GEN__OPEN_CLASS_COUNT]; /**< ground-truth opens by class */
+	uint64_t phantom_getattrs; /**< GETATTRs that belong to no open (ls -l, stat, path
+				      walks) */
+	uint64_t lost_frames;      /**< frames lost (not in the pcap) and sent again */
+	uint64_t udp_retrans;      /**< UDP calls sent again after a timeout */
 };
 
 /**
@@ -79,10 +155,16 @@ struct th_gen_stats {
 struct th_gen_sink {
 	int (*frame)(void *ctx, uint64_t ts_ns, const uint8_t *frame, uint32_t size);
 	int (*op)(void *ctx, const struct th_op *op);
-	void *ctx; /**< passed to both */
+	void *ctx; /**< passed to all */
+	/** Users workload: each user-level open, when it closed (may be NULL). */
+	int (*open)(void *ctx, const struct th_gen_open *o);
 };
 
-/** Defaults: seed 1, 8 clients, 2 servers, 10000 ops, mixed, MTU 1500, handshakes. */
+/**
+ * Defaults: seed 1, 8 clients, 2 servers, 10000 ops, mixed, MTU 1500, handshakes;
+ * users workload: 1 hour, 2 users per client, ls -l 30%, 64 MB cache, Linux's
+ * acregmin/acregmax/acdirmin/acdirmax 3/60/30/60 s, rsize and wsize 1 MiB, no loss.
+ */
 void th_gen_config_init(struct th_gen_config *cfg);
 
 /**
@@ -96,6 +178,23 @@ const char *th_gen_mix_name(enum th_gen_mix mix);
 
 /** Parse a mix name. @return 0, or -EINVAL for an unknown name. */
 int th_gen_mix_parse(const char *name, enum th_gen_mix *mix);
+
+/** Name of a workload ("users"), or NULL when out of range. */
+const char *th_gen_workload_name(enum th_gen_workload wl);
+
+/** Parse a workload name. @return 0, or -EINVAL for an unknown name. */
+int th_gen_workload_parse(const char *name, enum th_gen_workload *wl);
+
+/** Name of an open class ("cached-read"), or NULL when out of range. */
+const char *th_gen_open_class_name(enum th_gen_open_class cls);
+
+/**
+ * Format an open as one line: the seed's record
+ *   timestamp | command-time | direction | file-id | client | transferred | size
+ * (as th_sess_record_format() writes it), then " | " and the class, and a newline.
+ * @return as snprintf.
+ */
+int th_gen_open_format(const struct th_gen_open *o, char *buf, size_t size);
 
 /**
  * Generate into a sink.
@@ -113,6 +212,17 @@ int th_gen_run(const struct th_gen_config *cfg, const struct th_gen_sink *sink,
  * @return 0, -EINVAL, -ENOMEM, or -errno of a failed open or write.
  */
 int th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char *truth_path,
+	struct th_gen_stats *stats, char *err, size_t err_size);
+
+/** Output files of th_gen_write_files(); NULL: not written. */
+struct th_gen_files {
+	const char *pcap;  /**< the capture (required) */
+	const char *truth; /**< one th_op_format() line per RPC */
+	const char *opens; /**< users workload: one th_gen_open_format() line per open */
+};
+
+/** th_gen_write() with the opens file too. Same returns. */
+int th_gen_write_files(const struct th_gen_config *cfg, const struct th_gen_files *files,
 	struct th_gen_stats *stats, char *err, size_t err_size);
 
 #endif /* TH_GEN_H */
