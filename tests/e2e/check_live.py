@@ -10,7 +10,12 @@ Three sources are compared:
   client   nfs_client's own account of what it did: operations that map to exactly one
            RPC must appear exactly that many times, and the bytes that WRITE and READ
            lines carry must add up to what the client wrote and read;
-  stats    tracehound's final statistics block: frames counted, nothing unmatched or lost.
+  stats    tracehound's final statistics block: frames counted, nothing unmatched or lost;
+  records  tracehound's open records (-r) scored against the client's user-level operations
+           (its "OP ..." lines): every write and read open the client made must be a record
+           of the same direction, file, client address and uid that moved exactly the bytes
+           the client moved; no record may claim more bytes than the RPC log shows for its
+           file; every duration lies within the client's run.
 
 Prints one line per problem and exits 1 when there is any, 0 otherwise.
 """
@@ -18,6 +23,7 @@ Prints one line per problem and exits 1 when there is any, 0 otherwise.
 import collections
 import re
 import sys
+import zlib
 
 NFS3_PROCS = [
     "NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ", "WRITE", "CREATE",
@@ -168,7 +174,11 @@ def read_client(path):
 
 # Rows of the final block that mean the trace is incomplete; a clean run must show 0.
 MUST_BE_ZERO = ["unmatched", "NIC: frames missed", "NIC: no mbuf", "dispatch ring full",
-                "ops dropped", "RPC records lost", "XID table full"]
+                "ops dropped", "RPC records lost", "XID table full",
+                # open/close inference: nothing lost on the way to the records, no table
+                # pressure with a handful of files, no impossible values from a real client.
+                "ops lost to inference", "records dropped", "table full",
+                "impossible values"]
 
 
 def check_stats(path):
@@ -227,10 +237,209 @@ def check_latency(op, witness_lat):
         lat_diffs.append(abs(last - witness_lat))
 
 
+# ---------------------------------------------------------------------------------------
+# Open records against the client's user-level operations.
+
+RECORD_LINE = re.compile(
+    r"^(?P<sec>\d+)\.(?P<usec>\d{6}) \| (?P<cmd>-?\d+) \| (?P<dir>read|write) \| "
+    r"(?P<server>[0-9.]+|\[[0-9a-f:.]+\]):(?P<fh>[0-9a-f]+) \| "
+    r"(?P<client>[0-9a-f.:]+)\.(?P<uid>\d+) \| (?P<transferred>\d+) \| (?P<size>\d+)$")
+
+
+def read_records(path):
+    records = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            m = RECORD_LINE.match(line)
+            if m is None or len(m.group("fh")) % 2:
+                problem("records line %d is not in the seed's layout: %s" % (n, line))
+                continue
+            r = m.groupdict()
+            r["open"] = int(r["sec"]) + int(r["usec"]) / 1e6
+            for k in ("cmd", "uid", "transferred", "size"):
+                r[k] = int(r[k])
+            # The handle in full; its CRC-32 is what the RPC log's fh=/newfh= print.
+            r["crc"] = "%08x" % zlib.crc32(bytes.fromhex(r["fh"]))
+            r["line"] = line
+            r["used"] = False
+            records.append(r)
+    return records
+
+
+def read_client_ops(path):
+    """The client's "OP kind key=value ..." lines, in order."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("OP "):
+                words = line.split()
+                kv = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+                out.append(dict(kv, kind=words[1]))
+    return out
+
+
+def resolve(path, root, nfs_ops):
+    """The CRC-32 of the handle @p path named, walking from the mount's root handle through
+    the OK CREATE/MKDIR/LOOKUP/SYMLINK replies: the directory handle (fh=) is part of the
+    key, so a name looked up in several directories is not confused. None when no reply
+    names it; a problem when one name in one directory had several handles."""
+    fh = root
+    for comp in path.strip("/").split("/"):
+        found = {op["kv"]["newfh"] for op in nfs_ops
+                 if op["proc"] in ("LOOKUP", "CREATE", "MKDIR", "SYMLINK")
+                 and op["status"] == "OK" and op["kv"].get("fh") == fh
+                 and op["kv"].get("name") == comp and "newfh" in op["kv"]}
+        if len(found) != 1:
+            if len(found) > 1:
+                problem("records: %s in directory %s had several handles %s; the test must "
+                        "not reuse names" % (comp, fh, sorted(found)))
+            return None
+        fh = found.pop()
+    return fh
+
+
+def check_records(records_path, client_path, ops, t_start, t_end, cli_addr, srv_addr):
+    records = read_records(records_path)
+    client_ops = read_client_ops(client_path)
+    nfs_ops = [op for op in ops if op["kind"] == "RPC" and op["prog"] == "NFS3"]
+    roots = {op["kv"].get("newfh") for op in ops
+             if op["kind"] == "RPC" and op["proc"] == "MNT" and op["status"] == "OK"}
+    roots.discard(None)
+    if len(roots) != 1:
+        problem("records: %d root handles in the MNT replies, expected 1" % len(roots))
+        return
+    root = roots.pop()
+    # Bytes on the wire per handle CRC and direction (WRITE/READ done=).
+    wire = collections.Counter()
+    for op in nfs_ops:
+        if op["proc"] in ("READ", "WRITE") and "fh" in op["kv"]:
+            wire[(op["kv"]["fh"], op["proc"].lower())] += int(op["kv"].get("done", 0))
+
+    # Expected opens: (kind, direction, path, crc, uid, bytes or None, size).
+    expected = []
+    names = {}
+    for cop in client_ops:
+        if cop["kind"] not in ("write", "read", "truncate", "stat"):
+            problem("records: unknown client operation %s" % cop)
+            continue
+        crc = resolve(cop["path"], root, nfs_ops)
+        if crc is None:
+            problem("records: the RPC log names no handle for %s (client %s)"
+                    % (cop["path"], cop["kind"]))
+            continue
+        names[crc] = cop["path"]
+        direction = "read" if cop["kind"] in ("read", "stat") else "write"
+        nbytes = {"write": None, "read": None, "truncate": 0, "stat": 0}[cop["kind"]]
+        if nbytes is None:
+            nbytes = int(cop["bytes"])
+        expected.append({"kind": cop["kind"], "dir": direction, "path": cop["path"],
+                         "crc": crc, "uid": int(cop["uid"]), "bytes": nbytes,
+                         "size": int(cop["size"]) if "size" in cop else None})
+
+    # Records that belong to no file of the client, or a wrong server/client address.
+    wall = t_end - t_start
+    for r in records:
+        where = "record %s" % r["line"]
+        if r["server"] != srv_addr:
+            problem("records: server %s, expected %s: %s" % (r["server"], srv_addr, where))
+        if r["client"] != cli_addr:
+            problem("records: client %s, expected %s: %s" % (r["client"], cli_addr, where))
+        if r["cmd"] < 0 or r["cmd"] / 1e6 > wall + TIME_TOLERANCE_S:
+            problem("records: command-time %d us outside 0..%.3f s (the client's run): %s"
+                    % (r["cmd"], wall, where))
+        if (r["open"] < t_start - TIME_TOLERANCE_S
+                or r["open"] + r["cmd"] / 1e6 > t_end + TIME_TOLERANCE_S):
+            problem("records: open %.6f + %d us is not within the client's run %.6f..%.6f: %s"
+                    % (r["open"], r["cmd"], t_start, t_end, where))
+    # No record claims more than the wire carried for its file, alone or with the others.
+    claimed = collections.Counter()
+    for r in records:
+        claimed[(r["crc"], r["dir"])] += r["transferred"]
+        if r["transferred"] > wire[(r["crc"], r["dir"])]:
+            problem("records: %d bytes %s, the RPC log shows %d for handle %s: %s"
+                    % (r["transferred"], r["dir"], wire[(r["crc"], r["dir"])], r["crc"],
+                       r["line"]))
+    for (crc, direction), total in sorted(claimed.items()):
+        if total > wire[(crc, direction)]:
+            problem("records: the %s records of handle %s (%s) claim %d bytes, the RPC log "
+                    "shows %d" % (direction, crc, names.get(crc, "?"), total,
+                                  wire[(crc, direction)]))
+
+    # Match: exact first (direction, file, uid, bytes), then what is left of the same
+    # direction, file and uid is a wrong byte count.
+    def candidates(e):
+        return [r for r in records if not r["used"] and r["dir"] == e["dir"]
+                and r["crc"] == e["crc"] and r["uid"] == e["uid"]]
+
+    for e in expected:
+        exact = [r for r in candidates(e) if r["transferred"] == e["bytes"]]
+        if exact:
+            e["record"] = exact[0]
+            exact[0]["used"] = True
+    for e in expected:
+        if "record" in e or e["kind"] == "stat":
+            continue
+        left = candidates(e)
+        if left:
+            e["record"] = left[0]
+            left[0]["used"] = True
+            problem("records: %s %s by uid %d moved %d bytes, the record says %d: %s"
+                    % (e["kind"], e["path"], e["uid"], e["bytes"], left[0]["transferred"],
+                       left[0]["line"]))
+    notes = []
+    for e in expected:
+        r = e.get("record")
+        if r is None:
+            if e["kind"] != "stat":
+                problem("records: missing: %s %s by uid %d (%d bytes, handle %s)"
+                        % (e["kind"], e["path"], e["uid"], e["bytes"], e["crc"]))
+            continue
+        want_size = e["size"]
+        if want_size is not None and r["size"] != want_size:
+            notes.append("%s %s: size %d at close, the client left the file at %d bytes "
+                         "during that open: %s" % (e["kind"], e["path"], r["size"], want_size,
+                                                   r["line"]))
+    # Records no client operation explains, shown on the row of the kind they look like. A
+    # zero-byte read on a file the client used is a cache read the heuristics may infer (a
+    # stat, an open's GETATTR); anything else is a phantom open.
+    def extra_kind(r):
+        if r["dir"] == "write":
+            return "write" if r["transferred"] else "truncate"
+        return "read" if r["transferred"] else "stat"
+
+    extra = collections.Counter()
+    for r in records:
+        if r["used"]:
+            continue
+        extra[extra_kind(r)] += 1
+        if extra_kind(r) != "stat" or r["crc"] not in names:
+            problem("records: extra: no client operation explains %s (%s)"
+                    % (r["line"], names.get(r["crc"], "unknown file")))
+
+    print("check: records scored against the client's operations (%d records)" % len(records))
+    print("check:   %-18s %8s %8s %8s %8s" % ("kind", "expected", "matched", "missing", "extra"))
+    for kind in ("write", "read", "truncate", "stat"):
+        exp = [e for e in expected if e["kind"] == kind]
+        got = sum(1 for e in exp if "record" in e)
+        # A stat need not be a record, and zero-byte reads are allowed cache reads.
+        print("check:   %-18s %8d %8d %8s %8d%s"
+              % (kind if kind != "stat" else "stat (cache read)", len(exp), got,
+                 len(exp) - got if kind != "stat" else "-", extra[kind],
+                 " (allowed)" if kind == "stat" and extra[kind] else ""))
+    for note in notes:
+        print("check: note (not asserted): " + note)
+
+
 def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: check_live.py WITNESS_FIELDS OPS CLIENT_OUT TRACEHOUND_STDERR")
-    witness_path, ops_path, client_path, stats_path = sys.argv[1:]
+    if len(sys.argv) != 10:
+        sys.exit("usage: check_live.py WITNESS_FIELDS OPS CLIENT_OUT TRACEHOUND_STDERR "
+                 "RECORDS CLIENT_START CLIENT_END CLIENT_ADDR SERVER_ADDR")
+    witness_path, ops_path, client_path, stats_path, records_path = sys.argv[1:6]
+    t_start, t_end = float(sys.argv[6]), float(sys.argv[7])
+    cli_addr, srv_addr = sys.argv[8], sys.argv[9]
 
     calls, replies = read_witness(witness_path)
     ops = read_ops(ops_path)
@@ -312,6 +521,7 @@ def main():
         problem("no NFS3 LOOKUP name=missing with status NOENT (the client's failed stat)")
 
     frames = check_stats(stats_path)
+    check_records(records_path, client_path, ops, t_start, t_end, cli_addr, srv_addr)
 
     lat_diffs.sort()
     if lat_diffs:

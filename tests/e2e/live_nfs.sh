@@ -3,7 +3,8 @@
 #
 # Live end-to-end test: real NFSv3 traffic between nfs-ganesha and a libnfs client, captured
 # by `tracehound capture` through DPDK net_af_packet, checked against a second witness
-# (tshark on the same interface) and against what the client says it did.
+# (tshark on the same interface) and against what the client says it did: its NFS-level
+# operations against the RPC log, its user-level opens (OP lines) against the open records.
 #
 #   live_nfs.sh TRACEHOUND NFS_CLIENT
 #
@@ -240,7 +241,9 @@ in_cli rpcinfo -t "$SRV_ADDR" nfs 3 >/dev/null ||
 	fail "the client cannot reach $SRV_ADDR over the veth"
 
 # ---------------------------------------------------------------------------------------
-# Capture: tshark (the witness) and tracehound on the client's end of the veth.
+# Capture: tshark (the witness) and tracehound on the client's end of the veth. tracehound
+# writes the RPC log and infers user-level opens (-r): the opens still in progress when it
+# stops are flushed as records, so the 30 s idle timeout never delays the test.
 
 # tshark prints each packet's UDP destination port (-P) while it writes the pcap, about a
 # second late (it reads dumpcap's blocks), which is how the test knows it is capturing:
@@ -255,7 +258,8 @@ if [ "$(nproc)" -ge 2 ]; then LCORES=(-l 0-1); else LCORES=(--lcores=0@0,1@0); f
 EAL=(--no-huge -m 512 --no-pci --no-shconf --file-prefix "th-e2e-$$" "${LCORES[@]}"
      "--vdev=net_af_packet0,iface=$CLI_IF,framecnt=16384,blocksz=65536,framesz=2048")
 ip netns exec "$CLI_NS" env --default-signal=INT \
-	"$TRACEHOUND" capture -o "$WORK/ops.txt" --stats-interval 0.2 -- "${EAL[@]}" \
+	"$TRACEHOUND" capture -o "$WORK/ops.txt" -r "$WORK/records.txt" --stats-interval 0.2 \
+	-- "${EAL[@]}" \
 	>"$WORK/tracehound.out" 2>"$WORK/tracehound.err" &
 TH_PID=$!
 
@@ -286,8 +290,12 @@ done
 # ---------------------------------------------------------------------------------------
 # Traffic.
 
+# The client's run in host-clock seconds: every open record must lie within it (tracehound
+# stamps packets with the same clock).
+CLIENT_START=$(date +%s.%N)
 in_cli "$NFS_CLIENT" "$SRV_ADDR" "$EXPORT" >"$WORK/client.out" 2>"$WORK/client.err" ||
 	fail "nfs_client failed"
+CLIENT_END=$(date +%s.%N)
 log "client: $(tail -n 1 "$WORK/client.out")"
 
 # A closing sentinel: once tshark shows it, everything before it is in its pcap. tracehound
@@ -316,6 +324,8 @@ TSHARK_PID=
 # Checks.
 
 [ -s "$WORK/ops.txt" ] || fail "tracehound wrote no RPC lines to $WORK/ops.txt"
+# At SIGINT every open in progress is flushed as a record, so the file holds them all now.
+[ -s "$WORK/records.txt" ] || fail "tracehound wrote no open records to $WORK/records.txt"
 tshark -n -r "$WORK/witness.pcapng" -2 -o tcp.try_heuristic_first:TRUE \
 	-o tcp.reassemble_out_of_order:TRUE -Y rpc -T fields -E occurrence=a \
 	-e frame.number -e tcp.srcport -e tcp.dstport -e rpc.xid -e rpc.msgtyp \
@@ -323,7 +333,8 @@ tshark -n -r "$WORK/witness.pcapng" -2 -o tcp.try_heuristic_first:TRUE \
 	-e rpc.time -e tcp.segment.count -e frame.time_epoch \
 	>"$WORK/witness.txt" 2>"$WORK/witness.err" || fail "tshark cannot read its own capture"
 python3 "$(dirname "$0")/check_live.py" "$WORK/witness.txt" "$WORK/ops.txt" \
-	"$WORK/client.out" "$WORK/tracehound.err" >"$WORK/check.txt" 2>&1
+	"$WORK/client.out" "$WORK/tracehound.err" "$WORK/records.txt" \
+	"$CLIENT_START" "$CLIENT_END" "$CLI_ADDR" "$SRV_ADDR" >"$WORK/check.txt" 2>&1
 check_rc=$?
 cat "$WORK/check.txt"
 [ "$check_rc" -eq 0 ] || fail "tracehound's output disagrees with the witness or the client"
