@@ -16,7 +16,9 @@
  *
  * -w also times the pipeline without formatting op lines, to split the cost;
  * -n times only that (for instruction counts under callgrind); -s runs
- * open/close inference on every op as well (inline, as with one worker lcore).
+ * open/close inference on every op as well (inline, as with one worker lcore);
+ * -S only reduces each op to its inference event, the decode lcore's share
+ * when session lcores do the inference.
  */
 
 #include <errno.h>
@@ -36,7 +38,8 @@
 
 #define MAX_RUNS 31
 
-static bool is_sessions; /* -s: also run open/close inference on every op */
+static bool is_sessions;  /* -s: also run open/close inference on every op */
+static bool is_reduce_only; /* -S: only reduce each op for inference (the decode lcore's share) */
 
 struct sink {
 	bool is_formatting;
@@ -65,6 +68,8 @@ on_op(void *ctx, const struct th_op *op)
 	s->ops++;
 	if (s->sess != NULL && th_sess_op_from_op(op, &s->sop))
 		th_sess_input(s->sess, &s->sop);
+	else if (is_reduce_only)
+		s->records += th_sess_op_from_op(op, &s->sop);
 	if (s->is_formatting)
 		s->bytes += (uint64_t)th_op_format(op, s->line, sizeof(s->line));
 }
@@ -200,7 +205,8 @@ bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, in
 		printf("\n");
 	}
 	printf("%s: median of %d: %.1f ns/packet, %.2f Mpps per lcore",
-		is_sessions	? "decode + open/close inference"
+		is_sessions	   ? "decode + open/close inference"
+		: is_reduce_only ? "decode + reduce ops for session lcores"
 		: is_formatting ? "decode + format op lines"
 				: "decode only",
 		runs, median(ns, runs), 1e3 / median(ns, runs));
@@ -221,9 +227,11 @@ main(int argc, char **argv)
 	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
 	bool both = false, only_decode = false;
 
-	while ((opt = getopt(argc, argv, "r:wns")) != -1) {
+	while ((opt = getopt(argc, argv, "r:wnsS")) != -1) {
 		if (opt == 's')
 			is_sessions = true;
+		else if (opt == 'S')
+			is_reduce_only = true;
 		else if (opt == 'r')
 			runs = atoi(optarg);
 		else if (opt == 'w')
