@@ -178,6 +178,7 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	out->size = 0;
 	out->set_size = 0;
 	out->fileid = 0;
+	out->mtime_ns = 0;
 	out->fh2_len = 0;
 	out->name_len = 0;
 	out->name2_len = 0;
@@ -195,9 +196,12 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 		out->flags |= TH_SESS_F_HAS_SIZE;
 		out->size = op->reply.attr.size;
 		out->fileid = op->reply.attr.fileid;
+		out->mtime_ns = op->reply.attr.mtime_ns;
 		if (op->reply.attr.type == TH_NFS_DIR)
 			out->flags |= TH_SESS_F_IS_DIR;
 	}
+	if (op->call.has_set_mode)
+		out->flags |= TH_SESS_F_SET_MODE;
 	if (op->call.has_set_size) {
 		out->flags |= TH_SESS_F_TRUNCATE;
 		out->set_size = op->call.set_size;

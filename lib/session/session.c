@@ -79,6 +79,12 @@ th_sess_config_defaults(struct th_sess_config *c)
 	c->is_access_open = true;
 	c->core_index = 0;
 	c->cores = 1;
+	/* ls -l stats its entries back to back: one reply and a few tens of µs apart. Two
+	 * GETATTRs in a row also come from cp (source, then target), so a burst is three. */
+	c->getattr_burst_ns = 5 * MS;
+	c->getattr_burst = 3;
+	c->is_touch_open = true;
+	c->is_access_mirror = true;
 }
 
 size_t
@@ -637,10 +643,44 @@ sess_new(struct th_sess_table *t, uint32_t file, uint32_t client, const struct t
 	return i;
 }
 
-/* Remember that @p client read (or wrote) @p file until @p at. */
+static void
+acc_add(struct sess *h, uint32_t uid)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		if (h->acc_uid[i] == uid + 1)
+			return;
+	/* The oldest answer goes, as in the client. */
+	memmove(&h->acc_uid[1], &h->acc_uid[0], 3 * sizeof(h->acc_uid[0]));
+	h->acc_uid[0] = uid + 1;
+}
+
+static bool
+acc_has(const struct sess *h, uint32_t uid)
+{
+	for (unsigned int i = 0; i < 4; i++)
+		if (h->acc_uid[i] == uid + 1)
+			return true;
+	return false;
+}
+
+/* What identifies a version of the file's attributes for a client's caches. */
+static uint32_t
+attr_sig(const struct th_sess_op *op)
+{
+	uint32_t h = mix64(op->mtime_ns * 0x9e3779b97f4a7c15ull ^ op->size);
+
+	return h != 0 ? h : 1;
+}
+
+/*
+ * Remember that @p client read (or wrote) @p file until @p at; @p uid opened it
+ * (so the client holds that user's access rights; UINT32_MAX: nobody).
+ */
 static void
 hist_note(struct th_sess_table *t, uint32_t file, uint32_t client, bool is_write, uint64_t at,
-	uint32_t reuse)
+	uint32_t reuse, uint32_t uid)
 {
 	uint32_t h = sess_find(t, file, client, 0, SK_HIST);
 	struct sess *s;
@@ -651,15 +691,19 @@ hist_note(struct th_sess_table *t, uint32_t file, uint32_t client, bool is_write
 			sess_rekey(t, h, 0, SK_HIST);
 			t->sess[h].last_ns = 0;
 			t->sess[h].next_off = 0;
+			memset(t->sess[h].acc_uid, 0, sizeof(t->sess[h].acc_uid));
 		} else {
 			struct th_sess_op dummy = {.call_ns = 0};
 
 			h = sess_new(t, file, client, &dummy, SK_HIST);
 		}
+		t->sess[h].attr_sig = t->files[file].sig;
 	} else if (reuse != NIL) {
 		sess_release(t, reuse);
 	}
 	s = &t->sess[h];
+	if (uid != UINT32_MAX)
+		acc_add(s, uid);
 	if (is_write) {
 		if (at > s->next_off)
 			s->next_off = at;
@@ -683,7 +727,7 @@ sess_close(struct th_sess_table *t, uint32_t i)
 	}
 	/* The entry becomes (or updates) the history: the file must not go meanwhile. */
 	t->pin_file = file;
-	hist_note(t, file, s->client, s->kind == SK_WRITE, s->last_ns, i);
+	hist_note(t, file, s->client, s->kind == SK_WRITE, s->last_ns, i, s->uid);
 	t->pin_file = saved;
 }
 
@@ -693,6 +737,19 @@ in_listing(const struct client *c, uint64_t at)
 	return c->listing_until_ns != 0 && at >= c->listing_from_ns && at <= c->listing_until_ns;
 }
 
+/* Whether @p client holds @p uid's access rights to @p file: an answer it saw, or an
+ * open by that user (which had one) in the history or in progress. */
+static bool
+has_access(const struct th_sess_table *t, uint32_t file, uint32_t client, uint32_t uid)
+{
+	uint32_t h = sess_find(t, file, client, 0, SK_HIST);
+
+	if (h != NIL && acc_has(&t->sess[h], uid))
+		return true;
+	return sess_find(t, file, client, uid, SK_READ) != NIL ||
+	       sess_find(t, file, client, uid, SK_WRITE) != NIL;
+}
+
 /* A GETATTR/ACCESS waited long enough without a READ: decide it. */
 static void
 pending_decide(struct th_sess_table *t, uint32_t i)
@@ -700,15 +757,34 @@ pending_decide(struct th_sess_table *t, uint32_t i)
 	struct sess *s = &t->sess[i];
 	uint32_t file = s->file, saved = t->pin_file;
 
-	if (!(s->flags & SF_SAW_ACCESS) && in_listing(&t->clients[s->client], s->open_ns)) {
+	const struct client *c = &t->clients[s->client];
+	uint32_t uid = s->uid;
+
+	if (!(s->flags & SF_SAW_ACCESS) && in_listing(c, s->open_ns)) {
 		t->ctr.phantoms_listing++;
+		sess_release(t, i);
+		return;
+	}
+	/* ls -l on a cached listing: lstat of every entry whose attributes expired, back to
+	 * back; an open would have checked access (or been one of at most two). */
+	if (!(s->flags & SF_SAW_ACCESS) && c->ga_until_ns != 0 && s->open_ns >= c->ga_from_ns &&
+		s->open_ns <= c->ga_until_ns) {
+		t->ctr.phantoms_burst++;
+		sess_release(t, i);
+		return;
+	}
+	/* An open asks ACCESS unless the client holds the user's answer; a GETATTR without
+	 * one from a user it holds none for is stat, not open. */
+	if (t->cfg.is_access_mirror && !(s->flags & SF_SAW_ACCESS) &&
+		!has_access(t, file, s->client, uid)) {
+		t->ctr.phantoms_no_access++;
 		sess_release(t, i);
 		return;
 	}
 	sess_emit(t, s, true);
 	/* The client has the file in its cache now: its window restarts. */
 	t->pin_file = file;
-	hist_note(t, file, s->client, false, s->last_ns, i);
+	hist_note(t, file, s->client, false, s->last_ns, i, uid);
 	t->pin_file = saved;
 }
 
@@ -1063,11 +1139,80 @@ do_mkdir(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
 	sess_release(t, i);
 }
 
+/* A SETATTR of the times only: what touch sends after it opened the file. */
+static bool
+is_touch(const struct th_sess_table *t, const struct th_sess_op *op)
+{
+	return t->cfg.is_touch_open && op->kind == TH_SESS_SETATTR &&
+	       !(op->flags & (TH_SESS_F_TRUNCATE | TH_SESS_F_SET_MODE | TH_SESS_F_IS_DIR));
+}
+
+/*
+ * touch: open(O_WRONLY | O_CREAT) and futimens, a write open that moves no data.
+ * Its open's GETATTR (or LOOKUP) and ACCESS wait as a possible cache read: they
+ * are this open's start instead. A CREATE before it already opened it.
+ */
+static void
+do_touch(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
+{
+	uint32_t i = open_find(t, file, client, op, SK_WRITE);
+	uint32_t p = sess_find(t, file, client, op->uid, SK_PENDING);
+
+	t->ctr.touch_opens++;
+	if (i == NIL && p != NIL) {
+		sess_rekey(t, p, op->uid, SK_WRITE);
+		t->sess[p].flags = 0;
+		t->sess[p].ops = 1;
+		t->sess[p].transferred = 0;
+		t->sess[p].seq_bytes = 0;
+		t->sess[p].next_off = 0;
+		i = p;
+	} else if (p != NIL) {
+		sess_release(t, p);
+	}
+	if (i == NIL)
+		i = sess_new(t, file, client, op, SK_WRITE);
+	sess_add_meta(t, i, op);
+}
+
+/*
+ * The client's view of the file's attributes. Attributes that changed by
+ * someone else's hand (not this client's WRITE, SETATTR, COMMIT or CREATE)
+ * make a Linux client drop the file's cached pages and access answers: its
+ * history of the file ends there, and the next open reads from the server.
+ * An ACCESS answer is kept for its user.
+ */
+static void
+note_attrs(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
+	uint8_t kind)
+{
+	bool is_own = kind == TH_SESS_WRITE || kind == TH_SESS_SETATTR ||
+		      kind == TH_SESS_COMMIT || kind == TH_SESS_CREATE;
+	uint32_t h, sig;
+
+	if (!(op->flags & TH_SESS_F_HAS_SIZE) || (op->flags & TH_SESS_F_IS_DIR))
+		return;
+	sig = attr_sig(op);
+	t->files[file].sig = sig;
+	h = sess_find(t, file, client, 0, SK_HIST);
+	if (h == NIL)
+		return;
+	if (!is_own && t->sess[h].attr_sig != 0 && t->sess[h].attr_sig != sig) {
+		t->ctr.history_changed++;
+		sess_release(t, h);
+		return;
+	}
+	t->sess[h].attr_sig = sig;
+	if (kind == TH_SESS_ACCESS && (op->flags & TH_SESS_F_OK))
+		acc_add(&t->sess[h], op->uid);
+}
+
 void
 th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 {
 	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
 	bool is_used = false;
+	uint8_t kind = op->kind;
 	const uint8_t *fh = op->fh;
 	unsigned int fh_len = op->fh_len;
 	uint32_t client, file;
@@ -1116,6 +1261,16 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 			note_listing(t, client, op);
 		if (t->names != NULL && owns(t, &op->server, op->fh, op->fh_len))
 			do_names(t, op);
+		/* A LOOKUP of a regular file is how open() revalidates a name it has to look
+		 * up again: the attributes come with it, so it stands for the GETATTR. */
+		if (op->kind == TH_SESS_LOOKUP && client != NIL && op->fh2_len != 0 &&
+			(op->flags & TH_SESS_F_HAS_SIZE) && !(op->flags & TH_SESS_F_IS_DIR) &&
+			owns(t, &op->server, op->fh2, op->fh2_len)) {
+			fh = op->fh2;
+			fh_len = op->fh2_len;
+			kind = TH_SESS_GETATTR;
+			break;
+		}
 		if (op->kind == TH_SESS_LOOKUP || t->cfg.detail != TH_SESS_OPENS_DIRS ||
 			!owns(t, &op->server, op->fh, op->fh_len) || client == NIL) {
 			t->ctr.ops_ignored++;
@@ -1143,12 +1298,12 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		return;
 	/* GETATTR/ACCESS/COMMIT/SETATTR on a file without state change nothing: do not make
 	 * an entry for them (most GETATTRs are of this kind). */
-	if (op->kind == TH_SESS_GETATTR || op->kind == TH_SESS_ACCESS ||
-		op->kind == TH_SESS_COMMIT ||
-		(op->kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE))) {
+	if (kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS ||
+		kind == TH_SESS_COMMIT ||
+		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) && !is_touch(t, op))) {
 		file = file_find(t, &op->server, fh, fh_len);
 		if (file == NIL) {
-			if (op->kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))
+			if (kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))
 				t->ctr.getattr_no_history++;
 			t->ctr.ops_ignored++;
 			return;
@@ -1163,8 +1318,9 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		}
 	}
 	t->pin_file = file;
+	note_attrs(t, file, client, op, kind);
 
-	switch (op->kind) {
+	switch (kind) {
 	case TH_SESS_READ:
 		do_data(t, file, client, op, SK_READ, false);
 		is_used = true;
@@ -1191,6 +1347,9 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		if (op->flags & TH_SESS_F_TRUNCATE) {
 			do_write_start(t, file, client, op);
 			is_used = true;
+		} else if (is_touch(t, op)) {
+			do_touch(t, file, client, op);
+			is_used = true;
 		}
 		break;
 	case TH_SESS_CREATE:
@@ -1199,7 +1358,7 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		break;
 	case TH_SESS_GETATTR:
 	case TH_SESS_ACCESS:
-		if (!t->cfg.is_access_open && op->kind == TH_SESS_ACCESS)
+		if (!t->cfg.is_access_open && kind == TH_SESS_ACCESS)
 			break;
 		is_used = do_getattr(t, file, client, op);
 		break;

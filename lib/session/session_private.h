@@ -53,7 +53,10 @@ struct sess {
 	uint8_t flags;   /* SF_* */
 	uint8_t vers;    /* NFS version of the first op */
 	uint8_t is_used; /* on a list (not free) */
-	uint32_t gid;    /* group of the first op */
+	union {
+		uint32_t gid;      /* opens: group of the first op */
+		uint32_t attr_sig; /* SK_HIST: the attributes the client saw last (attr_sig()) */
+	};
 	uint32_t hnext;  /* hash chain */
 	uint32_t prev;   /* list links (ACTIVE, PENDING, HIST or free) */
 	uint32_t next;
@@ -61,8 +64,16 @@ struct sess {
 	uint32_t ops;         /* operations in the session */
 	uint64_t open_ns;     /* first op's call; SK_HIST: unused */
 	uint64_t last_ns;     /* last op's reply (call without a reply); SK_HIST: last read */
-	uint64_t transferred; /* bytes moved */
-	uint64_t seq_bytes;   /* bytes at the offset the previous op ended */
+	union {
+		struct {
+			uint64_t transferred; /* bytes moved */
+			uint64_t seq_bytes;   /* bytes at the offset the previous op ended */
+		};
+		/* SK_HIST: users (uid + 1, 0 empty) whose access rights the client has
+		 * cached for the file, as Linux keeps one ACCESS answer per credential
+		 * until the attributes show a change. */
+		uint32_t acc_uid[4];
+	};
 	uint64_t next_off;    /* where the previous op ended; SK_HIST: last write */
 };
 
@@ -72,6 +83,7 @@ struct file {
 	uint8_t fh[TH_SESS_FH_MAX];
 	uint8_t fh_len; /* ... 0: free entry */
 	uint8_t pad[3];
+	uint32_t sig;   /* attr_sig() of the last attributes seen, 0: none */
 	uint32_t hnext; /* hash chain */
 	uint32_t prev;  /* LRU list */
 	uint32_t next;
@@ -79,7 +91,7 @@ struct file {
 	uint64_t size;      /* last size seen (attributes after) */
 };
 
-/* One client: 72 bytes. */
+/* One client: 120 bytes. */
 struct client {
 	struct th_addr addr; /* key */
 	uint32_t hnext;      /* hash chain */
@@ -92,6 +104,13 @@ struct client {
 	uint64_t burst_last_ns;  /* ... and latest LOOKUP */
 	uint32_t burst_count;    /* LOOKUPs in it */
 	uint32_t is_used;
+	uint64_t ga_start_ns;  /* current GETATTR burst (ls -l): first ... */
+	uint64_t ga_last_ns;   /* ... and latest GETATTR on a regular file */
+	uint64_t ga_fileid;    /* the latest one's file */
+	uint64_t ga_from_ns;   /* GETATTRs in [from, until] are part of a burst */
+	uint64_t ga_until_ns;
+	uint32_t ga_uid;       /* the burst's user */
+	uint32_t ga_count;     /* GETATTRs in it */
 };
 
 struct th_sess_table {

@@ -54,6 +54,7 @@ enum {
 	TH_SESS_F_TRUNCATE = 1 << 3, /**< SETATTR/CREATE set the size (set_size) */
 	TH_SESS_F_IS_DIR = 1 << 4,   /**< the object is a directory */
 	TH_SESS_F_NO_REPLY = 1 << 5, /**< the reply was never seen */
+	TH_SESS_F_SET_MODE = 1 << 6, /**< SETATTR/CREATE set the mode (chmod is no open) */
 };
 
 #define TH_SESS_FH_MAX 64
@@ -90,6 +91,8 @@ struct th_sess_op {
 	uint16_t name2_len;               /**< bytes in name2 */
 	char name[TH_SESS_NAME_MAX + 1];  /**< component name (RENAME from, LINK new, MNT path) */
 	char name2[TH_SESS_NAME_MAX + 1]; /**< RENAME to-name */
+	uint64_t mtime_ns;                /**< modification time after the call
+					       (TH_SESS_F_HAS_SIZE) */
 };
 
 /**
@@ -173,6 +176,13 @@ struct th_sess_config {
 				     rescues a GETATTR from the listing rule */
 	uint32_t core_index;      /**< this table's owner index ... */
 	uint32_t cores;           /**< ... among this many (th_sess_op_owner); 1: one table */
+	uint64_t getattr_burst_ns; /**< GETATTRs of one user on different files this close
+				      together form a burst (ls -l on a cached listing) ... */
+	uint32_t getattr_burst;    /**< ... when there are at least this many */
+	bool is_touch_open;        /**< a SETATTR of times (no size, no mode) is a write open
+				      of 0 bytes: touch opens the file O_WRONLY|O_CREAT */
+	bool is_access_mirror;     /**< a GETATTR without ACCESS is an open only for a user
+				      whose access rights the client has cached */
 };
 
 void th_sess_config_defaults(struct th_sess_config *c);
@@ -193,7 +203,11 @@ void th_sess_config_defaults(struct th_sess_config *c);
 	X(cache_reads_confirmed, "GETATTR/ACCESS followed by READs: an uncached open, not a hit")  \
 	X(phantoms_listing, "GETATTR/ACCESS dropped as ls -l (listing) phantoms")                  \
 	X(phantoms_write_settle, "GETATTRs dropped: right after the client's own write")           \
-	X(getattr_no_history, "GETATTRs ignored: no read/write by the client in the window")
+	X(getattr_no_history, "GETATTRs ignored: no read/write by the client in the window")        \
+	X(phantoms_burst, "GETATTRs dropped as a burst over different files (ls -l)")             \
+	X(phantoms_no_access, "GETATTRs dropped: no ACCESS and none cached for the user (stat)")  \
+	X(history_changed, "cache histories dropped: attributes changed by someone else")          \
+	X(touch_opens, "SETATTRs of times counted as write opens (touch)")
 
 struct th_sess_counters {
 #define TH_SESS_X(name, text) uint64_t name;
