@@ -819,6 +819,35 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 		rc = rc ? rc
 			: th_conf_get_seconds(
 				  c, "session", "cache_window", &s->sess.cache_window_ns, err, esz);
+		{
+			uint64_t burst = s->sess.getattr_burst, touch = s->sess.is_touch_open,
+				 mirror = s->sess.is_access_mirror;
+
+			rc = rc ? rc
+				: th_conf_get_seconds(
+					  c, "session", "confirm", &s->sess.confirm_ns, err, esz);
+			rc = rc ? rc
+				: th_conf_get_seconds(
+					  c, "session", "listing", &s->sess.listing_ns, err, esz);
+			rc = rc ? rc
+				: th_conf_get_seconds(c, "session", "write_settle",
+					  &s->sess.write_settle_ns, err, esz);
+			rc = rc ? rc
+				: th_conf_get_seconds(c, "session", "getattr_burst_gap",
+					  &s->sess.getattr_burst_ns, err, esz);
+			rc = rc ? rc
+				: th_conf_get_u64(
+					  c, "session", "getattr_burst", 0, 1000, &burst, err, esz);
+			rc = rc ? rc
+				: th_conf_get_u64(
+					  c, "session", "touch_open", 0, 1, &touch, err, esz);
+			rc = rc ? rc
+				: th_conf_get_u64(
+					  c, "session", "access_mirror", 0, 1, &mirror, err, esz);
+			s->sess.getattr_burst = (uint32_t)burst;
+			s->sess.is_touch_open = touch != 0;
+			s->sess.is_access_mirror = mirror != 0;
+		}
 		s->sess.files = (uint32_t)files;
 		s->sess.sessions = (uint32_t)sessions;
 		if (rc == 0 && detail != NULL) {

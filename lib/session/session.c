@@ -578,7 +578,8 @@ sess_emit(struct th_sess_table *t, const struct sess *s, bool is_cache_hit)
 	r.transferred = is_cache_hit ? 0 : s->transferred;
 	r.seq_bytes = is_cache_hit ? 0 : s->seq_bytes;
 	r.rand_bytes = r.transferred - r.seq_bytes;
-	r.size = f->size;
+	/* The size at this open's close, not a later op's (a truncate after it). */
+	r.size = s->size;
 	t->ctr.records++;
 	if (is_cache_hit)
 		t->ctr.records_cache_hit++;
@@ -635,6 +636,7 @@ sess_new(struct th_sess_table *t, uint32_t file, uint32_t client, const struct t
 	s->transferred = 0;
 	s->seq_bytes = 0;
 	s->next_off = 0;
+	s->size = op->flags & TH_SESS_F_HAS_SIZE ? op->size : f->size;
 	s->fnext = f->sess_head;
 	f->sess_head = i;
 	client_ref(t, client);
@@ -894,6 +896,8 @@ sess_add_data(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
 	s->next_off = op->offset + count;
 	if (op->offset == 0)
 		s->flags |= SF_SAW_ZERO;
+	if (op->flags & TH_SESS_F_HAS_SIZE)
+		s->size = op->size;
 	s->ops++;
 	if (op_end(op) > s->last_ns)
 		s->last_ns = op_end(op);
@@ -906,6 +910,8 @@ sess_add_meta(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
 {
 	struct sess *s = &t->sess[i];
 
+	if (op->flags & TH_SESS_F_HAS_SIZE)
+		s->size = op->size;
 	s->ops++;
 	if (op_end(op) > s->last_ns)
 		s->last_ns = op_end(op);
@@ -1139,6 +1145,52 @@ do_mkdir(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
 	sess_release(t, i);
 }
 
+/*
+ * ls -l on a listing the client still has: one GETATTR per entry whose
+ * attributes expired, back to back, by one user, on different files, with no
+ * ACCESS between (lstat checks no permission on the file). Directories among
+ * the entries keep the run going but do not count.
+ */
+static void
+note_burst(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
+{
+	struct client *c = &t->clients[client];
+	bool is_next = c->ga_count != 0 && op->uid == c->ga_uid &&
+		       op->call_ns <= c->ga_last_ns + t->cfg.getattr_burst_ns;
+
+	if (t->cfg.getattr_burst == 0 || !(op->flags & TH_SESS_F_HAS_SIZE))
+		return;
+	if (op->flags & TH_SESS_F_IS_DIR) {
+		if (is_next)
+			c->ga_last_ns = op->call_ns;
+		return;
+	}
+	if (is_next && op->fileid == c->ga_fileid)
+		return; /* the same file again: an open's revalidation, not a listing */
+	if (!is_next) {
+		c->ga_start_ns = op->call_ns;
+		c->ga_count = 0;
+		c->ga_uid = op->uid;
+	}
+	c->ga_last_ns = op->call_ns;
+	c->ga_fileid = op->fileid;
+	if (++c->ga_count < t->cfg.getattr_burst)
+		return;
+	if (c->ga_until_ns == 0 || c->ga_start_ns > c->ga_until_ns)
+		c->ga_from_ns = c->ga_start_ns;
+	c->ga_until_ns = op->call_ns;
+}
+
+/* An ACCESS by the burst's user is an open's: the run of lstats is over. */
+static void
+note_burst_access(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
+{
+	struct client *c = &t->clients[client];
+
+	if (c->ga_count != 0 && op->uid == c->ga_uid && !(op->flags & TH_SESS_F_IS_DIR))
+		c->ga_count = 0;
+}
+
 /* A SETATTR of the times only: what touch sends after it opened the file. */
 static bool
 is_touch(const struct th_sess_table *t, const struct th_sess_op *op)
@@ -1159,6 +1211,11 @@ do_touch(struct th_sess_table *t, uint32_t file, uint32_t client, const struct t
 	uint32_t p = sess_find(t, file, client, op->uid, SK_PENDING);
 
 	t->ctr.touch_opens++;
+	/* Only the CREATE of this touch is joined; an earlier write was its own open. */
+	if (i != NIL && ((t->sess[i].flags & SF_SAW_ZERO) || t->sess[i].transferred != 0)) {
+		sess_close(t, i);
+		i = NIL;
+	}
 	if (i == NIL && p != NIL) {
 		sess_rekey(t, p, op->uid, SK_WRITE);
 		t->sess[p].flags = 0;
@@ -1186,8 +1243,8 @@ static void
 note_attrs(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
 	uint8_t kind)
 {
-	bool is_own = kind == TH_SESS_WRITE || kind == TH_SESS_SETATTR ||
-		      kind == TH_SESS_COMMIT || kind == TH_SESS_CREATE;
+	bool is_own = kind == TH_SESS_WRITE || kind == TH_SESS_SETATTR || kind == TH_SESS_COMMIT ||
+		      kind == TH_SESS_CREATE;
 	uint32_t h, sig;
 
 	if (!(op->flags & TH_SESS_F_HAS_SIZE) || (op->flags & TH_SESS_F_IS_DIR))
@@ -1222,6 +1279,12 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		t->ctr.bad_ops++;
 		return;
 	}
+	/* Capture time moves with the ops, not with th_sess_tick() (a pcap replays an hour
+	 * in a second of ticks): GETATTRs that waited their confirm_ns out are decided
+	 * before this op can be taken for their READ or their repetition. */
+	while (t->pending.tail != NIL &&
+		op->call_ns >= t->sess[t->pending.tail].last_ns + t->cfg.confirm_ns)
+		pending_decide(t, t->pending.tail);
 	/* Failed operations moved nothing and opened nothing (a NOENT LOOKUP still ends a
 	 * name). Ops without a reply happened; they count with what the call says. */
 	if (!is_ok && !(op->flags & TH_SESS_F_NO_REPLY)) {
@@ -1296,11 +1359,15 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	client = client_get(t, &op->client);
 	if (client == NIL)
 		return;
+	if (op->kind == TH_SESS_GETATTR)
+		note_burst(t, client, op);
+	else if (op->kind == TH_SESS_ACCESS)
+		note_burst_access(t, client, op);
 	/* GETATTR/ACCESS/COMMIT/SETATTR on a file without state change nothing: do not make
 	 * an entry for them (most GETATTRs are of this kind). */
-	if (kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS ||
-		kind == TH_SESS_COMMIT ||
-		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) && !is_touch(t, op))) {
+	if (kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS || kind == TH_SESS_COMMIT ||
+		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) &&
+			!is_touch(t, op))) {
 		file = file_find(t, &op->server, fh, fh_len);
 		if (file == NIL) {
 			if (kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))

@@ -57,13 +57,13 @@ struct sess {
 		uint32_t gid;      /* opens: group of the first op */
 		uint32_t attr_sig; /* SK_HIST: the attributes the client saw last (attr_sig()) */
 	};
-	uint32_t hnext;  /* hash chain */
-	uint32_t prev;   /* list links (ACTIVE, PENDING, HIST or free) */
+	uint32_t hnext; /* hash chain */
+	uint32_t prev;  /* list links (ACTIVE, PENDING, HIST or free) */
 	uint32_t next;
-	uint32_t fnext;       /* next session of the same file */
-	uint32_t ops;         /* operations in the session */
-	uint64_t open_ns;     /* first op's call; SK_HIST: unused */
-	uint64_t last_ns;     /* last op's reply (call without a reply); SK_HIST: last read */
+	uint32_t fnext;   /* next session of the same file */
+	uint32_t ops;     /* operations in the session */
+	uint64_t open_ns; /* first op's call; SK_HIST: unused */
+	uint64_t last_ns; /* last op's reply (call without a reply); SK_HIST: last read */
 	union {
 		struct {
 			uint64_t transferred; /* bytes moved */
@@ -74,7 +74,8 @@ struct sess {
 		 * until the attributes show a change. */
 		uint32_t acc_uid[4];
 	};
-	uint64_t next_off;    /* where the previous op ended; SK_HIST: last write */
+	uint64_t next_off; /* where the previous op ended; SK_HIST: last write */
+	uint64_t size;     /* the file's size as this open's last op saw it */
 };
 
 /* One file: 112 bytes. */
@@ -104,13 +105,13 @@ struct client {
 	uint64_t burst_last_ns;  /* ... and latest LOOKUP */
 	uint32_t burst_count;    /* LOOKUPs in it */
 	uint32_t is_used;
-	uint64_t ga_start_ns;  /* current GETATTR burst (ls -l): first ... */
-	uint64_t ga_last_ns;   /* ... and latest GETATTR on a regular file */
-	uint64_t ga_fileid;    /* the latest one's file */
-	uint64_t ga_from_ns;   /* GETATTRs in [from, until] are part of a burst */
+	uint64_t ga_start_ns; /* current GETATTR burst (ls -l): first ... */
+	uint64_t ga_last_ns;  /* ... and latest GETATTR on a regular file */
+	uint64_t ga_fileid;   /* the latest one's file */
+	uint64_t ga_from_ns;  /* GETATTRs in [from, until] are part of a burst */
 	uint64_t ga_until_ns;
-	uint32_t ga_uid;       /* the burst's user */
-	uint32_t ga_count;     /* GETATTRs in it */
+	uint32_t ga_uid;   /* the burst's user */
+	uint32_t ga_count; /* GETATTRs in it */
 };
 
 struct th_sess_table {

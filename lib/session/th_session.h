@@ -162,20 +162,20 @@ struct th_sess_config {
 	enum th_sess_detail detail; /**< level of detail */
 	bool is_names_on;           /**< keep the handle-to-name map (off: privacy) */
 	/* Added by the session library (see th_sess_config_defaults()). */
-	uint32_t clients;         /**< client addresses tracked per table */
-	uint32_t names;           /**< handle-to-name entries per table */
-	uint64_t confirm_ns;      /**< a GETATTR/ACCESS waits this long for a READ before it
-				     counts as a cache read */
-	uint64_t listing_ns;      /**< GETATTRs this long after a client's READDIR(PLUS) or
-				     LOOKUP burst are listing phantoms (ls -l) */
-	uint64_t lookup_burst_ns; /**< LOOKUPs this close together form a burst ... */
-	uint32_t lookup_burst;    /**< ... when there are at least this many */
-	uint64_t write_settle_ns; /**< GETATTRs sooner than this after the client's own write
-				     are its write-back revalidation, not a read-back */
-	bool is_access_open;      /**< ACCESS counts as open evidence like GETATTR, and
-				     rescues a GETATTR from the listing rule */
-	uint32_t core_index;      /**< this table's owner index ... */
-	uint32_t cores;           /**< ... among this many (th_sess_op_owner); 1: one table */
+	uint32_t clients;          /**< client addresses tracked per table */
+	uint32_t names;            /**< handle-to-name entries per table */
+	uint64_t confirm_ns;       /**< a GETATTR/ACCESS waits this long for a READ before it
+				      counts as a cache read */
+	uint64_t listing_ns;       /**< GETATTRs this long after a client's READDIR(PLUS) or
+				      LOOKUP burst are listing phantoms (ls -l) */
+	uint64_t lookup_burst_ns;  /**< LOOKUPs this close together form a burst ... */
+	uint32_t lookup_burst;     /**< ... when there are at least this many */
+	uint64_t write_settle_ns;  /**< GETATTRs sooner than this after the client's own write
+				      are its write-back revalidation, not a read-back */
+	bool is_access_open;       /**< ACCESS counts as open evidence like GETATTR, and
+				      rescues a GETATTR from the listing rule */
+	uint32_t core_index;       /**< this table's owner index ... */
+	uint32_t cores;            /**< ... among this many (th_sess_op_owner); 1: one table */
 	uint64_t getattr_burst_ns; /**< GETATTRs of one user on different files this close
 				      together form a burst (ls -l on a cached listing) ... */
 	uint32_t getattr_burst;    /**< ... when there are at least this many */
@@ -203,9 +203,9 @@ void th_sess_config_defaults(struct th_sess_config *c);
 	X(cache_reads_confirmed, "GETATTR/ACCESS followed by READs: an uncached open, not a hit")  \
 	X(phantoms_listing, "GETATTR/ACCESS dropped as ls -l (listing) phantoms")                  \
 	X(phantoms_write_settle, "GETATTRs dropped: right after the client's own write")           \
-	X(getattr_no_history, "GETATTRs ignored: no read/write by the client in the window")        \
-	X(phantoms_burst, "GETATTRs dropped as a burst over different files (ls -l)")             \
-	X(phantoms_no_access, "GETATTRs dropped: no ACCESS and none cached for the user (stat)")  \
+	X(getattr_no_history, "GETATTRs ignored: no read/write by the client in the window")       \
+	X(phantoms_burst, "GETATTRs dropped as a burst over different files (ls -l)")              \
+	X(phantoms_no_access, "GETATTRs dropped: no ACCESS and none cached for the user (stat)")   \
 	X(history_changed, "cache histories dropped: attributes changed by someone else")          \
 	X(touch_opens, "SETATTRs of times counted as write opens (touch)")
 

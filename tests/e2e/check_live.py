@@ -399,9 +399,9 @@ def check_records(records_path, client_path, ops, t_start, t_end, cli_addr, srv_
             continue
         want_size = e["size"]
         if want_size is not None and r["size"] != want_size:
-            notes.append("%s %s: size %d at close, the client left the file at %d bytes "
-                         "during that open: %s" % (e["kind"], e["path"], r["size"], want_size,
-                                                   r["line"]))
+            problem("records: %s %s: size %d at close, the client left the file at %d bytes "
+                    "during that open: %s" % (e["kind"], e["path"], r["size"], want_size,
+                                              r["line"]))
     # Records no client operation explains, shown on the row of the kind they look like. A
     # zero-byte read on a file the client used is a cache read the heuristics may infer (a
     # stat, an open's GETATTR); anything else is a phantom open.
