@@ -882,6 +882,20 @@ note_size(struct th_sess_table *t, uint32_t file, const struct th_sess_op *op)
 	f->size = op->size;
 }
 
+/* Add a non-data op (COMMIT, SETATTR, CREATE) to an open; data ops end here too. */
+static void
+sess_add_meta(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
+{
+	struct sess *s = &t->sess[i];
+
+	if (op->flags & TH_SESS_F_HAS_SIZE)
+		s->size = op->size;
+	s->ops++;
+	if (op_end(op) > s->last_ns)
+		s->last_ns = op_end(op);
+	sess_touch(t, i);
+}
+
 /* Add a data op (READ/WRITE/READDIR) to an open. */
 static void
 sess_add_data(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
@@ -896,26 +910,7 @@ sess_add_data(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
 	s->next_off = op->offset + count;
 	if (op->offset == 0)
 		s->flags |= SF_SAW_ZERO;
-	if (op->flags & TH_SESS_F_HAS_SIZE)
-		s->size = op->size;
-	s->ops++;
-	if (op_end(op) > s->last_ns)
-		s->last_ns = op_end(op);
-	sess_touch(t, i);
-}
-
-/* Add a non-data op (COMMIT, SETATTR, CREATE) to an open. */
-static void
-sess_add_meta(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
-{
-	struct sess *s = &t->sess[i];
-
-	if (op->flags & TH_SESS_F_HAS_SIZE)
-		s->size = op->size;
-	s->ops++;
-	if (op_end(op) > s->last_ns)
-		s->last_ns = op_end(op);
-	sess_touch(t, i);
+	sess_add_meta(t, i, op);
 }
 
 /* The user's open in @p kind's direction, closed first when it went idle. */

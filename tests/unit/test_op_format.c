@@ -15,21 +15,11 @@
 
 #include <cmocka.h>
 
+#include "addr_build.h"
+
 #include "th_op.h"
 
 #define T0 1700000000123456789ull /* the call's first segment */
-
-static void
-set_v4(struct th_addr *a, uint8_t x, uint8_t y, uint8_t z, uint8_t w)
-{
-	memset(a, 0, sizeof(*a));
-	a->b[10] = 0xff;
-	a->b[11] = 0xff;
-	a->b[12] = x;
-	a->b[13] = y;
-	a->b[14] = z;
-	a->b[15] = w;
-}
 
 /* "123456789" hashes to cbf43926 (the CRC-32 check value), "abc" to 352441c2. */
 static void

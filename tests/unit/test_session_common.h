@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "addr_build.h"
+
 #include "th_session.h"
 
 #define MS 1000000ull
@@ -50,18 +52,6 @@ on_name(void *ctx, const struct th_sess_name *n)
 	if (o->n_names < MAX_OUT)
 		o->names[o->n_names] = *n;
 	o->n_names++;
-}
-
-static inline void
-set_v4(struct th_addr *a, uint8_t x, uint8_t y, uint8_t z, uint8_t w)
-{
-	memset(a, 0, sizeof(*a));
-	a->b[10] = 0xff;
-	a->b[11] = 0xff;
-	a->b[12] = x;
-	a->b[13] = y;
-	a->b[14] = z;
-	a->b[15] = w;
 }
 
 /* An op from client 10.1.0.<client>, uid, on server 10.0.0.1, handle "F<file>". The reply

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "addr_build.h"
+
 #include "th_xid.h"
 
 #define SEC 1000000000ull
@@ -42,18 +44,6 @@ sink_new(void)
 
 	assert_non_null(s);
 	return s;
-}
-
-static void
-set_v4(struct th_addr *a, uint8_t x, uint8_t y, uint8_t z, uint8_t w)
-{
-	memset(a, 0, sizeof(*a));
-	a->b[10] = 0xff;
-	a->b[11] = 0xff;
-	a->b[12] = x;
-	a->b[13] = y;
-	a->b[14] = z;
-	a->b[15] = w;
 }
 
 /* Client 10.0.0.<host>:<port> to 10.0.0.100:2049 over TCP. */
