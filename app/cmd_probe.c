@@ -25,6 +25,8 @@ struct out {
 	bool is_offset;    /* add the byte offset column */
 	bool is_timestamp; /* add the start time column (s since the probe started) */
 	bool is_response;  /* add the response time column (µs from the intended start) */
+	char header[512];  /* the '#' line, printed with the first sample: none when the probe
+			      cannot start */
 };
 
 static volatile int stop_flag;
@@ -194,10 +196,14 @@ parse_double(const char *s, double *v)
 static void
 on_sample(void *arg, const struct th_probe_sample *s)
 {
-	const struct out *o = arg;
+	struct out *o = arg;
 
 	if (o->f == NULL)
 		return;
+	if (o->header[0] != '\0') {
+		fputs(o->header, o->f);
+		o->header[0] = '\0';
+	}
 	if (s->is_warmup)
 		fputs("# warmup ", o->f);
 	fprintf(o->f, "%.3f", (double)s->service_ns / 1000.0);
@@ -375,7 +381,7 @@ th_cmd_probe(int argc, char **argv)
 				return 1;
 			}
 		}
-		fprintf(o.f,
+		snprintf(o.header, sizeof(o.header),
 			"# tracehound probe %s: %s %u-byte blocks at random offsets, %s, "
 			"latency_us%s%s%s\n",
 			c.target, c.is_write ? "write" : "read", c.block_size,
