@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"capture", th_cmd_capture, "decode NFS/RPC traffic from DPDK ports into a per-RPC log"},
 	{"gen", th_cmd_gen, "write a pcap of synthetic NFS traffic and its ground truth"},
 	{"probe", th_cmd_probe, "measure disk random-read latency at queue depth 1"},
+	{"export", th_cmd_export, "merge, filter, anonymise trace segments: text, CSV, JSON"},
 };
 
 static void

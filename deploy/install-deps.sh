@@ -9,7 +9,7 @@
 #   deploy/install-deps.sh --test   also the test tools (tshark, nfs-ganesha, libnfs, ...)
 set -euo pipefail
 
-build_pkgs=(build-essential meson ninja-build pkg-config libdpdk-dev dpdk libpcap-dev liburing-dev
+build_pkgs=(build-essential meson ninja-build pkg-config libdpdk-dev dpdk libpcap-dev liburing-dev liblz4-dev
 	    libcmocka-dev python3-pyelftools)
 test_pkgs=(tshark nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libnfs-dev iproute2 ethtool
 	   clang valgrind lz4 fio ioping util-linux)

@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * tracehound export: segments (files or directories, any lcores, any boxes)
+ * merged into time order, filtered, and written as text, CSV or JSON Lines.
+ * The merge, formats, join and pseudonyms live in lib/export; this file finds
+ * the segments, chains the ones of one writer stream, and reports damage.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "th_cmd.h"
+#include "th_export.h"
+#include "th_segment.h"
+
+#define KEY_MAX 4096
+
+/* One segment file and how reading it last ended. */
+struct seg {
+	char *path;                   /* as given or found */
+	struct th_segment_header hdr; /* read when the segments were grouped */
+	bool is_header_ok;            /* the header could be read */
+	uint64_t recovered;           /* records read in the last pass */
+	int end_rc;                   /* last th_segment_reader_next result (<= 0), 1: not ended */
+	char why[512];                /* the reader's description when it did not complete */
+};
+
+/* One writer stream: its segments one after another, in the order they were written. */
+struct chain {
+	struct seg **segs;           /* in sequence order */
+	unsigned int count;          /* segments */
+	unsigned int cur;            /* segment being read */
+	struct th_segment_reader *r; /* open reader of segs[cur], or NULL */
+	unsigned int *segments_done; /* progress, shared */
+};
+
+struct progress {
+	bool is_on;                 /* stderr is a terminal (or --progress) */
+	const char *phase;          /* "names" or "export" */
+	unsigned int segments;      /* segments in all */
+	unsigned int segments_done; /* finished in this pass */
+	struct timespec start;      /* of the pass */
+	struct timespec last;       /* last redraw */
+	bool is_drawn;              /* a bar is on the screen */
+};
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tracehound export [options] SEGMENT|DIRECTORY...\n"
+		"\n"
+		"Merge trace segments (any number of lcores and boxes; directories are searched "
+		"for\n"
+		"*.lz4 segments and crashed *.lz4.tmp ones) into open-time order, filter them and\n"
+		"write one line per inferred open.\n"
+		"\n"
+		"output:\n"
+		"  -f, --format F         text (default: the 7-field '|' record of the session\n"
+		"                         log), csv (with a header), or json (JSON Lines)\n"
+		"  -o, --output FILE      write to FILE (default: stdout)\n"
+		"      --no-names         no handle-to-name join (csv/json path column empty)\n"
+		"      --hosts FILE       host names from an /etc/hosts-style file\n"
+		"      --resolve          host names from reverse DNS (cached; off by default)\n"
+		"      --anonymise KEY    keyed pseudonyms (HMAC-SHA-256 with the bytes of file "
+		"KEY,\n"
+		"                         at least 16) for addresses, uids, gids, handles and "
+		"every\n"
+		"                         path component; same key, same pseudonyms\n"
+		"      --prefix-preserving  with --anonymise: addresses that share a prefix keep\n"
+		"                         sharing it (IPv4 and IPv6)\n"
+		"      --window S         how far out of time order one stream may be (default 60 "
+		"s;\n"
+		"                         later records are written late and counted)\n"
+		"      --progress         force the progress bar (default: only on a terminal)\n"
+		"  -q, --quiet            no progress bar, no summary line\n"
+		"\n"
+		"filters (a repeated option matches any of its values; different ones all apply):\n"
+		"      --from T, --to T   opens at or after T and before T: seconds since the "
+		"epoch\n"
+		"                         (with a fraction) or UTC YYYY-MM-DD[THH:MM[:SS[.frac]]]\n"
+		"      --server A[/LEN]   server address or prefix\n"
+		"      --client A[/LEN]   client address or prefix\n"
+		"      --uid N            user id\n"
+		"      --direction D      read or write\n"
+		"      --file F           handle (hex) equal to F, or path containing F\n"
+		"\n"
+		"Exit status: 0; 1 runtime failure (no segment readable, output not writable);\n"
+		"2 usage error; 3 some segments were truncated or corrupt (their records up to "
+		"the\n"
+		"damage were exported; each is named on stderr).\n");
+}
+
+enum {
+	OPT_FROM = 256,
+	OPT_TO,
+	OPT_SERVER,
+	OPT_CLIENT,
+	OPT_UID,
+	OPT_DIRECTION,
+	OPT_FILE,
+	OPT_HOSTS,
+	OPT_RESOLVE,
+	OPT_ANON,
+	OPT_PREFIX,
+	OPT_WINDOW,
+	OPT_NO_NAMES,
+	OPT_PROGRESS,
+};
+
+static const struct option options[] = {
+	{"format", required_argument, NULL, 'f'},
+	{"output", required_argument, NULL, 'o'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"from", required_argument, NULL, OPT_FROM},
+	{"to", required_argument, NULL, OPT_TO},
+	{"server", required_argument, NULL, OPT_SERVER},
+	{"client", required_argument, NULL, OPT_CLIENT},
+	{"uid", required_argument, NULL, OPT_UID},
+	{"direction", required_argument, NULL, OPT_DIRECTION},
+	{"file", required_argument, NULL, OPT_FILE},
+	{"hosts", required_argument, NULL, OPT_HOSTS},
+	{"resolve", no_argument, NULL, OPT_RESOLVE},
+	{"anonymise", required_argument, NULL, OPT_ANON},
+	{"anonymize", required_argument, NULL, OPT_ANON},
+	{"prefix-preserving", no_argument, NULL, OPT_PREFIX},
+	{"window", required_argument, NULL, OPT_WINDOW},
+	{"no-names", no_argument, NULL, OPT_NO_NAMES},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{NULL, 0, NULL, 0},
+};
+
+/* ---- finding segments ---- */
+
+struct seg_list {
+	struct seg *v; /* segments */
+	size_t count;  /* used */
+	size_t cap;    /* allocated */
+};
+
+static int
+seg_add(struct seg_list *l, const char *path)
+{
+	struct seg *s;
+
+	if (l->count == l->cap) {
+		size_t cap = l->cap != 0 ? l->cap * 2 : 64;
+		struct seg *v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	s = &l->v[l->count];
+	memset(s, 0, sizeof(*s));
+	s->path = strdup(path);
+	if (s->path == NULL)
+		return -ENOMEM;
+	s->end_rc = 1;
+	l->count++;
+	return 0;
+}
+
+static bool
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Segments under a directory, depth first, names sorted so runs are reproducible. */
+static int
+walk(struct seg_list *l, const char *dir, unsigned int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+	size_t count = 0, cap = 0, i;
+	int rc = 0;
+
+	if (depth > 16)
+		return 0;
+	d = opendir(dir);
+	if (d == NULL)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (count == cap) {
+			char **n2 = realloc(names, (cap = cap != 0 ? cap * 2 : 64) * sizeof(*n2));
+
+			if (n2 == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			names = n2;
+		}
+		if ((names[count] = strdup(de->d_name)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		count++;
+	}
+	closedir(d);
+	if (count > 0)
+		qsort(names, count, sizeof(*names), cmp_str);
+	for (i = 0; i < count && rc == 0; i++) {
+		char path[4096];
+		struct stat st;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path) ||
+			stat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			rc = walk(l, path, depth + 1);
+		else if (S_ISREG(st.st_mode) &&
+			 (has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
+				 has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX)))
+			rc = seg_add(l, path);
+	}
+	for (i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* ---- a chain of segments as one export source ---- */
+
+static void
+seg_end(struct seg *s, struct th_segment_reader *r, int rc)
+{
+	const char *d;
+	size_t n = strlen(s->path);
+
+	s->end_rc = rc;
+	s->recovered = r != NULL ? th_segment_reader_count(r) : 0;
+	if (rc == 0 || r == NULL)
+		return;
+	/* The reader's line starts with the path; the report names the segment itself. */
+	d = th_segment_reader_describe(r);
+	if (strncmp(d, s->path, n) == 0 && d[n] == ':')
+		d += n + 1 + (d[n + 1] == ' ');
+	snprintf(s->why, sizeof(s->why), "%s", d);
+}
+
+static int
+chain_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *name,
+	struct th_trace_rpc *rpc)
+{
+	struct chain *c = ctx;
+
+	while (c->cur < c->count) {
+		struct seg *s = c->segs[c->cur];
+		int rc;
+
+		if (c->r == NULL && s->end_rc == 1) {
+			c->r = th_segment_reader_open(s->path);
+			if (c->r == NULL) {
+				s->end_rc = -errno;
+				s->recovered = 0;
+				snprintf(s->why, sizeof(s->why), "cannot be read: %s",
+					strerror(errno));
+			}
+		}
+		if (c->r != NULL) {
+			rc = th_segment_reader_next(c->r, open, name, rpc);
+			if (rc > 0) {
+				*type = rc;
+				return 1;
+			}
+			seg_end(s, c->r, rc);
+			th_segment_reader_close(c->r);
+			c->r = NULL;
+		}
+		/* A damaged segment ends only itself: the stream goes on with the next one. */
+		c->cur++;
+		(*c->segments_done)++;
+	}
+	return 0;
+}
+
+static int
+chain_rewind(void *ctx)
+{
+	struct chain *c = ctx;
+
+	th_segment_reader_close(c->r);
+	c->r = NULL;
+	*c->segments_done -= c->cur;
+	c->cur = 0;
+	for (unsigned int i = 0; i < c->count; i++) {
+		c->segs[i]->end_rc = 1;
+		c->segs[i]->why[0] = '\0';
+	}
+	return 0;
+}
+
+/* Writer stream identity, then position in the stream. */
+static int
+cmp_seg(const void *a, const void *b)
+{
+	const struct seg *x = *(struct seg *const *)a, *y = *(struct seg *const *)b;
+
+#define CMP(f)                                                                                     \
+	if (x->f != y->f)                                                                          \
+		return x->f < y->f ? -1 : 1;
+	CMP(is_header_ok)
+	CMP(hdr.box_id)
+	CMP(hdr.kind)
+	CMP(hdr.stream_id)
+	CMP(hdr.seq)
+	CMP(hdr.created_ns)
+#undef CMP
+	return strcmp(x->path, y->path);
+}
+
+static bool
+same_stream(const struct seg *x, const struct seg *y)
+{
+	return x->is_header_ok && y->is_header_ok && x->hdr.box_id == y->hdr.box_id &&
+	       x->hdr.kind == y->hdr.kind && x->hdr.stream_id == y->hdr.stream_id;
+}
+
+/* ---- progress bar ---- */
+
+static double
+since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void
+on_progress(void *ctx, uint64_t records, unsigned int sources_done)
+{
+	struct progress *p = ctx;
+	struct timespec now;
+	double elapsed, frac;
+	char bar[31];
+	int fill;
+
+	(void)sources_done;
+	if (!p->is_on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (p->is_drawn && since(&p->last, &now) < 0.2)
+		return;
+	p->last = now;
+	elapsed = since(&p->start, &now);
+	frac = p->segments > 0 ? (double)p->segments_done / p->segments : 1.0;
+	fill = (int)(frac * 30);
+	memset(bar, '#', (size_t)fill);
+	memset(bar + fill, '-', (size_t)(30 - fill));
+	bar[30] = '\0';
+	fprintf(stderr, "\r%s [%s] %u/%u segments, %" PRIu64 " records, %.1f M/s   ", p->phase, bar,
+		p->segments_done, p->segments, records,
+		elapsed > 0 ? (double)records / elapsed / 1e6 : 0.0);
+	p->is_drawn = true;
+}
+
+/* ---- the command ---- */
+
+static int
+add_net(struct th_export_net *v, unsigned int *count, const char *arg, const char *opt)
+{
+	if (*count >= TH_EXPORT_FILTER_MAX) {
+		fprintf(stderr, "tracehound export: at most %d %s values\n", TH_EXPORT_FILTER_MAX,
+			opt);
+		return -1;
+	}
+	if (th_export_net_parse(arg, &v[*count]) < 0) {
+		fprintf(stderr,
+			"tracehound export: %s '%s': expected an IPv4 or IPv6 address, "
+			"optionally /prefix-length\n",
+			opt, arg);
+		return -1;
+	}
+	(*count)++;
+	return 0;
+}
+
+int
+th_cmd_export(int argc, char **argv)
+{
+	struct th_export_config c;
+	struct th_export_counters ctr;
+	struct seg_list segs = {0};
+	struct seg **order = NULL;
+	struct chain *chains = NULL;
+	struct th_export_source *sources = NULL;
+	struct progress prog = {0};
+	unsigned int nchains = 0, damaged = 0;
+	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
+	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
+	FILE *out = stdout;
+	uint8_t key[KEY_MAX];
+	size_t key_size = 0;
+	int opt, rc, status = 0;
+
+	th_export_config_defaults(&c);
+	optind = 1;
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, "f:o:qh", options, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			rc = th_export_format_parse(optarg);
+			if (rc < 0) {
+				fprintf(stderr,
+					"tracehound export: --format '%s': expected text, csv "
+					"or json\n",
+					optarg);
+				return 2;
+			}
+			c.format = (enum th_export_format)rc;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'q':
+			is_quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_FROM:
+		case OPT_TO:
+			if (th_export_time_parse(optarg, opt == OPT_FROM ? &c.from_ns : &c.to_ns) <
+				0) {
+				fprintf(stderr,
+					"tracehound export: %s '%s': expected seconds since the "
+					"epoch or UTC YYYY-MM-DD[THH:MM[:SS]]\n",
+					opt == OPT_FROM ? "--from" : "--to", optarg);
+				return 2;
+			}
+			break;
+		case OPT_SERVER:
+			if (add_net(c.servers, &c.servers_count, optarg, "--server") < 0)
+				return 2;
+			break;
+		case OPT_CLIENT:
+			if (add_net(c.clients, &c.clients_count, optarg, "--client") < 0)
+				return 2;
+			break;
+		case OPT_UID: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
+				v > UINT32_MAX || c.uids_count >= TH_EXPORT_FILTER_MAX) {
+				fprintf(stderr,
+					"tracehound export: --uid '%s': expected a number "
+					"0-4294967295 (at most %d values)\n",
+					optarg, TH_EXPORT_FILTER_MAX);
+				return 2;
+			}
+			c.uids[c.uids_count++] = (uint32_t)v;
+			break;
+		}
+		case OPT_DIRECTION:
+			if (strcmp(optarg, "read") == 0) {
+				c.direction = 0;
+			} else if (strcmp(optarg, "write") == 0) {
+				c.direction = 1;
+			} else {
+				fprintf(stderr,
+					"tracehound export: --direction '%s': expected read or "
+					"write\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_FILE:
+			if (c.files_count >= TH_EXPORT_FILTER_MAX || optarg[0] == '\0') {
+				fprintf(stderr,
+					"tracehound export: --file: at most %d non-empty "
+					"values\n",
+					TH_EXPORT_FILTER_MAX);
+				return 2;
+			}
+			c.files[c.files_count++] = optarg;
+			break;
+		case OPT_HOSTS:
+			hosts_path = optarg;
+			break;
+		case OPT_RESOLVE:
+			is_resolve = true;
+			break;
+		case OPT_ANON:
+			key_path = optarg;
+			break;
+		case OPT_PREFIX:
+			is_prefix = true;
+			break;
+		case OPT_WINDOW: {
+			char *end;
+			double s;
+
+			errno = 0;
+			s = strtod(optarg, &end);
+			if (*end != '\0' || errno != 0 || !(s >= 0 && s <= 1e7)) {
+				fprintf(stderr,
+					"tracehound export: --window '%s': expected seconds, "
+					"0 to 10000000\n",
+					optarg);
+				return 2;
+			}
+			c.window_ns = (uint64_t)(s * 1e9);
+			break;
+		}
+		case OPT_NO_NAMES:
+			c.is_names_on = false;
+			break;
+		case OPT_PROGRESS:
+			is_force_progress = true;
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "tracehound export: no segments given (files or directories)\n");
+		usage(stderr);
+		return 2;
+	}
+	if (is_prefix && key_path == NULL) {
+		fprintf(stderr,
+			"tracehound export: --prefix-preserving needs --anonymise KEYFILE\n");
+		return 2;
+	}
+	if (key_path != NULL && (hosts_path != NULL || is_resolve)) {
+		fprintf(stderr, "tracehound export: --anonymise cannot be combined with --hosts or "
+				"--resolve (host names would give the addresses away)\n");
+		return 2;
+	}
+	if (c.to_ns != 0 && c.to_ns <= c.from_ns) {
+		fprintf(stderr, "tracehound export: --to must be later than --from\n");
+		return 2;
+	}
+	if (key_path != NULL) {
+		rc = th_export_anon_load_key(key_path, key, sizeof(key), &key_size);
+		if (rc < 0) {
+			fprintf(stderr, "tracehound export: --anonymise %s: %s\n", key_path,
+				rc == -EINVAL  ? "a key needs at least 16 bytes (e.g. head -c 32 "
+						 "/dev/urandom > KEYFILE)"
+				: rc == -EFBIG ? "longer than 4096 bytes: not a key file?"
+					       : strerror(-rc));
+			return 2;
+		}
+		c.anon = th_export_anon_create(key, key_size, is_prefix);
+		memset(key, 0, sizeof(key));
+		if (c.anon == NULL) {
+			fprintf(stderr, "tracehound export: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	if (hosts_path != NULL || is_resolve) {
+		unsigned int line = 0;
+
+		c.hosts = th_export_hosts_create(is_resolve);
+		if (c.hosts == NULL) {
+			status = 1;
+			goto free_all;
+		}
+		if (hosts_path != NULL &&
+			(rc = th_export_hosts_load(c.hosts, hosts_path, &line)) < 0) {
+			if (rc == -EINVAL)
+				fprintf(stderr,
+					"tracehound export: %s:%u: expected an address and a "
+					"name\n",
+					hosts_path, line);
+			else
+				fprintf(stderr, "tracehound export: --hosts %s: %s\n", hosts_path,
+					strerror(-rc));
+			status = 2;
+			goto free_all;
+		}
+	}
+
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+
+		if (stat(argv[i], &st) != 0) {
+			fprintf(stderr, "tracehound export: %s: %s\n", argv[i], strerror(errno));
+			status = 1;
+			goto free_all;
+		}
+		rc = S_ISDIR(st.st_mode) ? walk(&segs, argv[i], 0) : seg_add(&segs, argv[i]);
+		if (rc < 0) {
+			fprintf(stderr, "tracehound export: %s: %s\n", argv[i], strerror(-rc));
+			status = 1;
+			goto free_all;
+		}
+	}
+	if (segs.count == 0) {
+		fprintf(stderr, "tracehound export: no segments (*%s) found\n", TH_SEGMENT_SUFFIX);
+		status = 1;
+		goto free_all;
+	}
+
+	/* Group the segments of each writer stream (box, kind, lcore) into one chain, read in
+	 * sequence: a stream's records continue from one segment into the next, and only one
+	 * file per stream is open at a time. */
+	order = calloc(segs.count, sizeof(*order));
+	chains = calloc(segs.count, sizeof(*chains));
+	sources = calloc(segs.count, sizeof(*sources));
+	if (order == NULL || chains == NULL || sources == NULL) {
+		status = 1;
+		goto free_all;
+	}
+	for (size_t i = 0; i < segs.count; i++) {
+		struct th_segment_reader *r = th_segment_reader_open(segs.v[i].path);
+
+		order[i] = &segs.v[i];
+		if (r != NULL) {
+			segs.v[i].hdr = *th_segment_reader_header(r);
+			segs.v[i].is_header_ok = true;
+			th_segment_reader_close(r);
+		}
+	}
+	qsort(order, segs.count, sizeof(*order), cmp_seg);
+	for (size_t i = 0; i < segs.count;) {
+		size_t j = i + 1;
+
+		/* A segment whose header is unreadable is a chain of its own (and reported). */
+		while (j < segs.count && same_stream(order[i], order[j]))
+			j++;
+		chains[nchains].segs = &order[i];
+		chains[nchains].count = (unsigned int)(j - i);
+		chains[nchains].segments_done = &prog.segments_done;
+		sources[nchains].label = order[i]->path;
+		sources[nchains].next = chain_next;
+		sources[nchains].ctx = &chains[nchains];
+		sources[nchains].rewind = chain_rewind;
+		sources[nchains].is_opens_only =
+			order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_OPENS;
+		nchains++;
+		i = j;
+	}
+
+	if (output != NULL && strcmp(output, "-") != 0) {
+		out = fopen(output, "w");
+		if (out == NULL) {
+			fprintf(stderr, "tracehound export: -o %s: %s\n", output, strerror(errno));
+			status = 1;
+			goto free_all;
+		}
+	}
+	prog.is_on = !is_quiet && (is_force_progress || isatty(STDERR_FILENO));
+	prog.segments = (unsigned int)segs.count;
+	prog.phase = "export";
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	c.progress = on_progress;
+	c.progress_ctx = &prog;
+	rc = th_export_run(&c, sources, nchains, out, stderr, &ctr);
+	if (prog.is_drawn)
+		fputc('\n', stderr);
+	if (rc < 0) {
+		fprintf(stderr, "tracehound export: %s: %s\n",
+			output != NULL ? output : "standard output", strerror(-rc));
+		status = 1;
+	}
+	for (size_t i = 0; i < segs.count; i++) {
+		const struct seg *s = order[i];
+
+		if (s->end_rc == 0 || s->end_rc == 1)
+			continue;
+		damaged++;
+		fprintf(stderr,
+			"tracehound export: %s: %s; %" PRIu64 " records recovered, "
+			"continuing with the rest\n",
+			s->path, s->why[0] != '\0' ? s->why : strerror(-s->end_rc), s->recovered);
+	}
+	if (!is_quiet)
+		fprintf(stderr,
+			"tracehound export: %zu segments (%u damaged), %" PRIu64
+			" opens read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
+			" names, %" PRIu64 " late (raise --window)\n",
+			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered,
+			ctr.names_in, ctr.out_of_order);
+	if (status == 0 && damaged > 0)
+		status = 3;
+free_all:
+	if (out != stdout && out != NULL && fclose(out) != 0 && status == 0) {
+		fprintf(stderr, "tracehound export: %s: %s\n", output, strerror(errno));
+		status = 1;
+	}
+	for (unsigned int i = 0; i < nchains; i++)
+		th_segment_reader_close(chains[i].r);
+	for (size_t i = 0; i < segs.count; i++)
+		free(segs.v[i].path);
+	free(segs.v);
+	free(order);
+	free(chains);
+	free(sources);
+	th_export_hosts_free(c.hosts);
+	th_export_anon_free(c.anon);
+	return status;
+}

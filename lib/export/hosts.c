@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Address-to-name table: filled from an /etc/hosts-style file, or on demand
+ * from reverse DNS (getnameinfo), whose answers, failures included, are cached
+ * so that a trace of millions of records asks once per address.
+ */
+
+#include "th_export.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct host_ent {
+	struct th_addr addr; /**< key */
+	char *name;          /**< NULL: looked up, no name */
+	bool is_used;        /**< slot taken */
+};
+
+struct th_export_hosts {
+	struct host_ent *e; /**< open addressing, power-of-two size */
+	size_t size;        /**< slots */
+	size_t used;        /**< slots taken */
+	bool is_resolve;    /**< ask reverse DNS for addresses not in the table */
+};
+
+static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+struct th_export_hosts *
+th_export_hosts_create(bool is_resolve)
+{
+	struct th_export_hosts *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return NULL;
+	h->size = 256;
+	h->e = calloc(h->size, sizeof(*h->e));
+	if (h->e == NULL) {
+		free(h);
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->is_resolve = is_resolve;
+	return h;
+}
+
+void
+th_export_hosts_free(struct th_export_hosts *h)
+{
+	if (h == NULL)
+		return;
+	for (size_t i = 0; i < h->size; i++)
+		free(h->e[i].name);
+	free(h->e);
+	free(h);
+}
+
+static size_t
+hash(const struct th_addr *a)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a->b, 8);
+	memcpy(&y, a->b + 8, 8);
+	x = (x ^ (y * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+	return (size_t)(x ^ (x >> 31));
+}
+
+static struct host_ent *
+slot(const struct th_export_hosts *h, const struct th_addr *a)
+{
+	size_t mask = h->size - 1, j;
+
+	for (j = hash(a) & mask; h->e[j].is_used; j = (j + 1) & mask)
+		if (memcmp(&h->e[j].addr, a, sizeof(*a)) == 0)
+			break;
+	return &h->e[j];
+}
+
+static int
+grow(struct th_export_hosts *h)
+{
+	struct th_export_hosts n = *h;
+
+	n.size = h->size * 2;
+	n.e = calloc(n.size, sizeof(*n.e));
+	if (n.e == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->size; i++)
+		if (h->e[i].is_used)
+			*slot(&n, &h->e[i].addr) = h->e[i];
+	free(h->e);
+	*h = n;
+	return 0;
+}
+
+/* Insert unless present (the first name for an address wins). name NULL: a cached miss. */
+static struct host_ent *
+insert(struct th_export_hosts *h, const struct th_addr *a, const char *name)
+{
+	struct host_ent *e;
+
+	if ((h->used + 1) * 2 > h->size && grow(h) < 0)
+		return NULL;
+	e = slot(h, a);
+	if (e->is_used)
+		return e;
+	e->name = name != NULL ? strdup(name) : NULL;
+	if (name != NULL && e->name == NULL)
+		return NULL;
+	e->addr = *a;
+	e->is_used = true;
+	h->used++;
+	return e;
+}
+
+static bool
+parse_addr(const char *s, struct th_addr *out)
+{
+	uint8_t b4[4];
+	char tmp[64];
+	const char *pct = strchr(s, '%');
+
+	if (inet_pton(AF_INET, s, b4) == 1) {
+		memcpy(out->b, v4_mapped, sizeof(v4_mapped));
+		memcpy(out->b + 12, b4, 4);
+		return true;
+	}
+	/* fe80::1%eth0 in a hosts file: the zone does not take part in the match. */
+	if (pct != NULL && (size_t)(pct - s) < sizeof(tmp)) {
+		memcpy(tmp, s, (size_t)(pct - s));
+		tmp[pct - s] = '\0';
+		s = tmp;
+	}
+	return inet_pton(AF_INET6, s, out->b) == 1;
+}
+
+int
+th_export_hosts_load(struct th_export_hosts *h, const char *path, unsigned int *line)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	unsigned int n = 0;
+	int rc = 0;
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		char *save = NULL, *addr, *name;
+		char *hash_mark = strchr(buf, '#');
+		struct th_addr a;
+
+		n++;
+		if (hash_mark != NULL)
+			*hash_mark = '\0';
+		addr = strtok_r(buf, " \t\r\n", &save);
+		if (addr == NULL)
+			continue;
+		name = strtok_r(NULL, " \t\r\n", &save);
+		if (!parse_addr(addr, &a) || name == NULL) {
+			if (line != NULL)
+				*line = n;
+			rc = -EINVAL;
+			break;
+		}
+		if (insert(h, &a, name) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	if (rc == 0 && ferror(f))
+		rc = -EIO;
+	fclose(f);
+	return rc;
+}
+
+static const char *
+resolve(struct th_export_hosts *h, const struct th_addr *a)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char name[NI_MAXHOST];
+	struct host_ent *e;
+
+	memset(&ss, 0, sizeof(ss));
+	if (memcmp(a->b, v4_mapped, sizeof(v4_mapped)) == 0) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, a->b + 12, 4);
+		len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, a->b, 16);
+		len = sizeof(*sin6);
+	}
+	/* NI_NAMEREQD: no answer means the number is printed, not getnameinfo's copy of it. */
+	if (getnameinfo((struct sockaddr *)&ss, len, name, sizeof(name), NULL, 0, NI_NAMEREQD) != 0)
+		name[0] = '\0';
+	e = insert(h, a, name[0] != '\0' ? name : NULL);
+	return e != NULL ? e->name : NULL;
+}
+
+const char *
+th_export_hosts_lookup(struct th_export_hosts *h, const struct th_addr *a)
+{
+	const struct host_ent *e = slot(h, a);
+
+	if (e->is_used)
+		return e->name;
+	return h->is_resolve ? resolve(h, a) : NULL;
+}

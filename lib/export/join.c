@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Handle-to-name join. Every name record says "this handle was called NAME in
+ * directory DIR from T1 to T2". The table is keyed by (server, handle); a
+ * lookup takes the name valid at the record's time and walks up the directory
+ * handles (at the same time) to build a path.
+ */
+
+#include "th_export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NIL UINT32_MAX
+#define DEPTH_MAX 64 /* deeper trees are cut (and a loop in bad data ends here) */
+
+struct name_ent {
+	uint64_t from_ns;      /**< valid from ... */
+	uint64_t to_ns;        /**< ... to (0: still valid when the trace ended) */
+	struct th_addr server; /**< key: server ... */
+	uint8_t fh_len;        /**< ... and handle */
+	uint8_t dir_len;       /**< directory handle bytes */
+	uint16_t name_len;     /**< bytes at name_off */
+	uint32_t hash;         /**< of the key */
+	uint32_t next;         /**< chain in its bucket */
+	uint64_t name_off;     /**< in the string arena */
+	uint8_t fh[TH_TRACE_FH_MAX];
+	uint8_t dir[TH_TRACE_FH_MAX];
+};
+
+struct th_export_names {
+	struct name_ent *e; /**< entries */
+	size_t count;       /**< entries used */
+	size_t cap;         /**< entries allocated */
+	uint32_t *bucket;   /**< chain heads; power-of-two count */
+	size_t buckets;     /**< bucket count */
+	char *arena;        /**< names, back to back */
+	size_t arena_size;  /**< bytes used */
+	size_t arena_cap;   /**< bytes allocated */
+};
+
+struct th_export_names *
+th_export_names_create(void)
+{
+	return calloc(1, sizeof(struct th_export_names));
+}
+
+void
+th_export_names_free(struct th_export_names *n)
+{
+	if (n == NULL)
+		return;
+	free(n->e);
+	free(n->bucket);
+	free(n->arena);
+	free(n);
+}
+
+size_t
+th_export_names_count(const struct th_export_names *n)
+{
+	return n->count;
+}
+
+static uint32_t
+key_hash(const struct th_addr *server, const uint8_t *fh, unsigned int fh_len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (unsigned int i = 0; i < sizeof(server->b); i++)
+		h = (h ^ server->b[i]) * 0x100000001b3ull;
+	h = (h ^ fh_len) * 0x100000001b3ull;
+	for (unsigned int i = 0; i < fh_len; i++)
+		h = (h ^ fh[i]) * 0x100000001b3ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static int
+rehash(struct th_export_names *n, size_t buckets)
+{
+	uint32_t *b = malloc(buckets * sizeof(*b));
+
+	if (b == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < buckets; i++)
+		b[i] = NIL;
+	for (size_t i = 0; i < n->count; i++) {
+		uint32_t s = n->e[i].hash & (uint32_t)(buckets - 1);
+
+		n->e[i].next = b[s];
+		b[s] = (uint32_t)i;
+	}
+	free(n->bucket);
+	n->bucket = b;
+	n->buckets = buckets;
+	return 0;
+}
+
+int
+th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
+{
+	struct name_ent *e;
+	uint32_t s;
+
+	if (r->fh_len > TH_TRACE_FH_MAX || r->dir_fh_len > TH_TRACE_FH_MAX ||
+		r->name_len > TH_TRACE_NAME_MAX)
+		return -EINVAL;
+	if (n->count >= NIL - 1)
+		return -ENOMEM;
+	if (n->count == n->cap) {
+		size_t cap = n->cap != 0 ? n->cap * 2 : 1024;
+		struct name_ent *e2 = realloc(n->e, cap * sizeof(*e2));
+
+		if (e2 == NULL)
+			return -ENOMEM;
+		n->e = e2;
+		n->cap = cap;
+	}
+	if (n->arena_size + r->name_len > n->arena_cap) {
+		size_t cap = n->arena_cap != 0 ? n->arena_cap * 2 : 65536;
+		char *a;
+
+		while (cap < n->arena_size + r->name_len)
+			cap *= 2;
+		a = realloc(n->arena, cap);
+		if (a == NULL)
+			return -ENOMEM;
+		n->arena = a;
+		n->arena_cap = cap;
+	}
+	if (n->count >= n->buckets && rehash(n, n->buckets != 0 ? n->buckets * 4 : 4096) < 0)
+		return -ENOMEM;
+	e = &n->e[n->count];
+	e->from_ns = r->from_ns;
+	e->to_ns = r->to_ns;
+	e->server = r->server;
+	e->fh_len = r->fh_len;
+	memcpy(e->fh, r->fh, r->fh_len);
+	e->dir_len = r->dir_fh_len;
+	memcpy(e->dir, r->dir_fh, r->dir_fh_len);
+	e->name_len = r->name_len;
+	e->name_off = n->arena_size;
+	memcpy(n->arena + n->arena_size, r->name, r->name_len);
+	n->arena_size += r->name_len;
+	e->hash = key_hash(&r->server, r->fh, r->fh_len);
+	s = e->hash & (uint32_t)(n->buckets - 1);
+	e->next = n->bucket[s];
+	n->bucket[s] = (uint32_t)n->count;
+	n->count++;
+	return 0;
+}
+
+/* The name valid at t; of several (hard links, a rename seen twice), the latest to start. */
+static const struct name_ent *
+find(const struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len, uint64_t t)
+{
+	const struct name_ent *best = NULL;
+	uint32_t h, i;
+
+	if (n->buckets == 0)
+		return NULL;
+	h = key_hash(server, fh, fh_len);
+	for (i = n->bucket[h & (uint32_t)(n->buckets - 1)]; i != NIL; i = n->e[i].next) {
+		const struct name_ent *e = &n->e[i];
+
+		if (e->hash != h || e->fh_len != fh_len || memcmp(e->fh, fh, fh_len) != 0 ||
+			memcmp(&e->server, server, sizeof(*server)) != 0)
+			continue;
+		if (e->from_ns > t || (e->to_ns != 0 && t >= e->to_ns))
+			continue;
+		if (best == NULL || e->from_ns > best->from_ns)
+			best = e;
+	}
+	return best;
+}
+
+size_t
+th_export_names_path(const struct th_export_names *n, const struct th_addr *server,
+	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size)
+{
+	const struct name_ent *chain[DEPTH_MAX];
+	unsigned int depth = 0;
+	size_t o = 0;
+
+	if (size == 0)
+		return 0;
+	for (const struct name_ent *e = find(n, server, fh, fh_len, t_ns);
+		e != NULL && depth<DEPTH_MAX; e = e->dir_len> 0
+			? find(n, server, e->dir, e->dir_len, t_ns)
+			: NULL)
+		chain[depth++] = e;
+	while (depth > 0) {
+		const struct name_ent *e = chain[--depth];
+		const char *name = n->arena + e->name_off;
+		size_t len = e->name_len;
+
+		/* A mount path already starts with '/'; components are joined with one. */
+		if (o > 0 && out[o - 1] != '/' && o + 1 < size)
+			out[o++] = '/';
+		if (o > 0 && len > 0 && name[0] == '/')
+			name++, len--;
+		if (len > size - 1 - o)
+			len = size - 1 - o;
+		memcpy(out + o, name, len);
+		o += len;
+	}
+	out[o] = '\0';
+	return o;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/* SHA-256 (FIPS 180-4 §6.2) and HMAC-SHA-256 (RFC 2104), written from the specifications. */
+
+#include "th_export.h"
+
+#include <string.h>
+
+static const uint32_t k256[64] = {
+	0x428a2f98,
+	0x71374491,
+	0xb5c0fbcf,
+	0xe9b5dba5,
+	0x3956c25b,
+	0x59f111f1,
+	0x923f82a4,
+	0xab1c5ed5,
+	0xd807aa98,
+	0x12835b01,
+	0x243185be,
+	0x550c7dc3,
+	0x72be5d74,
+	0x80deb1fe,
+	0x9bdc06a7,
+	0xc19bf174,
+	0xe49b69c1,
+	0xefbe4786,
+	0x0fc19dc6,
+	0x240ca1cc,
+	0x2de92c6f,
+	0x4a7484aa,
+	0x5cb0a9dc,
+	0x76f988da,
+	0x983e5152,
+	0xa831c66d,
+	0xb00327c8,
+	0xbf597fc7,
+	0xc6e00bf3,
+	0xd5a79147,
+	0x06ca6351,
+	0x14292967,
+	0x27b70a85,
+	0x2e1b2138,
+	0x4d2c6dfc,
+	0x53380d13,
+	0x650a7354,
+	0x766a0abb,
+	0x81c2c92e,
+	0x92722c85,
+	0xa2bfe8a1,
+	0xa81a664b,
+	0xc24b8b70,
+	0xc76c51a3,
+	0xd192e819,
+	0xd6990624,
+	0xf40e3585,
+	0x106aa070,
+	0x19a4c116,
+	0x1e376c08,
+	0x2748774c,
+	0x34b0bcb5,
+	0x391c0cb3,
+	0x4ed8aa4a,
+	0x5b9cca4f,
+	0x682e6ff3,
+	0x748f82ee,
+	0x78a5636f,
+	0x84c87814,
+	0x8cc70208,
+	0x90befffa,
+	0xa4506ceb,
+	0xbef9a3f7,
+	0xc67178f2,
+};
+
+static inline uint32_t
+ror(uint32_t x, unsigned int n)
+{
+	return (x >> n) | (x << (32 - n));
+}
+
+static void
+compress(uint32_t h[8], const uint8_t *p)
+{
+	uint32_t w[64], a, b, c, d, e, f, g, hh;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (i = 16; i < 64; i++) {
+		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+	for (i = 0; i < 64; i++) {
+		uint32_t t1 = hh + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) +
+			      k256[i] + w[i];
+		uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+
+		hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+	}
+	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+void
+th_export_sha256_init(struct th_export_sha256 *s)
+{
+	static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
+		0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+	memcpy(s->h, iv, sizeof(iv));
+	s->total = 0;
+	s->buf_size = 0;
+}
+
+void
+th_export_sha256_update(struct th_export_sha256 *s, const void *data, size_t size)
+{
+	const uint8_t *p = data;
+
+	s->total += size;
+	if (s->buf_size > 0) {
+		size_t n = 64 - s->buf_size < size ? 64 - s->buf_size : size;
+
+		memcpy(s->buf + s->buf_size, p, n);
+		s->buf_size += n;
+		p += n;
+		size -= n;
+		if (s->buf_size < 64)
+			return;
+		compress(s->h, s->buf);
+		s->buf_size = 0;
+	}
+	for (; size >= 64; p += 64, size -= 64)
+		compress(s->h, p);
+	memcpy(s->buf, p, size);
+	s->buf_size = size;
+}
+
+void
+th_export_sha256_final(struct th_export_sha256 *s, uint8_t out[TH_EXPORT_SHA256_SIZE])
+{
+	uint64_t bits = s->total * 8;
+	int i;
+
+	/* Padding: 0x80, zeros to 56 mod 64, then the message length in bits, big-endian. */
+	s->buf[s->buf_size++] = 0x80;
+	if (s->buf_size > 56) {
+		memset(s->buf + s->buf_size, 0, 64 - s->buf_size);
+		compress(s->h, s->buf);
+		s->buf_size = 0;
+	}
+	memset(s->buf + s->buf_size, 0, 56 - s->buf_size);
+	for (i = 0; i < 8; i++)
+		s->buf[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+	compress(s->h, s->buf);
+	for (i = 0; i < 8; i++) {
+		out[4 * i] = (uint8_t)(s->h[i] >> 24);
+		out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
+		out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
+		out[4 * i + 3] = (uint8_t)s->h[i];
+	}
+}
+
+void
+th_export_sha256(const void *data, size_t size, uint8_t out[TH_EXPORT_SHA256_SIZE])
+{
+	struct th_export_sha256 s;
+
+	th_export_sha256_init(&s);
+	th_export_sha256_update(&s, data, size);
+	th_export_sha256_final(&s, out);
+}
+
+void
+th_export_hmac_init(struct th_export_hmac_key *k, const void *key, size_t key_size)
+{
+	uint8_t block[TH_EXPORT_SHA256_BLOCK], pad[TH_EXPORT_SHA256_BLOCK];
+	int i;
+
+	/* RFC 2104 §2: a key longer than the block is hashed first; shorter ones are zero-padded.
+	 */
+	memset(block, 0, sizeof(block));
+	if (key_size > sizeof(block))
+		th_export_sha256(key, key_size, block);
+	else if (key_size > 0)
+		memcpy(block, key, key_size);
+	/* The padded key blocks are hashed once here; every HMAC starts from these states. */
+	for (i = 0; i < TH_EXPORT_SHA256_BLOCK; i++)
+		pad[i] = block[i] ^ 0x36;
+	th_export_sha256_init(&k->inner);
+	th_export_sha256_update(&k->inner, pad, sizeof(pad));
+	for (i = 0; i < TH_EXPORT_SHA256_BLOCK; i++)
+		pad[i] = block[i] ^ 0x5c;
+	th_export_sha256_init(&k->outer);
+	th_export_sha256_update(&k->outer, pad, sizeof(pad));
+}
+
+void
+th_export_hmac2(const struct th_export_hmac_key *k, const void *a, size_t a_size, const void *b,
+	size_t b_size, uint8_t out[TH_EXPORT_SHA256_SIZE])
+{
+	struct th_export_sha256 s = k->inner;
+	uint8_t inner[TH_EXPORT_SHA256_SIZE];
+
+	if (a_size > 0)
+		th_export_sha256_update(&s, a, a_size);
+	if (b_size > 0)
+		th_export_sha256_update(&s, b, b_size);
+	th_export_sha256_final(&s, inner);
+	s = k->outer;
+	th_export_sha256_update(&s, inner, sizeof(inner));
+	th_export_sha256_final(&s, out);
+}
+
+void
+th_export_hmac_sha256(const void *key, size_t key_size, const void *data, size_t size,
+	uint8_t out[TH_EXPORT_SHA256_SIZE])
+{
+	struct th_export_hmac_key k;
+
+	th_export_hmac_init(&k, key, key_size);
+	th_export_hmac2(&k, data, size, NULL, 0, out);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_TRACE_H
+#define TH_TRACE_H
+
+/**
+ * @file
+ * Trace records as they are stored: versioned, little-endian, fixed layouts,
+ * one per record type, each preceded by a 4-byte header (type, length). The
+ * segment container (th_segment.h) writes and reads sequences of them;
+ * export reads them back. Changing a layout means a new type or version.
+ *
+ * Everything is encoded and decoded with explicit byte order (never a struct
+ * copied to disk), so segments move between machines.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "th_pkt.h"
+
+#define TH_TRACE_VERSION 1
+#define TH_TRACE_FH_MAX 64
+#define TH_TRACE_NAME_MAX 255
+
+/** Record types. X-macro: enum name, number, text name. */
+#define TH_TRACE_TYPE_LIST(X)                                                                      \
+	X(OPEN, 1, "open")                                                                         \
+	X(NAME, 2, "name")                                                                         \
+	X(RPC, 3, "rpc")
+
+enum th_trace_type {
+#define TH_TRACE_X(name, num, text) TH_TRACE_##name = num,
+	TH_TRACE_TYPE_LIST(TH_TRACE_X)
+#undef TH_TRACE_X
+};
+
+/** One inferred open (see th_session.h struct th_sess_record). */
+struct th_trace_open {
+	uint64_t open_ns;      /**< open: first op's call, ns since the epoch */
+	uint64_t close_ns;     /**< close: last op's reply */
+	struct th_addr server; /**< file-id: server ... */
+	struct th_addr client; /**< client ... */
+	uint32_t uid;          /**< ... and user */
+	uint32_t gid;          /**< group */
+	uint8_t dir;           /**< 0 read, 1 write */
+	uint8_t vers;          /**< NFS version */
+	uint8_t flags;         /**< TH_TRACE_OPEN_* */
+	uint8_t fh_len;        /**< handle bytes */
+	uint8_t fh[TH_TRACE_FH_MAX];
+	uint32_t ops;         /**< operations in the open */
+	uint64_t transferred; /**< bytes moved (0 for a cache hit) */
+	uint64_t seq_bytes;   /**< of which sequential */
+	uint64_t size;        /**< file size at close */
+};
+
+enum {
+	TH_TRACE_OPEN_CACHE_HIT = 1 << 0, /**< served by the client cache */
+	TH_TRACE_OPEN_DIRECTORY = 1 << 1, /**< a directory read or write */
+};
+
+/** A name valid for a handle during [from_ns, to_ns); to_ns 0: still valid. */
+struct th_trace_name {
+	uint64_t from_ns;
+	uint64_t to_ns;
+	struct th_addr server;
+	uint8_t fh_len;
+	uint8_t fh[TH_TRACE_FH_MAX];
+	uint8_t dir_fh_len;
+	uint8_t dir_fh[TH_TRACE_FH_MAX];
+	uint16_t name_len;
+	char name[TH_TRACE_NAME_MAX + 1]; /**< NUL-terminated after decoding */
+};
+
+/** One RPC (the capture's per-call log, compact). */
+struct th_trace_rpc {
+	uint64_t call_ns;  /**< call's first segment (0: no call seen) */
+	uint64_t reply_ns; /**< reply's first segment (0: no reply seen) */
+	struct th_addr client;
+	struct th_addr server;
+	uint16_t client_port;
+	uint16_t server_port;
+	uint32_t xid;
+	uint32_t prog;
+	uint16_t vers;
+	uint16_t proc;
+	uint32_t status; /**< procedure status (nfsstat3...), or RPC-level (see flags) */
+	uint32_t uid;
+	uint32_t gid;
+	uint8_t flags; /**< TH_TRACE_RPC_* */
+	uint8_t fh_len;
+	uint8_t fh[TH_TRACE_FH_MAX];
+	uint64_t offset;
+	uint32_t count; /**< requested */
+	uint32_t done;  /**< bytes the server moved */
+	uint64_t size;  /**< object size after (TH_TRACE_RPC_HAS_SIZE) */
+};
+
+enum {
+	TH_TRACE_RPC_TCP = 1 << 0,
+	TH_TRACE_RPC_HAS_SIZE = 1 << 1,
+	TH_TRACE_RPC_RPC_ERROR = 1 << 2, /**< status is an RPC-level accept/reject code */
+};
+
+/** Largest encoded record, header included. */
+#define TH_TRACE_RECORD_MAX 1024
+
+/**
+ * Encode a record (4-byte header: u16 type, u16 length of what follows).
+ * @return bytes written, or 0 when @p size is too small.
+ */
+size_t th_trace_encode_open(const struct th_trace_open *r, uint8_t *buf, size_t size);
+size_t th_trace_encode_name(const struct th_trace_name *r, uint8_t *buf, size_t size);
+size_t th_trace_encode_rpc(const struct th_trace_rpc *r, uint8_t *buf, size_t size);
+
+/**
+ * Decode the record at @p buf: its type and length from the header, then the
+ * matching struct. Bad input is normal input: a length that does not match
+ * the type, a field out of range (fh_len > 64, name_len > 255) or a buffer
+ * shorter than the header says returns a negative errno (-EBADMSG, -EMSGSIZE)
+ * and never reads past @p size.
+ * @param used  bytes the record took (header included) on success
+ * @return the type (enum th_trace_type), or -errno.
+ */
+int th_trace_decode(const uint8_t *buf, size_t size, size_t *used, struct th_trace_open *open,
+	struct th_trace_name *name, struct th_trace_rpc *rpc);
+
+/** Record time used for ordering: open_ns, from_ns or call_ns (reply_ns without a call). */
+uint64_t th_trace_open_time(const struct th_trace_open *r);
+uint64_t th_trace_rpc_time(const struct th_trace_rpc *r);
+
+#endif /* TH_TRACE_H */

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tracehound export on segments written by the real writer (mkseg): two boxes, three lcores
+# (one stream rotated into two segments), a name map, records written out of open-time order.
+# Every output is diffed with the file kept next to this script; UPDATE=1 rewrites them.
+#   export_golden.sh TRACEHOUND MKSEG GOLDEN_DIR
+set -u
+th=$1
+mkseg=$2
+golden=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+passed=0
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# Input: box 1 (lcores 0 and 1, and its name map) and box 2 (lcore 0) in two directories,
+# and a crashed stream (box 3) on its own.
+mkdir -p "$work/raw" "$work/box1" "$work/box2/deeper" "$work/crash"
+"$mkseg" "$work/raw" || { echo "mkseg failed"; exit 1; }
+"$mkseg" "$work/crash" crash || { echo "mkseg crash failed"; exit 1; }
+mv "$work"/raw/*-2-*.lz4 "$work/box2/deeper/"
+mv "$work"/raw/*.lz4 "$work/box1/"
+in=("$work/box1" "$work/box2")
+
+# golden NAME ARGS...: export with ARGS, stdout must equal GOLDEN_DIR/NAME, exit status 0.
+golden() {
+	local name=$1 rc
+	shift
+	"$th" export -q "$@" "${in[@]}" > "$work/$name" 2> "$work/$name.err"
+	rc=$?
+	if [[ $rc -ne 0 ]]; then
+		fail "$name: exit $rc: $(head -3 "$work/$name.err")"
+		return
+	fi
+	if [[ ${UPDATE:-0} == 1 ]]; then
+		cp "$work/$name" "$golden/$name"
+	fi
+	if ! diff -u "$golden/$name" "$work/$name" > "$work/$name.diff"; then
+		fail "$name differs from $golden/$name:"
+		head -20 "$work/$name.diff"
+	else
+		passed=$((passed + 1))
+	fi
+}
+
+golden text.golden
+golden text-window0.golden --window 0 --format text
+golden csv.golden --format csv
+golden json.golden -f json
+golden filter-time.golden --from 1700000009 --to 2023-11-14T22:13:40Z -f csv
+golden filter-server.golden --server fd00:1234::/32
+golden filter-client-write.golden --client 192.168.77.11 --client 2001:db8:77::/48 \
+	--direction write
+golden filter-uid.golden --uid 40002 -f json
+golden filter-file.golden --file alice-thesis --file D1D4D7DADDE0E3E6 -f csv
+printf '# lab hosts\n10.20.30.40 filer1 filer1.lab\nfd00:1234::5\tfiler6\n192.168.77.11 ws11\n' \
+	> "$work/hosts"
+golden hosts.golden --hosts "$work/hosts"
+golden hosts-csv.golden --hosts "$work/hosts" -f csv
+
+# The merged stream is sorted by open time, and every record of every stream is there.
+if ! sort -s -t'|' -k1,1n "$work/text.golden" | cmp -s - "$work/text.golden"; then
+	fail "text output is not in time order"
+fi
+if [[ $(wc -l < "$work/text.golden") -ne 24 ]]; then
+	fail "text output has $(wc -l < "$work/text.golden") records, not 24"
+fi
+if [[ $(cut -d'|' -f1 "$work/text-window0.golden" | sort -n | uniq | wc -l) -ne 24 ]] ||
+	[[ $(sort "$work/text-window0.golden" | cmp - <(sort "$work/text.golden") ; echo $?) -ne 0 ]]
+then
+	fail "--window 0 lost or changed records"
+fi
+
+# A crashed segment: named on stderr with the records recovered, the rest exported, exit 3.
+"$th" export -q "${in[@]}" "$work/crash" > "$work/crash.out" 2> "$work/crash.err"
+rc=$?
+if [[ $rc -ne 3 ]] || ! grep -q 'opens-3-.*\.lz4\.tmp: truncated.*4 records recovered' \
+	"$work/crash.err" || [[ $(wc -l < "$work/crash.out") -ne 28 ]]; then
+	fail "crashed segment: exit $rc (want 3), $(wc -l < "$work/crash.out") records (want 28)"
+	sed 's/^/    /' "$work/crash.err"
+else
+	passed=$((passed + 1))
+fi
+# Damage in the middle of a closed segment: a flipped byte near the end.
+cp "$work/crash/"*.tmp "$work/"
+seg=$(ls "$work/box1/"opens-1-00001-*.lz4)
+cp "$seg" "$work/corrupt.lz4"
+size=$(stat -c %s "$work/corrupt.lz4")
+printf '\x55' | dd of="$work/corrupt.lz4" bs=1 seek=$((size - 20)) conv=notrunc status=none
+"$th" export -q "$work/corrupt.lz4" "$work/box2" > "$work/corrupt.out" 2> "$work/corrupt.err"
+rc=$?
+if [[ $rc -ne 3 ]] || ! grep -q 'corrupt.lz4: .*records recovered, continuing' "$work/corrupt.err"
+then
+	fail "corrupt segment: exit $rc (want 3)"
+	sed 's/^/    /' "$work/corrupt.err"
+else
+	passed=$((passed + 1))
+fi
+
+# Anonymisation: no original address, uid, gid, handle or name anywhere, in any format.
+printf 'this key is 32 bytes long, okay.' > "$work/key1"
+printf 'this key is 32 bytes long, okay!' > "$work/key2"
+originals=(10.20.30.40 fd00:1234::5 192.168.77.11 192.168.77.12 2001:db8:77::13 40001 40002
+	40003 50001 srv projects alice alice-thesis-draft.tex "alice-thesis, final.tex"
+	budget-2024.xls "salaries \"Q3\".ods" salaries a1a4a7aaadb0b3b6 b1b4b7babdc0c3c6
+	c1c4c7cacdd0d3d6 d1d4d7dadde0e3e6 f1f4f7fafd000306 0104070a0d101316)
+for fmt in text csv json; do
+	for pp in "" --prefix-preserving; do
+		out="$work/anon-$fmt$pp"
+		"$th" export -q -f $fmt --anonymise "$work/key1" $pp "${in[@]}" > "$out" || fail "anon $fmt"
+		for o in "${originals[@]}"; do
+			if grep -qwF -- "$o" "$out"; then
+				fail "anonymised $fmt $pp output contains '$o': $(grep -wF -- "$o" "$out" | head -1)"
+			fi
+		done
+		lines=$(wc -l < "$out")
+		[[ $fmt == csv ]] && lines=$((lines - 1))
+		[[ $lines -eq 24 ]] || fail "anonymised $fmt $pp: $lines records, not 24"
+		"$th" export -q -f $fmt --anonymise "$work/key1" $pp "${in[@]}" > "$out.again"
+		cmp -s "$out" "$out.again" || fail "anonymised $fmt $pp differs between two runs"
+		"$th" export -q -f $fmt --anonymise "$work/key2" $pp "${in[@]}" > "$out.key2"
+		# Another key: every field that is a pseudonym differs (time fields do not).
+		if [[ $fmt == text ]]; then
+			paste -d'\n' <(cut -d'|' -f4,5 "$out") <(cut -d'|' -f4,5 "$out.key2") |
+				paste - - | awk -F'\t' '$1 == $2 { bad = 1 } END { exit bad }' ||
+				fail "anonymised text: a pseudonym is the same under another key"
+		fi
+		passed=$((passed + 1))
+	done
+done
+# Pseudonyms are a function of the key only: this file pins them across versions and boxes.
+if [[ ${UPDATE:-0} == 1 ]]; then
+	cp "$work/anon-text" "$golden/anon-text.golden"
+	cp "$work/anon-json--prefix-preserving" "$golden/anon-json-pp.golden"
+fi
+diff -u "$golden/anon-text.golden" "$work/anon-text" || fail "anon-text.golden differs"
+diff -u "$golden/anon-json-pp.golden" "$work/anon-json--prefix-preserving" ||
+	fail "anon-json-pp.golden differs"
+# Prefix-preserving: the two clients of 192.168.77.0/24 keep a common /24 and stay apart.
+c1=$(cut -d'|' -f5 "$work/anon-text--prefix-preserving" | sed 's/ //g; s/\.[0-9]*$//' |
+	grep -v : | sort -u)
+if [[ $(echo "$c1" | wc -l) -ne 2 ]] || [[ $(echo "$c1" | cut -d. -f1-3 | sort -u | wc -l) -ne 1 ]]
+then
+	fail "prefix-preserving: clients $c1 do not share one /24"
+fi
+
+# Usage errors.
+expect2() {
+	if "$th" export "$@" > "$work/u.out" 2>&1; then rc=0; else rc=$?; fi
+	if [[ $rc -ne 2 ]]; then
+		fail "export $*: exit $rc, want 2"
+	else
+		passed=$((passed + 1))
+	fi
+}
+expect2 -f xml "${in[@]}"
+expect2 --anonymise "$work/key1" --hosts "$work/hosts" "${in[@]}"
+expect2 --prefix-preserving "${in[@]}"
+expect2 --direction sideways "${in[@]}"
+expect2 --server filer1 "${in[@]}"
+expect2 --from tomorrow "${in[@]}"
+printf 'short' > "$work/shortkey"
+expect2 --anonymise "$work/shortkey" "${in[@]}"
+expect2
+
+echo "export golden: $passed passed, $fails failed"
+[[ $fails -eq 0 ]]

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Writes the golden tests' input with the real segment writer: two boxes,
+ * three session lcores (one stream rotated into two segments), a name-map
+ * stream, records written at close (so out of open-time order), IPv4 and
+ * IPv6. Deterministic records; file names carry the creation time, which
+ * export output does not show.
+ *
+ *   mkseg DIR            the normal set
+ *   mkseg DIR crash      one more stream (box 3), flushed and never closed:
+ *                        the .tmp a crash leaves
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "th_segment.h"
+
+#define S 1000000000ull
+#define BASE (1700000000ull * S)
+
+static void
+v4(struct th_addr *a, unsigned int x, unsigned int y, unsigned int z, unsigned int w)
+{
+	memset(a, 0, sizeof(*a));
+	a->b[10] = a->b[11] = 0xff;
+	a->b[12] = (uint8_t)x, a->b[13] = (uint8_t)y, a->b[14] = (uint8_t)z, a->b[15] = (uint8_t)w;
+}
+
+static void
+v6(struct th_addr *a, uint16_t g0, uint16_t g1, uint16_t g2, uint16_t last)
+{
+	memset(a, 0, sizeof(*a));
+	a->b[0] = (uint8_t)(g0 >> 8), a->b[1] = (uint8_t)g0;
+	a->b[2] = (uint8_t)(g1 >> 8), a->b[3] = (uint8_t)g1;
+	a->b[4] = (uint8_t)(g2 >> 8), a->b[5] = (uint8_t)g2;
+	a->b[14] = (uint8_t)(last >> 8), a->b[15] = (uint8_t)last;
+}
+
+/* Files: server 0 (10.20.30.40) handles 0xa1.., server 1 (fd00:1234::5) handles 0xb1.. */
+static void
+fh_of(unsigned int file, uint8_t *fh, uint8_t *len)
+{
+	*len = 8;
+	for (unsigned int i = 0; i < 8; i++)
+		fh[i] = (uint8_t)((file < 4 ? 0xa1 : 0xb1) + file * 16 + i * 3);
+}
+
+static void
+server_of(unsigned int file, struct th_addr *a)
+{
+	if (file < 4)
+		v4(a, 10, 20, 30, 40);
+	else
+		v6(a, 0xfd00, 0x1234, 0, 5);
+}
+
+static struct th_segment_writer *
+writer(const char *dir, uint64_t box, uint16_t lcore, enum th_segment_kind kind)
+{
+	struct th_segment_config c;
+	struct th_segment_writer *w;
+
+	memset(&c, 0, sizeof(c));
+	c.dir = dir;
+	c.box_id = box;
+	c.stream_id = lcore;
+	c.kind = kind;
+	w = th_segment_writer_create(&c);
+	if (w == NULL || th_segment_writer_error(w) != 0) {
+		fprintf(stderr, "mkseg: cannot write segments in %s\n", dir);
+		exit(1);
+	}
+	return w;
+}
+
+/* Open number i of a stream: client, uid and file chosen so every filter has work to do. */
+static void
+open_rec(unsigned int stream, unsigned int i, struct th_trace_open *o)
+{
+	static const uint32_t uids[3] = {40001, 40002, 40003};
+	unsigned int file = (stream * 3 + i) % 6;
+
+	memset(o, 0, sizeof(*o));
+	/* Streams interleave: stream s opens at s + 3 i seconds (ms offsets keep them apart),
+	 * written in pairs swapped (a session lcore writes at close, not at open). */
+	o->open_ns = BASE + (uint64_t)(stream + 3 * i) * S + (uint64_t)stream * 1000000 +
+		     (i % 2 == 0 ? 7 * S : 0);
+	o->close_ns = o->open_ns + (uint64_t)(1 + i % 4) * 250000 + 123;
+	server_of(file, &o->server);
+	if (stream == 2 && i % 2 == 1)
+		v6(&o->client, 0x2001, 0x0db8, 0x77, 0x13);
+	else
+		v4(&o->client, 192, 168, 77, 11 + (i + stream) % 2);
+	o->uid = uids[(i + stream) % 3];
+	o->gid = 50001;
+	o->dir = (uint8_t)(i % 3 == 0);
+	o->vers = 3;
+	o->flags = i % 5 == 4 ? TH_TRACE_OPEN_CACHE_HIT : 0;
+	fh_of(file, o->fh, &o->fh_len);
+	o->ops = 1 + i % 7;
+	o->transferred = o->flags ? 0 : 4096u * (1 + i % 5);
+	o->seq_bytes = o->transferred / 2;
+	o->size = 65536 + 4096u * file;
+}
+
+static void
+name_rec(struct th_trace_name *n, unsigned int file, unsigned int dir_file, uint64_t from,
+	uint64_t to, const char *name)
+{
+	memset(n, 0, sizeof(*n));
+	n->from_ns = from;
+	n->to_ns = to;
+	server_of(file, &n->server);
+	fh_of(file, n->fh, &n->fh_len);
+	if (dir_file != ~0u)
+		fh_of(dir_file, n->dir_fh, &n->dir_fh_len);
+	n->name_len = (uint16_t)strlen(name);
+	memcpy(n->name, name, n->name_len + 1);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct th_segment_writer *w[3], *nw;
+	struct th_trace_open o;
+	struct th_trace_name n;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: mkseg DIR [crash]\n");
+		return 2;
+	}
+	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
+		struct th_segment_writer *cw = writer(argv[1], 3, 0, TH_SEGMENT_KIND_OPENS);
+
+		for (unsigned int i = 0; i < 4; i++) {
+			open_rec(0, i, &o);
+			o.open_ns += 500000000;
+			th_segment_write_open(cw, &o);
+		}
+		th_segment_writer_flush(cw);
+		open_rec(0, 9, &o);
+		th_segment_write_open(cw, &o);
+		/* Exit without closing: the segment stays a .tmp with 4 flushed records. */
+		_exit(0);
+	}
+	/* Box 1 runs lcores 0 and 1, box 2 runs lcore 0. */
+	w[0] = writer(argv[1], 1, 0, TH_SEGMENT_KIND_OPENS);
+	w[1] = writer(argv[1], 1, 1, TH_SEGMENT_KIND_OPENS);
+	w[2] = writer(argv[1], 2, 0, TH_SEGMENT_KIND_OPENS);
+	for (unsigned int s = 0; s < 3; s++) {
+		for (unsigned int i = 0; i < 8; i++) {
+			/* Written in close order: the even opens (7 s later) after the odd ones. */
+			open_rec(s, i % 2 == 0 ? i + 1 : i - 1, &o);
+			if (th_segment_write_open(w[s], &o) != 0)
+				return 1;
+			if (s == 0 && i == 3 && th_segment_writer_rotate(w[s]) != 0)
+				return 1;
+		}
+	}
+	for (unsigned int s = 0; s < 3; s++)
+		if (th_segment_writer_close(w[s]) != 0)
+			return 1;
+	/* The name map of box 1: a mount path, a directory, files, and a rename half-way. */
+	nw = writer(argv[1], 1, 0, TH_SEGMENT_KIND_NAMES);
+	name_rec(&n, 3, ~0u, BASE - 100 * S, 0, "/srv/projects");
+	th_segment_write_name(nw, &n);
+	name_rec(&n, 2, 3, BASE - 50 * S, 0, "alice");
+	th_segment_write_name(nw, &n);
+	name_rec(&n, 0, 2, BASE - 50 * S, BASE + 10 * S, "alice-thesis-draft.tex");
+	th_segment_write_name(nw, &n);
+	name_rec(&n, 0, 2, BASE + 10 * S, 0, "alice-thesis, final.tex");
+	th_segment_write_name(nw, &n);
+	name_rec(&n, 1, 3, BASE - 50 * S, 0, "budget-2024.xls");
+	th_segment_write_name(nw, &n);
+	name_rec(&n, 4, ~0u, BASE - 10 * S, 0, "salaries \"Q3\".ods");
+	th_segment_write_name(nw, &n);
+	if (th_segment_writer_close(nw) != 0)
+		return 1;
+	return 0;
+}

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Export pipeline on in-memory streams: merge order, reordering window,
+ * damaged streams, filters, name join, the three formats, host names and
+ * pseudonyms. Segment files are covered by the golden tests (tests/export).
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "th_export.h"
+#include "th_session.h"
+
+#define S 1000000000ull
+
+/* A stream of records held in memory; it can stop with an error after @fail_at records. */
+struct mem {
+	const char *label;
+	struct th_trace_open opens[32];
+	struct th_trace_name names[8];
+	int types[40];
+	unsigned int n;      /* records */
+	unsigned int i;      /* next */
+	unsigned int no, nn; /* opens, names stored */
+	int fail_rc;         /* returned at fail_at; 0: none */
+	unsigned int fail_at;
+};
+
+static int
+mem_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *name,
+	struct th_trace_rpc *rpc)
+{
+	struct mem *m = ctx;
+	unsigned int o = 0, k = 0;
+
+	(void)rpc;
+	if (m->fail_rc != 0 && m->i == m->fail_at)
+		return m->fail_rc;
+	if (m->i >= m->n)
+		return 0;
+	for (unsigned int j = 0; j < m->i; j++)
+		m->types[j] == TH_TRACE_OPEN ? o++ : k++;
+	*type = m->types[m->i++];
+	if (*type == TH_TRACE_OPEN)
+		*open = m->opens[o];
+	else
+		*name = m->names[k];
+	return 1;
+}
+
+static int
+mem_rewind(void *ctx)
+{
+	((struct mem *)ctx)->i = 0;
+	return 0;
+}
+
+static void
+mem_report(void *ctx, uint64_t *recovered, bool *is_damaged, char *why, size_t why_size)
+{
+	struct mem *m = ctx;
+
+	*recovered = m->i;
+	*is_damaged = m->fail_rc != 0 && m->i == m->fail_at;
+	snprintf(why, why_size, "corrupt (checksum)");
+}
+
+static void
+addr4(struct th_addr *a, uint8_t x, uint8_t y, uint8_t z, uint8_t w)
+{
+	memset(a, 0, sizeof(*a));
+	a->b[10] = a->b[11] = 0xff;
+	a->b[12] = x, a->b[13] = y, a->b[14] = z, a->b[15] = w;
+}
+
+static struct th_trace_open *
+add_open(struct mem *m, uint64_t t, uint8_t client_last, uint32_t uid, uint8_t fh0)
+{
+	struct th_trace_open *r = &m->opens[m->no++];
+
+	memset(r, 0, sizeof(*r));
+	r->open_ns = t;
+	r->close_ns = t + 1500000;
+	addr4(&r->server, 10, 0, 0, 1);
+	addr4(&r->client, 10, 1, 0, client_last);
+	r->uid = uid;
+	r->gid = 100;
+	r->vers = 3;
+	r->fh_len = 4;
+	r->fh[0] = fh0, r->fh[1] = 0xbe, r->fh[2] = 0xef, r->fh[3] = 0x01;
+	r->ops = 3;
+	r->transferred = 8192;
+	r->seq_bytes = 8192;
+	r->size = 8192;
+	m->types[m->n++] = TH_TRACE_OPEN;
+	return r;
+}
+
+static void
+add_name(struct mem *m, uint64_t from, uint64_t to, const uint8_t *dir, unsigned int dir_len,
+	uint8_t fh0, const char *name)
+{
+	struct th_trace_name *r = &m->names[m->nn++];
+
+	memset(r, 0, sizeof(*r));
+	r->from_ns = from;
+	r->to_ns = to;
+	addr4(&r->server, 10, 0, 0, 1);
+	r->fh_len = 4;
+	r->fh[0] = fh0, r->fh[1] = 0xbe, r->fh[2] = 0xef, r->fh[3] = 0x01;
+	r->dir_fh_len = (uint8_t)dir_len;
+	if (dir_len > 0)
+		memcpy(r->dir_fh, dir, dir_len);
+	r->name_len = (uint16_t)strlen(name);
+	memcpy(r->name, name, r->name_len + 1);
+	m->types[m->n++] = TH_TRACE_NAME;
+}
+
+static struct th_export_source
+src_of(struct mem *m)
+{
+	struct th_export_source s = {.label = m->label,
+		.next = mem_next,
+		.ctx = m,
+		.rewind = mem_rewind,
+		.report = mem_report};
+
+	return s;
+}
+
+/* Run an export and return what it wrote (caller frees). */
+static char *
+run(const struct th_export_config *c, struct mem **mems, unsigned int count,
+	struct th_export_counters *ctr, char **err_text)
+{
+	struct th_export_source src[8];
+	char *buf = NULL, *ebuf = NULL;
+	size_t size = 0, esize = 0;
+	FILE *out = open_memstream(&buf, &size), *err = open_memstream(&ebuf, &esize);
+
+	for (unsigned int i = 0; i < count; i++) {
+		mems[i]->i = 0;
+		src[i] = src_of(mems[i]);
+	}
+	assert_int_equal(th_export_run(c, src, count, out, err, ctr), 0);
+	fclose(out);
+	fclose(err);
+	if (err_text != NULL)
+		*err_text = ebuf;
+	else
+		free(ebuf);
+	return buf;
+}
+
+/* The export's text line is byte for byte the session log's (th_sess_record_format). */
+static void
+test_text_matches_session_format(void **state)
+{
+	struct th_trace_open o;
+	struct th_sess_record r;
+	char a[1024], b[1024];
+
+	(void)state;
+	for (int v6 = 0; v6 < 2; v6++) {
+		memset(&o, 0, sizeof(o));
+		o.open_ns = 690691919ull * S + 593442123;
+		o.close_ns = o.open_ns + 17734567;
+		addr4(&o.server, 192, 168, 200, 254);
+		if (v6) {
+			memset(&o.server, 0, sizeof(o.server));
+			o.server.b[0] = 0x20, o.server.b[1] = 0x01, o.server.b[2] = 0x0d;
+			o.server.b[3] = 0xb8, o.server.b[15] = 1;
+		}
+		addr4(&o.client, 10, 1, 0, 3);
+		o.uid = 321;
+		o.dir = (uint8_t)v6;
+		o.fh_len = 64;
+		for (int i = 0; i < 64; i++)
+			o.fh[i] = (uint8_t)(i * 37);
+		o.transferred = 18446744073709551615ull;
+		o.size = 24576;
+		memset(&r, 0, sizeof(r));
+		r.open_ns = o.open_ns, r.close_ns = o.close_ns, r.server = o.server;
+		r.client = o.client, r.uid = o.uid, r.dir = o.dir, r.fh_len = o.fh_len;
+		memcpy(r.fh, o.fh, 64);
+		r.transferred = o.transferred, r.size = o.size;
+		th_sess_record_format(&r, a, sizeof(a));
+		th_export_format_text(&o, b, sizeof(b));
+		assert_string_equal(a, b);
+	}
+}
+
+/* Three streams (lcores) interleaved in time come out as one sorted stream; equal times
+ * keep the order the streams were given in. */
+static void
+test_merge_sorted(void **state)
+{
+	struct mem a = {.label = "a"}, b = {.label = "b"}, c = {.label = "c"};
+	struct mem *mems[] = {&a, &b, &c};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char *out;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		add_open(&a, (uint64_t)(100 + 3 * i) * S, 1, 1001, 1);
+		add_open(&b, (uint64_t)(101 + 3 * i) * S, 2, 1002, 2);
+		add_open(&c, (uint64_t)(102 + 3 * i) * S, 3, 1003, 3);
+	}
+	add_open(&c, 200 * S, 3, 1003, 3);
+	add_open(&a, 200 * S, 1, 1001, 1);
+	th_export_config_defaults(&cfg);
+	cfg.window_ns = 0;
+	out = run(&cfg, mems, 3, &ctr, NULL);
+	assert_int_equal(ctr.records_in, 17);
+	assert_int_equal(ctr.records_out, 17);
+	assert_int_equal(ctr.out_of_order, 0);
+	{
+		char *line = out;
+		uint64_t prev = 0;
+
+		for (int i = 0; i < 17; i++) {
+			uint64_t t = strtoull(line, NULL, 10);
+
+			assert_true(t >= prev);
+			prev = t;
+			line = strchr(line, '\n') + 1;
+		}
+	}
+	/* The two records at 200 s: stream a (given first) before stream c. */
+	assert_non_null(
+		strstr(out, "200.000000 | 1500 | read | 10.0.0.1:01beef01 | 10.1.0.1.1001 | "
+			    "8192 | 8192\n200.000000 | 1500 | read | 10.0.0.1:03beef01 | "
+			    "10.1.0.3.1003"));
+	free(out);
+}
+
+/* A stream whose opens arrive out of order (written at close) is sorted within the window;
+ * what comes later than the window is still written, and counted. */
+static void
+test_merge_window(void **state)
+{
+	struct mem a = {.label = "a"};
+	struct mem *mems[] = {&a};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char *out;
+
+	(void)state;
+	add_open(&a, 100 * S, 1, 1, 1);
+	add_open(&a, 110 * S, 1, 1, 1);
+	add_open(&a, 120 * S, 1, 1, 1);
+	add_open(&a, 103 * S, 1, 1, 1);
+	th_export_config_defaults(&cfg);
+	cfg.window_ns = 60 * S;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.out_of_order, 0);
+	assert_non_null(strstr(out, "100.000000"));
+	assert_true(strstr(out, "100.000000") < strstr(out, "103.000000"));
+	assert_true(strstr(out, "103.000000") < strstr(out, "110.000000"));
+	assert_true(strstr(out, "110.000000") < strstr(out, "120.000000"));
+	free(out);
+	/* 103 arrives after 120 was read: with a 5 s window 110 has already gone out. */
+	cfg.window_ns = 5 * S;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 4);
+	assert_int_equal(ctr.out_of_order, 1);
+	assert_true(strstr(out, "110.000000") < strstr(out, "103.000000"));
+	free(out);
+}
+
+/* A damaged stream is reported by label with the records recovered; the others go on. */
+static void
+test_damaged_stream(void **state)
+{
+	struct mem a = {.label = "box1/opens-0.lz4"}, b = {.label = "box2/opens-0.lz4"};
+	struct mem *mems[] = {&a, &b};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char *out, *err;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		add_open(&a, (uint64_t)(10 + i) * S, 1, 1, 1);
+		add_open(&b, (uint64_t)(10 + i) * S, 2, 2, 2);
+	}
+	a.fail_rc = -EBADMSG;
+	a.fail_at = 2;
+	th_export_config_defaults(&cfg);
+	out = run(&cfg, mems, 2, &ctr, &err);
+	assert_int_equal(ctr.records_out, 6);
+	assert_int_equal(ctr.sources_damaged, 1);
+	assert_non_null(strstr(err, "box1/opens-0.lz4: corrupt (checksum); 2 records recovered"));
+	assert_null(strstr(err, "box2"));
+	free(out);
+	free(err);
+}
+
+static void
+test_filters(void **state)
+{
+	struct mem a = {.label = "a"};
+	struct mem *mems[] = {&a};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	static const uint8_t root[4] = {9, 9, 9, 9};
+	char *out;
+
+	(void)state;
+	add_open(&a, 100 * S, 1, 1001, 1);
+	add_open(&a, 200 * S, 2, 1002, 2)->dir = 1;
+	add_open(&a, 300 * S, 3, 1003, 3);
+	addr4(&add_open(&a, 400 * S, 4, 1004, 4)->server, 10, 0, 1, 1);
+	add_name(&a, 50 * S, 0, root, 4, 3, "report.pdf");
+
+	th_export_config_defaults(&cfg);
+	cfg.from_ns = 200 * S;
+	cfg.to_ns = 400 * S;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 2);
+	assert_int_equal(ctr.filtered, 2);
+	assert_non_null(strstr(out, "200.000000"));
+	assert_non_null(strstr(out, "300.000000"));
+	free(out);
+
+	th_export_config_defaults(&cfg);
+	assert_int_equal(th_export_net_parse("10.0.1.0/24", &cfg.servers[0]), 0);
+	cfg.servers_count = 1;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 1);
+	assert_non_null(strstr(out, "400.000000 | 1500 | read | 10.0.1.1:04beef01"));
+	free(out);
+
+	th_export_config_defaults(&cfg);
+	assert_int_equal(th_export_net_parse("10.1.0.2", &cfg.clients[0]), 0);
+	assert_int_equal(th_export_net_parse("10.1.0.3", &cfg.clients[1]), 0);
+	cfg.clients_count = 2;
+	cfg.direction = 0;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 1);
+	assert_non_null(strstr(out, "10.1.0.3.1003"));
+	free(out);
+
+	th_export_config_defaults(&cfg);
+	cfg.uids[0] = 1004;
+	cfg.uids[1] = 1001;
+	cfg.uids_count = 2;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 2);
+	assert_non_null(strstr(out, "10.1.0.1.1001"));
+	assert_non_null(strstr(out, "10.1.0.4.1004"));
+	free(out);
+
+	/* --file: a handle in hex (any case), or part of the joined name. */
+	th_export_config_defaults(&cfg);
+	cfg.files[0] = "02BEEF01";
+	cfg.files[1] = "port.p";
+	cfg.files_count = 2;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 2);
+	assert_non_null(strstr(out, ":02beef01"));
+	assert_non_null(strstr(out, ":03beef01"));
+	free(out);
+}
+
+/* Names come from the record valid at the open's time; directories build the path. */
+static void
+test_name_join(void **state)
+{
+	struct mem a = {.label = "opens"}, n = {.label = "names"};
+	struct mem *mems[] = {&a, &n};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	static const uint8_t home[4] = {0x0d, 0xbe, 0xef, 0x01}, root[4] = {0x0e, 0xbe, 0xef, 0x01};
+	char *out;
+
+	(void)state;
+	add_open(&a, 100 * S, 1, 1001, 1);
+	add_open(&a, 300 * S, 1, 1001, 1);
+	add_open(&a, 400 * S, 1, 1001, 2);
+	add_name(&n, 10 * S, 0, NULL, 0, 0x0e, "/export");
+	add_name(&n, 10 * S, 0, root, 4, 0x0d, "home");
+	add_name(&n, 50 * S, 200 * S, home, 4, 1, "draft.txt");
+	add_name(&n, 200 * S, 0, home, 4, 1, "final, \"v2\".txt");
+	th_export_config_defaults(&cfg);
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_int_equal(ctr.names_in, 4);
+	assert_string_equal(out,
+		"open_time,close_time,command_us,direction,server,handle,client,uid,gid,"
+		"nfs_version,cache_hit,directory,ops,transferred,seq_bytes,size,path\n"
+		"100.000000000,100.001500000,1500,read,10.0.0.1,01beef01,10.1.0.1,1001,100,3,0,0,3,"
+		"8192,8192,8192,/export/home/draft.txt\n"
+		"300.000000000,300.001500000,1500,read,10.0.0.1,01beef01,10.1.0.1,1001,100,3,0,0,3,"
+		"8192,8192,8192,\"/export/home/final, \"\"v2\"\".txt\"\n"
+		"400.000000000,400.001500000,1500,read,10.0.0.1,02beef01,10.1.0.1,1001,100,3,0,0,3,"
+		"8192,8192,8192,\n");
+	free(out);
+
+	cfg.format = TH_EXPORT_FORMAT_JSON;
+	cfg.from_ns = 300 * S;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_string_equal(out,
+		"{\"open_time\":300.000000000,\"close_time\":300.001500000,\"command_us\":1500,"
+		"\"direction\":\"read\",\"server\":\"10.0.0.1\",\"handle\":\"01beef01\","
+		"\"client\":\"10.1.0.1\",\"uid\":1001,\"gid\":100,\"nfs_version\":3,"
+		"\"cache_hit\":false,\"directory\":false,\"ops\":3,\"transferred\":8192,"
+		"\"seq_bytes\":8192,\"size\":8192,\"path\":\"/export/home/final, "
+		"\\\"v2\\\".txt\"}\n"
+		"{\"open_time\":400.000000000,\"close_time\":400.001500000,\"command_us\":1500,"
+		"\"direction\":\"read\",\"server\":\"10.0.0.1\",\"handle\":\"02beef01\","
+		"\"client\":\"10.1.0.1\",\"uid\":1001,\"gid\":100,\"nfs_version\":3,"
+		"\"cache_hit\":false,\"directory\":false,\"ops\":3,\"transferred\":8192,"
+		"\"seq_bytes\":8192,\"size\":8192,\"path\":null}\n");
+	free(out);
+}
+
+/* Name bytes that are not text stay valid JSON: control characters as \u00XX, valid UTF-8
+ * kept, other bytes as the text \xHH. */
+static void
+test_json_escaping(void **state)
+{
+	struct mem a = {.label = "a"};
+	struct mem *mems[] = {&a};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char *out;
+
+	(void)state;
+	add_open(&a, 100 * S, 1, 1, 1);
+	add_name(&a, 10 * S, 0, NULL, 0, 1, "a\tb\xc3\xa9\xff\\");
+	th_export_config_defaults(&cfg);
+	cfg.format = TH_EXPORT_FORMAT_JSON;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_non_null(strstr(out, "\"path\":\"a\\u0009b\xc3\xa9\\\\xff\\\\\"}"));
+	free(out);
+}
+
+static void
+test_hosts_file(void **state)
+{
+	char path[] = "/tmp/test_export_hostsXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	struct th_export_hosts *h = th_export_hosts_create(false);
+	struct th_addr a;
+	unsigned int line = 0;
+
+	(void)state;
+	fprintf(f, "# comment\n\n10.0.0.1\tfiler1 filer1.lab # trailing\n"
+		   "10.0.0.1 other\n2001:db8::1 filer6\n");
+	fclose(f);
+	assert_int_equal(th_export_hosts_load(h, path, &line), 0);
+	addr4(&a, 10, 0, 0, 1);
+	assert_string_equal(th_export_hosts_lookup(h, &a), "filer1");
+	addr4(&a, 10, 0, 0, 2);
+	assert_null(th_export_hosts_lookup(h, &a));
+	memset(&a, 0, sizeof(a));
+	a.b[0] = 0x20, a.b[1] = 0x01, a.b[2] = 0x0d, a.b[3] = 0xb8, a.b[15] = 1;
+	assert_string_equal(th_export_hosts_lookup(h, &a), "filer6");
+
+	f = fopen(path, "w");
+	fprintf(f, "10.0.0.9 ok\n10.0.0.300 bad\n");
+	fclose(f);
+	assert_int_equal(th_export_hosts_load(h, path, &line), -EINVAL);
+	assert_int_equal(line, 2);
+	assert_int_equal(th_export_hosts_load(h, "/nonexistent/hosts", &line), -ENOENT);
+	th_export_hosts_free(h);
+	unlink(path);
+}
+
+static void
+test_anon_properties(void **state)
+{
+	static const char key1[] = "0123456789abcdef0123456789abcdef";
+	static const char key2[] = "0123456789abcdef0123456789abcdeF";
+	struct th_export_anon *a1 = th_export_anon_create(key1, 32, false);
+	struct th_export_anon *a1b = th_export_anon_create(key1, 32, false);
+	struct th_export_anon *a2 = th_export_anon_create(key2, 32, false);
+	struct th_export_anon *pp = th_export_anon_create(key1, 32, true);
+	struct th_addr x, y, px, py, q;
+	char p1[256], p2[256];
+
+	(void)state;
+	addr4(&x, 192, 168, 7, 10);
+	addr4(&y, 192, 168, 7, 200);
+	th_export_anon_addr(a1, &x, &px);
+	th_export_anon_addr(a1b, &x, &q);
+	assert_memory_equal(&px, &q, sizeof(q));
+	th_export_anon_addr(a2, &x, &q);
+	assert_memory_not_equal(&px, &q, sizeof(q));
+	assert_memory_not_equal(&px, &x, sizeof(x));
+	assert_true(th_addr_is_v4(&px));
+	assert_int_not_equal(th_export_anon_uid(a1, 1000), 1000);
+	assert_int_equal(th_export_anon_uid(a1, 1000), th_export_anon_uid(a1b, 1000));
+	assert_int_not_equal(th_export_anon_uid(a1, 1000), th_export_anon_uid(a2, 1000));
+	assert_int_not_equal(th_export_anon_uid(a1, 1000), th_export_anon_gid(a1, 1000));
+
+	/* Prefix-preserving: a shared /24 stays shared, the host part differs; cached and
+	 * computed pseudonyms agree. */
+	th_export_anon_addr(pp, &x, &px);
+	th_export_anon_addr(pp, &y, &py);
+	assert_true(th_addr_is_v4(&px));
+	assert_memory_equal(px.b, py.b, 15);
+	assert_memory_not_equal(px.b + 12, x.b + 12, 3);
+	assert_int_equal((px.b[15] ^ py.b[15]) >> 7, (x.b[15] ^ y.b[15]) >> 7);
+	th_export_anon_addr(pp, &x, &q);
+	assert_memory_equal(&px, &q, sizeof(q));
+	memset(&x, 0, sizeof(x));
+	memset(&y, 0, sizeof(y));
+	x.b[0] = y.b[0] = 0x20, x.b[1] = y.b[1] = 0x01, x.b[15] = 1, y.b[14] = 1;
+	th_export_anon_addr(pp, &x, &px);
+	th_export_anon_addr(pp, &y, &py);
+	assert_false(th_addr_is_v4(&px));
+	assert_memory_equal(px.b, py.b, 13);
+
+	/* Paths keep their shape; components are consistent. */
+	th_export_anon_path(a1, "/export/home/alice", 18, p1, sizeof(p1));
+	th_export_anon_path(a1, "/export/home/bob", 16, p2, sizeof(p2));
+	assert_int_equal(strlen(p1), 3 * 17);
+	assert_int_equal(p1[0], '/');
+	assert_memory_equal(p1, p2, 34);
+	assert_memory_not_equal(p1 + 34, p2 + 34, 16);
+	assert_null(strstr(p1, "alice"));
+	th_export_anon_free(a1);
+	th_export_anon_free(a1b);
+	th_export_anon_free(a2);
+	th_export_anon_free(pp);
+	assert_null(th_export_anon_create(key1, 0, false));
+}
+
+/* With pseudonyms on, no original address, uid, gid, handle or name is in any format. */
+static void
+test_anon_export(void **state)
+{
+	static const char key[] = "a key of at least sixteen bytes";
+	struct mem a = {.label = "a"};
+	struct mem *mems[] = {&a};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	static const uint8_t dir[4] = {0x0d, 0xbe, 0xef, 0x01};
+
+	(void)state;
+	add_open(&a, 100 * S, 77, 54321, 1);
+	add_name(&a, 10 * S, 0, NULL, 0, 0x0d, "/secretexport");
+	add_name(&a, 10 * S, 0, dir, 4, 1, "salaries.xls");
+	for (int f = 0; f < TH_EXPORT_FORMAT_COUNT; f++) {
+		char *out;
+
+		th_export_config_defaults(&cfg);
+		cfg.format = (enum th_export_format)f;
+		cfg.anon = th_export_anon_create(key, sizeof(key) - 1, f == 1);
+		out = run(&cfg, mems, 1, &ctr, NULL);
+		assert_int_equal(ctr.records_out, 1);
+		assert_null(strstr(out, "10.0.0.1"));
+		assert_null(strstr(out, "10.1.0.77"));
+		assert_null(strstr(out, "54321"));
+		assert_null(strstr(out, ",100,"));
+		assert_null(strstr(out, "01beef01"));
+		assert_null(strstr(out, "secret"));
+		assert_null(strstr(out, "salaries"));
+		if (f != TH_EXPORT_FORMAT_TEXT)
+			assert_non_null(strchr(strstr(out, "/"), '/')); /* a path was written */
+		th_export_anon_free(cfg.anon);
+		free(out);
+	}
+}
+
+static void
+test_parse(void **state)
+{
+	uint64_t ns;
+	struct th_export_net n;
+
+	(void)state;
+	assert_int_equal(th_export_time_parse("1700000000.25", &ns), 0);
+	assert_int_equal(ns, 1700000000ull * S + 250000000);
+	assert_int_equal(th_export_time_parse("2023-11-14T22:13:20Z", &ns), 0);
+	assert_int_equal(ns, 1700000000ull * S);
+	assert_int_equal(th_export_time_parse("2023-11-14 22:13:20.5", &ns), 0);
+	assert_int_equal(ns, 1700000000ull * S + 500000000);
+	assert_int_equal(th_export_time_parse("2023-11-14", &ns), 0);
+	assert_int_equal(ns, 1699920000ull * S);
+	assert_int_equal(th_export_time_parse("2023-02-30", &ns), -EINVAL);
+	assert_int_equal(th_export_time_parse("yesterday", &ns), -EINVAL);
+	assert_int_equal(th_export_time_parse("12.", &ns), -EINVAL);
+	assert_int_equal(th_export_net_parse("10.0.0.0/8", &n), 0);
+	assert_int_equal(n.prefix_len, 104);
+	assert_int_equal(th_export_net_parse("2001:db8::/32", &n), 0);
+	assert_int_equal(n.prefix_len, 32);
+	assert_int_equal(th_export_net_parse("10.0.0.0/33", &n), -EINVAL);
+	assert_int_equal(th_export_net_parse("10.0.0.0/", &n), -EINVAL);
+	assert_int_equal(th_export_net_parse("filer1", &n), -EINVAL);
+	assert_int_equal(th_export_format_parse("csv"), TH_EXPORT_FORMAT_CSV);
+	assert_int_equal(th_export_format_parse("jsonl"), TH_EXPORT_FORMAT_JSON);
+	assert_int_equal(th_export_format_parse("xml"), -EINVAL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_matches_session_format),
+		cmocka_unit_test(test_merge_sorted),
+		cmocka_unit_test(test_merge_window),
+		cmocka_unit_test(test_damaged_stream),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_name_join),
+		cmocka_unit_test(test_json_escaping),
+		cmocka_unit_test(test_hosts_file),
+		cmocka_unit_test(test_anon_properties),
+		cmocka_unit_test(test_anon_export),
+		cmocka_unit_test(test_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
