@@ -46,6 +46,7 @@
 #include "th_conf.h"
 #include "th_decode.h"
 #include "th_probe.h"
+#include "th_segment.h"
 #include "th_session.h"
 
 #define MAX_DECODE 32
@@ -67,6 +68,11 @@ struct settings {
 	uint64_t rx_desc;            /* rx descriptors per queue */
 	struct th_decode_config dec; /* table sizes and timeouts */
 	const char *records;         /* inferred opens to this file; NULL: inference off */
+	const char *trace_dir;       /* [trace] dir: opens and names as LZ4 segments */
+	uint64_t box_id;             /* this capture box, in every segment */
+	uint64_t rotate_bytes;       /* segment size limit */
+	uint64_t rotate_ns;          /* segment age limit (checkpoint) */
+	uint64_t flush_ns;           /* flush interval: what a crash may lose */
 	const char *names;           /* handle-to-name map to this file; NULL: off */
 	uint64_t session_lcores;     /* session lcores (0: as many as spare workers allow) */
 	struct th_sess_config sess;  /* inference thresholds and table sizes */
@@ -105,13 +111,15 @@ struct decode_lcore {
 
 /* A session lcore: inference for the files that hash to it. */
 struct session_lcore {
-	unsigned int lcore_id;   /* EAL lcore (UINT32_MAX: inline on decode lcore 0) */
-	struct th_sess_table *t; /* the tables */
-	struct rte_ring *in;     /* ops from every decode lcore */
-	struct th_out records;   /* record lines */
-	struct th_out names;     /* name map lines */
-	uint64_t last_ns;        /* the capture clock: latest op time seen */
-	atomic_bool is_done;     /* flushed and finished */
+	unsigned int lcore_id;              /* EAL lcore (UINT32_MAX: inline on decode lcore 0) */
+	struct th_sess_table *t;            /* the tables */
+	struct rte_ring *in;                /* ops from every decode lcore */
+	struct th_out records;              /* record lines */
+	struct th_out names;                /* name map lines */
+	struct th_segment_writer *seg;      /* opens and names as segments, or NULL */
+	struct th_segment_counters seg_ctr; /* its counters at close */
+	uint64_t last_ns;                   /* the capture clock: latest op time seen */
+	atomic_bool is_done;                /* flushed and finished */
 } __rte_cache_aligned;
 
 struct dispatch_lcore {
@@ -177,8 +185,33 @@ static void
 on_record(void *ctx, const struct th_sess_record *r)
 {
 	struct session_lcore *sl = ctx;
-	char *line = th_out_reserve(&sl->records);
+	char *line;
 
+	if (sl->seg != NULL) {
+		struct th_trace_open t = {
+			.open_ns = r->open_ns,
+			.close_ns = r->close_ns,
+			.server = r->server,
+			.client = r->client,
+			.uid = r->uid,
+			.gid = r->gid,
+			.dir = r->dir,
+			.vers = r->vers,
+			.flags = (uint8_t)((r->is_cache_hit ? TH_TRACE_OPEN_CACHE_HIT : 0) |
+					   (r->is_directory ? TH_TRACE_OPEN_DIRECTORY : 0)),
+			.fh_len = r->fh_len,
+			.ops = r->ops,
+			.transferred = r->transferred,
+			.seq_bytes = r->seq_bytes,
+			.size = r->size,
+		};
+
+		memcpy(t.fh, r->fh, r->fh_len);
+		th_segment_write_open(sl->seg, &t); /* a failure is counted by the writer */
+	}
+	if (g.out_fds[TH_OUT_RECORDS] < 0)
+		return;
+	line = th_out_reserve(&sl->records);
 	if (line != NULL)
 		th_out_commit(&sl->records, (size_t)th_sess_record_format(r, line, TH_OUT_ROOM));
 }
@@ -200,9 +233,29 @@ static void
 on_name(void *ctx, const struct th_sess_name *n)
 {
 	struct session_lcore *sl = ctx;
-	char *line = th_out_reserve(&sl->names), *p = line, server[64];
+	char *line, *p, server[64];
 	unsigned int i;
 
+	if (sl->seg != NULL) {
+		struct th_trace_name t = {
+			.from_ns = n->from_ns,
+			.to_ns = n->to_ns,
+			.server = n->server,
+			.fh_len = n->fh_len,
+			.dir_fh_len = n->dir_fh_len,
+			.name_len = n->name_len,
+		};
+
+		memcpy(t.fh, n->fh, n->fh_len);
+		memcpy(t.dir_fh, n->dir_fh, n->dir_fh_len);
+		memcpy(t.name, n->name, n->name_len);
+		t.name[n->name_len] = '\0';
+		th_segment_write_name(sl->seg, &t);
+	}
+	if (g.out_fds[TH_OUT_NAMES] < 0)
+		return;
+	line = th_out_reserve(&sl->names);
+	p = line;
 	if (line == NULL)
 		return;
 	th_addr_format(&n->server, server, sizeof(server));
@@ -365,6 +418,8 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 		th_sess_tick(g.sl[0].t, now_ns);
 		th_out_tick(&g.sl[0].records, tsc, period);
 		th_out_tick(&g.sl[0].names, tsc, period);
+		if (g.sl[0].seg != NULL)
+			th_segment_writer_tick(g.sl[0].seg, tsc_to_ns(tsc));
 	}
 }
 
@@ -394,6 +449,15 @@ static void
 finish_session(struct session_lcore *sl)
 {
 	th_sess_flush(sl->t);
+	if (sl->seg != NULL) {
+		th_segment_writer_counters(sl->seg, &sl->seg_ctr);
+		if (th_segment_writer_error(sl->seg) != 0)
+			fprintf(stderr, "capture: trace segments: %s\n",
+				th_segment_writer_describe(sl->seg));
+		if (th_segment_writer_close(sl->seg) != 0)
+			fprintf(stderr, "capture: closing the last trace segment failed\n");
+		sl->seg = NULL;
+	}
 	th_out_pass(&sl->records);
 	th_out_pass(&sl->names);
 	atomic_store(&sl->is_done, true);
@@ -452,6 +516,8 @@ session_main(void *arg)
 				g.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc) : sl->last_ns);
 			th_out_tick(&sl->records, tsc, period);
 			th_out_tick(&sl->names, tsc, period);
+			if (sl->seg != NULL)
+				th_segment_writer_tick(sl->seg, tsc_to_ns(tsc));
 		}
 		/* Decode lcores flush before they say done: an empty ring after that is the end. */
 		if (n == 0 && all_decode_done() && rte_ring_empty(sl->in))
@@ -623,6 +689,33 @@ print_session_stats(FILE *out)
 		"ops lost to inference: session ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", pool_empty, "ops lost to inference: no free event");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "records dropped: output buffers full");
+	if (g.set.trace_dir == NULL)
+		return;
+	{
+		struct th_segment_counters t;
+		unsigned int k;
+
+		memset(&t, 0, sizeof(t));
+		for (i = 0; i < g.n_session; i++) {
+			const struct th_segment_counters *c = &g.sl[i].seg_ctr;
+
+			t.records += c->records;
+			t.segments += c->segments;
+			t.file_bytes += c->file_bytes;
+			t.raw_bytes += c->raw_bytes;
+			for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
+				t.lost[k] += c->lost[k];
+		}
+		fprintf(out, "trace segments (%s)\n", g.set.trace_dir);
+		fprintf(out, "  %-14" PRIu64 " records written\n", t.records);
+		fprintf(out, "  %-14" PRIu64 " segments rotated (the last one closes at stop)\n",
+			t.segments);
+		fprintf(out, "  %-14" PRIu64 " bytes on disk (%" PRIu64 " before compression)\n",
+			t.file_bytes, t.raw_bytes);
+		for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
+			fprintf(out, "  %-14" PRIu64 " records lost: %s\n", t.lost[k],
+				th_segment_loss_name(k));
+	}
 }
 
 static void
@@ -862,8 +955,19 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 				rc = -EINVAL;
 			}
 		}
-		s->sess.is_names_on = s->names != NULL;
+		s->sess.is_names_on = s->names != NULL || th_conf_get(c, "trace", "dir") != NULL;
 	}
+	s->trace_dir = th_conf_get(c, "trace", "dir");
+	s->box_id = 0;
+	s->rotate_bytes = 256;
+	s->rotate_ns = 3600ull * 1000000000ull;
+	s->flush_ns = 1000000000ull;
+	rc = rc ? rc : th_conf_get_u64(c, "trace", "box", 0, UINT32_MAX, &s->box_id, err, esz);
+	rc = rc ? rc
+		: th_conf_get_u64(c, "trace", "rotate_mb", 1, 1u << 20, &s->rotate_bytes, err, esz);
+	s->rotate_bytes <<= 20;
+	rc = rc ? rc : th_conf_get_seconds(c, "trace", "rotate", &s->rotate_ns, err, esz);
+	rc = rc ? rc : th_conf_get_seconds(c, "trace", "flush", &s->flush_ns, err, esz);
 	s->probe_target = th_conf_get(c, "probe", "target");
 	s->probe_every_ns = 600ull * 1000000000ull;
 	s->probe_seconds_ns = 2ull * 1000000000ull;
@@ -1066,6 +1170,24 @@ setup_sessions(void)
 		snprintf(name, sizeof(name), "th_names%u", i);
 		if (th_out_init(&sl->names, name, TH_OUT_NAMES, OUTBUFS_PER_LCORE, g.out_ring))
 			goto no_memory;
+		if (g.set.trace_dir != NULL) {
+			struct th_segment_config sc = {
+				.dir = g.set.trace_dir,
+				.box_id = g.set.box_id,
+				.stream_id = (uint16_t)i,
+				.kind = TH_SEGMENT_KIND_MIXED,
+				.max_bytes = g.set.rotate_bytes,
+				.rotate_ns = g.set.rotate_ns,
+				.flush_ns = g.set.flush_ns,
+			};
+
+			sl->seg = th_segment_writer_create(&sc);
+			if (sl->seg == NULL)
+				goto no_memory;
+			if (th_segment_writer_error(sl->seg) != 0)
+				fprintf(stderr, "capture: trace segments: %s\n",
+					th_segment_writer_describe(sl->seg));
+		}
 		if (g.is_inline_session)
 			continue;
 		snprintf(name, sizeof(name), "th_sess%u", i);
@@ -1116,7 +1238,7 @@ setup_dataplane(void)
 	 * Session lcores first (inference, when records are asked for): as
 	 * configured, or one; with a single worker, inference runs inline on it.
 	 */
-	if (g.set.records != NULL) {
+	if (g.set.records != NULL || g.set.trace_dir != NULL) {
 		unsigned int want = g.set.session_lcores ? (unsigned int)g.set.session_lcores : 1;
 
 		if (workers == 1) {
