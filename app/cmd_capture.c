@@ -1162,7 +1162,7 @@ setup_sessions(void)
 		sl->lcore_id = UINT32_MAX;
 		cfg.cores = g.n_session;
 		cfg.core_index = i;
-		sl->t = th_sess_create(&cfg, on_record, g.set.names ? on_name : NULL, sl);
+		sl->t = th_sess_create(&cfg, on_record, g.set.names || g.set.trace_dir ? on_name : NULL, sl);
 		snprintf(name, sizeof(name), "th_rec%u", i);
 		if (sl->t == NULL || th_out_init(&sl->records, name, TH_OUT_RECORDS,
 					     OUTBUFS_PER_LCORE, g.out_ring))
