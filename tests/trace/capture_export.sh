@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The trace path end to end: capture writes open records both as text (-r) and
+# as LZ4 segments ([trace] dir); every segment verifies with the stock lz4
+# (rotation, crashes and full disks are tests/segment's);
+# export of the segments gives back exactly the text records (sorted), and
+# joins a path to most opens.
+#   capture_export.sh TRACEHOUND WORKDIR
+set -euo pipefail
+th=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work/seg"
+"$th" gen --workload users --seed 4 --hours 0.2 -o "$work/u.pcap" 2> /dev/null
+printf '[capture]\nmbufs = 16383\n[trace]\ndir = %s\nbox = 3\nflush = 0.1\n' \
+	"$work/seg" > "$work/c.ini"
+"$th" capture -c "$work/c.ini" -o none -r "$work/records.txt" -- -l 0-1 --no-huge -m 1024 \
+	--no-pci --no-shconf --file-prefix th-trace-$$ --log-level=error \
+	--vdev=net_pcap0,rx_pcap="$work/u.pcap" 2> "$work/capture.log"
+fails=0
+n=0
+for f in "$work"/seg/*.lz4; do
+	n=$((n + 1))
+	if ! lz4 -tq "$f"; then
+		echo "FAIL: $f does not verify with lz4 -t"
+		fails=$((fails + 1))
+	fi
+done
+[[ $n -ge 1 ]] || { echo "FAIL: no segment written"; fails=$((fails + 1)); }
+"$th" export -q "$work/seg" > "$work/export.txt"
+if ! diff <(sort "$work/records.txt") <(sort "$work/export.txt") > "$work/diff.txt"; then
+	echo "FAIL: export of the segments differs from the text records:"
+	head -5 "$work/diff.txt"
+	fails=$((fails + 1))
+fi
+total=$(wc -l < "$work/records.txt")
+with_path=$("$th" export -q -f csv "$work/seg" | awk -F, 'NR > 1 && $17 != "" { n++ } END { print n + 0 }')
+if [[ $total -eq 0 || $((with_path * 100 / total)) -lt 80 ]]; then
+	echo "FAIL: only $with_path of $total opens have a path"
+	fails=$((fails + 1))
+fi
+echo "$n segments, $total records, $with_path with a path"
+passed=$((5 - fails))
+echo "$passed passed, $fails failed"
+[[ $fails -eq 0 ]]
