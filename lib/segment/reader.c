@@ -215,6 +215,9 @@ parse_header(struct th_segment_reader *r)
 		return -EBADMSG;
 	r->hdr.version = seg_get16(p + 8);
 	r->hdr.trace_version = seg_get16(p + 12);
+	/* Records of another layout would decode as garbage: say which version it is. */
+	if (r->hdr.trace_version != TH_TRACE_VERSION)
+		return -EPROTONOSUPPORT;
 	r->hdr.stream_id = seg_get16(p + 14);
 	r->hdr.kind = p[16];
 	r->hdr.box_id = seg_get64(p + 24);
@@ -293,9 +296,11 @@ th_segment_reader_open(const char *path)
 	r->out = malloc(r->out_cap);
 	if (r->out == NULL)
 		goto fail_header;
-	err = EBADMSG;
-	if (parse_header(r) < 0)
+	err = parse_header(r);
+	if (err < 0) {
+		err = -err;
 		goto fail_header;
+	}
 	r->state = TH_SEGMENT_READ_READING;
 	return r;
 

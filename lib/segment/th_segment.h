@@ -225,6 +225,7 @@ struct th_segment_reader;
  * Open a segment (closed or a crashed .tmp) and read its header.
  * @return NULL with errno: ENOENT, EACCES (open failed), ENOMEM, EBADMSG (not
  *   an LZ4 frame or not a tracehound segment header, or its checksum failed),
+ *   EPROTONOSUPPORT (records of another format version than TH_TRACE_VERSION),
  *   ENODATA (too short to hold a header).
  */
 struct th_segment_reader *th_segment_reader_open(const char *path);

@@ -4,7 +4,7 @@
 
 /**
  * @file
- * Trace records as they are stored: versioned, little-endian, fixed layouts,
+ * Trace records as they are stored: versioned, little-endian, compact layouts,
  * one per record type, each preceded by a 4-byte header (type, length). The
  * segment container (th_segment.h) writes and reads sequences of them;
  * export reads them back. Changing a layout means a new type or version.
@@ -19,7 +19,7 @@
 
 #include "th_pkt.h"
 
-#define TH_TRACE_VERSION 1
+#define TH_TRACE_VERSION 2
 #define TH_TRACE_FH_MAX 64
 #define TH_TRACE_NAME_MAX 255
 
