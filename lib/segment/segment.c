@@ -474,55 +474,51 @@ admit(struct th_segment_writer *w, enum th_segment_kind kind)
 	return 0;
 }
 
-int
-th_segment_write_open(struct th_segment_writer *w, const struct th_trace_open *r)
+/* A record encoded into the stage (n bytes, 0: it did not encode) is in, or counted lost. */
+static int
+take(struct th_segment_writer *w, size_t n, enum th_trace_type type, uint64_t time_ns)
 {
-	int ret = admit(w, TH_SEGMENT_KIND_OPENS);
-	size_t n;
-
-	if (ret < 0)
-		return ret;
-	n = th_trace_encode_open(r, w->stage + w->stage_used, STAGE_SIZE - w->stage_used);
 	if (n == 0) {
 		w->ctr.lost[TH_SEGMENT_LOSS_INVALID]++;
 		return -EINVAL;
 	}
-	accepted(w, n, TH_TRACE_OPEN, th_trace_open_time(r));
+	accepted(w, n, type, time_ns);
 	return 0;
+}
+
+int
+th_segment_write_open(struct th_segment_writer *w, const struct th_trace_open *r)
+{
+	int ret = admit(w, TH_SEGMENT_KIND_OPENS);
+
+	if (ret < 0)
+		return ret;
+	return take(w,
+		th_trace_encode_open(r, w->stage + w->stage_used, STAGE_SIZE - w->stage_used),
+		TH_TRACE_OPEN, th_trace_open_time(r));
 }
 
 int
 th_segment_write_name(struct th_segment_writer *w, const struct th_trace_name *r)
 {
 	int ret = admit(w, TH_SEGMENT_KIND_NAMES);
-	size_t n;
 
 	if (ret < 0)
 		return ret;
-	n = th_trace_encode_name(r, w->stage + w->stage_used, STAGE_SIZE - w->stage_used);
-	if (n == 0) {
-		w->ctr.lost[TH_SEGMENT_LOSS_INVALID]++;
-		return -EINVAL;
-	}
-	accepted(w, n, TH_TRACE_NAME, r->from_ns);
-	return 0;
+	return take(w,
+		th_trace_encode_name(r, w->stage + w->stage_used, STAGE_SIZE - w->stage_used),
+		TH_TRACE_NAME, r->from_ns);
 }
 
 int
 th_segment_write_rpc(struct th_segment_writer *w, const struct th_trace_rpc *r)
 {
 	int ret = admit(w, TH_SEGMENT_KIND_RPCS);
-	size_t n;
 
 	if (ret < 0)
 		return ret;
-	n = th_trace_encode_rpc(r, w->stage + w->stage_used, STAGE_SIZE - w->stage_used);
-	if (n == 0) {
-		w->ctr.lost[TH_SEGMENT_LOSS_INVALID]++;
-		return -EINVAL;
-	}
-	accepted(w, n, TH_TRACE_RPC, th_trace_rpc_time(r));
-	return 0;
+	return take(w, th_trace_encode_rpc(r, w->stage + w->stage_used, STAGE_SIZE - w->stage_used),
+		TH_TRACE_RPC, th_trace_rpc_time(r));
 }
 
 int
