@@ -73,6 +73,7 @@ struct settings {
 	uint64_t rotate_bytes;       /* segment size limit */
 	uint64_t rotate_ns;          /* segment age limit (checkpoint) */
 	uint64_t flush_ns;           /* flush interval: what a crash may lose */
+	uint64_t is_rpc_trace;       /* also write every RPC to the segments (per decode lcore) */
 	const char *names;           /* handle-to-name map to this file; NULL: off */
 	uint64_t session_lcores;     /* session lcores (0: as many as spare workers allow) */
 	struct th_sess_config sess;  /* inference thresholds and table sizes */
@@ -92,13 +93,15 @@ struct rxq {
 
 /* Per decode lcore; only its lcore writes it, the control lcore reads counters. */
 struct decode_lcore {
-	unsigned int lcore_id;     /* EAL lcore */
-	unsigned int index;        /* 0..n_decode-1 */
-	struct th_decode *dec;     /* the pipeline */
-	struct rte_ring *in;       /* from the dispatcher, or NULL */
-	struct rxq rxq[MAX_PORTS]; /* queues polled directly */
-	unsigned int n_rxq;        /* how many */
-	struct th_out out;         /* RPC lines to the control lcore */
+	unsigned int lcore_id;              /* EAL lcore */
+	unsigned int index;                 /* 0..n_decode-1 */
+	struct th_decode *dec;              /* the pipeline */
+	struct rte_ring *in;                /* from the dispatcher, or NULL */
+	struct rxq rxq[MAX_PORTS];          /* queues polled directly */
+	unsigned int n_rxq;                 /* how many */
+	struct th_out out;                  /* RPC lines to the control lcore */
+	struct th_segment_writer *rpc_seg;  /* RPC records as trace segments, or NULL */
+	struct th_segment_counters rpc_ctr; /* its counters at close */
 	struct th_sess_op
 		*pending[MAX_SESSION][SESS_BURST]; /* ops on their way, per session lcore */
 	unsigned int n_pending[MAX_SESSION];
@@ -354,6 +357,43 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 	queue_op(dl, th_sess_op_owner(e, g.n_session), e);
 }
 
+/* The per-call log as trace records: the same container as opens and names. */
+static void
+write_rpc_record(struct decode_lcore *dl, const struct th_op *op)
+{
+	const struct th_nfs_attr *a = &op->reply.attr;
+	struct th_trace_rpc r = {
+		.call_ns = op->kind == TH_OP_REPLY_ONLY ? 0 : op->call_first_ns,
+		.reply_ns = op->kind == TH_OP_CALL_ONLY ? 0 : op->reply_first_ns,
+		.client = op->client,
+		.server = op->server,
+		.client_port = op->client_port,
+		.server_port = op->server_port,
+		.xid = op->xid,
+		.prog = op->prog,
+		.vers = (uint16_t)op->vers,
+		.proc = (uint16_t)op->proc,
+		.uid = op->uid,
+		.gid = op->gid,
+		.offset = op->call.offset,
+		.count = op->call.count,
+		.done = op->reply.count,
+		.size = a->size,
+	};
+
+	r.flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
+			    (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0));
+	if (op->reply_stat != 0 || op->accept_stat != 0) {
+		r.flags |= TH_TRACE_RPC_RPC_ERROR;
+		r.status = op->reply_stat != 0 ? 100 + op->reject_stat : op->accept_stat;
+	} else {
+		r.status = op->reply.status;
+	}
+	r.fh_len = op->call.fh.len;
+	memcpy(r.fh, op->call.fh.data, op->call.fh.len);
+	th_segment_write_rpc(dl->rpc_seg, &r); /* a failure is counted by the writer */
+}
+
 static void
 emit_op(void *ctx, const struct th_op *op)
 {
@@ -362,6 +402,8 @@ emit_op(void *ctx, const struct th_op *op)
 
 	if (g.n_session > 0)
 		to_inference(dl, op);
+	if (dl->rpc_seg != NULL)
+		write_rpc_record(dl, op);
 	if (g.out_fds[TH_OUT_RPC] < 0)
 		return; /* RPC log off */
 	line = th_out_reserve(&dl->out);
@@ -413,6 +455,8 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 
 	th_decode_housekeep(dl->dec, now_ns);
 	th_out_tick(&dl->out, tsc, period);
+	if (dl->rpc_seg != NULL)
+		th_segment_writer_tick(dl->rpc_seg, tsc_to_ns(tsc));
 	flush_all_pending(dl);
 	if (g.is_inline_session) {
 		th_sess_tick(g.sl[0].t, now_ns);
@@ -469,6 +513,14 @@ finish_decode(struct decode_lcore *dl)
 	th_decode_flush(dl->dec); /* calls still waiting go out, to inference too */
 	flush_all_pending(dl);
 	th_out_pass(&dl->out);
+	if (dl->rpc_seg != NULL) {
+		th_segment_writer_counters(dl->rpc_seg, &dl->rpc_ctr);
+		if (th_segment_writer_error(dl->rpc_seg) != 0)
+			fprintf(stderr, "capture: RPC trace segments: %s\n",
+				th_segment_writer_describe(dl->rpc_seg));
+		th_segment_writer_close(dl->rpc_seg);
+		dl->rpc_seg = NULL;
+	}
 	if (g.is_inline_session && dl->index == 0)
 		finish_session(&g.sl[0]);
 	atomic_store(&dl->is_done, true);
@@ -696,8 +748,9 @@ print_session_stats(FILE *out)
 		unsigned int k;
 
 		memset(&t, 0, sizeof(t));
-		for (i = 0; i < g.n_session; i++) {
-			const struct th_segment_counters *c = &g.sl[i].seg_ctr;
+		for (i = 0; i < g.n_session + g.n_decode; i++) {
+			const struct th_segment_counters *c =
+				i < g.n_session ? &g.sl[i].seg_ctr : &g.dl[i - g.n_session].rpc_ctr;
 
 			t.records += c->records;
 			t.segments += c->segments;
@@ -968,6 +1021,7 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 	s->rotate_bytes <<= 20;
 	rc = rc ? rc : th_conf_get_seconds(c, "trace", "rotate", &s->rotate_ns, err, esz);
 	rc = rc ? rc : th_conf_get_seconds(c, "trace", "flush", &s->flush_ns, err, esz);
+	rc = rc ? rc : th_conf_get_u64(c, "trace", "rpcs", 0, 1, &s->is_rpc_trace, err, esz);
 	s->probe_target = th_conf_get(c, "probe", "target");
 	s->probe_every_ns = 600ull * 1000000000ull;
 	s->probe_seconds_ns = 2ull * 1000000000ull;
@@ -1162,7 +1216,8 @@ setup_sessions(void)
 		sl->lcore_id = UINT32_MAX;
 		cfg.cores = g.n_session;
 		cfg.core_index = i;
-		sl->t = th_sess_create(&cfg, on_record, g.set.names || g.set.trace_dir ? on_name : NULL, sl);
+		sl->t = th_sess_create(
+			&cfg, on_record, g.set.names || g.set.trace_dir ? on_name : NULL, sl);
 		snprintf(name, sizeof(name), "th_rec%u", i);
 		if (sl->t == NULL || th_out_init(&sl->records, name, TH_OUT_RECORDS,
 					     OUTBUFS_PER_LCORE, g.out_ring))
@@ -1324,6 +1379,23 @@ setup_dataplane(void)
 				"capture: decode lcore %u: out of memory (flows %u, calls %u)\n", i,
 				g.set.dec.flows, g.set.dec.calls);
 			return -ENOMEM;
+		}
+		if (g.set.trace_dir != NULL && g.set.is_rpc_trace) {
+			/* Stream ids 256 and up: RPC streams of decode lcores, apart from
+			 * sessions'. */
+			struct th_segment_config sc = {
+				.dir = g.set.trace_dir,
+				.box_id = g.set.box_id,
+				.stream_id = (uint16_t)(256 + i),
+				.kind = TH_SEGMENT_KIND_RPCS,
+				.max_bytes = g.set.rotate_bytes,
+				.rotate_ns = g.set.rotate_ns,
+				.flush_ns = g.set.flush_ns,
+			};
+
+			dl->rpc_seg = th_segment_writer_create(&sc);
+			if (dl->rpc_seg == NULL)
+				return -ENOMEM;
 		}
 		if (g.has_dispatcher) {
 			snprintf(name, sizeof(name), "th_in%u", i);

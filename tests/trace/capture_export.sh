@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The trace path end to end: capture writes open records both as text (-r) and
-# as LZ4 segments ([trace] dir); every segment verifies with the stock lz4
+# as LZ4 segments ([trace] dir, with RPC records too); every segment verifies with the stock lz4
 # (rotation, crashes and full disks are tests/segment's);
 # export of the segments gives back exactly the text records (sorted), and
 # joins a path to most opens.
@@ -13,7 +13,7 @@ work=$2
 rm -rf "$work"
 mkdir -p "$work/seg"
 "$th" gen --workload users --seed 4 --hours 0.2 -o "$work/u.pcap" 2> /dev/null
-printf '[capture]\nmbufs = 16383\n[trace]\ndir = %s\nbox = 3\nflush = 0.1\n' \
+printf '[capture]\nmbufs = 16383\n[trace]\ndir = %s\nbox = 3\nflush = 0.1\nrpcs = 1\n' \
 	"$work/seg" > "$work/c.ini"
 "$th" capture -c "$work/c.ini" -o none -r "$work/records.txt" -- -l 0-1 --no-huge -m 1024 \
 	--no-pci --no-shconf --file-prefix th-trace-$$ --log-level=error \
@@ -27,7 +27,8 @@ for f in "$work"/seg/*.lz4; do
 		fails=$((fails + 1))
 	fi
 done
-[[ $n -ge 1 ]] || { echo "FAIL: no segment written"; fails=$((fails + 1)); }
+[[ $n -ge 2 ]] || { echo "FAIL: expected an opens/names and an RPC segment, got $n"; fails=$((fails + 1)); }
+ls "$work"/seg/rpcs-*.lz4 > /dev/null 2>&1 || { echo "FAIL: no RPC segment"; fails=$((fails + 1)); }
 "$th" export -q "$work/seg" > "$work/export.txt"
 if ! diff <(sort "$work/records.txt") <(sort "$work/export.txt") > "$work/diff.txt"; then
 	echo "FAIL: export of the segments differs from the text records:"
@@ -41,6 +42,6 @@ if [[ $total -eq 0 || $((with_path * 100 / total)) -lt 80 ]]; then
 	fails=$((fails + 1))
 fi
 echo "$n segments, $total records, $with_path with a path"
-passed=$((5 - fails))
+passed=$((6 - fails))
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]
