@@ -219,25 +219,12 @@ on_record(void *ctx, const struct th_sess_record *r)
 		th_out_commit(&sl->records, (size_t)th_sess_record_format(r, line, TH_OUT_ROOM));
 }
 
-static void
-put_hex(char **p, const uint8_t *b, unsigned int n)
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		*(*p)++ = digits[b[i] >> 4];
-		*(*p)++ = digits[b[i] & 15];
-	}
-}
-
-/* Name map line: FROM | TO | server:handle | server:directory | name ("-" TO: still valid). */
+/* A name record: into the segments, and as a line (th_sess_name_format) into the names file. */
 static void
 on_name(void *ctx, const struct th_sess_name *n)
 {
 	struct session_lcore *sl = ctx;
-	char *line, *p, server[64];
-	unsigned int i;
+	char *line;
 
 	if (sl->seg != NULL) {
 		struct th_trace_name t = {
@@ -258,33 +245,8 @@ on_name(void *ctx, const struct th_sess_name *n)
 	if (g.out_fds[TH_OUT_NAMES] < 0)
 		return;
 	line = th_out_reserve(&sl->names);
-	p = line;
-	if (line == NULL)
-		return;
-	th_addr_format(&n->server, server, sizeof(server));
-	p += sprintf(p, "%" PRIu64 ".%06" PRIu64 " | ", n->from_ns / 1000000000u,
-		n->from_ns % 1000000000u / 1000);
-	if (n->to_ns != 0)
-		p += sprintf(p, "%" PRIu64 ".%06" PRIu64 " | ", n->to_ns / 1000000000u,
-			n->to_ns % 1000000000u / 1000);
-	else
-		p += sprintf(p, "- | ");
-	p += sprintf(p, "%s:", server);
-	put_hex(&p, n->fh, n->fh_len);
-	p += sprintf(p, " | %s:", server);
-	put_hex(&p, n->dir_fh, n->dir_fh_len);
-	p += sprintf(p, " | ");
-	/* Names are bytes: escape what would break the line or the separator. */
-	for (i = 0; i < n->name_len; i++) {
-		unsigned char c = (unsigned char)n->name[i];
-
-		if (c < ' ' || c >= 0x7f || c == '\\' || c == '|')
-			p += sprintf(p, "\\x%02x", c);
-		else
-			*p++ = (char)c;
-	}
-	*p++ = '\n';
-	th_out_commit(&sl->names, (size_t)(p - line));
+	if (line != NULL)
+		th_out_commit(&sl->names, (size_t)th_sess_name_format(n, line, TH_OUT_ROOM));
 }
 
 /* Hand a burst of ops to their session lcore; what does not fit is counted and let go. */
