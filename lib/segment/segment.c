@@ -301,10 +301,29 @@ sync_dir(struct th_segment_writer *w)
 }
 
 /* Close the open segment: trailer, end of frame, fsync, rename. */
+/* Let liblz4 emit what it holds (a flush, or the end of the frame) and write it all out. */
+static int
+drain_lz4(struct th_segment_writer *w, bool is_end)
+{
+	size_t n;
+	int ret;
+
+	if (w->out_cap - w->out_used < LZ4F_compressBound(0, &w->prefs)) {
+		ret = write_out(w);
+		if (ret < 0)
+			return ret;
+	}
+	n = is_end ? LZ4F_compressEnd(w->cctx, w->out + w->out_used, w->out_cap - w->out_used, NULL)
+		   : LZ4F_flush(w->cctx, w->out + w->out_used, w->out_cap - w->out_used, NULL);
+	if (LZ4F_isError(n))
+		return fail(w, -EIO, LZ4F_getErrorName(n), w->tmp_path);
+	w->out_used += n;
+	return write_out(w);
+}
+
 static int
 segment_close(struct th_segment_writer *w, bool is_final)
 {
-	size_t n;
 	int ret;
 
 	if (w->fd < 0)
@@ -326,16 +345,7 @@ segment_close(struct th_segment_writer *w, bool is_final)
 	ret = compress_stage(w);
 	if (ret < 0)
 		return ret;
-	if (w->out_cap - w->out_used < LZ4F_compressBound(0, &w->prefs)) {
-		ret = write_out(w);
-		if (ret < 0)
-			return ret;
-	}
-	n = LZ4F_compressEnd(w->cctx, w->out + w->out_used, w->out_cap - w->out_used, NULL);
-	if (LZ4F_isError(n))
-		return fail(w, -EIO, LZ4F_getErrorName(n), w->tmp_path);
-	w->out_used += n;
-	ret = write_out(w);
+	ret = drain_lz4(w, true);
 	if (ret < 0)
 		return ret;
 	if (fsync(w->fd) != 0)
@@ -525,7 +535,6 @@ int
 th_segment_writer_flush(struct th_segment_writer *w)
 {
 	int ret = atomic_load_explicit(&w->error, memory_order_relaxed);
-	size_t n;
 
 	if (ret != 0)
 		return ret;
@@ -535,16 +544,7 @@ th_segment_writer_flush(struct th_segment_writer *w)
 	if (ret < 0)
 		return ret;
 	/* autoFlush leaves nothing inside liblz4; LZ4F_flush makes that a guarantee. */
-	if (w->out_cap - w->out_used < LZ4F_compressBound(0, &w->prefs)) {
-		ret = write_out(w);
-		if (ret < 0)
-			return ret;
-	}
-	n = LZ4F_flush(w->cctx, w->out + w->out_used, w->out_cap - w->out_used, NULL);
-	if (LZ4F_isError(n))
-		return fail(w, -EIO, LZ4F_getErrorName(n), w->tmp_path);
-	w->out_used += n;
-	ret = write_out(w);
+	ret = drain_lz4(w, false);
 	if (ret < 0)
 		return ret;
 	if (fdatasync(w->fd) != 0)
