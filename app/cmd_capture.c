@@ -130,7 +130,6 @@ struct dispatch_lcore {
 	struct rxq rxq[MAX_PORTS];
 	unsigned int n_rxq;
 	uint64_t ring_full; /* mbufs dropped: a decode ring was full */
-	uint64_t unparsed;  /* frames hashed to lcore 0 because they did not parse */
 } __rte_cache_aligned;
 
 static struct {
@@ -608,10 +607,9 @@ pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 	}
 	meta.ip_version = 0;
 	st = th_pkt_parse(frame, len, TH_PKT_LINK_ETHERNET, &meta);
-	if (meta.ip_version == 0) {
-		g.disp.unparsed++;
+	/* Not IP: decode lcore 0 takes it and counts it by its parse outcome. */
+	if (meta.ip_version == 0)
 		return 0;
-	}
 	if (st != TH_PKT_OK || meta.l4 != TH_PKT_L4_TCP)
 		meta.sport = meta.dport = 0;
 	return th_pkt_flow_hash(&meta) % g.n_decode;
