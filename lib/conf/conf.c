@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONF_MAX_ENTRIES 256
+#define CONF_MAX_ENTRIES 1024
 #define CONF_MAX_FILE (1 << 20)
 
 struct entry {
@@ -235,6 +235,56 @@ th_conf_get_seconds(const struct th_conf *c, const char *section, const char *ke
 	}
 	*out_ns = (uint64_t)(v * 1e9 + 0.5); /* 1.001 s is 1001000000 ns, not ...999 */
 	return 0;
+}
+
+int
+th_conf_get_double(const struct th_conf *c, const char *section, const char *key, double min,
+	double max, double *out, char *err, size_t err_size)
+{
+	struct entry *e = c != NULL ? find(c, section, key) : NULL;
+	double v;
+	char *end;
+
+	if (e == NULL)
+		return 0;
+	e->is_used = true;
+	errno = 0;
+	v = strtod(e->value, &end);
+	if (errno != 0 || end == e->value || *end != '\0' || !(v >= min) || !(v <= max)) {
+		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected a number from %g to %g",
+			c->name, e->line, section, section[0] ? "." : "", key, e->value, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+th_conf_where(const struct th_conf *c, const char *section, const char *key, char *buf,
+	size_t size)
+{
+	const struct entry *e = c != NULL ? find(c, section, key) : NULL;
+
+	if (e == NULL)
+		return snprintf(buf, size, "%s", c != NULL ? c->name : "?");
+	return snprintf(buf, size, "%s:%u", c->name, e->line);
+}
+
+const char *
+th_conf_section(const struct th_conf *c, unsigned n)
+{
+	unsigned i, j, seen = 0;
+
+	for (i = 0; c != NULL && i < c->count; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(c->e[j].section, c->e[i].section) == 0)
+				break;
+		if (j < i)
+			continue;
+		if (seen++ == n)
+			return c->e[i].section;
+	}
+	return NULL;
 }
 
 int

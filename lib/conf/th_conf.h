@@ -41,6 +41,24 @@ int th_conf_get_u64(const struct th_conf *c, const char *section, const char *ke
 int th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key,
 	uint64_t *out_ns, char *err, size_t err_size);
 
+/** Same for a decimal number (e.g. 0.25, 1e-3) within [min, max]. */
+int th_conf_get_double(const struct th_conf *c, const char *section, const char *key, double min,
+	double max, double *out, char *err, size_t err_size);
+
+/**
+ * Write "file:line" of section.key (just "file" when it is absent) to
+ * @p buf, for messages about values that parse but do not fit together.
+ * @return what snprintf returns.
+ */
+int th_conf_where(const struct th_conf *c, const char *section, const char *key, char *buf,
+	size_t size);
+
+/**
+ * The @p n-th distinct section name, in order of first appearance ("" for
+ * keys before any header), or NULL past the last.
+ */
+const char *th_conf_section(const struct th_conf *c, unsigned n);
+
 /**
  * Report keys that no th_conf_get* call asked for (typos): the first one
  * goes to @p err as "file:line: unknown key 'section.key'".

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_ANOMALY_H
+#define TH_ANOMALY_H
+
+/**
+ * @file
+ * Anomalies (seed 002, Collie section 5): the monitor that decides from
+ * counter samples whether a workload made the subsystem pause or fall short
+ * of its limits, and minimal feature sets (MFS): the conditions a workload
+ * must meet to trigger an anomaly, as predicates that test membership, with
+ * the extraction that finds them by trying alternative values per feature.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "th_backend.h"
+#include "th_space.h"
+
+enum th_symptom { TH_SYM_PAUSE, TH_SYM_LOW_TPUT, TH_SYM__COUNT };
+
+/** "pause" or "low_tput". */
+const char *th_symptom_name(enum th_symptom s);
+
+/** Monitor thresholds (defaults: the paper's). */
+struct th_monitor_cfg {
+	double pause_ratio;  /**< pause duration / time at or above this: pause (0.001) */
+	double shortfall;    /**< below (1 - this) of both bps and pps limits: low (0.20) */
+	unsigned samples;    /**< one-second samples per test, averaged (4) */
+};
+
+void th_monitor_cfg_default(struct th_monitor_cfg *c);
+
+struct th_verdict {
+	bool pause;         /**< pause ratio at or over the threshold on either host */
+	bool low_tput;      /**< some sending host under both limits by the shortfall */
+	double pause_ratio; /**< the larger host's mean pause duration ratio */
+	double bps_frac;    /**< worst sending host: mean bits/s over the limit */
+	double pps_frac;    /**< same host: mean packets/s over the pps limit */
+};
+
+/** Judge @p n samples (averaged) against @p e. */
+void th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
+	const struct th_sample *s, unsigned n, struct th_verdict *v);
+
+/** Whether verdict @p v shows symptom @p s. */
+bool th_verdict_has(const struct th_verdict *v, enum th_symptom s);
+
+/** An inclusive interval of a numeric feature. */
+struct th_range {
+	uint64_t lo, hi;
+};
+
+/**
+ * A minimal feature set: the symptom and, per constrained feature, the values
+ * that trigger it. Enumerated features (mem, qp_type, opcode, dir, mtu) hold a
+ * bit set of allowed values (mtu: bit 0 = 1024, 1 = 2048, 2 = 4096); numeric
+ * ones an interval; the message pattern intervals on its smallest and largest
+ * request ("mix of <=1K and >=64K" is msg_min <= 1024 and msg_max >= 65536).
+ */
+struct th_mfs {
+	uint8_t symptom;              /**< enum th_symptom */
+	uint32_t feats;               /**< bit per enum th_feat constrained */
+	uint32_t set[TH_F__COUNT];    /**< enumerated features: allowed values */
+	struct th_range range[TH_F__COUNT]; /**< numeric features */
+	struct th_range msg_min, msg_max;   /**< TH_F_MSG */
+};
+
+/** Whether @p wl meets every condition of @p m (any symptom). */
+bool th_mfs_covers(const struct th_mfs *m, const struct th_wl *wl);
+
+/**
+ * Text form, one condition per word: "pause: qp_type=UD opcode=SEND
+ * wqe_batch>=64 wq_depth>=256", also "mtu=1024|2048", "qp_count=16..512",
+ * "msg_max<=1024", "msg_min>=16384".
+ */
+int th_mfs_format(const struct th_mfs *m, char *buf, size_t size);
+
+/** Parse th_mfs_format()'s text. @return 0, or -EINVAL with the bad word in @p err. */
+int th_mfs_parse(const char *text, struct th_mfs *m, char *err, size_t err_size);
+
+/**
+ * Runs one experiment for MFS extraction: whether @p wl shows @p s. A
+ * negative return is a failed run (setup error); extraction treats it as
+ * "does not trigger" and counts it.
+ */
+typedef int (*th_mfs_oracle)(void *ctx, const struct th_wl *wl, enum th_symptom s);
+
+/**
+ * Find the MFS of @p trigger (which showed @p s): for each feature try
+ * alternative values (other QP types and opcodes, single vs many SGEs, other
+ * directions, intervals of continuous features found by bisection), keep a
+ * condition only when breaking it makes the anomaly go away, then verify the
+ * reduced point still triggers. @return experiments run (>= 0), or -errno.
+ */
+int th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
+	th_mfs_oracle oracle, void *ctx, struct th_mfs *out);
+
+#endif /* TH_ANOMALY_H */
