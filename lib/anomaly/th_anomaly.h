@@ -26,7 +26,7 @@ const char *th_symptom_name(enum th_symptom s);
 /** Monitor thresholds (defaults: the paper's). */
 struct th_monitor_cfg {
 	double pause_ratio;  /**< pause duration / time at or above this: pause (0.001) */
-	double shortfall;    /**< below (1 - this) of both bps and pps limits: low (0.20) */
+	double shortfall;    /**< at or below (1 - this) of both bps and pps limits: low (0.20) */
 	unsigned samples;    /**< one-second samples per test, averaged (4) */
 };
 
@@ -40,7 +40,14 @@ struct th_verdict {
 	double pps_frac;    /**< same host: mean packets/s over the pps limit */
 };
 
-/** Judge @p n samples (averaged) against @p e. */
+/**
+ * Judge @p n samples (averaged per counter) against @p e. Pause ratio per host
+ * is mean PAUSE_US / 1e6; pause when the larger host's ratio >= pause_ratio.
+ * Low throughput when some sending host (bit in e->senders) has mean TX wire
+ * bits/s <= (1 - shortfall) * bps AND mean TX packets/s <= (1 - shortfall) *
+ * pps. Both boundaries are inclusive (exactly 0.1% is a pause, exactly 80% of
+ * both limits is low); n == 0, no senders or zero limits judge nothing.
+ */
 void th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
 	const struct th_sample *s, unsigned n, struct th_verdict *v);
 
@@ -92,9 +99,25 @@ typedef int (*th_mfs_oracle)(void *ctx, const struct th_wl *wl, enum th_symptom 
  * alternative values (other QP types and opcodes, single vs many SGEs, other
  * directions, intervals of continuous features found by bisection), keep a
  * condition only when breaking it makes the anomaly go away, then verify the
- * reduced point still triggers. @return experiments run (>= 0), or -errno.
+ * reduced point still triggers. Enumerated features cost at most 2-4 runs
+ * each, numeric ones 1-2 plus a bisection on each side where the anomaly
+ * stops (about log2 of the grid); bounds are grid values (qp_count>=512, not
+ * >=385). Every candidate passes th_wl_check() before the oracle sees it.
+ * Conditions that validity implies are left out (opcode=READ, not also
+ * qp_type=RC); th_mfs_same() compares MFS with them added. Deterministic.
+ * @return experiments run (>= 0), or -EINVAL (bad arguments, invalid
+ * trigger) or -ENOMEM.
  */
 int th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
 	th_mfs_oracle oracle, void *ctx, struct th_mfs *out);
+
+/**
+ * Add the conditions validity implies (opcode=READ implies qp_type=RC,
+ * qp_type=UD implies opcode=SEND, ...), so that equivalent MFS compare equal.
+ */
+void th_mfs_normalize(struct th_mfs *m);
+
+/** Whether @p a and @p b state the same conditions once normalized (symptom included). */
+bool th_mfs_same(const struct th_mfs *a, const struct th_mfs *b);
 
 #endif /* TH_ANOMALY_H */

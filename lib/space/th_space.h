@@ -107,7 +107,15 @@ void th_limits_default(struct th_limits *l);
  */
 int th_wl_check(const struct th_wl *wl, const struct th_limits *l, char *err, size_t err_size);
 
-/** A uniformly drawn valid point. */
+/**
+ * A random valid point: each feature uniform over its grid (log or
+ * power-of-two grids for counts and sizes; messages from 64 B in powers of two
+ * up to the MTU, then MTU x 2, 3, 4, 6, 8, 12, ... up to max_msg), drawn in
+ * feature order, each restricted to the values the features drawn before it
+ * allow (opcode by QP type, wq_depth >= wqe_batch, mr_size by the pinned
+ * limit, messages by UD's MTU and the MR size). Uniform per feature, not over
+ * whole points: a whole-point measure would all but never draw UD.
+ */
 void th_wl_random(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng);
 
 /**
@@ -119,7 +127,7 @@ void th_wl_random(struct th_wl *wl, const struct th_limits *l, struct th_rng *rn
 int th_wl_mutate(struct th_wl *wl, enum th_feat f, const struct th_limits *l,
 	struct th_rng *rng);
 
-/** Largest and smallest request of the pattern; total bytes per round. */
+/** Largest and smallest request of the pattern (0 for an empty pattern). */
 uint32_t th_wl_msg_max(const struct th_wl *wl);
 uint32_t th_wl_msg_min(const struct th_wl *wl);
 
@@ -129,17 +137,92 @@ uint32_t th_wl_msg_min(const struct th_wl *wl);
 /** Point as numbers in [0, 1] (log scales for counts and sizes), for BO kernels. */
 void th_wl_encode(const struct th_wl *wl, const struct th_limits *l, double x[TH_WL_DIMS]);
 
-/** One-line text form: "mem=local qp=RC op=WRITE dir=bidi mtu=1024 ... msg=1024,65536". */
+/**
+ * One-line text form, keys as th_feat_name() spells them and enum values as
+ * words: "mem=local qp_type=RC opcode=WRITE dir=bidi mtu=1024 wqe_batch=1
+ * sge=1 wq_depth=128 qp_count=1 mr_count=1 mr_size=1048576 msg=1024,65536".
+ * @return what snprintf returns (the length it needed).
+ */
 int th_wl_format(const struct th_wl *wl, char *buf, size_t size);
 
 /**
- * Read the [workload] section of @p c (keys as th_wl_format() spells them,
- * all required). @return 0, or -EINVAL with "file:line: ..." in @p err.
+ * Read section @p section of @p c (keys as th_wl_format() spells them, all
+ * required; msg is a comma list; enum values as words, case-insensitive).
+ * Checks what needs no limits (opcode for the QP type, UD messages within the
+ * MTU, wq_depth >= wqe_batch, ...); the caller checks limits with
+ * th_wl_check(). @return 0, or -EINVAL with "file:line: ..." in @p err.
  */
 int th_wl_from_conf(const struct th_conf *c, const char *section, struct th_wl *wl, char *err,
 	size_t err_size);
 
-/** Write @p wl as an INI [workload] section that th_wl_from_conf() reads back. */
+/**
+ * Write @p wl as an INI [workload] section that th_wl_from_conf() reads back.
+ * @return 0 or -errno (open or write failed).
+ */
 int th_wl_write(const struct th_wl *wl, const char *path);
+
+/*
+ * Additions for the search, the simulator and MFS extraction.
+ */
+
+/** Load a workload file: section [workload], no other keys allowed. @return 0 or -errno. */
+int th_wl_load(const char *path, struct th_wl *wl, char *err, size_t err_size);
+
+/**
+ * A plain point most subsystems run at line rate: local memory, RC WRITE
+ * one-way, MTU 4096, no batching, 1 SGE, wq_depth 128, 1 QP, 1 MR of 1 MiB,
+ * one 64 KiB message. MFS extraction moves unconstrained features here.
+ */
+void th_wl_default(struct th_wl *wl);
+
+/** Enumerated features (a bit set in struct th_mfs) vs numeric ones (an interval). */
+bool th_feat_is_enum(enum th_feat f);
+
+/**
+ * Feature @p f of @p wl as a number: the enum value, the MTU in bytes, the
+ * count or size; TH_F_MSG reads the largest request.
+ */
+uint64_t th_wl_get(const struct th_wl *wl, enum th_feat f);
+
+/** Set feature @p f; TH_F_MSG sets a one-request pattern. Nothing else changes. */
+void th_wl_set(struct th_wl *wl, enum th_feat f, uint64_t v);
+
+/** Most values th_wl_grid() returns. */
+#define TH_WL_GRID_MAX 80
+
+/**
+ * The grid of feature @p f in ascending order (all values the limits allow;
+ * enum values 0..n-1, MTUs in bytes, message sizes for @p wl's MTU).
+ * @return how many values were written to @p vals (at most @p max).
+ */
+unsigned th_wl_grid(enum th_feat f, const struct th_wl *wl, const struct th_limits *l,
+	uint64_t *vals, unsigned max);
+
+/**
+ * Features th_wl_mutate() may change besides @p f to keep the point valid, as
+ * a bit set over enum th_feat (qp_type: opcode and msg; wqe_batch: wq_depth;
+ * mr_size: mr_count and msg; ...).
+ */
+uint32_t th_wl_feat_deps(enum th_feat f);
+
+/**
+ * After feature @p f of @p wl was set by hand, move the features it leads
+ * (th_wl_feat_deps()) back into range, as th_wl_mutate() does; @p f itself
+ * stays. @return 0 when @p wl is valid afterwards, else -EINVAL.
+ */
+int th_wl_repair(struct th_wl *wl, enum th_feat f, const struct th_limits *l);
+
+/** Whether two points are the same workload (unused msg[] entries ignored). */
+bool th_wl_equal(const struct th_wl *a, const struct th_wl *b);
+
+/**
+ * Parse an enum feature's word ("UD", "bidi", "gpu", "2048"; case-insensitive).
+ * @return the value's index (the enum value; MTU: 0 = 1024, 1 = 2048,
+ * 2 = 4096, as struct th_mfs counts bits), or -EINVAL.
+ */
+int th_feat_parse_value(enum th_feat f, const char *word);
+
+/** The word of enum feature @p f's value index @p v ("UD"); NULL when out of range. */
+const char *th_feat_value_name(enum th_feat f, unsigned v);
 
 #endif /* TH_SPACE_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * MFS text (lib/anomaly): any text is rejected with a message or parses to an
+ * MFS whose text form parses back to the same text; membership tests never
+ * read outside the structure.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_anomaly.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[256] = "", out[1024], out2[1024], *text;
+	struct th_mfs m, m2;
+	struct th_wl wl;
+	int r;
+
+	if (size > 16 * 1024)
+		return 0;
+	text = malloc(size + 1);
+	if (text == NULL)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	r = th_mfs_parse(text, &m, err, sizeof(err));
+	free(text);
+	if (r != 0) {
+		if (strncmp(err, "mfs: ", 5) != 0 || m.feats != 0)
+			abort();
+		return 0;
+	}
+	if (th_mfs_format(&m, out, sizeof(out)) >= (int)sizeof(out))
+		abort();
+	if (th_mfs_parse(out, &m2, err, sizeof(err)) != 0)
+		abort();
+	th_mfs_format(&m2, out2, sizeof(out2));
+	if (strcmp(out, out2) != 0 || m.feats != m2.feats || m.symptom != m2.symptom)
+		abort();
+	th_wl_default(&wl);
+	if (th_mfs_covers(&m, &wl) != th_mfs_covers(&m2, &wl))
+		abort();
+	return 0;
+}

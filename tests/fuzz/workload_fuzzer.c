@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Workload files (lib/space): any text either fails with a message or gives a
+ * point whose one-line form, read back as a file, is the same point. Points
+ * that also pass the default limits are mutated a few steps and must stay
+ * valid: the search never hands a backend an impossible workload.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_conf.h"
+#include "th_rng.h"
+#include "th_space.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The one-line form as a [workload] section: its words are key=value without spaces. */
+static struct th_conf *
+reparse(const struct th_wl *wl)
+{
+	char line[512], text[600], err[256];
+	size_t i;
+
+	if (th_wl_format(wl, line, sizeof(line)) >= (int)sizeof(line))
+		abort();
+	for (i = 0; line[i] != '\0'; i++)
+		if (line[i] == ' ')
+			line[i] = '\n';
+	strcpy(text, "[workload]\n");
+	strcat(text, line);
+	return th_conf_parse(text, "reparse", err, sizeof(err));
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct th_limits lim;
+	struct th_conf *c, *c2;
+	struct th_wl wl, back;
+	struct th_rng rng;
+	double x[TH_WL_DIMS];
+	char err[256] = "", *text;
+	unsigned i;
+
+	if (size > 64 * 1024)
+		return 0;
+	text = malloc(size + 1);
+	if (text == NULL)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	c = th_conf_parse(text, "fuzz.ini", err, sizeof(err));
+	free(text);
+	if (c == NULL)
+		return 0;
+	if (th_wl_from_conf(c, "workload", &wl, err, sizeof(err)) != 0) {
+		if (strncmp(err, "fuzz.ini", 8) != 0)
+			abort();
+		th_conf_free(c);
+		return 0;
+	}
+	th_conf_free(c);
+	c2 = reparse(&wl);
+	if (c2 == NULL || th_wl_from_conf(c2, "workload", &back, err, sizeof(err)) != 0 ||
+		!th_wl_equal(&wl, &back))
+		abort();
+	th_conf_free(c2);
+
+	th_limits_default(&lim);
+	th_wl_encode(&wl, &lim, x);
+	for (i = 0; i < TH_WL_DIMS; i++)
+		if (!(x[i] >= 0 && x[i] <= 1))
+			abort();
+	if (th_wl_check(&wl, &lim, err, sizeof(err)) != 0)
+		return 0;
+	th_rng_seed(&rng, size);
+	for (i = 0; i < 32; i++) {
+		enum th_feat f = (enum th_feat)th_rng_below(&rng, TH_F__COUNT);
+
+		if (th_wl_mutate(&wl, f, &lim, &rng) == 0 && th_wl_check(&wl, &lim, NULL, 0) != 0)
+			abort();
+	}
+	return 0;
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * MFS extraction against synthetic subsystems: each oracle is a plain C
+ * predicate with a planted condition set. Extraction must recover exactly
+ * the planted set (grid-aligned bounds), never show the oracle a point the
+ * hardware cannot run, and stay within a small number of experiments.
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "th_anomaly.h"
+#include "th_rng.h"
+
+static struct th_limits lim;
+
+struct oracle {
+	bool (*planted)(const struct th_wl *wl);
+	unsigned calls;   /* experiments the oracle ran */
+	unsigned invalid; /* points it was shown that th_wl_check refuses: must stay 0 */
+	enum th_symptom s;
+	int fail_every;   /* every n-th run fails to set up (0: never) */
+};
+
+static int
+run(void *ctx, const struct th_wl *wl, enum th_symptom s)
+{
+	struct oracle *o = ctx;
+
+	o->calls++;
+	if (th_wl_check(wl, &lim, NULL, 0) != 0)
+		o->invalid++;
+	if (s != o->s)
+		return 0;
+	if (o->fail_every > 0 && o->calls % (unsigned)o->fail_every == 0)
+		return -EIO;
+	return o->planted(wl) ? 1 : 0;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	th_limits_default(&lim);
+	return 0;
+}
+
+/* A busy trigger: every feature away from th_wl_default() so each one is probed. */
+static void
+base(struct th_wl *wl)
+{
+	th_wl_default(wl);
+	wl->mem = TH_MEM_REMOTE;
+	wl->qp_type = TH_QP_RC;
+	wl->opcode = TH_OPC_WRITE;
+	wl->dir = TH_DIR_BIDI;
+	wl->mtu = 2048;
+	wl->wqe_batch = 32;
+	wl->sge = 4;
+	wl->wq_depth = 512;
+	wl->qp_count = 64;
+	wl->mr_count = 96;
+	wl->mr_size = 1 << 20;
+	wl->n_msgs = 2;
+	wl->msg[0] = 1024;
+	wl->msg[1] = 4096;
+}
+
+static unsigned
+extract(struct oracle *o, const struct th_wl *trig, const char *expect, unsigned budget)
+{
+	struct th_mfs m;
+	char text[512];
+	int n;
+
+	assert_true(o->planted(trig));
+	n = th_mfs_extract(trig, o->s, &lim, run, o, &m);
+	assert_true(n >= 0);
+	th_mfs_format(&m, text, sizeof(text));
+	if (strcmp(text, expect) != 0)
+		fail_msg("extracted '%s', planted '%s'", text, expect);
+	assert_int_equal((unsigned)n, o->calls);
+	assert_int_equal(o->invalid, 0);
+	assert_true(th_mfs_covers(&m, trig));
+	if ((unsigned)n > budget)
+		fail_msg("'%s' took %d experiments, budget %u", expect, n, budget);
+	print_message("%-60s %2d experiments\n", expect, n);
+	return (unsigned)n;
+}
+
+/* Table 2 style: UD with deep batching on deep queues. */
+static bool
+p_ud_batch(const struct th_wl *w)
+{
+	return w->qp_type == TH_QP_UD && w->wqe_batch >= 64 && w->wq_depth >= 256;
+}
+
+static void
+test_ud_batch_depth(void **state)
+{
+	struct oracle o = {p_ud_batch, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.qp_type = TH_QP_UD;
+	t.opcode = TH_OPC_SEND;
+	t.wqe_batch = 128;
+	t.wq_depth = 1024;
+	t.msg[1] = 2048;
+	extract(&o, &t, "pause: qp_type=UD wqe_batch>=64 wq_depth>=256", 40);
+}
+
+/* A numeric interval: too few QPs do not load the cache, too many spread it thin. */
+static bool
+p_qp_window(const struct th_wl *w)
+{
+	return w->mem == TH_MEM_REMOTE && w->qp_count >= 16 && w->qp_count <= 512;
+}
+
+static void
+test_numeric_interval(void **state)
+{
+	struct oracle o = {p_qp_window, 0, 0, TH_SYM_LOW_TPUT, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	extract(&o, &t, "low_tput: mem=remote qp_count=16..512", 40);
+}
+
+/* Paper: a mix of <= 1 KB and >= 64 KB requests, bidirectional. */
+static bool
+p_mixed(const struct th_wl *w)
+{
+	return w->dir == TH_DIR_BIDI && th_wl_msg_min(w) <= 1024 && th_wl_msg_max(w) >= 65536;
+}
+
+static void
+test_mixed_message_pattern(void **state)
+{
+	struct oracle o = {p_mixed, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.mtu = 1024;
+	t.n_msgs = 3;
+	t.msg[0] = 512;
+	t.msg[1] = 131072;
+	t.msg[2] = 4096;
+	extract(&o, &t, "pause: dir=bidi msg_min<=1024 msg_max>=65536", 40);
+	/* The same with a one-request pattern cannot be mixed: the trigger must be. */
+	t.n_msgs = 1;
+	t.msg[0] = 131072;
+	assert_false(p_mixed(&t));
+}
+
+/* Small SENDs only; the trigger is UD, so opcode is probed on RC. */
+static bool
+p_small_send(const struct th_wl *w)
+{
+	return w->opcode == TH_OPC_SEND && th_wl_msg_max(w) <= 1024;
+}
+
+static void
+test_small_sends_from_ud(void **state)
+{
+	struct oracle o = {p_small_send, 0, 0, TH_SYM_LOW_TPUT, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.qp_type = TH_QP_UD;
+	t.opcode = TH_OPC_SEND;
+	t.msg[0] = 256;
+	t.msg[1] = 512;
+	extract(&o, &t, "low_tput: opcode=SEND msg_max<=1024", 40);
+}
+
+/* Paper: RC READ with about 12K MRs or more (MTT cache thrashing). */
+static bool
+p_read_mrs(const struct th_wl *w)
+{
+	return w->qp_type == TH_QP_RC && w->opcode == TH_OPC_READ && w->mr_count >= 12288;
+}
+
+static void
+test_rc_read_many_mrs(void **state)
+{
+	struct oracle o = {p_read_mrs, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.opcode = TH_OPC_READ;
+	t.mr_count = 65536;
+	t.mr_size = 4096;
+	t.msg[0] = 1024;
+	t.msg[1] = 16384;
+	/* READ implies RC: qp_type=RC is a condition validity already imposes. */
+	extract(&o, &t, "pause: opcode=READ mr_count>=12288", 40);
+	{
+		struct th_mfs got, paper;
+
+		o.calls = 0;
+		assert_true(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &got) > 0);
+		assert_int_equal(th_mfs_parse("pause: qp_type=RC opcode=READ mr_count>=12288",
+			&paper, NULL, 0), 0);
+		assert_true(th_mfs_same(&got, &paper));
+	}
+}
+
+/* Large requests split over many SGEs; MTU sets of two values. */
+static bool
+p_sge_large(const struct th_wl *w)
+{
+	return w->sge >= 2 && th_wl_msg_min(w) >= 16384 && w->mtu >= 2048 &&
+		w->dir != TH_DIR_ONEWAY;
+}
+
+static void
+test_sge_and_sets(void **state)
+{
+	struct oracle o = {p_sge_large, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.dir = TH_DIR_LOOPBACK;
+	t.mtu = 4096;
+	t.sge = 8;
+	t.msg[0] = 16384;
+	t.msg[1] = 65536;
+	extract(&o, &t, "pause: dir=bidi|loopback mtu=2048|4096 sge>=2 msg_min>=16384", 40);
+}
+
+/* GPU memory with loopback: only enumerated conditions, few experiments. */
+static bool
+p_gpu(const struct th_wl *w)
+{
+	return w->mem == TH_MEM_GPU && w->dir == TH_DIR_LOOPBACK;
+}
+
+static void
+test_enum_only_is_cheap(void **state)
+{
+	struct oracle o = {p_gpu, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.mem = TH_MEM_GPU;
+	t.dir = TH_DIR_LOOPBACK;
+	extract(&o, &t, "pause: mem=gpu dir=loopback", 30);
+}
+
+/*
+ * Features that interact (either of two conditions suffices): each one alone
+ * looks unnecessary, the reduced point does not trigger, and verification
+ * puts features back until it does.
+ */
+static bool
+p_either(const struct th_wl *w)
+{
+	return w->qp_count >= 1024 || w->mr_count >= 4096;
+}
+
+static void
+test_verification_pins_interacting_features(void **state)
+{
+	struct oracle o = {p_either, 0, 0, TH_SYM_LOW_TPUT, 0};
+	struct th_wl t, red;
+	struct th_mfs m;
+	char text[256];
+	int n;
+
+	(void)state;
+	base(&t);
+	t.qp_count = 2048;
+	t.mr_count = 8192;
+	t.mr_size = 65536;
+	n = th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m);
+	assert_true(n > 0);
+	assert_int_equal(o.invalid, 0);
+	th_mfs_format(&m, text, sizeof(text));
+	assert_true(th_mfs_covers(&m, &t));
+	/* One of the two got pinned, nothing else, and the default point is not covered. */
+	assert_true(m.feats == 1u << TH_F_QP_COUNT || m.feats == 1u << TH_F_MR_COUNT);
+	th_wl_default(&red);
+	assert_false(th_mfs_covers(&m, &red));
+	print_message("either-or: %s (%d experiments)\n", text, n);
+}
+
+static bool
+p_always(const struct th_wl *w)
+{
+	(void)w;
+	return true;
+}
+
+static void
+test_failed_runs_and_bad_input(void **state)
+{
+	struct oracle o = {p_ud_batch, 0, 0, TH_SYM_PAUSE, 3};
+	struct th_wl t;
+	struct th_mfs m;
+	int n;
+
+	(void)state;
+	base(&t);
+	t.qp_type = TH_QP_UD;
+	t.opcode = TH_OPC_SEND;
+	t.wqe_batch = 128;
+	t.wq_depth = 1024;
+	t.msg[1] = 2048;
+	/* Failed setups count as experiments and as "does not trigger". */
+	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m);
+	assert_int_equal((unsigned)n, o.calls);
+	assert_int_equal(o.invalid, 0);
+	assert_true(m.feats & (1u << TH_F_QP_TYPE));
+	/* Something that always triggers has an empty MFS after one verification run. */
+	o = (struct oracle){p_always, 0, 0, TH_SYM_PAUSE, 0};
+	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m);
+	assert_true(n > 0);
+	assert_int_equal(m.feats, 0);
+	/* Impossible triggers and missing arguments are refused. */
+	t.opcode = TH_OPC_READ;
+	assert_int_equal(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m), -EINVAL);
+	base(&t);
+	assert_int_equal(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, NULL, &o, &m), -EINVAL);
+	assert_int_equal(th_mfs_extract(&t, TH_SYM__COUNT, &lim, run, &o, &m), -EINVAL);
+	assert_int_equal(th_mfs_extract(NULL, TH_SYM_PAUSE, &lim, run, &o, &m), -EINVAL);
+}
+
+/* Random triggers of a planted set: always the planted set, never an impossible point. */
+static void
+test_random_triggers(void **state)
+{
+	struct th_rng rng;
+	unsigned found = 0, i, total = 0;
+
+	(void)state;
+	th_rng_seed(&rng, 2024);
+	for (i = 0; i < 20000 && found < 40; i++) {
+		struct oracle o = {p_ud_batch, 0, 0, TH_SYM_PAUSE, 0};
+		struct th_wl t;
+		struct th_mfs m;
+		char text[256];
+		int n;
+
+		th_wl_random(&t, &lim, &rng);
+		if (!p_ud_batch(&t))
+			continue;
+		found++;
+		n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m);
+		assert_true(n >= 0);
+		assert_int_equal(o.invalid, 0);
+		th_mfs_format(&m, text, sizeof(text));
+		if (strcmp(text, "pause: qp_type=UD wqe_batch>=64 wq_depth>=256") != 0)
+			fail_msg("trigger %u gave '%s'", i, text);
+		total += (unsigned)n;
+	}
+	assert_true(found >= 10);
+	print_message("random UD triggers: %u, mean %.1f experiments\n", found,
+		(double)total / found);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ud_batch_depth),
+		cmocka_unit_test(test_numeric_interval),
+		cmocka_unit_test(test_mixed_message_pattern),
+		cmocka_unit_test(test_small_sends_from_ud),
+		cmocka_unit_test(test_rc_read_many_mrs),
+		cmocka_unit_test(test_sge_and_sets),
+		cmocka_unit_test(test_enum_only_is_cheap),
+		cmocka_unit_test(test_verification_pins_interacting_features),
+		cmocka_unit_test(test_failed_runs_and_bad_input),
+		cmocka_unit_test(test_random_triggers),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
