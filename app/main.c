@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"gen", th_cmd_gen, "write a pcap of synthetic NFS traffic and its ground truth"},
 	{"probe", th_cmd_probe, "measure disk random-read latency at queue depth 1"},
 	{"export", th_cmd_export, "merge, filter, anonymise trace segments: text, CSV, JSON"},
+	{"search", th_cmd_search, "find RDMA workloads that cause pauses or low throughput"},
 };
 
 static void

@@ -13,5 +13,7 @@ int th_cmd_capture(int argc, char **argv);
 int th_cmd_gen(int argc, char **argv);
 int th_cmd_probe(int argc, char **argv);
 int th_cmd_export(int argc, char **argv);
+/** tracehound search: RDMA anomaly search, replay and evaluation. */
+int th_cmd_search(int argc, char **argv);
 
 #endif /* TH_CMD_H */

@@ -31,6 +31,14 @@ struct th_sim;
  */
 struct th_sim *th_sim_load(const char *path, uint64_t seed, char *err, size_t err_size);
 
+/**
+ * Same from profile text held in memory; @p name stands for the file in
+ * messages (fuzzing, tests). Errors as th_sim_load(): NULL, errno EINVAL or
+ * ENOMEM, "name:line: ..." in @p err.
+ */
+struct th_sim *th_sim_parse(const char *text, const char *name, uint64_t seed, char *err,
+	size_t err_size);
+
 void th_sim_free(struct th_sim *s);
 
 /** The backend table that runs workloads on @p s (valid while @p s lives). */

@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * tracehound search: RDMA anomaly search against a subsystem profile (the
+ * simulated subsystem today; real verbs later through the same backend
+ * table), replay of one workload file, and the evaluation that runs every
+ * algorithm on every profile over several seeds and compares them with the
+ * profile's documented anomalies (the paper's Figures 4 and 5).
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "th_cmd.h"
+#include "th_conf.h"
+#include "th_search.h"
+#include "th_sim.h"
+
+#define PROFILES_MAX 16
+/* Points of the anomalies-vs-time series (one every 1/60 of the budget). */
+#define SERIES_POINTS 61
+
+struct opts {
+	struct th_search_cfg cfg;
+	const char *profile[PROFILES_MAX];
+	unsigned profile_count;
+	const char *log_path;
+	const char *out_dir;
+	const char *replay;
+	const char *chart;
+	const char *series;
+	const char *known_dir;
+	unsigned seeds;
+	bool is_eval;
+	bool is_quiet;
+};
+
+static void
+usage(FILE *out)
+{
+	struct th_search_cfg d;
+	int a;
+
+	th_search_cfg_default(&d);
+	fprintf(out,
+		"usage: tracehound search --profile FILE [options]\n"
+		"       tracehound search --profile FILE --replay WORKLOAD.ini [options]\n"
+		"       tracehound search --eval [--profile FILE]... [options]\n"
+		"\n"
+		"Search an RDMA subsystem for workloads that make it send PFC pauses or fall\n"
+		"short of its line rate (Collie, NSDI'22), with the minimal feature set (MFS)\n"
+		"of each. The subsystem is a simulated one described by a profile\n"
+		"(config/rdma/*.ini); time is testbed time (each experiment costs what a real\n"
+		"setup and measurement would). Prints the anomalies found, their MFS and which\n"
+		"of the profile's documented anomalies they match.\n"
+		"\n"
+		"options:\n"
+		"  -p, --profile FILE     subsystem profile (--eval: repeatable; default all of\n"
+		"                         config/rdma/*.ini)\n"
+		"  -a, --algo NAME        search algorithm (default %s):\n",
+		th_search_algo_name(d.algo));
+	for (a = 0; a < TH_SEARCH__COUNT; a++)
+		fprintf(out, "                           %-13s %s\n",
+			th_search_algo_name((enum th_search_algo)a),
+			th_search_algo_desc((enum th_search_algo)a));
+	fprintf(out,
+		"  -H, --hours H          testbed-hour budget (default %g)\n"
+		"  -s, --seed N           seed of the search and the simulator's noise (default %llu)\n"
+		"  -n, --samples N        one-second counter samples per experiment (default %u)\n"
+		"      --pause-ratio R    pause anomaly at pause time / time >= R (default %g)\n"
+		"      --shortfall F      throughput anomaly below (1 - F) of both limits\n"
+		"                         (default %g)\n"
+		"      --temp T           annealing temperature at each (re)start (default %g)\n"
+		"      --decay D          annealing temperature factor per step (default %g)\n"
+		"      --temp-min T       annealing temperature floor (default %g)\n"
+		"      --stall N          annealing: restart after N experiments without an\n"
+		"                         anomaly (default %u; 0: never)\n"
+		"  -l, --log FILE         every experiment as JSON Lines\n"
+		"  -o, --out DIR          write DIR/anomalies.txt and DIR/anomaly-<id>.ini (the\n"
+		"                         trigger workloads, replayable with --replay)\n"
+		"  -r, --replay FILE      run the [workload] of FILE once and print the verdict\n"
+		"                         and the documented anomalies it matches\n"
+		"  -k, --known DIR        write the profile's documented anomalies' triggers as\n"
+		"                         DIR/<id>.ini (F#3: F-3.ini) and list them\n"
+		"  -e, --eval             every algorithm x profile x seed: anomalies found\n"
+		"                         (mean +- sd), time to find them, targets\n"
+		"      --seeds N          seeds per algorithm and profile with --eval (default 5)\n"
+		"      --chart FILE       with --eval: SVG chart of anomalies vs testbed hours\n"
+		"      --series FILE      with --eval: the chart's numbers as CSV\n"
+		"  -q, --quiet            no per-anomaly summary\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Exit status: 0 done, 1 failed, 2 usage error, bad profile or workload file, or an\n"
+		"impossible workload.\n",
+		d.budget_s / 3600, (unsigned long long)d.seed, d.mon.samples, d.mon.pause_ratio,
+		d.mon.shortfall, d.temp, d.decay, d.temp_min, d.stall_steps);
+}
+
+enum {
+	OPT_PAUSE = 256,
+	OPT_SHORTFALL,
+	OPT_TEMP,
+	OPT_DECAY,
+	OPT_TEMP_MIN,
+	OPT_STALL,
+	OPT_SEEDS,
+	OPT_CHART,
+	OPT_SERIES,
+};
+
+static const struct option options[] = {
+	{"profile", required_argument, NULL, 'p'},
+	{"algo", required_argument, NULL, 'a'},
+	{"hours", required_argument, NULL, 'H'},
+	{"seed", required_argument, NULL, 's'},
+	{"samples", required_argument, NULL, 'n'},
+	{"pause-ratio", required_argument, NULL, OPT_PAUSE},
+	{"shortfall", required_argument, NULL, OPT_SHORTFALL},
+	{"temp", required_argument, NULL, OPT_TEMP},
+	{"decay", required_argument, NULL, OPT_DECAY},
+	{"temp-min", required_argument, NULL, OPT_TEMP_MIN},
+	{"stall", required_argument, NULL, OPT_STALL},
+	{"log", required_argument, NULL, 'l'},
+	{"out", required_argument, NULL, 'o'},
+	{"replay", required_argument, NULL, 'r'},
+	{"eval", no_argument, NULL, 'e'},
+	{"known", required_argument, NULL, 'k'},
+	{"seeds", required_argument, NULL, OPT_SEEDS},
+	{"chart", required_argument, NULL, OPT_CHART},
+	{"series", required_argument, NULL, OPT_SERIES},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int
+parse_double(const char *opt, const char *s, double min, double max, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(*v >= min && *v <= max)) {
+		fprintf(stderr, "tracehound search: --%s wants a number in [%g, %g], not '%s'\n",
+			opt, min, max, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(s, &end, 0);
+	if (s[0] == '-' || errno != 0 || end == s || *end != '\0' || n < min || n > max) {
+		fprintf(stderr,
+			"tracehound search: --%s wants an integer in [%llu, %llu], not '%s'\n", opt,
+			(unsigned long long)min, (unsigned long long)max, s);
+		return -EINVAL;
+	}
+	*v = n;
+	return 0;
+}
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	uint64_t u;
+	double d;
+	int c, rc = 0;
+
+	memset(o, 0, sizeof(*o));
+	th_search_cfg_default(&o->cfg);
+	o->seeds = 5;
+	optind = 1;
+	while (rc == 0 &&
+		(c = getopt_long(argc, argv, "p:a:H:s:n:l:o:r:k:eqh", options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (o->profile_count == PROFILES_MAX) {
+				fprintf(stderr, "tracehound search: at most %d profiles\n",
+					PROFILES_MAX);
+				return -EINVAL;
+			}
+			o->profile[o->profile_count++] = optarg;
+			break;
+		case 'a':
+			rc = th_search_algo_parse(optarg);
+			if (rc < 0)
+				fprintf(stderr, "tracehound search: unknown algorithm '%s' (see "
+					"--help)\n", optarg);
+			else
+				o->cfg.algo = (enum th_search_algo)rc;
+			rc = rc < 0 ? rc : 0;
+			break;
+		case 'H':
+			rc = parse_double("hours", optarg, 0, 10000, &d);
+			o->cfg.budget_s = d * 3600;
+			break;
+		case 's':
+			rc = parse_u64("seed", optarg, 0, UINT64_MAX, &o->cfg.seed);
+			break;
+		case 'n':
+			rc = parse_u64("samples", optarg, 1, 3600, &u);
+			o->cfg.mon.samples = (unsigned)u;
+			break;
+		case OPT_PAUSE:
+			rc = parse_double("pause-ratio", optarg, 1e-9, 1, &o->cfg.mon.pause_ratio);
+			break;
+		case OPT_SHORTFALL:
+			rc = parse_double("shortfall", optarg, 1e-6, 0.999, &o->cfg.mon.shortfall);
+			break;
+		case OPT_TEMP:
+			rc = parse_double("temp", optarg, 1e-6, 1e6, &o->cfg.temp);
+			break;
+		case OPT_DECAY:
+			rc = parse_double("decay", optarg, 1e-6, 1, &o->cfg.decay);
+			break;
+		case OPT_TEMP_MIN:
+			rc = parse_double("temp-min", optarg, 1e-9, 1e6, &o->cfg.temp_min);
+			break;
+		case OPT_STALL:
+			rc = parse_u64("stall", optarg, 0, 1000000, &u);
+			o->cfg.stall_steps = (unsigned)u;
+			break;
+		case 'l':
+			o->log_path = optarg;
+			break;
+		case 'o':
+			o->out_dir = optarg;
+			break;
+		case 'r':
+			o->replay = optarg;
+			break;
+		case 'e':
+			o->is_eval = true;
+			break;
+		case 'k':
+			o->known_dir = optarg;
+			break;
+		case OPT_SEEDS:
+			rc = parse_u64("seeds", optarg, 1, 1000, &u);
+			o->seeds = (unsigned)u;
+			break;
+		case OPT_CHART:
+			o->chart = optarg;
+			break;
+		case OPT_SERIES:
+			o->series = optarg;
+			break;
+		case 'q':
+			o->is_quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	if (optind < argc) {
+		fprintf(stderr, "tracehound search: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->is_eval && o->profile_count != 1) {
+		fprintf(stderr, "tracehound search: give one --profile (see --help)\n");
+		return -EINVAL;
+	}
+	if (o->is_eval && o->replay != NULL) {
+		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The profile's documented anomalies, as th_search_score() wants them. */
+static struct th_search_known *
+known_list(const struct th_sim *sim, unsigned *count)
+{
+	struct th_search_known *k;
+	unsigned i, n = th_sim_known_count(sim);
+
+	*count = n;
+	k = calloc(n != 0 ? n : 1, sizeof(*k));
+	for (i = 0; k != NULL && i < n; i++) {
+		const struct th_sim_known *sk = th_sim_known_get(sim, i);
+
+		k[i].id = sk->id;
+		k[i].mfs = &sk->mfs;
+	}
+	return k;
+}
+
+static struct th_sim *
+load_profile(const char *path, uint64_t seed)
+{
+	struct th_sim *sim;
+	char err[512];
+
+	sim = th_sim_load(path, seed, err, sizeof(err));
+	if (sim == NULL)
+		fprintf(stderr, "tracehound search: %s\n", err);
+	return sim;
+}
+
+static void
+print_verdict(FILE *f, const struct th_verdict *v)
+{
+	fprintf(f, "verdict: %s%s%s (pause ratio %.4f%%, %.1f%% of bits/s limit, %.1f%% of "
+		"packets/s limit)\n",
+		v->pause ? "pause" : "", v->pause && v->low_tput ? " + " : "",
+		v->low_tput ? "low_tput" : (v->pause ? "" : "normal"), v->pause_ratio * 100,
+		v->bps_frac * 100, v->pps_frac * 100);
+}
+
+static int
+cmd_replay(const struct opts *o)
+{
+	struct th_sample mean;
+	struct th_verdict v;
+	struct th_backend b;
+	struct th_conf *c;
+	struct th_sim *sim;
+	struct th_wl wl;
+	char err[512], text[1024];
+	unsigned i, matches = 0;
+	int rc;
+
+	c = th_conf_load(o->replay, err, sizeof(err));
+	if (c == NULL) {
+		fprintf(stderr, "tracehound search: %s\n", err);
+		return 2;
+	}
+	rc = th_wl_from_conf(c, "workload", &wl, err, sizeof(err));
+	if (rc == 0)
+		rc = th_conf_check_unused(c, err, sizeof(err));
+	th_conf_free(c);
+	if (rc < 0) {
+		fprintf(stderr, "tracehound search: %s\n", err);
+		return 2;
+	}
+	sim = load_profile(o->profile[0], o->cfg.seed);
+	if (sim == NULL)
+		return 2;
+	th_sim_backend(sim, &b);
+	rc = th_search_run_one(&b, &o->cfg.mon, &wl, &mean, &v, err, sizeof(err));
+	if (rc == -EINVAL) {
+		fprintf(stderr, "tracehound search: %s: impossible workload on %s: %s\n", o->replay,
+			th_sim_name(sim), err);
+		th_sim_free(sim);
+		return 2;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "tracehound search: %s: the run failed: %s\n", o->replay, err);
+		th_sim_free(sim);
+		return 1;
+	}
+	if (th_wl_format(&wl, text, sizeof(text)) >= 0)
+		printf("workload: %s\n", text);
+	print_verdict(stdout, &v);
+	for (i = 0; i < th_sim_known_count(sim); i++) {
+		const struct th_sim_known *k = th_sim_known_get(sim, i);
+
+		if (!th_verdict_has(&v, (enum th_symptom)k->mfs.symptom) ||
+			!th_mfs_covers(&k->mfs, &wl))
+			continue;
+		th_mfs_format(&k->mfs, text, sizeof(text));
+		printf("matches documented anomaly %s: %s\n", k->id, text);
+		matches++;
+	}
+	if ((v.pause || v.low_tput) && matches == 0)
+		printf("matches no documented anomaly of profile %s\n", th_sim_name(sim));
+	th_sim_free(sim);
+	return 0;
+}
+
+static int
+cmd_known(const struct opts *o)
+{
+	struct th_sim *sim;
+	char path[4096], text[1024];
+	unsigned i;
+	int status = 0;
+
+	sim = load_profile(o->profile[0], o->cfg.seed);
+	if (sim == NULL)
+		return 2;
+	if (mkdir(o->known_dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "tracehound search: %s: %s\n", o->known_dir, strerror(errno));
+		th_sim_free(sim);
+		return 1;
+	}
+	for (i = 0; i < th_sim_known_count(sim); i++) {
+		const struct th_sim_known *k = th_sim_known_get(sim, i);
+		char id[sizeof(k->id)];
+		size_t j;
+		int rc;
+
+		/* '#' starts a comment in shells and INI files: F#3 becomes F-3. */
+		for (j = 0; j < sizeof(id); j++)
+			id[j] = k->id[j] == '#' ? '-' : k->id[j];
+		id[sizeof(id) - 1] = '\0';
+		snprintf(path, sizeof(path), "%s/%s.ini", o->known_dir, id);
+		rc = th_wl_write(&k->trigger, path);
+		if (rc < 0) {
+			fprintf(stderr, "tracehound search: %s: %s\n", path, strerror(-rc));
+			status = 1;
+			break;
+		}
+		th_mfs_format(&k->mfs, text, sizeof(text));
+		printf("%-6s %s\n       %s\n       %s\n", k->id, path, text,
+			k->note != NULL ? k->note : "");
+	}
+	th_sim_free(sim);
+	return status;
+}
+
+struct logger {
+	FILE *f;
+	const char *algo;
+	uint64_t seed;
+	int rc;
+};
+
+static void
+log_exp(void *arg, const struct th_search_exp *e)
+{
+	struct logger *l = arg;
+
+	if (l->rc == 0)
+		l->rc = th_search_log_exp(l->f, l->algo, l->seed, e);
+}
+
+static int
+cmd_one(struct opts *o)
+{
+	struct th_search_known *known = NULL;
+	struct logger lg = {NULL, NULL, 0, 0};
+	struct th_search *s = NULL;
+	struct th_sim *sim;
+	struct th_backend b;
+	unsigned kc = 0, k, unknown, found = 0;
+	double *first = NULL;
+	int status = 1, rc;
+
+	sim = load_profile(o->profile[0], o->cfg.seed);
+	if (sim == NULL)
+		return 2;
+	th_sim_backend(sim, &b);
+	if (o->log_path != NULL) {
+		lg.f = fopen(o->log_path, "w");
+		if (lg.f == NULL) {
+			fprintf(stderr, "tracehound search: %s: %s\n", o->log_path, strerror(errno));
+			goto free_sim;
+		}
+		lg.algo = th_search_algo_name(o->cfg.algo);
+		lg.seed = o->cfg.seed;
+		o->cfg.on_exp = log_exp;
+		o->cfg.arg = &lg;
+	}
+	s = th_search_create(&o->cfg, &b);
+	if (s == NULL) {
+		fprintf(stderr, "tracehound search: bad settings: %s\n", strerror(errno));
+		status = 2;
+		goto close_log;
+	}
+	rc = th_search_run(s);
+	if (rc < 0) {
+		fprintf(stderr, "tracehound search: %s\n", strerror(-rc));
+		goto free_search;
+	}
+	if (lg.rc < 0) {
+		fprintf(stderr, "tracehound search: %s: write failed\n", o->log_path);
+		goto free_search;
+	}
+	printf("%s on %s, seed %llu, %.2f testbed hours\n", th_search_algo_name(o->cfg.algo),
+		th_sim_name(sim), (unsigned long long)o->cfg.seed, o->cfg.budget_s / 3600);
+	if (!o->is_quiet)
+		th_search_print_summary(s, stdout);
+	known = known_list(sim, &kc);
+	first = calloc(kc != 0 ? kc : 1, sizeof(*first));
+	if (known == NULL || first == NULL)
+		goto free_search;
+	unknown = th_search_score(s, known, kc, first);
+	printf("documented anomalies found:");
+	for (k = 0; k < kc; k++) {
+		if (first[k] < 0)
+			continue;
+		printf(" %s (%.2f h)", known[k].id, first[k] / 3600);
+		found++;
+	}
+	printf("\n%u of %u documented; %u found anomalies match none\n", found, kc, unknown);
+	if (o->out_dir != NULL) {
+		if (mkdir(o->out_dir, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "tracehound search: %s: %s\n", o->out_dir, strerror(errno));
+			goto free_search;
+		}
+		rc = th_search_write_anomalies(s, o->out_dir, o->profile[0]);
+		if (rc < 0) {
+			fprintf(stderr, "tracehound search: %s: %s\n", o->out_dir, strerror(-rc));
+			goto free_search;
+		}
+		printf("anomaly list: %s/anomalies.txt\n", o->out_dir);
+	}
+	status = 0;
+free_search:
+	free(first);
+	free(known);
+	th_search_free(s);
+close_log:
+	if (lg.f != NULL && fclose(lg.f) != 0 && status == 0) {
+		fprintf(stderr, "tracehound search: %s: write failed\n", o->log_path);
+		status = 1;
+	}
+free_sim:
+	th_sim_free(sim);
+	return status;
+}
+
+/* Per algorithm and profile, over seeds. */
+struct cell {
+	double found_sum, found_sq;  /* distinct documented anomalies per run */
+	double unknown_sum;          /* found anomalies matching no documented one */
+	double hidden_sum;           /* documented ones missed whose trigger a found MFS covers */
+	double tfind_sum;            /* sum over runs and found anomalies of time found */
+	unsigned tfind_n;
+	double runs_sum, mfs_sum;
+	unsigned *hits;              /* per documented anomaly: runs that found it */
+	double *series;              /* SERIES_POINTS: sum over seeds of count found by then */
+	double *kth;                 /* per k (1..known): sum over runs of time the k-th was
+					found (the budget when never) */
+};
+
+static double
+mean_of(double sum, unsigned n)
+{
+	return n != 0 ? sum / n : 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+eval_run(const struct opts *o, const char *path, enum th_search_algo algo, uint64_t seed,
+	const struct th_search_known *known, unsigned kc, struct cell *cell, double *first)
+{
+	struct th_search_stats st;
+	struct th_search_cfg cfg = o->cfg;
+	struct th_search *s;
+	struct th_sim *sim;
+	struct th_backend b;
+	unsigned k, t, found = 0;
+
+	sim = load_profile(path, seed);
+	if (sim == NULL)
+		return -EINVAL;
+	th_sim_backend(sim, &b);
+	cfg.algo = algo;
+	cfg.seed = seed;
+	cfg.on_exp = NULL;
+	s = th_search_create(&cfg, &b);
+	if (s == NULL || th_search_run(s) < 0) {
+		th_search_free(s);
+		th_sim_free(sim);
+		return -ENOMEM;
+	}
+	cell->unknown_sum += th_search_score(s, known, kc, first);
+	th_search_get_stats(s, &st);
+	cell->runs_sum += st.runs;
+	cell->mfs_sum += st.mfs_runs;
+	for (k = 0; k < kc; k++) {
+		if (first[k] < 0) {
+			unsigned i;
+
+			for (i = 0; i < th_search_anomaly_count(s); i++) {
+				const struct th_search_anomaly *an = th_search_anomaly_get(s, i);
+
+				if (an->has_mfs && th_mfs_covers(&an->mfs,
+					&th_sim_known_get(sim, k)->trigger)) {
+					cell->hidden_sum++;
+					break;
+				}
+			}
+			continue;
+		}
+		found++;
+		cell->hits[k]++;
+		cell->tfind_sum += first[k];
+		cell->tfind_n++;
+		for (t = 0; t < SERIES_POINTS; t++)
+			if (first[k] <= cfg.budget_s * t / (SERIES_POINTS - 1))
+				cell->series[t]++;
+	}
+	cell->found_sum += found;
+	cell->found_sq += (double)found * found;
+	qsort(first, kc, sizeof(*first), cmp_double);
+	/* first[] sorted: the k-th found is the k-th non-negative entry. */
+	for (k = 0, t = 0; k < kc; k++) {
+		while (t < kc && first[t] < 0)
+			t++;
+		cell->kth[k] += t < kc ? first[t] : cfg.budget_s;
+		if (t < kc)
+			t++;
+	}
+	th_search_free(s);
+	th_sim_free(sim);
+	return 0;
+}
+
+/* Mean testbed hours for a run of @c to reach @k documented anomalies (k >= 1). */
+static double
+hours_to(const struct cell *c, unsigned k, unsigned seeds)
+{
+	return k == 0 ? 0 : c->kth[k - 1] / seeds / 3600;
+}
+
+static int
+cmd_eval(struct opts *o)
+{
+	const unsigned na = TH_SEARCH__COUNT;
+	const char *names[PROFILES_MAX];
+	const char *algo_names[TH_SEARCH__COUNT];
+	unsigned known_n[PROFILES_MAX];
+	double *chart = NULL;
+	glob_t g;
+	bool is_glob = false;
+	unsigned p, a, k, t;
+	int status = 1;
+
+	memset(&g, 0, sizeof(g));
+	if (o->profile_count == 0) {
+		if (glob("config/rdma/*.ini", 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+			fprintf(stderr, "tracehound search: no config/rdma/*.ini here; give "
+				"--profile\n");
+			globfree(&g);
+			return 2;
+		}
+		is_glob = true;
+		for (p = 0; p < g.gl_pathc && p < PROFILES_MAX; p++)
+			o->profile[o->profile_count++] = g.gl_pathv[p];
+	}
+	chart = calloc((size_t)o->profile_count * na * SERIES_POINTS, sizeof(*chart));
+	if (chart == NULL)
+		goto out;
+	for (a = 0; a < na; a++)
+		algo_names[a] = th_search_algo_name((enum th_search_algo)a);
+	printf("evaluation: %u seeds x %.3g testbed hours per algorithm and profile\n", o->seeds,
+		o->cfg.budget_s / 3600);
+	for (p = 0; p < o->profile_count; p++) {
+		struct th_search_known *known;
+		struct cell cells[TH_SEARCH__COUNT];
+		struct th_sim *sim;
+		double *first;
+		unsigned kc;
+		bool is_ok = true;
+
+		sim = load_profile(o->profile[p], 1);
+		if (sim == NULL) {
+			status = 2;
+			o->profile_count = p;
+			goto free_names;
+		}
+		known = known_list(sim, &kc);
+		first = calloc(kc + 1, sizeof(*first));
+		memset(cells, 0, sizeof(cells));
+		for (a = 0; a < na; a++) {
+			cells[a].hits = calloc(kc + 1, sizeof(unsigned));
+			cells[a].series = calloc(SERIES_POINTS, sizeof(double));
+			cells[a].kth = calloc(kc + 1, sizeof(double));
+			is_ok &= cells[a].hits != NULL && cells[a].series != NULL &&
+				cells[a].kth != NULL;
+		}
+		names[p] = th_sim_name(sim);
+		known_n[p] = kc;
+		for (a = 0; is_ok && known != NULL && first != NULL && a < na; a++) {
+			uint64_t seed;
+
+			for (seed = 1; is_ok && seed <= o->seeds; seed++)
+				is_ok = eval_run(o, o->profile[p], (enum th_search_algo)a, seed,
+					known, kc, &cells[a], first) == 0;
+		}
+		if (is_ok && known != NULL && first != NULL) {
+			const struct cell *an = &cells[TH_SEARCH_ANNEAL];
+			const struct cell *nm = &cells[TH_SEARCH_ANNEAL_NOMFS];
+			double fa = mean_of(an->found_sum, o->seeds);
+			unsigned kmfs;
+
+			printf("\nprofile %s (%s): %u documented anomalies\n", names[p],
+				o->profile[p], kc);
+			printf("%-13s %13s %7s %8s %7s %10s %8s %8s\n", "algorithm", "found",
+				"of doc", "unknown", "hidden", "t_find_h", "runs", "mfs_runs");
+			for (a = 0; a < na; a++) {
+				const struct cell *c = &cells[a];
+				double m = mean_of(c->found_sum, o->seeds);
+				double var = mean_of(c->found_sq, o->seeds) - m * m;
+
+				printf("%-13s %6.1f ± %4.1f %6.0f%% %8.1f %7.1f %10.2f %8.0f "
+					"%8.0f\n",
+					algo_names[a], m, sqrt(fmax(var, 0)),
+					kc != 0 ? 100 * m / kc : 0,
+					mean_of(c->unknown_sum, o->seeds),
+					mean_of(c->hidden_sum, o->seeds),
+					mean_of(c->tfind_sum, c->tfind_n) / 3600,
+					mean_of(c->runs_sum, o->seeds),
+					mean_of(c->mfs_sum, o->seeds));
+				for (t = 0; t < SERIES_POINTS; t++)
+					chart[((size_t)p * na + a) * SERIES_POINTS + t] =
+						c->series[t] / o->seeds;
+			}
+			printf("found per documented anomaly (runs out of %u):\n%-13s", o->seeds,
+				"");
+			for (k = 0; k < kc; k++)
+				printf(" %5s", known[k].id);
+			printf("\n");
+			for (a = 0; a < na; a++) {
+				printf("%-13s", algo_names[a]);
+				for (k = 0; k < kc; k++)
+					printf(" %5u", cells[a].hits[k]);
+				printf("\n");
+			}
+			printf("targets: anneal finds %.0f%% of documented (>= 90%%); "
+				"anneal/random %.2fx, anneal/bo %.2fx (>= 1.6x)\n",
+				kc != 0 ? 100 * fa / kc : 0,
+				fa / fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds),
+					1e-9),
+				fa / fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9));
+			kmfs = (unsigned)floor(mean_of(nm->found_sum, o->seeds));
+			if (kmfs > 0)
+				printf("MFS: %u anomalies (what anneal-nomfs reaches) in %.2f h with "
+					"MFS, %.2f h without (%.2fx faster; target >= 2x)\n", kmfs,
+					hours_to(an, kmfs, o->seeds), hours_to(nm, kmfs, o->seeds),
+					hours_to(nm, kmfs, o->seeds) /
+						fmax(hours_to(an, kmfs, o->seeds), 1e-9));
+			if (kc != 0 && kmfs < kc)
+				printf("MFS: anneal-nomfs reaches %.1f, anneal %.1f of %u documented "
+					"in the budget\n", mean_of(nm->found_sum, o->seeds), fa, kc);
+		}
+		for (a = 0; a < na; a++) {
+			free(cells[a].hits);
+			free(cells[a].series);
+			free(cells[a].kth);
+		}
+		free(first);
+		free(known);
+		/* The name is printed above; keep a copy for the chart before freeing. */
+		names[p] = strdup(names[p]);
+		th_sim_free(sim);
+		if (!is_ok || names[p] == NULL) {
+			fprintf(stderr, "tracehound search: evaluation of %s failed\n",
+				o->profile[p]);
+			o->profile_count = p + (names[p] != NULL);
+			goto free_names;
+		}
+	}
+	status = 0;
+	if (o->chart != NULL) {
+		int rc = th_search_write_chart(o->chart, o->profile_count, names, known_n, na,
+			algo_names, SERIES_POINTS, o->cfg.budget_s / 3600, chart);
+
+		if (rc < 0) {
+			fprintf(stderr, "tracehound search: %s: %s\n", o->chart, strerror(-rc));
+			status = 1;
+		} else {
+			printf("\nchart: %s\n", o->chart);
+		}
+	}
+	if (o->series != NULL) {
+		FILE *f = fopen(o->series, "w");
+
+		if (f == NULL) {
+			fprintf(stderr, "tracehound search: %s: %s\n", o->series, strerror(errno));
+			status = 1;
+		} else {
+			fprintf(f, "profile,algorithm,hours,mean_found\n");
+			for (p = 0; p < o->profile_count; p++)
+				for (a = 0; a < na; a++)
+					for (t = 0; t < SERIES_POINTS; t++)
+						fprintf(f, "%s,%s,%.4f,%.3f\n", names[p], algo_names[a],
+							o->cfg.budget_s / 3600 * t / (SERIES_POINTS - 1),
+							chart[((size_t)p * na + a) * SERIES_POINTS + t]);
+			if (fclose(f) != 0)
+				status = 1;
+		}
+	}
+free_names:
+	for (p = 0; p < o->profile_count; p++)
+		free((char *)names[p]);
+out:
+	free(chart);
+	if (is_glob)
+		globfree(&g);
+	return status;
+}
+
+int
+th_cmd_search(int argc, char **argv)
+{
+	struct opts o;
+	int rc;
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (o.is_eval)
+		return cmd_eval(&o);
+	if (o.replay != NULL)
+		return cmd_replay(&o);
+	if (o.known_dir != NULL)
+		return cmd_known(&o);
+	return cmd_one(&o);
+}

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The search harness: configuration, the budgeted experiment every algorithm
+ * runs through, anomaly bookkeeping with MFS extraction, and the energy of
+ * the paper's Algorithm 1.
+ */
+
+#include "th_search.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_private.h"
+
+static const char *const algo_names[] = {
+#define TH_SEARCH_ALGO_NAME(id, name, desc) [TH_SEARCH_##id] = name,
+	TH_SEARCH_ALGO_LIST(TH_SEARCH_ALGO_NAME)
+#undef TH_SEARCH_ALGO_NAME
+};
+
+static const char *const algo_descs[] = {
+#define TH_SEARCH_ALGO_DESC(id, name, desc) [TH_SEARCH_##id] = desc,
+	TH_SEARCH_ALGO_LIST(TH_SEARCH_ALGO_DESC)
+#undef TH_SEARCH_ALGO_DESC
+};
+
+const char *
+th_search_algo_name(enum th_search_algo a)
+{
+	return (unsigned)a < TH_SEARCH__COUNT ? algo_names[a] : NULL;
+}
+
+const char *
+th_search_algo_desc(enum th_search_algo a)
+{
+	return (unsigned)a < TH_SEARCH__COUNT ? algo_descs[a] : NULL;
+}
+
+int
+th_search_algo_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < TH_SEARCH__COUNT; i++)
+		if (name != NULL && strcmp(name, algo_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+bool
+th_search_algo_uses_mfs(enum th_search_algo a)
+{
+	return a != TH_SEARCH_ANNEAL_NOMFS;
+}
+
+void
+th_search_cfg_default(struct th_search_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->algo = TH_SEARCH_ANNEAL;
+	c->seed = 1;
+	c->budget_s = 10 * 3600.0;
+	th_monitor_cfg_default(&c->mon);
+	c->temp = 1.0;
+	c->decay = 0.97;
+	c->temp_min = 0.05;
+	c->stall_steps = 60;
+	c->bo_window = 48;
+	c->bo_candidates = 96;
+	c->skip_max = 200;
+	c->anomalies_max = 4096;
+}
+
+struct th_search *
+th_search_create(const struct th_search_cfg *c, const struct th_backend *b)
+{
+	struct th_search *s;
+
+	if (c == NULL || b == NULL || b->run == NULL || b->expect == NULL || b->cost_s == NULL ||
+		b->limits == NULL || (unsigned)c->algo >= TH_SEARCH__COUNT ||
+		!(c->budget_s >= 0) || c->mon.samples == 0 || c->mon.samples > 3600 ||
+		!(c->temp > 0) || !(c->decay > 0 && c->decay <= 1) || !(c->temp_min > 0) ||
+		c->bo_window < 2 || c->bo_window > 1024 || c->bo_candidates == 0 ||
+		c->skip_max == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto fail;
+	s->samples = calloc(c->mon.samples, sizeof(*s->samples));
+	if (s->samples == NULL)
+		goto free_s;
+	s->cfg = *c;
+	s->b = b;
+	th_rng_seed(&s->rng, c->seed);
+	s->use_mfs = th_search_algo_uses_mfs(c->algo);
+	s->use_diag = c->algo != TH_SEARCH_ANNEAL_PERF;
+	return s;
+
+free_s:
+	free(s);
+fail:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+th_search_free(struct th_search *s)
+{
+	if (s == NULL)
+		return;
+	free(s->samples);
+	free(s->anom);
+	free(s);
+}
+
+int
+th_search_run(struct th_search *s)
+{
+	switch (s->cfg.algo) {
+	case TH_SEARCH_RANDOM:
+		return search__random(s);
+	case TH_SEARCH_BO:
+		return search__bo(s);
+	default:
+		return search__anneal(s);
+	}
+}
+
+unsigned
+th_search_anomaly_count(const struct th_search *s)
+{
+	return s->anom_count;
+}
+
+const struct th_search_anomaly *
+th_search_anomaly_get(const struct th_search *s, unsigned i)
+{
+	return i < s->anom_count ? &s->anom[i] : NULL;
+}
+
+void
+th_search_get_stats(const struct th_search *s, struct th_search_stats *st)
+{
+	*st = s->st;
+}
+
+/* Average @n samples into @mean. */
+static void
+average(const struct th_sample *in, unsigned n, struct th_sample *mean)
+{
+	unsigned i, h, c;
+
+	memset(mean, 0, sizeof(*mean));
+	for (i = 0; i < n; i++)
+		for (h = 0; h < TH_HOSTS; h++)
+			for (c = 0; c < TH_CTR__COUNT; c++)
+				mean->v[h][c] += in[i].v[h][c];
+	for (h = 0; h < TH_HOSTS; h++)
+		for (c = 0; c < TH_CTR__COUNT; c++)
+			mean->v[h][c] /= n;
+}
+
+/* Run and judge one checked point; the backend's status. */
+static int
+run_judge(const struct th_backend *b, const struct th_monitor_cfg *mon, const struct th_wl *wl,
+	struct th_sample *buf, struct th_sample *mean, struct th_verdict *v, char *err,
+	size_t err_size)
+{
+	struct th_expect ex;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	memset(mean, 0, sizeof(*mean));
+	memset(buf, 0, mon->samples * sizeof(*buf));
+	err[0] = '\0';
+	rc = b->run(b->ctx, wl, mon->samples, buf, err, err_size);
+	if (rc < 0)
+		return rc;
+	b->expect(b->ctx, wl, &ex);
+	average(buf, mon->samples, mean);
+	th_monitor_judge(mon, &ex, buf, mon->samples, v);
+	return 0;
+}
+
+int
+th_search_run_one(const struct th_backend *b, const struct th_monitor_cfg *mon,
+	const struct th_wl *wl, struct th_sample *mean, struct th_verdict *v, char *err,
+	size_t err_size)
+{
+	struct th_sample *buf;
+	int rc;
+
+	if (mon->samples == 0 || mon->samples > 3600) {
+		snprintf(err, err_size, "samples must be 1..3600");
+		return -EINVAL;
+	}
+	rc = th_wl_check(wl, b->limits, err, err_size);
+	if (rc < 0)
+		return rc;
+	buf = calloc(mon->samples, sizeof(*buf));
+	if (buf == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	rc = run_judge(b, mon, wl, buf, mean, v, err, err_size);
+	free(buf);
+	return rc;
+}
+
+bool
+search__covered(const struct th_search *s, const struct th_wl *wl)
+{
+	unsigned i;
+
+	for (i = 0; i < s->anom_count; i++)
+		if (s->anom[i].has_mfs && th_mfs_covers(&s->anom[i].mfs, wl))
+			return true;
+	return false;
+}
+
+bool
+search__runnable(struct th_search *s, const struct th_wl *wl)
+{
+	char err[128];
+
+	if (th_wl_check(wl, s->b->limits, err, sizeof(err)) < 0) {
+		s->st.rejected++;
+		return false;
+	}
+	if (s->use_mfs && search__covered(s, wl)) {
+		s->st.skipped++;
+		return false;
+	}
+	return true;
+}
+
+void
+search__random_point(struct th_search *s, struct th_wl *wl)
+{
+	unsigned i;
+
+	for (i = 0; i < s->cfg.skip_max; i++) {
+		th_wl_random(wl, s->b->limits, &s->rng);
+		if (search__runnable(s, wl))
+			return;
+	}
+}
+
+static bool
+wl_equal(const struct th_wl *a, const struct th_wl *b)
+{
+	if (a->mem != b->mem || a->qp_type != b->qp_type || a->opcode != b->opcode ||
+		a->dir != b->dir || a->mtu != b->mtu || a->wqe_batch != b->wqe_batch ||
+		a->sge != b->sge || a->n_msgs != b->n_msgs || a->qp_count != b->qp_count ||
+		a->wq_depth != b->wq_depth || a->mr_count != b->mr_count ||
+		a->mr_size != b->mr_size || a->n_msgs > TH_WL_MSGS_MAX)
+		return false;
+	return memcmp(a->msg, b->msg, a->n_msgs * sizeof(a->msg[0])) == 0;
+}
+
+/*
+ * Whether symptom @sym at @wl is an anomaly the search already has: with MFS,
+ * one whose MFS (same symptom) covers the point; without (or before its MFS
+ * exists), one whose trigger is this very point.
+ */
+static bool
+is_known(const struct th_search *s, const struct th_wl *wl, enum th_symptom sym)
+{
+	unsigned i;
+
+	for (i = 0; i < s->anom_count; i++) {
+		const struct th_search_anomaly *a = &s->anom[i];
+
+		if (a->symptom != sym)
+			continue;
+		if (a->has_mfs ? th_mfs_covers(&a->mfs, wl) : wl_equal(&a->trigger, wl))
+			return true;
+	}
+	return false;
+}
+
+static int
+add_anomaly(struct th_search *s, const struct th_search_exp *e, enum th_symptom sym)
+{
+	struct th_search_anomaly *a;
+
+	if (s->anom_count == s->anom_cap) {
+		unsigned cap = s->anom_cap != 0 ? s->anom_cap * 2 : 16;
+
+		a = realloc(s->anom, cap * sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		s->anom = a;
+		s->anom_cap = cap;
+	}
+	a = &s->anom[s->anom_count];
+	memset(a, 0, sizeof(*a));
+	a->id = s->anom_count;
+	a->symptom = sym;
+	a->trigger = e->wl;
+	a->v = e->v;
+	a->t_found_s = e->t_s;
+	return (int)s->anom_count++;
+}
+
+/*
+ * Reserve the budget for @wl and run it. -ETIME when it does not fit: the
+ * search is over, and nothing was spent.
+ */
+static int
+budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th_search_exp *e,
+	char *err, size_t err_size)
+{
+	double cost = s->b->cost_s(s->b->ctx, wl, s->cfg.mon.samples);
+
+	if (!(cost >= 0))
+		cost = 0;
+	if (s->is_out_of_budget || s->st.t_s + cost > s->cfg.budget_s) {
+		s->is_out_of_budget = true;
+		return -ETIME;
+	}
+	memset(e, 0, sizeof(*e));
+	e->wl = *wl;
+	e->is_mfs = is_mfs;
+	e->anomaly = -1;
+	e->rc = run_judge(s->b, &s->cfg.mon, wl, s->samples, &e->mean, &e->v, err, err_size);
+	e->err = err;
+	s->st.t_s += cost;
+	e->t_s = s->st.t_s;
+	e->index = s->exp_index++;
+	if (e->rc < 0)
+		s->st.failed++;
+	if (is_mfs)
+		s->st.mfs_runs++;
+	else
+		s->st.runs++;
+	return 0;
+}
+
+static void
+publish(struct th_search *s, const struct th_search_exp *e)
+{
+	if (s->cfg.on_exp != NULL)
+		s->cfg.on_exp(s->cfg.arg, e);
+}
+
+/* th_mfs_oracle: one MFS experiment, charged to the budget and published. */
+static int
+mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
+{
+	struct th_search *s = ctx;
+	struct th_search_exp e;
+	char err[256];
+	int rc;
+
+	if (th_wl_check(wl, s->b->limits, err, sizeof(err)) < 0) {
+		s->st.rejected++;
+		return -EINVAL;
+	}
+	rc = budgeted_run(s, wl, true, &e, err, sizeof(err));
+	if (rc < 0) {
+		s->is_mfs_aborted = true;
+		return rc;
+	}
+	publish(s, &e);
+	if (e.rc < 0)
+		return e.rc;
+	return th_verdict_has(&e.v, sym) ? 1 : 0;
+}
+
+static void
+extract(struct th_search *s, unsigned id)
+{
+	struct th_search_anomaly a = s->anom[id];
+	struct th_mfs m;
+	unsigned before = s->st.mfs_runs;
+	int rc;
+
+	s->is_mfs_aborted = false;
+	memset(&m, 0, sizeof(m));
+	rc = th_mfs_extract(&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s,
+		&m);
+	s->anom[id].mfs_runs = s->st.mfs_runs - before;
+	if (rc < 0 || s->is_mfs_aborted)
+		return;
+	m.symptom = a.symptom;
+	s->anom[id].mfs = m;
+	s->anom[id].has_mfs = true;
+}
+
+int
+search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e)
+{
+	static const enum th_symptom order[] = {TH_SYM_PAUSE, TH_SYM_LOW_TPUT};
+	int new_ids[2] = {-1, -1};
+	char err[256];
+	unsigned i;
+	int rc;
+
+	if (th_wl_check(wl, s->b->limits, err, sizeof(err)) < 0) {
+		s->st.rejected++;
+		return -EINVAL;
+	}
+	rc = budgeted_run(s, wl, false, e, err, sizeof(err));
+	if (rc < 0)
+		return rc;
+	for (i = 0; e->rc == 0 && i < 2; i++) {
+		if (!th_verdict_has(&e->v, order[i]))
+			continue;
+		/*
+		 * Pauses throttle the sender, so a paused point is usually short of
+		 * its rate too: that shortfall is the pause's, not a second anomaly.
+		 */
+		if (order[i] == TH_SYM_LOW_TPUT && e->v.pause)
+			continue;
+		if (is_known(s, wl, order[i]) || s->anom_count >= s->cfg.anomalies_max) {
+			s->st.duplicates++;
+			continue;
+		}
+		rc = add_anomaly(s, e, order[i]);
+		if (rc < 0)
+			return rc;
+		new_ids[i] = rc;
+		if (e->anomaly < 0)
+			e->anomaly = rc;
+	}
+	/* The trigger goes to the log before the MFS experiments it causes. */
+	publish(s, e);
+	for (i = 0; s->use_mfs && i < 2; i++)
+		if (new_ids[i] >= 0)
+			extract(s, (unsigned)new_ids[i]);
+	return 0;
+}
+
+/* Bounded relative change: the paper's (x - y) / y with y floored and the result in [-1, 1]. */
+static double
+rel(double x, double y)
+{
+	double d;
+
+	if (x == y)
+		return 0;
+	d = (x - y) / fmax(fabs(y), 1e-12);
+	return fmin(1.0, fmax(-1.0, d));
+}
+
+static double
+throughput_frac(const struct th_verdict *v)
+{
+	return fmax(v->bps_frac, v->pps_frac);
+}
+
+double
+th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
+	const struct th_sample *b, const struct th_verdict *vb, bool use_diag)
+{
+	double de = 0;
+	unsigned c;
+
+	/* Throughput driven down: (B - A) / A. */
+	de += rel(throughput_frac(vb), throughput_frac(va));
+	/* Pause time driven up: (A - B) / B. */
+	de += rel(va->pause_ratio, vb->pause_ratio);
+	if (!use_diag)
+		return de;
+	for (c = 0; c < TH_CTR__COUNT; c++) {
+		double x = 0, y = 0;
+		unsigned h;
+
+		if (!th_ctr_is_diag((enum th_ctr)c))
+			continue;
+		for (h = 0; h < TH_HOSTS; h++) {
+			x += a->v[h][c];
+			y += b->v[h][c];
+		}
+		de += rel(x, y);
+	}
+	return de;
+}

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The model behind the simulated subsystem. Each one-second sample is a fluid
+ * steady state of message flows through these stages:
+ *
+ *   sender TX engine (PUs: per-packet, per-WQE, per-SGE, per-doorbell time,
+ *   plus cache-miss stalls)  ->  PCIe reads (payload, descriptors, misses; TLP
+ *   overhead; tags x latency)  ->  memory path (local, remote socket, GPU)  ->
+ *   link (wire bytes with RoCEv2 headers, ACKs, READ requests)  ->  receiver
+ *   RX buffer  ->  RX engine (per-packet time, receive-WQE and translation
+ *   stalls)  ->  PCIe posted writes (payload, CQEs; MPS TLP overhead)  ->
+ *   memory path (shared with that host's own TX reads).
+ *
+ * A flow runs as fast as its sender allows; when its receiver drains slower
+ * than the arrival rate the RX buffer cycles between the XOFF and XON
+ * thresholds and PFC pauses the sender for the deficit's share of the time.
+ * Caches miss LRU-like by working set (QPs, MRs, QPs x WQ depth): a miss is a
+ * PCIe read, mostly hidden by prefetch and pipelining, fully exposed where a
+ * firmware quirk of the profile says so. Capacities carry seeded noise.
+ */
+
+#include "th_sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_private.h"
+
+#define NS 1e-9
+
+/* One stream of messages: data from src to dst, control (ACKs, READ requests) back. */
+struct flow {
+	int src, dst;      /* data direction (READ: responder to requester) */
+	bool is_loop;      /* internal loopback: no wire, src == dst */
+	bool is_send;      /* consumes receive WQEs at dst */
+	double payload;    /* bytes per message */
+	double pkts;       /* data packets per message */
+	double wire;       /* wire bytes per message, headers included */
+	double ctrl_pkts;  /* packets per message from dst back to src */
+	double ctrl_wire;  /* their wire bytes */
+	double reads;      /* PCIe read requests per message at src */
+	double rd_bytes;   /* PCIe read bytes per message at src (data, descriptors, TLPs) */
+	double rate;       /* messages/s the sender offers */
+	double got;        /* messages/s after the receiver's pauses */
+};
+
+/* What a workload does to the caches and engines, independent of rates. */
+struct shape {
+	double qpc_miss, mtt_miss, rwqe_miss; /* miss ratios by working set */
+	double tx_scale, drain_scale;         /* quirk effects, 1 when none */
+	double e_qpc, e_mtt, e_rwqe;          /* exposed fraction of a miss (serial) */
+	double rwqe_sync;                     /* on-demand receive WQE fetches in flight */
+};
+
+/* Raw PCIe bandwidth per direction in bits/s for a generation and width. */
+static double
+pcie_bps(const struct sim_params *p)
+{
+	static const double gts[] = { 0, 2.5, 5, 8, 16, 32, 64 };
+	int g = (int)p->pcie_gen;
+	double enc = g <= 2 ? 0.8 : 128.0 / 130.0;
+
+	if (g < 1)
+		g = 1;
+	if (g > 6)
+		g = 6;
+	return gts[g] * 1e9 * p->pcie_lanes * enc;
+}
+
+/*
+ * Miss ratio of a cache of @p cap entries under a working set of @p ws
+ * touched round robin: LRU keeps nothing once the set is larger, so misses
+ * grow as 1 - cap/ws; below capacity a few conflict misses warm up smoothly,
+ * which is what lets a counter-guided search see the cliff coming.
+ */
+static double
+miss_ratio(double ws, double cap)
+{
+	double r = ws / cap;
+
+	if (r <= 1)
+		return 0.01 * r * r * r * r;
+	return 0.01 + 0.99 * (1 - 1 / r);
+}
+
+static double
+unit_noise(struct th_sim *s)
+{
+	return 1 + s->p.noise * (2 * th_rng_unit(&s->rng) - 1);
+}
+
+static void
+shape_of(const struct th_sim *s, const struct th_wl *wl, struct shape *sh)
+{
+	const struct sim_params *p = &s->p;
+	unsigned i;
+
+	memset(sh, 0, sizeof(*sh));
+	sh->qpc_miss = miss_ratio((double)wl->qp_count, p->qpc_entries);
+	sh->mtt_miss = miss_ratio((double)wl->mr_count, p->mtt_entries);
+	sh->rwqe_miss = miss_ratio((double)wl->qp_count * wl->wq_depth, p->rwqe_entries);
+	sh->tx_scale = sh->drain_scale = 1;
+	sh->e_qpc = sh->e_mtt = sh->e_rwqe = 0;
+	for (i = 0; i < s->quirk_count; i++) {
+		const struct sim_quirk *q = &s->quirk[i];
+
+		if (!th_mfs_covers(&q->when, wl))
+			continue;
+		sh->tx_scale *= q->tx_scale;
+		sh->drain_scale *= q->drain_scale;
+		sh->e_qpc = fmax(sh->e_qpc, q->qpc_expose);
+		sh->e_mtt = fmax(sh->e_mtt, q->mtt_expose);
+		sh->e_rwqe = fmax(sh->e_rwqe, q->rwqe_expose);
+		if (q->rwqe_sync > 0)
+			sh->rwqe_sync = sh->rwqe_sync > 0 ? fmin(sh->rwqe_sync, q->rwqe_sync) :
+							    q->rwqe_sync;
+	}
+}
+
+/* Extra latency of a DMA to the workload's memory. */
+static double
+mem_ns(const struct sim_params *p, const struct th_wl *wl)
+{
+	if (wl->mem == TH_MEM_REMOTE)
+		return p->remote_ns;
+	if (wl->mem == TH_MEM_GPU)
+		return p->gpu_ns;
+	return 0;
+}
+
+/*
+ * Per-message sizes: a WQE gathers sge consecutive requests of the pattern
+ * into one wire message (the space's "sum of SGEs = messages"); the pattern
+ * repeats after n / gcd(n, sge) WQEs, so averaging over that period is exact.
+ */
+static void
+flow_sizes(const struct sim_params *p, const struct th_wl *wl, struct flow *f)
+{
+	unsigned n = wl->n_msgs ? wl->n_msgs : 1, sge = wl->sge ? wl->sge : 1;
+	unsigned a = n, b = sge, period, w, j, k = 0;
+	double mtu = wl->mtu ? wl->mtu : 1024, payload = 0, pkts = 0, cpl = 0, req = 0;
+
+	if (n > TH_WL_MSGS_MAX)
+		n = TH_WL_MSGS_MAX;
+	while (b != 0) {
+		unsigned t = a % b;
+
+		a = b;
+		b = t;
+	}
+	period = n / a;
+	for (w = 0; w < period; w++) {
+		double m = 0, room = wl->qp_type == TH_QP_UD ? mtu : INFINITY;
+
+		/* UD carries one MTU: the gather stops reading when the datagram is full. */
+		for (j = 0; j < sge && room > 0; j++, k++) {
+			double e = fmin((double)wl->msg[k % n], room);
+
+			m += e;
+			room -= e;
+			cpl += ceil(e / 256);             /* read completions, 256 B each */
+			req += e > 0 ? ceil(e / p->pcie_mrrs) : 1; /* read requests (tags) */
+		}
+		k += sge - j;
+		payload += m;
+		pkts += m > 0 ? ceil(m / mtu) : 1;
+	}
+	f->payload = payload / period;
+	f->pkts = pkts / period;
+	/* Descriptors of a posted batch are fetched together: one request per batch. */
+	f->reads = req / period + 1.0 / (wl->wqe_batch ? wl->wqe_batch : 1);
+	f->rd_bytes = f->payload + cpl / period * p->pcie_tlp_bytes + p->desc_bytes + 16.0 * sge;
+}
+
+static void
+flow_headers(const struct sim_params *p, const struct th_wl *wl, struct flow *f)
+{
+	double hdr = p->hdr_bytes + (wl->qp_type == TH_QP_UD ? 8 : 0); /* DETH */
+	double ext = 0;
+
+	if (wl->opcode == TH_OPC_WRITE)
+		ext = 16; /* RETH on the first packet */
+	else if (wl->opcode == TH_OPC_READ)
+		ext = 4; /* AETH on the first and last response */
+	f->wire = f->payload + f->pkts * hdr + ext;
+	f->is_send = wl->opcode == TH_OPC_SEND;
+	if (wl->opcode == TH_OPC_READ) {
+		f->ctrl_pkts = 1; /* the request, with its RETH */
+		f->ctrl_wire = p->hdr_bytes + 16;
+	} else if (wl->qp_type == TH_QP_RC) {
+		f->ctrl_pkts = ceil(f->pkts / p->ack_every);
+		f->ctrl_wire = f->ctrl_pkts * (p->hdr_bytes + 4); /* AETH */
+	} else {
+		f->ctrl_pkts = 0;
+		f->ctrl_wire = 0;
+	}
+}
+
+/* Lay out the flows of a direction; returns how many. */
+static unsigned
+flows_of(const struct sim_params *p, const struct th_wl *wl, struct flow fl[2])
+{
+	unsigned n = 0, i;
+	/* Data moves from the responder for READ, from the requester otherwise. */
+	bool rd = wl->opcode == TH_OPC_READ;
+
+	memset(fl, 0, 2 * sizeof(fl[0]));
+	switch (wl->dir) {
+	case TH_DIR_BIDI:
+		fl[0].src = rd ? 1 : 0;
+		fl[0].dst = rd ? 0 : 1;
+		fl[1].src = rd ? 0 : 1;
+		fl[1].dst = rd ? 1 : 0;
+		n = 2;
+		break;
+	case TH_DIR_LOOPBACK:
+		/* A loops to itself while B's traffic arrives at A. */
+		fl[0].src = fl[0].dst = 0;
+		fl[0].is_loop = true;
+		fl[1].src = 1;
+		fl[1].dst = 0;
+		n = 2;
+		break;
+	default:
+		fl[0].src = rd ? 1 : 0;
+		fl[0].dst = rd ? 0 : 1;
+		n = 1;
+		break;
+	}
+	for (i = 0; i < n; i++) {
+		flow_sizes(p, wl, &fl[i]);
+		flow_headers(p, wl, &fl[i]);
+	}
+	return n;
+}
+
+/* Per-host capacities for one sample, noise applied. */
+struct host_cap {
+	double tx;    /* TX engine and DMA read scale (noise x quirk) */
+	double drain; /* RX drain scale */
+};
+
+/* Engine seconds one message of @p f costs its sender. */
+static double
+tx_engine_s(const struct sim_params *p, const struct th_wl *wl, const struct shape *sh,
+	const struct flow *f, double lat_ns)
+{
+	double per_wqe = p->wqe_ns + p->sge_ns * wl->sge +
+			 p->doorbell_ns / (wl->wqe_batch ? wl->wqe_batch : 1);
+	/* Prefetch hides all but miss_expose of a miss across the pipeline; a quirk
+	 * that exposes a cache puts the whole read on one PU's critical path. */
+	double hidden = (sh->qpc_miss + sh->mtt_miss) * p->miss_expose * lat_ns /
+			(p->pu_count * p->pipeline_depth);
+	double serial = (sh->qpc_miss * sh->e_qpc + sh->mtt_miss * sh->e_mtt) * lat_ns /
+			p->pu_count;
+
+	return f->pkts / (p->tx_mpps * 1e6) + (per_wqe / p->pu_count + hidden + serial) * NS;
+}
+
+static double
+rx_engine_s(const struct sim_params *p, const struct shape *sh, const struct flow *f,
+	double lat_ns)
+{
+	double rw = f->is_send ? sh->rwqe_miss : 0;
+	double hidden = (sh->qpc_miss + sh->mtt_miss + rw) * p->miss_expose * lat_ns /
+			(p->pu_count * p->pipeline_depth);
+	double serial = (sh->qpc_miss * sh->e_qpc + rw * sh->e_rwqe) * lat_ns / p->pu_count;
+
+	return f->pkts / (p->rx_mpps * 1e6) + (hidden + serial) * NS;
+}
+
+/* The memory path's bandwidth cap in bytes/s (0: local DRAM, not a bottleneck). */
+static double
+mem_cap(const struct sim_params *p, const struct th_wl *wl)
+{
+	if (wl->mem == TH_MEM_REMOTE)
+		return p->remote_gbps * 1e9 / 8;
+	if (wl->mem == TH_MEM_GPU)
+		return p->gpu_gbps * 1e9 / 8;
+	return 0;
+}
+
+struct host_out {
+	double rho;         /* RX arrival over drain capacity */
+	double pause;       /* fraction of time the peer is held paused */
+	double drain_bytes; /* bytes/s drained while the flows run */
+	double rx_util, tx_util, rd_util, wr_util;
+	double arr_pkts, arr_msgs, arr_send_msgs, tx_msgs;
+};
+
+static void
+model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
+	struct th_sample *out)
+{
+	const struct sim_params *p = &s->p;
+	struct flow fl[2];
+	struct host_out ho[TH_HOSTS];
+	struct host_cap hc[TH_HOSTS];
+	double lat_ns = p->pcie_rtt_ns + mem_ns(p, wl);
+	double link = p->link_gbps * 1e9 / 8 * (1 - 0.002); /* bytes/s; IFG is not counted */
+	double rd_cap = pcie_bps(p) / 8, wr_cap, mcap = mem_cap(p, wl);
+	unsigned n, i, h;
+
+	wr_cap = rd_cap * p->pcie_mps / (p->pcie_mps + p->pcie_tlp_bytes);
+	for (h = 0; h < TH_HOSTS; h++) {
+		hc[h].tx = unit_noise(s) * sh->tx_scale;
+		hc[h].drain = unit_noise(s) * sh->drain_scale;
+	}
+	memset(ho, 0, sizeof(ho));
+	n = flows_of(p, wl, fl);
+
+	/* Senders: each flow as fast as its TX engine, PCIe reads, memory and link allow. */
+	for (i = 0; i < n; i++) {
+		struct flow *f = &fl[i];
+		double r, lim, cap = hc[f->src].tx;
+
+		r = cap / tx_engine_s(p, wl, sh, f, lat_ns);
+		lim = cap * rd_cap / f->rd_bytes;
+		r = fmin(r, lim);
+		lim = cap * p->pcie_tags / (lat_ns * NS) / f->reads;
+		r = fmin(r, lim);
+		if (mcap > 0)
+			r = fmin(r, mcap / f->payload);
+		if (f->is_loop) {
+			r = fmin(r, p->loopback_gbps * 1e9 / 8 / f->wire);
+		} else {
+			/* The sender's port also carries ACKs for a flow coming the other way. */
+			double back = 0;
+			unsigned j;
+
+			for (j = 0; j < n; j++)
+				if (j != i && !fl[j].is_loop && fl[j].dst == f->src)
+					back += fl[j].ctrl_wire;
+			r = fmin(r, link / (f->wire + back));
+		}
+		f->rate = r;
+		ho[f->src].tx_msgs += r;
+		ho[f->src].tx_util += r * tx_engine_s(p, wl, sh, f, lat_ns) / cap;
+		ho[f->src].rd_util += r * f->rd_bytes / (cap * rd_cap);
+	}
+
+	/* Receivers: drain while their own TX runs; a deficit is paused away. */
+	for (h = 0; h < TH_HOSTS; h++) {
+		struct host_out *o = &ho[h];
+		double in_bytes = 0, eng = 0, send_msgs = 0, drain, own_rd = 0;
+
+		for (i = 0; i < n; i++) {
+			const struct flow *f = &fl[i];
+
+			if (f->src == (int)h)
+				own_rd += f->rate * f->payload;
+			if (f->dst != (int)h)
+				continue;
+			in_bytes += f->rate * (f->payload + p->cqe_bytes);
+			eng += f->rate * rx_engine_s(p, sh, f, lat_ns);
+			o->arr_pkts += f->rate * f->pkts;
+			o->arr_msgs += f->rate;
+			if (f->is_send)
+				send_msgs += f->rate;
+		}
+		o->arr_send_msgs = send_msgs;
+		if (o->arr_msgs == 0)
+			continue;
+		drain = wr_cap * hc[h].drain;
+		/* Remote socket and GPU paths carry this host's reads and writes together;
+		 * reads are served first, posted writes get what is left. */
+		if (mcap > 0)
+			drain = fmin(drain, fmax(mcap - own_rd, 0.05 * mcap) * hc[h].drain);
+		o->drain_bytes = drain;
+		o->wr_util = in_bytes / drain;
+		o->rx_util = eng / hc[h].drain;
+		o->rho = fmax(o->wr_util, o->rx_util);
+		if (sh->rwqe_sync > 0 && send_msgs > 0)
+			o->rho = fmax(o->rho, send_msgs * lat_ns * NS / (sh->rwqe_sync * hc[h].drain));
+		o->pause = o->rho > 1 ? 1 - 1 / o->rho : 0;
+	}
+	for (i = 0; i < n; i++)
+		fl[i].got = fl[i].rate * (1 - ho[fl[i].dst].pause);
+
+	/* Counters. */
+	memset(out, 0, sizeof(*out));
+	for (h = 0; h < TH_HOSTS; h++) {
+		struct host_out *o = &ho[h];
+		double *v = out->v[h], rx_msgs = 0, tx_msgs = 0, rx_send = 0, pkt_bytes = 0;
+
+		for (i = 0; i < n; i++) {
+			const struct flow *f = &fl[i];
+
+			if (f->src == (int)h)
+				tx_msgs += f->got;
+			if (f->dst == (int)h) {
+				rx_msgs += f->got;
+				if (f->is_send)
+					rx_send += f->got;
+				pkt_bytes = f->wire / f->pkts;
+			}
+			if (f->is_loop)
+				continue;
+			if (f->src == (int)h) {
+				v[TH_CTR_TX_BYTES] += f->got * f->wire;
+				v[TH_CTR_TX_PKTS] += f->got * f->pkts;
+				v[TH_CTR_RX_BYTES] += f->got * f->ctrl_wire;
+				v[TH_CTR_RX_PKTS] += f->got * f->ctrl_pkts;
+			}
+			if (f->dst == (int)h) {
+				v[TH_CTR_RX_BYTES] += f->got * f->wire;
+				v[TH_CTR_RX_PKTS] += f->got * f->pkts;
+				v[TH_CTR_TX_BYTES] += f->got * f->ctrl_wire;
+				v[TH_CTR_TX_PKTS] += f->got * f->ctrl_pkts;
+			}
+		}
+		if (o->pause > 0) {
+			/* Hysteresis: fill from XON to XOFF at the excess, drain back at
+			 * the drain rate; one XOFF per cycle, refreshed every half pause
+			 * quantum (65535 x 512 bit times) while it lasts, then one XON. */
+			double band = (p->xoff_kb - p->xon_kb) * 1024;
+			double d = o->drain_bytes, fill = band / (d * (o->rho - 1)), empty = band / d;
+			double refresh = 65535.0 * 512 / (p->link_gbps * 1e9) / 2;
+			double cycles = 1 / (fill + empty);
+
+			v[TH_CTR_PAUSE_US] = o->pause * 1e6;
+			v[TH_CTR_PAUSE_FRAMES] = cycles * (2 + floor(empty / refresh));
+			v[TH_CTR_RXBUF_FULL] = cycles;
+		} else if (o->rho > 0 && pkt_bytes > 0) {
+			/* Queueing tail: how often a burst still reaches XOFF. */
+			v[TH_CTR_RXBUF_FULL] = o->arr_pkts *
+					       pow(o->rho, p->xoff_kb * 1024 / pkt_bytes);
+		}
+		v[TH_CTR_QPC_MISS] = (tx_msgs + rx_msgs) * sh->qpc_miss;
+		v[TH_CTR_MTT_MISS] = (tx_msgs + rx_msgs) * sh->mtt_miss;
+		v[TH_CTR_RWQE_MISS] = rx_send * (sh->rwqe_sync > 0 ? 1 : sh->rwqe_miss);
+		v[TH_CTR_PCIE_BP] = 1e9 * pow(fmin(1, fmax(o->wr_util, o->rd_util)), 8);
+		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rx_util, o->tx_util)), 4);
+		for (i = 0; i < TH_CTR__COUNT; i++)
+			v[i] *= 1 + 0.25 * s->p.noise * (2 * th_rng_unit(&s->rng) - 1);
+	}
+}
+
+int
+sim_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, char *err,
+	size_t err_size)
+{
+	struct th_sim *s = ctx;
+	struct shape sh;
+	char why[160];
+	unsigned i;
+
+	if (s == NULL || wl == NULL || (n > 0 && out == NULL)) {
+		snprintf(err, err_size, "sim: missing argument");
+		return -EINVAL;
+	}
+	/* The space checks points before a backend sees them; a real testbed would
+	 * fail setup on an impossible one, so this backend does too. */
+	if (th_wl_check(wl, &s->limits, why, sizeof(why)) < 0) {
+		snprintf(err, err_size, "sim:%s: setup failed: %s", s->name, why);
+		return -EINVAL;
+	}
+	shape_of(s, wl, &sh);
+	for (i = 0; i < n; i++)
+		model_sample(s, wl, &sh, &out[i]);
+	return 0;
+}
+
+void
+sim_expect(void *ctx, const struct th_wl *wl, struct th_expect *e)
+{
+	const struct th_sim *s = ctx;
+
+	e->bps = s->p.link_gbps * 1e9;
+	e->pps = s->p.pps_mpps * 1e6;
+	if (wl->dir == TH_DIR_BIDI)
+		e->senders = 3;
+	else if (wl->dir == TH_DIR_LOOPBACK)
+		e->senders = 2; /* only B's traffic crosses the wire */
+	else
+		e->senders = wl->opcode == TH_OPC_READ ? 2 : 1;
+}
+
+double
+sim_cost_s(void *ctx, const struct th_wl *wl, unsigned n)
+{
+	const struct th_sim *s = ctx;
+
+	/* Both hosts set up in parallel: QPs (create, modify to RTS, exchange) and MR
+	 * registrations dominate; then the samples themselves. */
+	return s->p.cost_base_s + s->p.cost_qp_ms * 1e-3 * wl->qp_count +
+	       s->p.cost_mr_ms * 1e-3 * wl->mr_count + (double)n;
+}

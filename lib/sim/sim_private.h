@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SIM_PRIVATE_H
+#define SIM_PRIVATE_H
+
+/*
+ * Inside the simulated subsystem: the profile's numbers (what the model reads)
+ * and the documented anomalies (what only tests and the evaluation read).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "th_anomaly.h"
+#include "th_rng.h"
+#include "th_sim.h"
+
+#define SIM_QUIRKS_MAX 32
+#define SIM_KNOWN_MAX 32
+#define SIM_NAME_MAX 32
+
+/*
+ * A firmware quirk: when a workload meets the predicate, the effects change
+ * mechanism parameters; the symptom still has to come out of the model.
+ * Scales are 1 and exposures/sync 0 when a quirk does not set them.
+ */
+struct sim_quirk {
+	char name[SIM_NAME_MAX]; /* [quirk.NAME] */
+	struct th_mfs when;      /* predicate; its symptom field is unused */
+	double tx_scale;         /* TX engine capacity (packets and DMA reads) */
+	double drain_scale;      /* RX drain capacity (PCIe writes and RX packets) */
+	double qpc_expose;       /* fraction of a QPC miss's PCIe read on the critical path */
+	double mtt_expose;       /* same for MTT/MPT misses */
+	double rwqe_expose;      /* same for receive WQE misses (SEND receivers) */
+	double rwqe_sync;        /* >0: receive WQEs fetched on demand, this many in flight */
+};
+
+/* The subsystem's numbers, as the profile gives them (units in the names). */
+struct sim_params {
+	/* link */
+	double link_gbps;       /* port rate, wire bits */
+	double hdr_bytes;       /* per-packet RoCEv2 overhead: Eth+IP+UDP+BTH+ICRC+FCS */
+	double pps_mpps;        /* the vendor's packets/s spec: what expect() promises */
+	double tx_mpps;         /* TX engine packets/s with no per-WQE work */
+	double rx_mpps;         /* RX engine packets/s cap */
+	double loopback_gbps;   /* internal loopback (eSwitch) rate cap */
+	double ack_every;       /* RC: data packets per coalesced ACK */
+	/* nic */
+	double pu_count;        /* processing units working in parallel */
+	double pipeline_depth;  /* stages per PU: requests each PU overlaps */
+	double qpc_entries;     /* QP context cache capacity (QPs) */
+	double mtt_entries;     /* MTT/MPT cache capacity (MRs) */
+	double rwqe_entries;    /* receive WQE cache capacity (WQEs) */
+	double miss_expose;     /* fraction of miss latency prefetching fails to hide */
+	double wqe_ns;          /* engine time per WQE (descriptor parse) */
+	double sge_ns;          /* engine time per SG element */
+	double doorbell_ns;     /* engine time per doorbell (one per posted batch) */
+	double rxbuf_kb;        /* RX packet buffer */
+	double xoff_kb;         /* occupancy that sends XOFF */
+	double xon_kb;          /* occupancy that sends XON */
+	/* pcie */
+	double pcie_gen;        /* 3, 4 or 5 */
+	double pcie_lanes;
+	double pcie_mps;        /* max payload per write TLP, bytes */
+	double pcie_mrrs;       /* max read request, bytes */
+	double pcie_rtt_ns;     /* read round trip to local memory */
+	double pcie_tags;       /* outstanding read requests */
+	double pcie_tlp_bytes;  /* header+framing per TLP */
+	double desc_bytes;      /* WQE descriptor size without SGEs */
+	double cqe_bytes;       /* completion entry written per message */
+	/* host */
+	double remote_gbps;     /* SMP interconnect bandwidth for DMA, both directions */
+	double remote_ns;       /* extra latency to the other socket's memory */
+	double gpu_gbps;        /* GPU P2P path bandwidth, reads and writes together */
+	double gpu_ns;          /* extra latency to GPU memory */
+	/* noise and cost */
+	double noise;           /* relative spread of capacities per sample */
+	double cost_base_s;     /* per experiment: connect, warm-up, teardown */
+	double cost_qp_ms;      /* per QP set up */
+	double cost_mr_ms;      /* per MR registered */
+};
+
+struct th_sim {
+	char name[SIM_NAME_MAX];
+	char backend_name[SIM_NAME_MAX + 8]; /* "sim:F" */
+	struct sim_params p;
+	struct th_limits limits;
+	struct th_rng rng;      /* noise; advances with every sample */
+	unsigned quirk_count;
+	struct sim_quirk quirk[SIM_QUIRKS_MAX];
+	unsigned known_count;
+	struct th_sim_known known[SIM_KNOWN_MAX];
+	char *notes[SIM_KNOWN_MAX]; /* owned strings behind known[i].note */
+};
+
+/* The model (sim.c). */
+int sim_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, char *err,
+	size_t err_size);
+void sim_expect(void *ctx, const struct th_wl *wl, struct th_expect *e);
+double sim_cost_s(void *ctx, const struct th_wl *wl, unsigned n);
+
+#endif /* SIM_PRIVATE_H */

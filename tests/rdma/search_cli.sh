@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# tracehound search as a user meets it: a documented anomaly's trigger
+# replays as that anomaly, bad workload files and profiles are refused with
+# file:line (exit 2), impossible workloads never reach the backend, the same
+# seed writes the same log, and a small evaluation prints its table.
+#   search_cli.sh TRACEHOUND SOURCE_ROOT
+set -u
+th=$1
+root=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+passed=0
+prof=$root/config/rdma/F.ini
+
+# expect STATUS PATTERN -- COMMAND...: the exit status and a line of the output.
+expect() {
+	local want=$1 pattern=$2 got
+	shift 3
+	"$@" > "$work/out" 2>&1
+	got=$?
+	if [[ $got -ne $want ]] || ! grep -qE -- "$pattern" "$work/out"; then
+		echo "FAIL: $* -> exit $got (want $want), output:"
+		sed 's/^/    /' "$work/out" | head -8
+		echo "    (wanted a line matching: $pattern)"
+		fails=$((fails + 1))
+	else
+		passed=$((passed + 1))
+	fi
+}
+
+expect 0 '--replay' -- "$th" search --help
+expect 0 'search ' -- "$th" --help
+expect 2 'give one --profile' -- "$th" search
+expect 2 'unknown algorithm' -- "$th" search --profile "$prof" --algo simplex
+expect 2 '--hours' -- "$th" search --profile "$prof" --hours -1
+
+# Every documented anomaly's trigger replays as that anomaly.
+expect 0 'F#1 ' -- "$th" search --profile "$prof" --known "$work/known"
+for f in "$work"/known/F-*.ini; do
+	id=$(basename "$f" .ini)
+	expect 0 "matches documented anomaly ${id/-/#}:" -- \
+		"$th" search --profile "$prof" --replay "$f"
+done
+
+# A workload file with a bad value, a missing key, a typo key: file:line, exit 2.
+sed 's/^mtu = .*/mtu = 1500/' "$work/known/F-1.ini" > "$work/bad_mtu.ini"
+expect 2 'bad_mtu.ini:[0-9]+: .*mtu' -- "$th" search --profile "$prof" --replay "$work/bad_mtu.ini"
+grep -v '^sge' "$work/known/F-1.ini" > "$work/no_sge.ini"
+expect 2 'no_sge.ini.*sge' -- "$th" search --profile "$prof" --replay "$work/no_sge.ini"
+{ cat "$work/known/F-1.ini"; echo "qp_cuont = 4"; } > "$work/typo.ini"
+expect 2 'typo.ini:[0-9]+: .*qp_cuont' -- "$th" search --profile "$prof" --replay "$work/typo.ini"
+printf '[workload\nmem = local\n' > "$work/broken.ini"
+expect 2 'broken.ini:1' -- "$th" search --profile "$prof" --replay "$work/broken.ini"
+expect 2 'nonexistent' -- "$th" search --profile "$prof" --replay "$work/nonexistent.ini"
+
+# Impossible workloads are the space's to refuse: nothing runs.
+sed 's/^qp_count = .*/qp_count = 999999999/' "$work/known/F-1.ini" > "$work/many_qps.ini"
+expect 2 'impossible workload.*qp_count' -- \
+	"$th" search --profile "$prof" --replay "$work/many_qps.ini"
+sed -e 's/^qp_type = .*/qp_type = UD/' -e 's/^opcode = .*/opcode = READ/' \
+	"$work/known/F-1.ini" > "$work/ud_read.ini"
+expect 2 'ud_read.ini:[0-9]+: .*READ' -- \
+	"$th" search --profile "$prof" --replay "$work/ud_read.ini"
+
+# A malformed profile: file:line, exit 2.
+{ cat "$prof"; printf '\n[link]\nbps = fast\n'; } > "$work/badprof.ini"
+expect 2 'badprof.ini:[0-9]+' -- "$th" search --profile "$work/badprof.ini" --hours 0.1
+
+# A short search: the anomaly list with replayable triggers; the same seed, the same log.
+expect 0 'documented anomalies found' -- "$th" search --profile "$prof" --hours 1 --seed 3 \
+	--log "$work/a.jsonl" --out "$work/out1"
+expect 0 'documented' -- "$th" search --profile "$prof" --hours 1 --seed 3 \
+	--log "$work/b.jsonl"
+if ! cmp -s "$work/a.jsonl" "$work/b.jsonl" || [[ ! -s $work/a.jsonl ]]; then
+	echo "FAIL: the same seed wrote different (or empty) logs"
+	fails=$((fails + 1))
+fi
+expect 0 '"algo":"anneal","seed":3' -- head -1 "$work/a.jsonl"
+if [[ -f $work/out1/anomaly-0.ini ]]; then
+	expect 0 'reproduce: tracehound search --profile' -- cat "$work/out1/anomalies.txt"
+	expect 0 'verdict: (pause|.*low_tput)' -- \
+		"$th" search --profile "$prof" --replay "$work/out1/anomaly-0.ini"
+else
+	echo "FAIL: a 1-hour search on F found nothing"
+	fails=$((fails + 1))
+fi
+
+# A small evaluation prints the table and the chart.
+expect 0 'anneal-nomfs +[0-9.]+ ± ' -- "$th" search --eval --profile "$prof" --seeds 2 \
+	--hours 0.5 --chart "$work/c.svg"
+expect 0 '<polyline' -- cat "$work/c.svg"
+
+echo "search_cli: $passed passed, $fails failed"
+[[ $fails -eq 0 ]]

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The search algorithms against a fake backend whose anomalies are planted
+ * rules, so every expectation is exact: the same seed gives the same log, no
+ * experiment the search chooses lies inside an MFS it already holds, the
+ * budget is never overrun, annealing follows a diagnostic gradient that
+ * random search cannot see, and scoring credits each known anomaly once.
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "th_rng.h"
+#include "th_search.h"
+
+/* A planted subsystem: two anomalies with a counter that rises as a point approaches each. */
+struct fake {
+	struct th_limits lim;
+	unsigned runs;       /* backend calls */
+	unsigned fail_every; /* fail every n-th run (0: never) */
+	double cost;         /* testbed seconds per run */
+};
+
+#define LINE_BPS 100e9
+#define LINE_PPS 100e6
+
+/* How far along log2(v) is from 1 to the threshold @t: 0..1. */
+static double
+progress(double v, double t)
+{
+	if (v >= t)
+		return 1;
+	return v <= 1 ? 0 : log2(v) / log2(t);
+}
+
+/*
+ * Planted rule 1 (pause): one-way UD at MTU 1024 with wqe_batch >= 128 and
+ * wq_depth >= 4096. About 1 random point in 500 meets it.
+ */
+static bool
+rule_pause(const struct th_wl *wl)
+{
+	return wl->qp_type == TH_QP_UD && wl->mtu == 1024 && wl->dir == TH_DIR_ONEWAY &&
+		wl->wqe_batch >= 128 && wl->wq_depth >= 4096;
+}
+
+/* Planted rule 2 (low throughput): RC WRITE from remote memory, many QPs and MRs. */
+static bool
+rule_low(const struct th_wl *wl)
+{
+	return wl->qp_type == TH_QP_RC && wl->opcode == TH_OPC_WRITE &&
+		wl->mem == TH_MEM_REMOTE && wl->qp_count >= 2000 && wl->mr_count >= 20000;
+}
+
+static int
+fake_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, char *err,
+	size_t err_size)
+{
+	struct fake *f = ctx;
+	double tput = 0.95, grad1, grad2;
+	unsigned i;
+
+	f->runs++;
+	if (f->fail_every != 0 && f->runs % f->fail_every == 0) {
+		snprintf(err, err_size, "planted setup failure");
+		return -EIO;
+	}
+	/* Each condition met (or approached, for numbers) makes its counter louder. */
+	grad1 = (wl->qp_type == TH_QP_UD) + (wl->mtu == 1024) + (wl->dir == TH_DIR_ONEWAY) +
+		progress(wl->wqe_batch, 128) + progress(wl->wq_depth, 4096);
+	grad2 = (wl->qp_type == TH_QP_RC) + (wl->opcode == TH_OPC_WRITE) +
+		(wl->mem == TH_MEM_REMOTE) + progress(wl->qp_count, 2000) +
+		progress(wl->mr_count, 20000);
+	if (rule_low(wl))
+		tput = 0.5;
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].v[0][TH_CTR_TX_BYTES] = tput * LINE_BPS / 8;
+		out[i].v[0][TH_CTR_TX_PKTS] = tput * LINE_PPS;
+		out[i].v[1][TH_CTR_RX_BYTES] = tput * LINE_BPS / 8;
+		out[i].v[1][TH_CTR_RX_PKTS] = tput * LINE_PPS;
+		out[i].v[1][TH_CTR_PAUSE_US] = rule_pause(wl) ? 5000 : 0;
+		out[i].v[1][TH_CTR_RWQE_MISS] = 1000 * exp(3 * grad1);
+		out[i].v[1][TH_CTR_MTT_MISS] = 1000 * exp(3 * grad2);
+	}
+	return 0;
+}
+
+static void
+fake_expect(void *ctx, const struct th_wl *wl, struct th_expect *e)
+{
+	(void)ctx;
+	(void)wl;
+	e->bps = LINE_BPS;
+	e->pps = LINE_PPS;
+	e->senders = 1;
+}
+
+static double
+fake_cost(void *ctx, const struct th_wl *wl, unsigned n)
+{
+	struct fake *f = ctx;
+
+	/* Bigger setups take longer, so the budget check meets uneven costs. */
+	return f->cost + n + (wl->qp_count > 1000 ? 7 : 0);
+}
+
+static void
+fake_init(struct fake *f, struct th_backend *b)
+{
+	memset(f, 0, sizeof(*f));
+	th_limits_default(&f->lim);
+	f->cost = 30;
+	memset(b, 0, sizeof(*b));
+	b->name = "fake";
+	b->limits = &f->lim;
+	b->ctx = f;
+	b->run = fake_run;
+	b->expect = fake_expect;
+	b->cost_s = fake_cost;
+}
+
+/* Observer state: the JSON log, and a check that skipping works. */
+struct watch {
+	FILE *log;
+	const char *algo;
+	uint64_t seed;
+	struct th_search **search; /* the search being watched (set after create) */
+	unsigned covered_runs;     /* search-chosen runs inside an MFS held before them */
+	unsigned mfs_runs;
+	double last_t;
+	bool is_time_monotonic;
+};
+
+static void
+on_exp(void *arg, const struct th_search_exp *e)
+{
+	struct watch *w = arg;
+	unsigned i;
+
+	if (w->log != NULL)
+		th_search_log_exp(w->log, w->algo, w->seed, e);
+	if (e->t_s < w->last_t)
+		w->is_time_monotonic = false;
+	w->last_t = e->t_s;
+	if (e->is_mfs) {
+		w->mfs_runs++;
+		return;
+	}
+	for (i = 0; w->search != NULL && i < th_search_anomaly_count(*w->search); i++) {
+		const struct th_search_anomaly *a = th_search_anomaly_get(*w->search, i);
+
+		/* The anomaly this very run revealed has no MFS yet; older ones must not cover it. */
+		if (a->has_mfs && (int)a->id != e->anomaly && th_mfs_covers(&a->mfs, &e->wl))
+			w->covered_runs++;
+	}
+}
+
+/* Run one search; the log (when @log) as a malloc'ed string. */
+static struct th_search *
+run_search(struct th_backend *b, enum th_search_algo algo, uint64_t seed, double hours,
+	char **log, struct watch *w)
+{
+	struct th_search_cfg c;
+	struct th_search *s = NULL;
+	size_t size = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->is_time_monotonic = true;
+	w->algo = th_search_algo_name(algo);
+	w->seed = seed;
+	w->search = &s;
+	if (log != NULL) {
+		w->log = open_memstream(log, &size);
+		assert_non_null(w->log);
+	}
+	th_search_cfg_default(&c);
+	c.algo = algo;
+	c.seed = seed;
+	c.budget_s = hours * 3600;
+	/*
+	 * The planted gradients are long (a walk needs about 100 steps to climb
+	 * one), so the walk keeps going instead of restarting after 60 idle steps.
+	 */
+	c.stall_steps = 0;
+	c.on_exp = on_exp;
+	c.arg = w;
+	s = th_search_create(&c, b);
+	assert_non_null(s);
+	assert_int_equal(th_search_run(s), 0);
+	if (log != NULL)
+		fclose(w->log);
+	w->log = NULL;
+	w->search = NULL;
+	return s;
+}
+
+static void
+test_same_seed_same_log(void **state)
+{
+	enum th_search_algo algos[] = {TH_SEARCH_ANNEAL, TH_SEARCH_RANDOM, TH_SEARCH_BO,
+		TH_SEARCH_ANNEAL_NOMFS};
+	struct th_backend b;
+	struct fake f;
+	struct watch w;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+		char *l1, *l2, *l3;
+		struct th_search *s;
+
+		fake_init(&f, &b);
+		s = run_search(&b, algos[i], 7, 2, &l1, &w);
+		th_search_free(s);
+		s = run_search(&b, algos[i], 7, 2, &l2, &w);
+		th_search_free(s);
+		s = run_search(&b, algos[i], 8, 2, &l3, &w);
+		th_search_free(s);
+		assert_true(strlen(l1) > 1000);
+		assert_string_equal(l1, l2);
+		assert_string_not_equal(l1, l3);
+		/* Every line is one experiment of this algorithm and seed. */
+		assert_non_null(strstr(l1, "{\"algo\":\""));
+		assert_non_null(strstr(l1, "\"seed\":7,"));
+		free(l1);
+		free(l2);
+		free(l3);
+	}
+}
+
+static void
+test_mfs_points_are_skipped(void **state)
+{
+	enum th_search_algo algos[] = {TH_SEARCH_ANNEAL, TH_SEARCH_RANDOM, TH_SEARCH_BO};
+	struct th_backend b;
+	struct fake f;
+	struct watch w;
+	unsigned i, seed, skipped[3] = {0, 0, 0}, with_mfs = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+		for (seed = 1; seed <= 3; seed++) {
+			struct th_search_stats st;
+			struct th_search *s;
+			unsigned k;
+
+			fake_init(&f, &b);
+			s = run_search(&b, algos[i], seed, 10, NULL, &w);
+			th_search_get_stats(s, &st);
+			assert_int_equal(w.covered_runs, 0);
+			skipped[i] += st.skipped;
+			for (k = 0; k < th_search_anomaly_count(s); k++) {
+				const struct th_search_anomaly *a = th_search_anomaly_get(s, k);
+
+				/* Extraction ran experiments, and its MFS explains the trigger. */
+				if (!a->has_mfs)
+					continue;
+				with_mfs++;
+				assert_true(a->mfs_runs > 0);
+				assert_true(th_mfs_covers(&a->mfs, &a->trigger));
+			}
+			th_search_free(s);
+		}
+	}
+	assert_true(with_mfs >= 6);
+	/* Random search keeps drawing points inside the MFS it holds: they are skipped. */
+	assert_true(skipped[1] > 0);
+}
+
+static void
+test_no_mfs_runs_covered_points(void **state)
+{
+	struct th_search_stats st;
+	struct th_backend b;
+	struct th_search *s;
+	struct fake f;
+	struct watch w;
+
+	(void)state;
+	fake_init(&f, &b);
+	s = run_search(&b, TH_SEARCH_ANNEAL_NOMFS, 3, 10, NULL, &w);
+	th_search_get_stats(s, &st);
+	assert_int_equal(st.mfs_runs, 0);
+	assert_int_equal(st.skipped, 0);
+	assert_int_equal(w.mfs_runs, 0);
+	/* Without MFS the same region is found again and again under other points. */
+	assert_true(th_search_anomaly_count(s) >= 2);
+	assert_false(th_search_anomaly_get(s, 0)->has_mfs);
+	th_search_free(s);
+}
+
+static void
+test_budget_respected(void **state)
+{
+	double hours[] = {0, 0.01, 0.5, 3};
+	struct th_backend b;
+	struct fake f;
+	struct watch w;
+	unsigned i, a;
+
+	(void)state;
+	for (a = 0; a < TH_SEARCH__COUNT; a++) {
+		for (i = 0; i < sizeof(hours) / sizeof(hours[0]); i++) {
+			struct th_search_stats st;
+			struct th_search *s;
+
+			fake_init(&f, &b);
+			f.fail_every = 13;
+			s = run_search(&b, (enum th_search_algo)a, 5, hours[i], NULL, &w);
+			th_search_get_stats(s, &st);
+			assert_true(st.t_s <= hours[i] * 3600);
+			/* Every backend call is charged: >= 34 s each here. */
+			assert_int_equal(f.runs, st.runs + st.mfs_runs);
+			assert_true(st.t_s >= 34.0 * f.runs);
+			/* And the budget is used: what is left is less than one large run. */
+			assert_true(hours[i] * 3600 - st.t_s < 41);
+			assert_true(w.is_time_monotonic);
+			if (hours[i] >= 0.5)
+				assert_true(st.failed > 0);
+			th_search_free(s);
+		}
+	}
+}
+
+/* Anomalies found over seeds 1..n: how many distinct planted rules per run, summed. */
+static unsigned
+planted_found(enum th_search_algo algo, unsigned seeds, double hours)
+{
+	struct th_backend b;
+	struct fake f;
+	struct watch w;
+	unsigned seed, total = 0, i;
+
+	for (seed = 1; seed <= seeds; seed++) {
+		struct th_search *s;
+		bool is_pause = false, is_low = false;
+
+		fake_init(&f, &b);
+		s = run_search(&b, algo, seed, hours, NULL, &w);
+		for (i = 0; i < th_search_anomaly_count(s); i++) {
+			const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
+
+			is_pause |= a->symptom == TH_SYM_PAUSE && rule_pause(&a->trigger);
+			is_low |= a->symptom == TH_SYM_LOW_TPUT && rule_low(&a->trigger);
+		}
+		total += is_pause + is_low;
+		th_search_free(s);
+	}
+	return total;
+}
+
+static void
+test_anneal_beats_random(void **state)
+{
+	unsigned anneal, random;
+
+	(void)state;
+	/*
+	 * Two testbed hours (about 200 runs) over 24 seeds: random search meets
+	 * each planted rule in about half of the runs; annealing, which climbs
+	 * the diagnostic counters, clearly more often (measured: 34 vs 28 of 60
+	 * over 30 seeds, temperature 1, decay 0.97).
+	 */
+	anneal = planted_found(TH_SEARCH_ANNEAL, 24, 2);
+	random = planted_found(TH_SEARCH_RANDOM, 24, 2);
+	print_message("planted anomalies found over 24 seeds: anneal %u, random %u (of 48)\n",
+		anneal, random);
+	assert_true(anneal > random);
+}
+
+static void
+test_energy_direction(void **state)
+{
+	struct th_sample a, b;
+	struct th_verdict va, vb;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&va, 0, sizeof(va));
+	va.bps_frac = 0.9;
+	va.pps_frac = 0.5;
+	b = a;
+	vb = va;
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) == 0);
+	/* Lower throughput, more pause, louder diagnostics: each is downhill. */
+	vb.bps_frac = 0.6;
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) < 0);
+	vb = va;
+	vb.pause_ratio = 1e-4;
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) < 0);
+	vb = va;
+	b.v[1][TH_CTR_QPC_MISS] = 100;
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) < 0);
+	/* Performance counters only: diagnostics do not move the energy. */
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, false) == 0);
+	/* Uphill the other way. */
+	assert_true(th_search_energy_delta(&b, &vb, &a, &va, true) > 0);
+}
+
+static void
+test_score_credits_once(void **state)
+{
+	struct th_search_known known[2];
+	struct th_mfs m1, m2;
+	struct th_search_cfg c;
+	struct th_backend b;
+	struct th_search *s;
+	struct fake f;
+	struct watch w;
+	double first[2];
+	char err[128];
+	unsigned i, unknown, pause_found = 0;
+
+	(void)state;
+	assert_int_equal(th_mfs_parse("pause: qp_type=UD wqe_batch>=64", &m1, err,
+		sizeof(err)), 0);
+	assert_int_equal(th_mfs_parse("low_tput: qp_type=RC opcode=WRITE", &m2, err,
+		sizeof(err)), 0);
+	known[0].id = "X#1";
+	known[0].mfs = &m1;
+	known[1].id = "X#2";
+	known[1].mfs = &m2;
+	fake_init(&f, &b);
+	s = run_search(&b, TH_SEARCH_ANNEAL_NOMFS, 2, 4, NULL, &w);
+	unknown = th_search_score(s, known, 2, first);
+	for (i = 0; i < th_search_anomaly_count(s); i++)
+		pause_found += th_search_anomaly_get(s, i)->symptom == TH_SYM_PAUSE;
+	/* Many pause triggers, one credit, at the first one's time. */
+	assert_true(pause_found >= 2);
+	assert_true(first[0] > 0);
+	assert_true(first[0] == th_search_anomaly_get(s, 0)->t_found_s ||
+		first[1] == th_search_anomaly_get(s, 0)->t_found_s);
+	assert_true(unknown <= th_search_anomaly_count(s));
+	th_search_free(s);
+
+	/* A bad configuration is refused, not run. */
+	th_search_cfg_default(&c);
+	c.decay = 1.5;
+	assert_null(th_search_create(&c, &b));
+	assert_int_equal(errno, EINVAL);
+	th_search_cfg_default(&c);
+	c.mon.samples = 0;
+	assert_null(th_search_create(&c, &b));
+}
+
+static void
+test_replay_rejects_impossible(void **state)
+{
+	struct th_monitor_cfg mon;
+	struct th_verdict v;
+	struct th_sample mean;
+	struct th_backend b;
+	struct th_wl wl;
+	struct th_rng rng;
+	struct fake f;
+	char err[256];
+
+	(void)state;
+	fake_init(&f, &b);
+	th_monitor_cfg_default(&mon);
+	th_rng_seed(&rng, 1);
+	th_wl_random(&wl, &f.lim, &rng);
+	wl.qp_count = f.lim.max_qp + 1;
+	assert_int_equal(th_search_run_one(&b, &mon, &wl, &mean, &v, err, sizeof(err)), -EINVAL);
+	assert_int_equal(f.runs, 0);
+	th_wl_random(&wl, &f.lim, &rng);
+	wl.qp_type = TH_QP_UD;
+	wl.opcode = TH_OPC_READ;
+	assert_int_equal(th_search_run_one(&b, &mon, &wl, &mean, &v, err, sizeof(err)), -EINVAL);
+	assert_int_equal(f.runs, 0);
+	/* A planted trigger replays as its anomaly. */
+	th_wl_random(&wl, &f.lim, &rng);
+	wl.qp_type = TH_QP_UD;
+	wl.opcode = TH_OPC_SEND;
+	wl.dir = TH_DIR_ONEWAY;
+	wl.wqe_batch = 128;
+	wl.wq_depth = 4096;
+	wl.mtu = 1024;
+	wl.n_msgs = 1;
+	wl.msg[0] = 512;
+	wl.sge = 1;
+	assert_int_equal(th_wl_check(&wl, &f.lim, err, sizeof(err)), 0);
+	assert_int_equal(th_search_run_one(&b, &mon, &wl, &mean, &v, err, sizeof(err)), 0);
+	assert_true(v.pause);
+	assert_false(v.low_tput);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_energy_direction),
+		cmocka_unit_test(test_same_seed_same_log),
+		cmocka_unit_test(test_mfs_points_are_skipped),
+		cmocka_unit_test(test_no_mfs_runs_covered_points),
+		cmocka_unit_test(test_budget_respected),
+		cmocka_unit_test(test_anneal_beats_random),
+		cmocka_unit_test(test_score_credits_once),
+		cmocka_unit_test(test_replay_rejects_impossible),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
