@@ -44,8 +44,10 @@ struct th_segment_reader {
 	struct th_segment_header hdr;
 	struct th_segment_trailer trl;
 	bool has_trailer;
-	uint64_t count;   /**< records returned */
-	uint64_t skipped; /**< records of a type this version does not know */
+	struct th_trace_chunk *chunk; /**< tables of the chunk being read */
+	size_t chunk_left;            /**< bytes of the current chunk not yet decoded */
+	uint64_t count;               /**< records returned */
+	uint64_t skipped;             /**< records of a type this version does not know */
 	uint64_t by_type[4];
 	enum th_segment_read_state state;
 	int ret;          /**< what next() returns once it has stopped */
@@ -247,7 +249,9 @@ th_segment_reader_open(const char *path)
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->in_cap = READ_SIZE;
 	r->in = malloc(r->in_cap);
-	if (r->in == NULL || LZ4F_isError(LZ4F_createDecompressionContext(&r->dctx, LZ4F_VERSION)))
+	r->chunk = th_trace_chunk_create();
+	if (r->in == NULL || r->chunk == NULL ||
+		LZ4F_isError(LZ4F_createDecompressionContext(&r->dctx, LZ4F_VERSION)))
 		goto fail_buffers;
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
@@ -308,6 +312,7 @@ fail_header:
 	close(r->fd);
 fail_open:
 fail_buffers:
+	th_trace_chunk_free(r->chunk);
 	free(r->out);
 	free(r->in);
 	LZ4F_freeDecompressionContext(r->dctx);
@@ -366,11 +371,24 @@ th_segment_reader_next(struct th_segment_reader *r, struct th_trace_open *open,
 {
 	for (;;) {
 		const uint8_t *p;
-		size_t len, used;
+		size_t len, used, chunk;
 		int ret;
 
 		if (r->state != TH_SEGMENT_READ_READING)
 			return r->ret;
+		if (r->chunk_left > 0) {
+			/* The whole chunk is in out[] already: want() ran for all of it. */
+			ret = th_trace_chunk_decode(r->chunk, r->out + r->out_off, r->chunk_left,
+				&used, open, name, rpc);
+			if (ret <= 0)
+				return stop(
+					r, TH_SEGMENT_READ_BAD_RECORD, "a record does not decode");
+			r->out_off += used;
+			r->chunk_left -= used;
+			r->count++;
+			r->by_type[ret]++;
+			return ret;
+		}
 		ret = want(r, 4);
 		if (ret == 0)
 			return stop(r, TH_SEGMENT_READ_BAD_TRAILER, "frame ends without a trailer");
@@ -384,22 +402,33 @@ th_segment_reader_next(struct th_segment_reader *r, struct th_trace_open *open,
 		if (ret < 0)
 			return ret;
 		p = r->out + r->out_off;
-		if (seg_get16(p) == TH_SEGMENT_TRAILER_TYPE)
+		switch (seg_get16(p)) {
+		case TH_SEGMENT_TRAILER_TYPE:
 			return read_trailer(r, len);
-		ret = th_trace_decode(p, r->out_len - r->out_off, &used, open, name, rpc);
-		if (ret > 0) {
-			r->out_off += used;
-			r->count++;
-			r->by_type[ret]++;
-			return ret;
-		}
-		/* A type from a newer version, its length intact: skip it. */
-		if (used > 0) {
-			r->out_off += used;
+		case TH_SEGMENT_CHUNK_TYPE:
+			if (len != 4)
+				return stop(r, TH_SEGMENT_READ_BAD_RECORD, "chunk frame malformed");
+			chunk = seg_get32(p + 4);
+			/* A chunk is one block at most: longer cannot be from a writer. */
+			if (chunk > r->block_max)
+				return stop(
+					r, TH_SEGMENT_READ_BAD_RECORD, "chunk longer than a block");
+			ret = want(r, SEG_CHUNK_HDR + chunk);
+			if (ret == 0)
+				return stop(
+					r, TH_SEGMENT_READ_BAD_RECORD, "frame ends inside a chunk");
+			if (ret < 0)
+				return ret;
+			th_trace_chunk_reset(r->chunk);
+			r->out_off += SEG_CHUNK_HDR;
+			r->chunk_left = chunk;
+			continue;
+		default:
+			/* A frame type from a newer version, its length intact: skip it. */
+			r->out_off += 4 + len;
 			r->skipped++;
 			continue;
 		}
-		return stop(r, TH_SEGMENT_READ_BAD_RECORD, "a record does not decode");
 	}
 }
 
@@ -456,6 +485,7 @@ th_segment_reader_close(struct th_segment_reader *r)
 		return;
 	close(r->fd);
 	LZ4F_freeDecompressionContext(r->dctx);
+	th_trace_chunk_free(r->chunk);
 	free(r->in);
 	free(r->out);
 	free(r);

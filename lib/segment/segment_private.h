@@ -9,12 +9,21 @@
 #define SEG_HEADER_MAGIC "THSEGHDR"
 #define SEG_TRAILER_MAGIC "THSEGEND"
 #define SEG_REC_HDR 4
+/* A chunk's frame: u16 TH_SEGMENT_CHUNK_TYPE, u16 4, u32 bytes of chunk records that follow. */
+#define SEG_CHUNK_HDR 8
 
 static inline void
 seg_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void
+seg_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static inline void

@@ -8,7 +8,7 @@
  * session lcore and kind), compressed as a single LZ4 frame per file so that
  * `lz4 -d SEGMENT` prints the raw stream. No lock is shared between writers.
  *
- * File: a standard LZ4 frame (liblz4 frame format, 64 KiB linked blocks,
+ * File: a standard LZ4 frame (liblz4 frame format, 256 KiB linked blocks,
  * block checksums and content checksum on). Its decompressed content is:
  *
  *   header (64 bytes, little-endian):
@@ -24,7 +24,12 @@
  *     40 u64 segment number within this writer (0, 1, ...)
  *     48 u64 flush interval, ns (what a crash may lose)
  *     56 u64 reserved, zero
- *   records: each a th_trace record (u16 type, u16 length, body)
+ *   chunks: each a frame u16 type TH_SEGMENT_CHUNK_TYPE, u16 length 4, u32
+ *   n, followed by n bytes of chunk-coded records (th_trace_chunk_*) whose
+ *   tables start empty in every chunk. The writer ends a chunk with every
+ *   compressed block (a full 256 KiB stage, a flush, the close), so a chunk
+ *   never spans blocks and a file cut after any block still decodes up to
+ *   there. A reader skips a frame of a type it does not know, by its length.
  *   trailer, only in a closed segment, framed like a record (u16 type
  *   TH_SEGMENT_TRAILER_TYPE, u16 length 64), body:
  *     0  magic "THSEGEND" (8 bytes)
@@ -58,6 +63,7 @@
 #define TH_SEGMENT_HEADER_SIZE 64
 #define TH_SEGMENT_TRAILER_TYPE 0xfff0
 #define TH_SEGMENT_TRAILER_SIZE 64
+#define TH_SEGMENT_CHUNK_TYPE 0xfff1
 #define TH_SEGMENT_SUFFIX ".lz4"
 #define TH_SEGMENT_TMP_SUFFIX ".tmp"
 
@@ -129,7 +135,7 @@ struct th_segment_writer *th_segment_writer_create(const struct th_segment_confi
 
 /**
  * Append one record. Never blocks longer than a write of one compressed
- * block (64 KiB) or a size rotation.
+ * block (256 KiB) or a size rotation.
  * @return 0; -EINVAL (record does not encode or kind mismatch); or the
  *   stream's error (-ENOSPC, -EACCES, -EIO, ...) when it has stopped: in all
  *   failing cases the record is counted in lost[].

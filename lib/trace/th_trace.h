@@ -4,10 +4,12 @@
 
 /**
  * @file
- * Trace records as they are stored: versioned, little-endian, compact layouts,
- * one per record type, each preceded by a 4-byte header (type, length). The
- * segment container (th_segment.h) writes and reads sequences of them;
- * export reads them back. Changing a layout means a new type or version.
+ * Trace records as they are stored: versioned, little-endian, compact layouts.
+ * Two codings: a record on its own (th_trace_encode_*, a 4-byte header of
+ * type and length, then the body), and records in a chunk
+ * (th_trace_chunk_*), coded against tables local to the chunk, which is what
+ * the segment container (th_segment.h) stores since version 3. Changing a
+ * layout means a new type or TH_TRACE_VERSION.
  *
  * Everything is encoded and decoded with explicit byte order (never a struct
  * copied to disk), so segments move between machines.
@@ -19,7 +21,7 @@
 
 #include "th_pkt.h"
 
-#define TH_TRACE_VERSION 2
+#define TH_TRACE_VERSION 3
 #define TH_TRACE_FH_MAX 64
 #define TH_TRACE_NAME_MAX 255
 
@@ -128,5 +130,54 @@ int th_trace_decode(const uint8_t *buf, size_t size, size_t *used, struct th_tra
 /** Record time used for ordering: open_ns, from_ns or call_ns (reply_ns without a call). */
 uint64_t th_trace_open_time(const struct th_trace_open *r);
 uint64_t th_trace_rpc_time(const struct th_trace_rpc *r);
+
+/**
+ * Chunk coding, what segments store since version 3. A chunk is a run of
+ * records coded against tables that live only as long as the chunk:
+ * addresses, users (uid and gid), file handles (with their server) and RPC
+ * flows (client, server, ports, program, version) are written out once, at
+ * their first use in the chunk, and referred to by index afterwards; times
+ * are differences from the previous record of the chunk. Records are not
+ * framed one by one: a chunk is read from its first record on. The segment
+ * writer starts a chunk with every compressed block, so each block decodes
+ * without any state from earlier ones. The layout is described in chunk.c.
+ */
+struct th_trace_chunk;
+
+/** @return an empty chunk coder, or NULL with errno ENOMEM. */
+struct th_trace_chunk *th_trace_chunk_create(void);
+
+void th_trace_chunk_free(struct th_trace_chunk *c);
+
+/** Start a new chunk: forget every table entry and the previous record. */
+void th_trace_chunk_reset(struct th_trace_chunk *c);
+
+/** @return whether the tables can take the entries of one more record of any type. */
+bool th_trace_chunk_has_room(const struct th_trace_chunk *c);
+
+/**
+ * Encode a record into the current chunk, adding its new table entries.
+ * @p size must be at least TH_TRACE_RECORD_MAX.
+ * @return bytes written, or 0 (nothing changed) when the record cannot be
+ *   encoded (handle over 64 bytes, direction over 1, name over 255 bytes),
+ *   @p size is short, or the tables are full (th_trace_chunk_has_room()).
+ */
+size_t th_trace_chunk_encode_open(
+	struct th_trace_chunk *c, const struct th_trace_open *r, uint8_t *buf, size_t size);
+size_t th_trace_chunk_encode_name(
+	struct th_trace_chunk *c, const struct th_trace_name *r, uint8_t *buf, size_t size);
+size_t th_trace_chunk_encode_rpc(
+	struct th_trace_chunk *c, const struct th_trace_rpc *r, uint8_t *buf, size_t size);
+
+/**
+ * Decode the next record of the current chunk from @p buf (what is left of
+ * the chunk). Never reads past @p size. After a failure the chunk's tables
+ * are in an undefined state: the rest of the chunk cannot be decoded.
+ * @param used  bytes the record took, on success
+ * @return the type (enum th_trace_type), or -EBADMSG (malformed, a reference
+ *   to a missing entry, a full table, or a value with a second spelling).
+ */
+int th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size, size_t *used,
+	struct th_trace_open *open, struct th_trace_name *name, struct th_trace_rpc *rpc);
 
 #endif /* TH_TRACE_H */

@@ -5,6 +5,10 @@
  * stream, as the segment reader does. A record that decodes must encode back
  * to exactly the bytes it came from (the layout has one spelling per value),
  * and a decoder that claims more bytes than it was given is a bug.
+ *
+ * The same bytes are then read as one chunk (th_trace_chunk_decode, what a
+ * segment stores): every record that decodes is coded again into a fresh
+ * chunk, and that chunk must decode back to the same records.
  */
 
 #include <stdint.h>
@@ -15,6 +19,71 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+#define CHUNK_RECORDS 64
+
+struct rec {
+	int type;
+	struct th_trace_open o;
+	struct th_trace_name nm;
+	struct th_trace_rpc r;
+};
+
+static int
+chunk_next(struct th_trace_chunk *c, const uint8_t *p, size_t size, size_t *used, struct rec *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->type = th_trace_chunk_decode(c, p, size, used, &x->o, &x->nm, &x->r);
+	if (x->type > 0 && (*used == 0 || *used > size))
+		abort();
+	return x->type;
+}
+
+static void
+chunk_walk(const uint8_t *data, size_t size)
+{
+	static struct rec got[CHUNK_RECORDS];
+	static uint8_t again[CHUNK_RECORDS * TH_TRACE_RECORD_MAX];
+	struct th_trace_chunk *c = th_trace_chunk_create(), *e = th_trace_chunk_create();
+	size_t at = 0, used, n = 0, len = 0;
+	struct rec x;
+
+	if (c == NULL || e == NULL)
+		abort();
+	while (n < CHUNK_RECORDS && at < size &&
+		chunk_next(c, data + at, size - at, &used, &got[n]) > 0) {
+		at += used;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		if (got[i].type == TH_TRACE_OPEN)
+			k = th_trace_chunk_encode_open(
+				e, &got[i].o, again + len, sizeof(again) - len);
+		else if (got[i].type == TH_TRACE_NAME)
+			k = th_trace_chunk_encode_name(
+				e, &got[i].nm, again + len, sizeof(again) - len);
+		else
+			k = th_trace_chunk_encode_rpc(
+				e, &got[i].r, again + len, sizeof(again) - len);
+		if (k == 0)
+			abort();
+		len += k;
+	}
+	th_trace_chunk_reset(c);
+	at = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (chunk_next(c, again + at, len - at, &used, &x) != got[i].type ||
+			memcmp(&x, &got[i], sizeof(x)) != 0)
+			abort();
+		at += used;
+	}
+	if (at != len)
+		abort();
+	th_trace_chunk_free(c);
+	th_trace_chunk_free(e);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,6 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct th_trace_rpc r;
 	uint8_t again[TH_TRACE_RECORD_MAX];
 
+	chunk_walk(data, size);
 	while (size > 0) {
 		size_t used = 0, n = 0;
 		int type = th_trace_decode(data, size, &used, &o, &nm, &r);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <lz4frame.h>
 
 #include "th_segment.h"
 
@@ -400,6 +401,42 @@ test_damage(void **state)
 	remove_dir(dir);
 }
 
+/* A segment of another record format version (2: records coded one by one) is refused by name. */
+static void
+test_other_version(void **state)
+{
+	uint8_t raw[64], frame[1024];
+	LZ4F_preferences_t prefs;
+	struct th_segment_reader *rd;
+	char dir[64], path[128];
+	size_t n;
+
+	(void)state;
+	make_dir(dir);
+	memset(raw, 0, sizeof(raw));
+	memcpy(raw, "THSEGHDR", 8);
+	raw[8] = TH_SEGMENT_VERSION;
+	raw[10] = TH_SEGMENT_HEADER_SIZE;
+	raw[12] = TH_TRACE_VERSION - 1;
+	memset(&prefs, 0, sizeof(prefs));
+	prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
+	assert_false(LZ4F_isError(n));
+	snprintf(path, sizeof(path), "%s/old.lz4", dir);
+	spit(path, frame, n);
+	errno = 0;
+	assert_null(th_segment_reader_open(path));
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	/* The same header with this version opens. */
+	raw[12] = TH_TRACE_VERSION;
+	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
+	spit(path, frame, n);
+	rd = th_segment_reader_open(path);
+	assert_non_null(rd);
+	th_segment_reader_close(rd);
+	remove_dir(dir);
+}
+
 /* No directory to write in: the stream stops, counts, and resumes once it exists. */
 static void
 test_error_state(void **state)
@@ -479,6 +516,7 @@ main(void)
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_flush_recovery),
 		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_other_version),
 		cmocka_unit_test(test_error_state),
 		cmocka_unit_test(test_empty),
 	};

@@ -1,0 +1,861 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Chunk coding (record format version 3). Version 2 coded every record on
+ * its own, so each record repeated its 32-byte handle, both addresses, uid,
+ * gid and an absolute time, and LZ4 had to find those again in its 64 KiB
+ * window at about three bytes a match between random fields. Within a chunk,
+ * a value that repeats is written once and referred to by index, and a time
+ * is a small difference, so what is left for LZ4 is mostly the few bytes a
+ * record really carries (bench_segment, 32-byte handles: 35.9 bytes a record
+ * on disk in version 2, see the README for version 3).
+ *
+ * Tables (all empty at the start of a chunk, entries appended in order of
+ * first use, never removed):
+ *   ADDR  an address (16 bytes)                       at most 4096 entries
+ *   USER  uid and gid                                 at most 4096
+ *   FILE  server address and file handle               at most 8192
+ *   FLOW  client, server, ports, program, version      at most 4096
+ *
+ * A reference to a table holding n entries is a value v in [0, n], one byte
+ * while n < 256 and two (little-endian) after: v < n is entry v, v == n
+ * means a new entry follows inline and becomes entry n. Inline entries:
+ *   ADDR  u8 0 and 4 bytes (IPv4-mapped), or u8 1 and 16 bytes (anything else)
+ *   USER  uid varint, gid varint
+ *   FILE  server ADDR ref, fh_len u8, fh_tail u8 (trailing zero bytes not
+ *         stored), fh[fh_len - fh_tail] (ending in a non-zero byte)
+ *   FLOW  client ADDR ref, server ADDR ref, client_port u16, server_port
+ *         u16, prog varint, vers varint
+ * Each FILE entry remembers the size of the last OPEN that used it and each
+ * FLOW entry the xid of its last RPC (both 0 when added).
+ *
+ * Every record starts with a tag byte: bits 0-1 the type (1 OPEN, 2 NAME,
+ * 3 RPC), bits 2-7 form bits of the type. Its time is a zigzag varint of
+ * the (signed, mod 2^64) difference from the time of the chunk's previous
+ * record (0 at the start of a chunk). Varints are unsigned LEB128 as in
+ * trace.c, with the same refusal of overlong spellings.
+ *
+ * OPEN: tag (bit 2 dir, bits 3-4 flags 0-3, bit 5 size equals the FILE
+ *   entry's, bit 6 transferred is 0 (and size is not), bit 7 a second form
+ *   byte follows: bit 0 transferred stored, bit 1 seq_bytes stored, bit 2
+ *   version stored, bit 3 flags stored); time (open_ns); close_ns - open_ns
+ *   varint; FILE ref; client ADDR ref; USER ref; ops varint; then when the
+ *   form says so: vers u8 (else the chunk's previous OPEN version, 3 at the
+ *   start), flags u8 (above 3), transferred varint (neither size nor 0),
+ *   seq_bytes varint (not transferred), size varint (not the entry's).
+ * NAME: tag (bit 2 open-ended: to_ns 0); time (from_ns); to_ns - from_ns
+ *   varint unless open-ended; FILE ref (server, fh); FILE ref (server,
+ *   dir_fh); name_len u8; name bytes.
+ * RPC: tag (bit 2 call_ns present, bit 3 reply_ns present, bit 4 done
+ *   equals count, bits 5-7 flags 0-6, or 7: a flags byte above 6 follows);
+ *   with a call, time (call_ns) and with a reply too, reply_ns - call_ns
+ *   varint; with only a reply, time (reply_ns); FLOW ref; xid as a zigzag
+ *   varint of its difference from the flow's last xid (mod 2^32); proc
+ *   varint; status varint; USER ref; flags u8 (when bits 5-7 are 7); FILE
+ *   ref (the handle on the flow's server); offset varint; count varint; done
+ *   varint (unless equal to count); size varint.
+ *
+ * Every form bit that says a value is implied is required when it is: a
+ * stored value equal to what the form would imply is refused, as in trace.c.
+ * A table entry that repeats an earlier one is not refused (the decoder
+ * keeps no index), so a chunk has one spelling per record only as written
+ * by this encoder; the fuzzer checks that what decodes encodes back to the
+ * same records.
+ */
+
+#include "th_trace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_private.h"
+
+enum { T_ADDR, T_USER, T_FILE, T_FLOW, T_COUNT };
+
+/*
+ * Sized for a 256 KiB chunk (about 10000 records of the benchmark, a third
+ * of them with a handle new to the chunk); a full table ends the chunk early.
+ */
+#define TBL_FILES 8192
+#define TBL_SMALL 4096
+
+#define FILE_KEY_MAX (16 + 1 + TH_TRACE_FH_MAX)
+#define FLOW_KEY_SIZE (16 + 16 + 2 + 2 + 4 + 2)
+
+/* Entries, bytes a key may take, and hash slots (a power of two, twice the entries). */
+static const struct {
+	uint32_t max;
+	uint32_t key_cap;
+} tbl_shape[T_COUNT] = {
+	[T_ADDR] = {TBL_SMALL, 16},
+	[T_USER] = {TBL_SMALL, 8},
+	[T_FILE] = {TBL_FILES, 88},
+	[T_FLOW] = {TBL_SMALL, 48},
+};
+
+struct tbl {
+	uint32_t count;   /* entries */
+	uint32_t max;     /* entries it may hold */
+	uint32_t key_cap; /* bytes of one key slot */
+	uint32_t mask;    /* hash slots - 1 */
+	uint16_t *slot;   /* entry index + 1 by hash, 0: empty; used by the encoder only */
+	uint8_t *key;     /* max keys of key_cap bytes */
+	uint8_t *key_len; /* bytes of each key */
+	uint64_t *val;    /* per entry: last size (FILE), last xid (FLOW) */
+};
+
+struct th_trace_chunk {
+	struct tbl t[T_COUNT];
+	uint64_t prev_ns;  /* time of the chunk's previous record */
+	uint8_t prev_vers; /* NFS version of the chunk's previous OPEN */
+};
+
+/* Tag bits. */
+#define TAG_TYPE_MASK 3u
+
+enum {
+	OT_DIR = 1 << 2,
+	OT_FLAGS_SHIFT = 3,
+	OT_FLAGS_MASK = 3 << OT_FLAGS_SHIFT,
+	OT_SIZE_SAME = 1 << 5,
+	OT_XFER_ZERO = 1 << 6,
+	OT_EXT = 1 << 7,
+};
+
+enum {
+	OX_XFER = 1 << 0,
+	OX_SEQ = 1 << 1,
+	OX_VERS = 1 << 2,
+	OX_FLAGS = 1 << 3,
+	OX_ALL = (1 << 4) - 1,
+};
+
+enum {
+	NT_OPEN_ENDED = 1 << 2,
+	NT_ALL = (1 << 3) - 1,
+};
+
+enum {
+	RT_CALL = 1 << 2,
+	RT_REPLY = 1 << 3,
+	RT_DONE_IS_COUNT = 1 << 4,
+	RT_FLAGS_SHIFT = 5,
+	RT_FLAGS_BYTE = 7,
+};
+
+#define VERS_START 3
+
+struct th_trace_chunk *
+th_trace_chunk_create(void)
+{
+	struct th_trace_chunk *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		goto fail;
+	for (int i = 0; i < T_COUNT; i++) {
+		struct tbl *t = &c->t[i];
+
+		t->max = tbl_shape[i].max;
+		t->key_cap = tbl_shape[i].key_cap;
+		t->mask = 2 * t->max - 1;
+		t->slot = calloc(2 * t->max, sizeof(*t->slot));
+		t->key = malloc((size_t)t->max * t->key_cap);
+		t->key_len = malloc(t->max);
+		t->val = malloc(t->max * sizeof(*t->val));
+		if (t->slot == NULL || t->key == NULL || t->key_len == NULL || t->val == NULL)
+			goto fail_tables;
+	}
+	th_trace_chunk_reset(c);
+	return c;
+
+fail_tables:
+	th_trace_chunk_free(c);
+fail:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+th_trace_chunk_free(struct th_trace_chunk *c)
+{
+	if (c == NULL)
+		return;
+	for (int i = 0; i < T_COUNT; i++) {
+		free(c->t[i].slot);
+		free(c->t[i].key);
+		free(c->t[i].key_len);
+		free(c->t[i].val);
+	}
+	free(c);
+}
+
+void
+th_trace_chunk_reset(struct th_trace_chunk *c)
+{
+	for (int i = 0; i < T_COUNT; i++) {
+		struct tbl *t = &c->t[i];
+
+		/* Only a table that was used has slots to clear. */
+		if (t->count > 0)
+			memset(t->slot, 0, (size_t)(t->mask + 1) * sizeof(*t->slot));
+		t->count = 0;
+	}
+	c->prev_ns = 0;
+	c->prev_vers = VERS_START;
+}
+
+bool
+th_trace_chunk_has_room(const struct th_trace_chunk *c)
+{
+	/* An RPC adds two addresses and a flow, a NAME two files, an OPEN two addresses. */
+	return c->t[T_ADDR].count + 3 <= c->t[T_ADDR].max &&
+	       c->t[T_FILE].count + 2 <= c->t[T_FILE].max &&
+	       c->t[T_USER].count + 1 <= c->t[T_USER].max &&
+	       c->t[T_FLOW].count + 1 <= c->t[T_FLOW].max;
+}
+
+/* Hash for the encoder's index only: it never reaches the file, so byte order does not matter. */
+static inline uint32_t
+hash_key(const uint8_t *p, size_t n)
+{
+	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull, v;
+
+	while (n >= 8) {
+		memcpy(&v, p, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		p += 8;
+		n -= 8;
+	}
+	if (n > 0) {
+		v = 0;
+		memcpy(&v, p, n);
+		h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+	}
+	/* Addresses differ in their last bytes, the top of a word: fold them down to the slots. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+/*
+ * Find @key; @return its index, or t->count when absent with *slot the empty
+ * hash slot it would take.
+ */
+static inline uint32_t
+tbl_find(const struct tbl *t, const uint8_t *key, size_t len, uint32_t *slot)
+{
+	uint32_t i = hash_key(key, len) & t->mask;
+
+	for (;; i = (i + 1) & t->mask) {
+		uint32_t e = t->slot[i];
+
+		if (e == 0) {
+			*slot = i;
+			return t->count;
+		}
+		e--;
+		if (t->key_len[e] == len && memcmp(t->key + (size_t)e * t->key_cap, key, len) == 0)
+			return e;
+	}
+}
+
+static inline uint32_t
+tbl_add(struct tbl *t, const uint8_t *key, size_t len)
+{
+	uint32_t e = t->count++;
+
+	memcpy(t->key + (size_t)e * t->key_cap, key, len);
+	t->key_len[e] = (uint8_t)len;
+	t->val[e] = 0;
+	return e;
+}
+
+static inline const uint8_t *
+tbl_key(const struct tbl *t, uint32_t e)
+{
+	return t->key + (size_t)e * t->key_cap;
+}
+
+static inline uint8_t *
+put_ref(const struct tbl *t, uint8_t *p, uint32_t v)
+{
+	if (t->count < 256) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	put16(p, (uint16_t)v);
+	return p + 2;
+}
+
+/*
+ * Look @key up; write its reference. @return the entry; *is_new says that
+ * the caller must now write the entry inline (it has been added).
+ */
+static inline uint32_t
+ref_key(struct tbl *t, const uint8_t *key, size_t len, uint8_t **p, bool *is_new)
+{
+	uint32_t slot = 0, e = tbl_find(t, key, len, &slot);
+
+	*p = put_ref(t, *p, e);
+	*is_new = e == t->count;
+	if (*is_new) {
+		tbl_add(t, key, len);
+		t->slot[slot] = (uint16_t)(e + 1);
+	}
+	return e;
+}
+
+static inline uint8_t *
+put_addr_ref(struct th_trace_chunk *c, uint8_t *p, const struct th_addr *a)
+{
+	bool is_new;
+
+	ref_key(&c->t[T_ADDR], a->b, 16, &p, &is_new);
+	if (!is_new)
+		return p;
+	if (is_v4(a)) {
+		*p = 0;
+		memcpy(p + 1, a->b + 12, 4);
+		return p + 5;
+	}
+	*p = 1;
+	memcpy(p + 1, a->b, 16);
+	return p + 17;
+}
+
+static inline size_t
+file_key(uint8_t *key, const struct th_addr *server, const uint8_t *fh, uint8_t fh_len)
+{
+	memcpy(key, server->b, 16);
+	key[16] = fh_len;
+	memcpy(key + 17, fh, fh_len);
+	return 17 + (size_t)fh_len;
+}
+
+/* @return the FILE entry; the reference (and the entry inline when new) is written at *p. */
+static inline uint32_t
+put_file_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *server,
+	const uint8_t *fh, uint8_t fh_len)
+{
+	uint8_t key[FILE_KEY_MAX], *p = *pp;
+	size_t kept = fh_len;
+	bool is_new;
+	uint32_t e = ref_key(&c->t[T_FILE], key, file_key(key, server, fh, fh_len), &p, &is_new);
+
+	if (is_new) {
+		while (kept > 0 && fh[kept - 1] == 0)
+			kept--;
+		p = put_addr_ref(c, p, server);
+		p[0] = fh_len;
+		p[1] = (uint8_t)(fh_len - kept);
+		memcpy(p + 2, fh, kept);
+		p += 2 + kept;
+	}
+	*pp = p;
+	return e;
+}
+
+static inline uint8_t *
+put_user_ref(struct th_trace_chunk *c, uint8_t *p, uint32_t uid, uint32_t gid)
+{
+	uint8_t key[8];
+	bool is_new;
+
+	put32(key, uid);
+	put32(key + 4, gid);
+	ref_key(&c->t[T_USER], key, sizeof(key), &p, &is_new);
+	if (is_new)
+		p = put_var(put_var(p, uid), gid);
+	return p;
+}
+
+static inline uint64_t
+zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
+}
+
+static inline uint64_t
+unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
+
+static inline uint8_t *
+put_time(struct th_trace_chunk *c, uint8_t *p, uint64_t t)
+{
+	p = put_var(p, zigzag(t - c->prev_ns));
+	c->prev_ns = t;
+	return p;
+}
+
+size_t
+th_trace_chunk_encode_open(
+	struct th_trace_chunk *c, const struct th_trace_open *r, uint8_t *buf, size_t size)
+{
+	uint8_t *p = buf + 1, *ext = NULL, tag = TH_TRACE_OPEN, form = 0;
+	uint32_t f;
+
+	if (size < TH_TRACE_RECORD_MAX || r->fh_len > TH_TRACE_FH_MAX || r->dir > 1 ||
+		!th_trace_chunk_has_room(c))
+		return 0;
+	tag |= r->dir ? OT_DIR : 0;
+	if (r->flags <= 3)
+		tag |= (uint8_t)(r->flags << OT_FLAGS_SHIFT);
+	else
+		form |= OX_FLAGS;
+	if (r->transferred != r->size) {
+		if (r->transferred == 0)
+			tag |= OT_XFER_ZERO;
+		else
+			form |= OX_XFER;
+	}
+	form |= r->seq_bytes != r->transferred ? OX_SEQ : 0;
+	form |= r->vers != c->prev_vers ? OX_VERS : 0;
+	if (form != 0) {
+		tag |= OT_EXT;
+		ext = p++;
+	}
+	p = put_time(c, p, r->open_ns);
+	p = put_var(p, r->close_ns - r->open_ns);
+	f = put_file_ref(c, &p, &r->server, r->fh, r->fh_len);
+	p = put_addr_ref(c, p, &r->client);
+	p = put_user_ref(c, p, r->uid, r->gid);
+	p = put_var(p, r->ops);
+	if (form & OX_VERS)
+		*p++ = r->vers;
+	if (form & OX_FLAGS)
+		*p++ = r->flags;
+	if (form & OX_XFER)
+		p = put_var(p, r->transferred);
+	if (form & OX_SEQ)
+		p = put_var(p, r->seq_bytes);
+	if (c->t[T_FILE].val[f] == r->size)
+		tag |= OT_SIZE_SAME;
+	else
+		p = put_var(p, r->size);
+	c->t[T_FILE].val[f] = r->size;
+	c->prev_vers = r->vers;
+	buf[0] = tag;
+	if (ext != NULL)
+		*ext = form;
+	return (size_t)(p - buf);
+}
+
+size_t
+th_trace_chunk_encode_name(
+	struct th_trace_chunk *c, const struct th_trace_name *r, uint8_t *buf, size_t size)
+{
+	uint8_t *p = buf + 1, tag = TH_TRACE_NAME;
+
+	if (size < TH_TRACE_RECORD_MAX || r->fh_len > TH_TRACE_FH_MAX ||
+		r->dir_fh_len > TH_TRACE_FH_MAX || r->name_len > TH_TRACE_NAME_MAX ||
+		!th_trace_chunk_has_room(c))
+		return 0;
+	tag |= r->to_ns == 0 ? NT_OPEN_ENDED : 0;
+	p = put_time(c, p, r->from_ns);
+	if (r->to_ns != 0)
+		p = put_var(p, r->to_ns - r->from_ns);
+	put_file_ref(c, &p, &r->server, r->fh, r->fh_len);
+	put_file_ref(c, &p, &r->server, r->dir_fh, r->dir_fh_len);
+	*p++ = (uint8_t)r->name_len;
+	memcpy(p, r->name, r->name_len);
+	buf[0] = tag;
+	return (size_t)(p + r->name_len - buf);
+}
+
+size_t
+th_trace_chunk_encode_rpc(
+	struct th_trace_chunk *c, const struct th_trace_rpc *r, uint8_t *buf, size_t size)
+{
+	uint8_t *p = buf + 1, key[FLOW_KEY_SIZE], tag = TH_TRACE_RPC;
+	struct tbl *flows = &c->t[T_FLOW];
+	uint32_t e;
+	bool is_new;
+
+	if (size < TH_TRACE_RECORD_MAX || r->fh_len > TH_TRACE_FH_MAX ||
+		!th_trace_chunk_has_room(c))
+		return 0;
+	tag |= r->call_ns != 0 ? RT_CALL : 0;
+	tag |= r->reply_ns != 0 ? RT_REPLY : 0;
+	tag |= r->done == r->count ? RT_DONE_IS_COUNT : 0;
+	tag |= (uint8_t)((r->flags < RT_FLAGS_BYTE ? r->flags : RT_FLAGS_BYTE) << RT_FLAGS_SHIFT);
+	if (r->call_ns != 0) {
+		p = put_time(c, p, r->call_ns);
+		if (r->reply_ns != 0)
+			p = put_var(p, r->reply_ns - r->call_ns);
+	} else if (r->reply_ns != 0) {
+		p = put_time(c, p, r->reply_ns);
+	}
+	memcpy(key, r->client.b, 16);
+	memcpy(key + 16, r->server.b, 16);
+	put16(key + 32, r->client_port);
+	put16(key + 34, r->server_port);
+	put32(key + 36, r->prog);
+	put16(key + 40, r->vers);
+	e = ref_key(flows, key, sizeof(key), &p, &is_new);
+	if (is_new) {
+		p = put_addr_ref(c, p, &r->client);
+		p = put_addr_ref(c, p, &r->server);
+		put16(p, r->client_port);
+		put16(p + 2, r->server_port);
+		p = put_var(put_var(p + 4, r->prog), r->vers);
+	}
+	p = put_var(p, zigzag((uint64_t)(int64_t)(int32_t)(r->xid - (uint32_t)flows->val[e])));
+	flows->val[e] = r->xid;
+	p = put_var(p, r->proc);
+	p = put_var(p, r->status);
+	p = put_user_ref(c, p, r->uid, r->gid);
+	if (r->flags >= RT_FLAGS_BYTE)
+		*p++ = r->flags;
+	put_file_ref(c, &p, &r->server, r->fh, r->fh_len);
+	p = put_var(p, r->offset);
+	p = put_var(p, r->count);
+	if (r->done != r->count)
+		p = put_var(p, r->done);
+	p = put_var(p, r->size);
+	buf[0] = tag;
+	return (size_t)(p - buf);
+}
+
+/* Decoding. */
+
+static inline int
+get_ref(const struct tbl *t, struct cur *cu, uint32_t *e)
+{
+	uint32_t v;
+
+	if (t->count < 256) {
+		if (!has(cu, 1))
+			return -EBADMSG;
+		v = *cu->p++;
+	} else {
+		if (!has(cu, 2))
+			return -EBADMSG;
+		v = get16(cu->p);
+		cu->p += 2;
+	}
+	/* A new entry needs room; past the count is a reference to nothing. */
+	if (v > t->count || (v == t->count && t->count == t->max))
+		return -EBADMSG;
+	*e = v;
+	return 0;
+}
+
+static inline int
+get_u8(struct cur *cu, uint8_t *v)
+{
+	if (!has(cu, 1))
+		return -EBADMSG;
+	*v = *cu->p++;
+	return 0;
+}
+
+static int
+get_addr_ref(struct th_trace_chunk *c, struct cur *cu, struct th_addr *a)
+{
+	struct tbl *t = &c->t[T_ADDR];
+	uint8_t kind;
+	uint32_t e;
+
+	if (get_ref(t, cu, &e) < 0)
+		return -EBADMSG;
+	if (e < t->count) {
+		memcpy(a->b, tbl_key(t, e), 16);
+		return 0;
+	}
+	if (get_u8(cu, &kind) < 0 || kind > 1 || get_addr(cu, kind == 0, a) < 0)
+		return -EBADMSG;
+	tbl_add(t, a->b, 16);
+	return 0;
+}
+
+/* The FILE entry @e's server, handle bytes and length. */
+static inline void
+file_of(const struct tbl *t, uint32_t e, struct th_addr *server, uint8_t *fh, uint8_t *fh_len)
+{
+	const uint8_t *k = tbl_key(t, e);
+
+	if (server != NULL)
+		memcpy(server->b, k, 16);
+	*fh_len = k[16];
+	memcpy(fh, k + 17, k[16]);
+	memset(fh + k[16], 0, TH_TRACE_FH_MAX - k[16]);
+}
+
+static int
+get_file_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *e)
+{
+	struct tbl *t = &c->t[T_FILE];
+	uint8_t key[FILE_KEY_MAX], fh_len, tail;
+	struct th_addr server;
+	size_t kept;
+
+	if (get_ref(t, cu, e) < 0)
+		return -EBADMSG;
+	if (*e < t->count)
+		return 0;
+	if (get_addr_ref(c, cu, &server) < 0 || get_u8(cu, &fh_len) < 0 || get_u8(cu, &tail) < 0 ||
+		fh_len > TH_TRACE_FH_MAX || tail > fh_len)
+		return -EBADMSG;
+	kept = (size_t)fh_len - tail;
+	if (!has(cu, kept) || (kept > 0 && cu->p[kept - 1] == 0))
+		return -EBADMSG;
+	memcpy(key, server.b, 16);
+	key[16] = fh_len;
+	memcpy(key + 17, cu->p, kept);
+	memset(key + 17 + kept, 0, tail);
+	cu->p += kept;
+	tbl_add(t, key, 17 + (size_t)fh_len);
+	return 0;
+}
+
+static int
+get_user_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *uid, uint32_t *gid)
+{
+	struct tbl *t = &c->t[T_USER];
+	uint8_t key[8];
+	uint32_t e;
+
+	if (get_ref(t, cu, &e) < 0)
+		return -EBADMSG;
+	if (e == t->count) {
+		if (get_var32(cu, uid) < 0 || get_var32(cu, gid) < 0)
+			return -EBADMSG;
+		put32(key, *uid);
+		put32(key + 4, *gid);
+		tbl_add(t, key, sizeof(key));
+		return 0;
+	}
+	*uid = get32(tbl_key(t, e));
+	*gid = get32(tbl_key(t, e) + 4);
+	return 0;
+}
+
+static inline int
+get_time(struct th_trace_chunk *c, struct cur *cu, uint64_t *t)
+{
+	uint64_t z;
+
+	if (get_var(cu, UINT64_MAX, &z) < 0)
+		return -EBADMSG;
+	*t = c->prev_ns + unzigzag(z);
+	c->prev_ns = *t;
+	return 0;
+}
+
+static int
+decode_open(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_trace_open *out)
+{
+	struct th_trace_open r;
+	uint8_t form = 0;
+	uint32_t f;
+	uint64_t d;
+
+	if ((tag & OT_EXT) && (get_u8(cu, &form) < 0 || form == 0 || (form & ~OX_ALL)))
+		return -EBADMSG;
+	/* Flags above 3 have a byte of their own, and flags 0-3 only the tag's spelling. */
+	if ((form & OX_FLAGS) && (tag & OT_FLAGS_MASK))
+		return -EBADMSG;
+	if ((form & OX_XFER) && (tag & OT_XFER_ZERO))
+		return -EBADMSG;
+	r.dir = tag & OT_DIR ? 1 : 0;
+	r.flags = (uint8_t)((tag & OT_FLAGS_MASK) >> OT_FLAGS_SHIFT);
+	if (get_time(c, cu, &r.open_ns) < 0 || get_var(cu, UINT64_MAX, &d) < 0)
+		return -EBADMSG;
+	r.close_ns = r.open_ns + d;
+	if (get_file_ref(c, cu, &f) < 0)
+		return -EBADMSG;
+	file_of(&c->t[T_FILE], f, &r.server, r.fh, &r.fh_len);
+	if (get_addr_ref(c, cu, &r.client) < 0 || get_user_ref(c, cu, &r.uid, &r.gid) < 0 ||
+		get_var32(cu, &r.ops) < 0)
+		return -EBADMSG;
+	r.vers = c->prev_vers;
+	if (form & OX_VERS) {
+		if (get_u8(cu, &r.vers) < 0 || r.vers == c->prev_vers)
+			return -EBADMSG;
+	}
+	if (form & OX_FLAGS) {
+		if (get_u8(cu, &r.flags) < 0 || r.flags <= 3)
+			return -EBADMSG;
+	}
+	if ((form & OX_XFER) && get_var(cu, UINT64_MAX, &r.transferred) < 0)
+		return -EBADMSG;
+	if ((form & OX_SEQ) && get_var(cu, UINT64_MAX, &r.seq_bytes) < 0)
+		return -EBADMSG;
+	if (tag & OT_SIZE_SAME)
+		r.size = c->t[T_FILE].val[f];
+	else if (get_var(cu, UINT64_MAX, &r.size) < 0 || r.size == c->t[T_FILE].val[f])
+		return -EBADMSG;
+	/* Implied values: a stored one that equals what the form implies is a second spelling. */
+	if (tag & OT_XFER_ZERO) {
+		if (r.size == 0)
+			return -EBADMSG;
+		r.transferred = 0;
+	} else if (!(form & OX_XFER)) {
+		r.transferred = r.size;
+	} else if (r.transferred == r.size || r.transferred == 0) {
+		return -EBADMSG;
+	}
+	if (!(form & OX_SEQ))
+		r.seq_bytes = r.transferred;
+	else if (r.seq_bytes == r.transferred)
+		return -EBADMSG;
+	c->t[T_FILE].val[f] = r.size;
+	c->prev_vers = r.vers;
+	if (out != NULL)
+		*out = r;
+	return TH_TRACE_OPEN;
+}
+
+static int
+decode_name(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_trace_name *out)
+{
+	struct th_trace_name r;
+	uint32_t f, d;
+	uint8_t len;
+	uint64_t v;
+
+	/* Zeroed for the struct's padding: the caller gets no stack bytes. */
+	memset(&r, 0, sizeof(r));
+	if (tag & ~NT_ALL)
+		return -EBADMSG;
+	if (get_time(c, cu, &r.from_ns) < 0)
+		return -EBADMSG;
+	if (!(tag & NT_OPEN_ENDED)) {
+		/* A difference that lands on 0 would be the open-ended record spelled twice. */
+		if (get_var(cu, UINT64_MAX, &v) < 0 || r.from_ns + v == 0)
+			return -EBADMSG;
+		r.to_ns = r.from_ns + v;
+	}
+	if (get_file_ref(c, cu, &f) < 0 || get_file_ref(c, cu, &d) < 0 || get_u8(cu, &len) < 0 ||
+		!has(cu, len))
+		return -EBADMSG;
+	file_of(&c->t[T_FILE], f, &r.server, r.fh, &r.fh_len);
+	file_of(&c->t[T_FILE], d, NULL, r.dir_fh, &r.dir_fh_len);
+	/* The directory's entry was added with the same server (written that way). */
+	if (memcmp(tbl_key(&c->t[T_FILE], d), r.server.b, 16) != 0)
+		return -EBADMSG;
+	r.name_len = len;
+	memcpy(r.name, cu->p, len);
+	cu->p += len;
+	if (out != NULL)
+		*out = r;
+	return TH_TRACE_NAME;
+}
+
+static int
+decode_rpc(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_trace_rpc *out)
+{
+	struct tbl *flows = &c->t[T_FLOW];
+	struct th_trace_rpc r;
+	uint8_t key[FLOW_KEY_SIZE];
+	struct th_addr server;
+	uint32_t e, f, vers;
+	uint64_t v;
+
+	memset(&r, 0, sizeof(r));
+	if (tag & RT_CALL) {
+		if (get_time(c, cu, &r.call_ns) < 0 || r.call_ns == 0)
+			return -EBADMSG;
+		if (tag & RT_REPLY) {
+			if (get_var(cu, UINT64_MAX, &v) < 0 || r.call_ns + v == 0)
+				return -EBADMSG;
+			r.reply_ns = r.call_ns + v;
+		}
+	} else if (tag & RT_REPLY) {
+		if (get_time(c, cu, &r.reply_ns) < 0 || r.reply_ns == 0)
+			return -EBADMSG;
+	}
+	if (get_ref(flows, cu, &e) < 0)
+		return -EBADMSG;
+	if (e == flows->count) {
+		if (get_addr_ref(c, cu, &r.client) < 0 || get_addr_ref(c, cu, &r.server) < 0 ||
+			!has(cu, 4))
+			return -EBADMSG;
+		r.client_port = get16(cu->p);
+		r.server_port = get16(cu->p + 2);
+		cu->p += 4;
+		if (get_var32(cu, &r.prog) < 0 || get_var16(cu, &r.vers) < 0)
+			return -EBADMSG;
+		memcpy(key, r.client.b, 16);
+		memcpy(key + 16, r.server.b, 16);
+		put16(key + 32, r.client_port);
+		put16(key + 34, r.server_port);
+		put32(key + 36, r.prog);
+		put16(key + 40, r.vers);
+		tbl_add(flows, key, sizeof(key));
+	} else {
+		const uint8_t *k = tbl_key(flows, e);
+
+		memcpy(r.client.b, k, 16);
+		memcpy(r.server.b, k + 16, 16);
+		r.client_port = get16(k + 32);
+		r.server_port = get16(k + 34);
+		r.prog = get32(k + 36);
+		vers = get16(k + 40);
+		r.vers = (uint16_t)vers;
+	}
+	if (get_var(cu, UINT32_MAX, &v) < 0)
+		return -EBADMSG;
+	r.xid = (uint32_t)flows->val[e] + (uint32_t)unzigzag(v);
+	flows->val[e] = r.xid;
+	if (get_var16(cu, &r.proc) < 0 || get_var32(cu, &r.status) < 0 ||
+		get_user_ref(c, cu, &r.uid, &r.gid) < 0)
+		return -EBADMSG;
+	r.flags = (uint8_t)(tag >> RT_FLAGS_SHIFT);
+	if (r.flags == RT_FLAGS_BYTE) {
+		if (get_u8(cu, &r.flags) < 0 || r.flags < RT_FLAGS_BYTE)
+			return -EBADMSG;
+	}
+	if (get_file_ref(c, cu, &f) < 0)
+		return -EBADMSG;
+	file_of(&c->t[T_FILE], f, &server, r.fh, &r.fh_len);
+	if (memcmp(server.b, r.server.b, 16) != 0)
+		return -EBADMSG;
+	if (get_var(cu, UINT64_MAX, &r.offset) < 0 || get_var32(cu, &r.count) < 0)
+		return -EBADMSG;
+	if (tag & RT_DONE_IS_COUNT)
+		r.done = r.count;
+	else if (get_var32(cu, &r.done) < 0 || r.done == r.count)
+		return -EBADMSG;
+	if (get_var(cu, UINT64_MAX, &r.size) < 0)
+		return -EBADMSG;
+	if (out != NULL)
+		*out = r;
+	return TH_TRACE_RPC;
+}
+
+int
+th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size, size_t *used,
+	struct th_trace_open *open, struct th_trace_name *name, struct th_trace_rpc *rpc)
+{
+	struct cur cu = {buf, buf + size};
+	uint8_t tag;
+	int ret;
+
+	if (used != NULL)
+		*used = 0;
+	if (buf == NULL || size == 0)
+		return -EBADMSG;
+	tag = *cu.p++;
+	switch (tag & TAG_TYPE_MASK) {
+	case TH_TRACE_OPEN:
+		ret = decode_open(c, &cu, tag, open);
+		break;
+	case TH_TRACE_NAME:
+		ret = decode_name(c, &cu, tag, name);
+		break;
+	case TH_TRACE_RPC:
+		ret = decode_rpc(c, &cu, tag, rpc);
+		break;
+	default:
+		ret = -EBADMSG;
+		break;
+	}
+	if (ret > 0 && used != NULL)
+		*used = (size_t)(cu.p - buf);
+	return ret;
+}
