@@ -50,6 +50,7 @@ struct flow {
 /* What a workload does to the caches and engines, independent of rates. */
 struct shape {
 	double qpc_miss, mtt_miss, rwqe_miss; /* miss ratios by working set */
+	double rwqe_late;                     /* receive WQEs the prefetcher did not have ready */
 	double tx_scale, drain_scale;         /* quirk effects, 1 when none */
 	double e_qpc, e_mtt, e_rwqe;          /* exposed fraction of a miss (serial) */
 	double rwqe_sync;                     /* on-demand receive WQE fetches in flight */
@@ -86,6 +87,19 @@ miss_ratio(double ws, double cap)
 	return 0.01 + 0.99 * (1 - 1 / r);
 }
 
+/*
+ * Share of a structure that has run past its capacity @p cap when it needs
+ * @p x: a steep but smooth step (half at the capacity). Smooth, so the counter
+ * it drives moves as a workload approaches the limit, long before the symptom.
+ */
+static double
+over(double x, double cap)
+{
+	double r = pow(x / cap, 6);
+
+	return r / (1 + r);
+}
+
 static double
 unit_noise(struct th_sim *s)
 {
@@ -102,6 +116,16 @@ shape_of(const struct th_sim *s, const struct th_wl *wl, struct shape *sh)
 	sh->qpc_miss = miss_ratio((double)wl->qp_count, p->qpc_entries);
 	sh->mtt_miss = miss_ratio((double)wl->mr_count, p->mtt_entries);
 	sh->rwqe_miss = miss_ratio((double)wl->qp_count * wl->wq_depth, p->rwqe_entries);
+	/*
+	 * The receive-WQE prefetcher runs ahead of each tracked queue by a lead of
+	 * WQEs and keeps a window of each ring cached. A WQE is late when a burst
+	 * (one posted batch lands back to back on one QP) outruns the lead, the
+	 * ring is longer than the window (prefetched entries are evicted before
+	 * use), and more queues are active than it tracks, all at once: any one
+	 * of them alone leaves it time to catch up.
+	 */
+	sh->rwqe_late = over(wl->wqe_batch, p->rwqe_lead) * over(wl->wq_depth, p->rwqe_window) *
+			over(wl->qp_count, p->rwqe_slots);
 	sh->tx_scale = sh->drain_scale = 1;
 	sh->e_qpc = sh->e_mtt = sh->e_rwqe = 0;
 	for (i = 0; i < s->quirk_count; i++) {
@@ -325,7 +349,11 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		if (mcap > 0)
 			r = fmin(r, mcap / f->payload);
 		if (f->is_loop) {
+			/* The hairpin turns one loop message around at a time: only
+			 * long messages make loop traffic bandwidth-heavy. */
 			r = fmin(r, p->loopback_gbps * 1e9 / 8 / f->wire);
+			if (p->loopback_msg_ns > 0)
+				r = fmin(r, 1 / (p->loopback_msg_ns * NS));
 		} else {
 			/* The sender's port also carries ACKs for a flow coming the other way. */
 			double back = 0;
@@ -345,7 +373,7 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 	/* Receivers: drain while their own TX runs; a deficit is paused away. */
 	for (h = 0; h < TH_HOSTS; h++) {
 		struct host_out *o = &ho[h];
-		double in_bytes = 0, eng = 0, send_msgs = 0, drain, own_rd = 0;
+		double in_bytes = 0, eng = 0, send_msgs = 0, drain, own_rd = 0, ud_msgs = 0;
 
 		for (i = 0; i < n; i++) {
 			const struct flow *f = &fl[i];
@@ -360,6 +388,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 			o->arr_msgs += f->rate;
 			if (f->is_send)
 				send_msgs += f->rate;
+			if (f->is_send && wl->qp_type == TH_QP_UD)
+				ud_msgs += f->rate;
 		}
 		o->arr_send_msgs = send_msgs;
 		if (o->arr_msgs == 0)
@@ -373,6 +403,12 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		o->wr_util = in_bytes / drain;
 		o->rx_util = eng / hc[h].drain;
 		o->rho = fmax(o->wr_util, o->rx_util);
+		/* UD has no end-to-end credits: a late receive WQE holds its packet in
+		 * the RX buffer while it is fetched, rwqe_inflight at a time. RC SENDs
+		 * wait for credits at the sender instead, so there the fetch hides. */
+		if (ud_msgs > 0 && sh->rwqe_late > 0)
+			o->rho = fmax(o->rho, ud_msgs * sh->rwqe_late * lat_ns * NS /
+						      (p->rwqe_inflight * hc[h].drain));
 		if (sh->rwqe_sync > 0 && send_msgs > 0)
 			o->rho = fmax(o->rho, send_msgs * lat_ns * NS / (sh->rwqe_sync * hc[h].drain));
 		o->pause = o->rho > 1 ? 1 - 1 / o->rho : 0;
@@ -431,7 +467,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		}
 		v[TH_CTR_QPC_MISS] = (tx_msgs + rx_msgs) * sh->qpc_miss;
 		v[TH_CTR_MTT_MISS] = (tx_msgs + rx_msgs) * sh->mtt_miss;
-		v[TH_CTR_RWQE_MISS] = rx_send * (sh->rwqe_sync > 0 ? 1 : sh->rwqe_miss);
+		v[TH_CTR_RWQE_MISS] = rx_send * (sh->rwqe_sync > 0 ? 1 :
+					fmin(1, sh->rwqe_miss + sh->rwqe_late));
 		v[TH_CTR_PCIE_BP] = 1e9 * pow(fmin(1, fmax(o->wr_util, o->rd_util)), 8);
 		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rx_util, o->tx_util)), 4);
 		for (i = 0; i < TH_CTR__COUNT; i++)

@@ -43,6 +43,7 @@ struct sim_params {
 	double tx_mpps;         /* TX engine packets/s with no per-WQE work */
 	double rx_mpps;         /* RX engine packets/s cap */
 	double loopback_gbps;   /* internal loopback (eSwitch) rate cap */
+	double loopback_msg_ns; /* hairpin turnaround per loop message (serial) */
 	double ack_every;       /* RC: data packets per coalesced ACK */
 	/* nic */
 	double pu_count;        /* processing units working in parallel */
@@ -51,6 +52,10 @@ struct sim_params {
 	double mtt_entries;     /* MTT/MPT cache capacity (MRs) */
 	double rwqe_entries;    /* receive WQE cache capacity (WQEs) */
 	double miss_expose;     /* fraction of miss latency prefetching fails to hide */
+	double rwqe_lead;       /* receive WQEs the prefetcher fetches ahead of a burst, per QP */
+	double rwqe_window;     /* receive ring entries per QP the prefetcher keeps cached */
+	double rwqe_slots;      /* receive queues the prefetcher tracks at once */
+	double rwqe_inflight;   /* on-demand receive WQE fetches in flight (UD) */
 	double wqe_ns;          /* engine time per WQE (descriptor parse) */
 	double sge_ns;          /* engine time per SG element */
 	double doorbell_ns;     /* engine time per doorbell (one per posted batch) */

@@ -146,7 +146,7 @@ test_unknown_key(void **state)
 	expect_error(t, 0, "gbps");
 	free(t);
 	t = edit("rwqe_sync = 2", "rwqe_sync = 2\nrwqe_snyc = 3");
-	expect_error(t, line_of("rwqe_sync = 2") + 1, "unknown key 'quirk.ud_batch_rwqe.rwqe_snyc'");
+	expect_error(t, line_of("rwqe_sync = 2") + 1, "unknown key 'quirk.rc_send_rwqe_1k.rwqe_snyc'");
 	free(t);
 	t = edit("[cost]", "[cots]");
 	expect_error(t, 0, "cost");
@@ -159,11 +159,11 @@ test_unknown_key(void **state)
 static void
 test_bad_mfs(void **state)
 {
-	char *t = edit("when = qp_type=UD opcode=SEND wqe_batch>=64",
-		"when = qp_type=XX opcode=SEND wqe_batch>=64");
+	char *t = edit("when = qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64",
+		"when = qp_type=XX opcode=SEND mtu=1024 wqe_batch>=64");
 
 	(void)state;
-	expect_error(t, line_of("when = qp_type=UD opcode=SEND wqe_batch>=64"), "bad MFS text");
+	expect_error(t, line_of("when = qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64"), "bad MFS text");
 	free(t);
 	t = edit("conditions = pause: dir=loopback", "conditions = dir=loopback");
 	expect_error(t, line_of("conditions = pause: dir=loopback"), "conditions");
@@ -208,11 +208,11 @@ test_missing(void **state)
 	(void)state;
 	expect_error(t, 0, "[link] needs 'gbps'");
 	free(t);
-	t = edit("note = quirk: UD receive-WQE prefetch", "# no note");
+	t = edit("note = quirk: multi-packet SENDs at 1K MTU", "# no note");
 	expect_error(t, 0, "needs 'note'");
 	free(t);
 	t = edit("rwqe_sync = 2", "# no effect");
-	expect_error(t, line_of("when = qp_type=UD opcode=SEND wqe_batch>=64"), "no effect");
+	expect_error(t, line_of("when = qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64"), "no effect");
 	free(t);
 	expect_error("", 0, "needs");
 	expect_error("[profile]\nname = X\n", 0, "needs");
