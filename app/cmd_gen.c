@@ -68,6 +68,12 @@ usage(FILE *out, const struct th_gen_config *d)
 		"                          (default %g)\n"
 		"      --users-per-client N  users at each client, 1..1000 (default %u)\n"
 		"      --ls-share F        share of commands that are ls -l (default %.2f)\n"
+		"      --user-mix NAME     the other commands (default %s):\n",
+		d->hours, d->users_per_client, d->ls_share, th_gen_user_mix_name(d->user_mix));
+#define TH_GEN_X(e, name, text) fprintf(out, "                            %-6s %s\n", name, text);
+	TH_GEN_USER_MIX_LIST(TH_GEN_X)
+#undef TH_GEN_X
+	fprintf(out,
 		"      --user-think S      mean pause of a user between commands, s (default %g)\n"
 		"      --cache-mb N        each client's data cache, MB (default %u)\n"
 		"      --acregmin S, --acregmax S, --acdirmin S, --acdirmax S\n"
@@ -86,9 +92,8 @@ usage(FILE *out, const struct th_gen_config *d)
 		"A one-line summary goes to stderr (users workload: a second line with the\n"
 		"commands, opens per class and phantom GETATTRs).\n"
 		"Exit status: 0 done, 1 failed, 2 usage error.\n",
-		d->hours, d->users_per_client, d->ls_share, d->user_think_s, d->cache_mb,
-		d->acregmin_s, d->acregmax_s, d->acdirmin_s, d->acdirmax_s, d->rsize, d->wsize,
-		d->loss);
+		d->user_think_s, d->cache_mb, d->acregmin_s, d->acregmax_s, d->acdirmin_s,
+		d->acdirmax_s, d->rsize, d->wsize, d->loss);
 }
 
 enum {
@@ -105,6 +110,7 @@ enum {
 	OPT_HOURS,
 	OPT_USERS,
 	OPT_LS_SHARE,
+	OPT_USER_MIX,
 	OPT_USER_THINK,
 	OPT_CACHE_MB,
 	OPT_ACREGMIN,
@@ -139,6 +145,7 @@ static const struct option options[] = {
 	{"hours", required_argument, NULL, OPT_HOURS},
 	{"users-per-client", required_argument, NULL, OPT_USERS},
 	{"ls-share", required_argument, NULL, OPT_LS_SHARE},
+	{"user-mix", required_argument, NULL, OPT_USER_MIX},
 	{"user-think", required_argument, NULL, OPT_USER_THINK},
 	{"cache-mb", required_argument, NULL, OPT_CACHE_MB},
 	{"acregmin", required_argument, NULL, OPT_ACREGMIN},
@@ -278,6 +285,15 @@ th_cmd_gen(int argc, char **argv)
 			break;
 		case OPT_LS_SHARE:
 			rc = parse_share("ls-share", optarg, &cfg.ls_share);
+			break;
+		case OPT_USER_MIX:
+			if (th_gen_user_mix_parse(optarg, &cfg.user_mix) != 0) {
+				fprintf(stderr,
+					"tracehound gen: --user-mix: '%s' is not a command mix "
+					"(seed, full)\n",
+					optarg);
+				rc = -EINVAL;
+			}
 			break;
 		case OPT_USER_THINK:
 			rc = parse_pos("user-think", optarg, 86400, &cfg.user_think_s);

@@ -37,11 +37,37 @@ static const char *const workload_names[] = {
 #undef TH_GEN_X
 };
 
+static const char *const user_mix_names[] = {
+#define TH_GEN_X(e, name, text) name,
+	TH_GEN_USER_MIX_LIST(TH_GEN_X)
+#undef TH_GEN_X
+};
+
 static const char *const open_class_names[] = {
 #define TH_GEN_X(e, name, text) name,
 	TH_GEN_OPEN_CLASS_LIST(TH_GEN_X)
 #undef TH_GEN_X
 };
+
+const char *
+th_gen_user_mix_name(enum th_gen_user_mix mix)
+{
+	return (unsigned int)mix < TH_GEN__USER_MIX_COUNT ? user_mix_names[mix] : NULL;
+}
+
+int
+th_gen_user_mix_parse(const char *name, enum th_gen_user_mix *mix)
+{
+	unsigned int i;
+
+	for (i = 0; i < TH_GEN__USER_MIX_COUNT; i++) {
+		if (strcmp(name, user_mix_names[i]) == 0) {
+			*mix = (enum th_gen_user_mix)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 const char *
 th_gen_workload_name(enum th_gen_workload wl)
@@ -145,6 +171,7 @@ th_gen_config_init(struct th_gen_config *cfg)
 	cfg->hours = 1.0;
 	cfg->users_per_client = 2;
 	cfg->ls_share = 0.3;
+	cfg->user_mix = TH_GEN_USER_MIX_SEED;
 	cfg->cache_mb = 64;
 	cfg->acregmin_s = 3;
 	cfg->acregmax_s = 60;
@@ -187,6 +214,8 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "users per client must be 1..1000";
 	else if (!(cfg->ls_share >= 0 && cfg->ls_share <= 1))
 		what = "ls share must be between 0 and 1";
+	else if ((unsigned int)cfg->user_mix >= TH_GEN__USER_MIX_COUNT)
+		what = "unknown user command mix";
 	else if (cfg->cache_mb < 1 || cfg->cache_mb > 1048576)
 		what = "cache must be 1..1048576 MB";
 	else if (cfg->acregmin_s > cfg->acregmax_s || cfg->acdirmin_s > cfg->acdirmax_s ||

@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * The users workload: people at Linux NFSv3 clients running ls -l, stat,
- * touch, cp, cat, wc, edit-and-save, mkdir, rm and programs over the export's
- * tree, and the RPCs their client sends for it, decided by a model of the
- * client's caches:
+ * The users workload: people at Linux NFSv3 clients running ls -l, touch, cp,
+ * cat, wc and programs (the seed's mix), or also stat, edit-and-save, mkdir and
+ * rm (the full mix), over the export's tree, and the RPCs their client sends
+ * for it, decided by a model of the client's caches:
  *
  *  - attributes: per file, valid for attrtimeo after they arrived (any reply
  *    carrying them); attrtimeo starts at acregmin (acdirmin for directories),
  *    doubles up to acregmax (acdirmax) each time a revalidation finds nothing
  *    changed, and falls back to the minimum on a change (Linux nfs_update_inode);
- *  - close-to-open: open() of a regular file always revalidates: GETATTR, or
- *    LOOKUP when the name itself has to be looked up (Linux checks a cached
- *    dentry with GETATTR when LOOKUP_OPEN is set; a fresh LOOKUP brings the
- *    attributes with it). Directories are revalidated only when expired;
+ *  - close-to-open: open() of a regular file or a directory (opendir, ls -l)
+ *    always revalidates: GETATTR, or LOOKUP when the name itself has to be
+ *    looked up (Linux's nfs_lookup_verify_inode() forces a GETATTR of a cached
+ *    dentry's inode when LOOKUP_OPEN is set, for S_IFREG and S_IFDIR; a fresh
+ *    LOOKUP brings the attributes with it). Path components on the way are
+ *    revalidated only when expired;
  *  - dentries: a cached name is trusted while its directory's mtime is the one
  *    seen when it was looked up; path components are checked root first
  *    (GETATTR of an expired directory, LOOKUP of an unverified name, ACCESS when
@@ -124,7 +126,16 @@ struct u_step {
 #define C__COUNT GEN__CMD_COUNT
 #define u_cmd gen_user_cmd
 
-static const uint32_t cmd_weight[C__COUNT] = {0, 20, 18, 12, 8, 10, 8, 12, 2, 4};
+/* Weights in enum gen_user_cmd order: ls (drawn by ls_share instead), stat, cat, wc, touch,
+ * cp, edit, exec, mkdir, rm. */
+static const uint32_t cmd_weight[TH_GEN__USER_MIX_COUNT][C__COUNT] = {
+	/* The seed's test (seed 000 §4): ls -l, touch, cp and wc (and cat, which reads the
+	 * same way), at random; and programs, demand paged, which the seed names as where
+	 * partly cached files come from most (§3), so the cache model's partial reads are
+	 * scored too. */
+	[TH_GEN_USER_MIX_SEED] = {0, 0, 5, 10, 10, 10, 0, 6, 0, 0},
+	[TH_GEN_USER_MIX_FULL] = {0, 20, 18, 12, 8, 10, 8, 12, 2, 4},
+};
 
 struct u_rec {
 	struct th_gen_open o; /**< the record */
@@ -1042,18 +1053,17 @@ step_eval(struct ctx *x, const struct u_step *s)
 	case U_WALK:
 		return step_walk(x, node, s->flags & F_SELF);
 	case U_OPEN:
-		en = ent(x, node);
 		if (!dentry_valid(x, node)) {
 			rpc_lookup(x, x->e->nodes[node].parent, x->e->nodes[node].name, node);
 			u->is_step_done = true;
 			return 1;
 		}
-		if (x->e->nodes[node].type == TH_NFS_REG || !attr_valid(en, x->now)) {
-			rpc_getattr(x, node);
-			u->is_step_done = true;
-			return 1;
-		}
-		return 0;
+		/* Linux's nfs_lookup_verify_inode() forces a revalidation on LOOKUP_OPEN
+		 * for regular files and directories alike (close-to-open; ls -l opens its
+		 * directory), cached attributes or not. */
+		rpc_getattr(x, node);
+		u->is_step_done = true;
+		return 1;
 	case U_ACCESS:
 		if (access_valid(x, node))
 			return 0;
@@ -1242,19 +1252,20 @@ new_name(struct ctx *x, const char *prefix)
 static enum u_cmd
 draw_cmd(struct ctx *x)
 {
+	const uint32_t *weight = cmd_weight[x->w->cfg->user_mix];
 	uint32_t total = 0, r, i;
 
 	if (gen_rng_chance(&x->w->rng, x->w->cfg->ls_share))
 		return C_LS;
 	for (i = 0; i < C__COUNT; i++)
-		total += cmd_weight[i];
+		total += weight[i];
 	r = th_rng_below(&x->w->rng, total);
 	for (i = 0; i < C__COUNT; i++) {
-		if (r < cmd_weight[i])
+		if (r < weight[i])
 			return (enum u_cmd)i;
-		r -= cmd_weight[i];
+		r -= weight[i];
 	}
-	return C_STAT;
+	return C_WC;
 }
 
 /* Plan a command: its steps, and the nodes they work on. */
@@ -1346,9 +1357,13 @@ planned:
 		} else {
 			b = pick_data_file(x);
 			if (b == a || b == NONE) {
+				/* No other file to copy over: the user just reads this one. */
 				u->n_steps = 0;
 				push(u, U_WALK, SA, -1, 0);
-				push(u, U_STAT, SA, -1, 0);
+				push(u, U_OPEN, SA, 0, 0);
+				push(u, U_ACCESS, SA, 0, 0);
+				push(u, U_READ, SA, 0, 0);
+				push(u, U_CLOSE, SA, 0, 0);
 				break;
 			}
 			push(u, U_WALK, SB, -1, 0);

@@ -43,14 +43,34 @@ enum th_gen_mix {
 #define TH_GEN_WORKLOAD_LIST(X)                                                                    \
 	X(OPS, "ops", "a fixed number of RPCs drawn from --mix, the default")                      \
 	X(USERS, "users",                                                                          \
-		"users running ls -l, stat, touch, cp, cat, wc, edit-and-save and programs on "    \
-		"Linux-like NFS clients with attribute and data caches, for --hours")
+		"users running ls -l and --user-mix's commands on Linux-like NFS clients "         \
+		"with attribute and data caches, for --hours")
 
 enum th_gen_workload {
 #define TH_GEN_X(e, name, text) TH_GEN_WORKLOAD_##e,
 	TH_GEN_WORKLOAD_LIST(TH_GEN_X)
 #undef TH_GEN_X
 		TH_GEN__WORKLOAD_COUNT
+};
+
+/**
+ * Command mixes of the users workload: enum value, name on the command line,
+ * description. The seed's mix is what its authors scored nfstrace with (seed
+ * 000 §4) and programs, whose demand paging leaves files partly cached; the
+ * full mix adds commands whose RPCs a cached open can repeat exactly (stat
+ * sends the GETATTR a fully cached cat sends).
+ */
+#define TH_GEN_USER_MIX_LIST(X)                                                                    \
+	X(SEED, "seed",                                                                            \
+		"ls -l, touch, cp, wc and cat as in the seed's test, and programs (demand "        \
+		"paging), the default")                                                            \
+	X(FULL, "full", "also stat, edit-and-save, mkdir and rm")
+
+enum th_gen_user_mix {
+#define TH_GEN_X(e, name, text) TH_GEN_USER_MIX_##e,
+	TH_GEN_USER_MIX_LIST(TH_GEN_X)
+#undef TH_GEN_X
+		TH_GEN__USER_MIX_COUNT
 };
 
 /**
@@ -115,11 +135,12 @@ struct th_gen_config {
 	uint32_t think_us;         /**< mean client pause between calls, microseconds */
 	enum th_gen_workload workload; /**< ops (the mixes) or users */
 	/* Users workload only. */
-	double hours;              /**< simulated time; commands start before its end */
-	uint32_t users_per_client; /**< users on each client, each with its own uid */
-	double ls_share;           /**< share of user commands that are ls -l */
-	uint32_t cache_mb;         /**< each client's data cache */
-	uint32_t acregmin_s;       /**< attribute cache timeouts, as the Linux mount options */
+	double hours;                  /**< simulated time; commands start before its end */
+	uint32_t users_per_client;     /**< users on each client, each with its own uid */
+	double ls_share;               /**< share of user commands that are ls -l */
+	enum th_gen_user_mix user_mix; /**< the other commands users run */
+	uint32_t cache_mb;             /**< each client's data cache */
+	uint32_t acregmin_s;           /**< attribute cache timeouts, as the Linux mount options */
 	uint32_t acregmax_s;
 	uint32_t acdirmin_s;
 	uint32_t acdirmax_s;
@@ -162,8 +183,9 @@ struct th_gen_sink {
 
 /**
  * Defaults: seed 1, 8 clients, 2 servers, 10000 ops, mixed, MTU 1500, handshakes;
- * users workload: 1 hour, 2 users per client, ls -l 30%, 64 MB cache, Linux's
- * acregmin/acregmax/acdirmin/acdirmax 3/60/30/60 s, rsize and wsize 1 MiB, no loss.
+ * users workload: 1 hour, 2 users per client, ls -l 30%, the seed's command mix, 64 MB
+ * cache, Linux's acregmin/acregmax/acdirmin/acdirmax 3/60/30/60 s, rsize and wsize 1 MiB,
+ * no loss.
  */
 void th_gen_config_init(struct th_gen_config *cfg);
 
@@ -178,6 +200,12 @@ const char *th_gen_mix_name(enum th_gen_mix mix);
 
 /** Parse a mix name. @return 0, or -EINVAL for an unknown name. */
 int th_gen_mix_parse(const char *name, enum th_gen_mix *mix);
+
+/** Name of a users command mix ("seed"), or NULL when out of range. */
+const char *th_gen_user_mix_name(enum th_gen_user_mix mix);
+
+/** Parse a users command mix name. @return 0, or -EINVAL for an unknown name. */
+int th_gen_user_mix_parse(const char *name, enum th_gen_user_mix *mix);
 
 /** Name of a workload ("users"), or NULL when out of range. */
 const char *th_gen_workload_name(enum th_gen_workload wl);

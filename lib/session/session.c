@@ -74,8 +74,11 @@ th_sess_config_defaults(struct th_sess_config *c)
 	c->listing_ns = 1 * SEC;
 	c->lookup_burst_ns = 50 * MS;
 	c->lookup_burst = 4;
-	/* A client GETATTRs right after writing (close flushes, editors fstat after save). */
-	c->write_settle_ns = 2 * SEC;
+	/* Off: Linux takes the attributes that its WRITE, COMMIT and SETATTR replies carry
+	 * (nfs_writeback_update_inode(), wcc data) and sends no GETATTR after its own write,
+	 * so a GETATTR soon after one is the next open's close-to-open check (touch, then
+	 * cat). Clients that revalidate after writing want a second or two here. */
+	c->write_settle_ns = 0;
 	c->is_access_open = true;
 	c->core_index = 0;
 	c->cores = 1;
@@ -762,6 +765,11 @@ pending_decide(struct th_sess_table *t, uint32_t i)
 	const struct client *c = &t->clients[s->client];
 	uint32_t uid = s->uid;
 
+	if ((s->flags & (SF_SETTLE | SF_SAW_ACCESS)) == SF_SETTLE) {
+		t->ctr.phantoms_write_settle++;
+		sess_release(t, i);
+		return;
+	}
 	if (!(s->flags & SF_SAW_ACCESS) && in_listing(c, s->open_ns)) {
 		t->ctr.phantoms_listing++;
 		sess_release(t, i);
@@ -969,19 +977,59 @@ do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th
 	sess_add_data(t, i, op);
 }
 
+/* An open that a new write open cannot join: it moved data, or a touch ended it. */
+static bool
+is_write_done(const struct sess *s)
+{
+	return (s->flags & (SF_SAW_ZERO | SF_TOUCHED)) != 0 || s->transferred != 0;
+}
+
+/*
+ * The write open @p i (NIL: none) that a truncate, touch or WRITE joins or starts.
+ * The user's GETATTR/ACCESS waiting to become a cache read was the close-to-open
+ * check of this open (open(O_WRONLY | O_TRUNC) of an existing file sends GETATTR,
+ * maybe ACCESS, then SETATTR size 0; touch, GETATTR then SETATTR of times): with
+ * no open to join, it becomes the open, which began there; otherwise it goes.
+ */
+static uint32_t
+write_open(struct th_sess_table *t, uint32_t i, uint32_t file, uint32_t client,
+	const struct th_sess_op *op)
+{
+	uint32_t p = sess_find(t, file, client, op->uid, SK_PENDING);
+
+	if (p != NIL && i == NIL) {
+		sess_rekey(t, p, op->uid, SK_WRITE);
+		t->sess[p].flags = 0;
+		t->sess[p].transferred = 0;
+		t->sess[p].seq_bytes = 0;
+		t->sess[p].next_off = 0;
+		return p;
+	}
+	if (p != NIL)
+		sess_release(t, p);
+	return i != NIL ? i : sess_new(t, file, client, op, SK_WRITE);
+}
+
 /* SETATTR-truncate or CREATE: joins a write open that moved no data yet, else opens. */
 static void
 do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
 {
 	uint32_t i = open_find(t, file, client, op, SK_WRITE);
 
-	if (i != NIL && (t->sess[i].flags & SF_SAW_ZERO || t->sess[i].transferred != 0)) {
+	if (i != NIL && is_write_done(&t->sess[i])) {
 		sess_close(t, i);
 		i = NIL;
 	}
-	if (i == NIL)
-		i = sess_new(t, file, client, op, SK_WRITE);
+	i = write_open(t, i, file, client, op);
 	sess_add_meta(t, i, op);
+}
+
+/* The op's attributes say the object is an empty regular file. */
+static bool
+is_empty(const struct th_sess_op *op)
+{
+	return (op->flags & (TH_SESS_F_HAS_SIZE | TH_SESS_F_IS_DIR)) == TH_SESS_F_HAS_SIZE &&
+	       op->size == 0;
 }
 
 /* GETATTR or ACCESS: maybe the open of a cached file. */
@@ -990,13 +1038,21 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 {
 	bool is_access = op->kind == TH_SESS_ACCESS;
 	uint64_t last_read = 0, last_write = 0;
+	uint8_t flags = 0;
 	uint32_t i;
 
 	if (op->flags & TH_SESS_F_IS_DIR)
 		return false;
 	i = sess_find(t, file, client, op->uid, SK_PENDING);
+	if (i != NIL && !is_access && (t->sess[i].flags & SF_SAW_GETATTR)) {
+		/* An open revalidates once (a GETATTR, or the LOOKUP that stands for it);
+		 * the fstat() after it finds fresh attributes. A second GETATTR is the
+		 * next open: the first one waited for no READ, it stands alone. */
+		pending_decide(t, i);
+		i = NIL;
+	}
 	if (i != NIL) {
-		/* The same open's GETATTR and ACCESS (or attribute revalidations). */
+		/* The same open's GETATTR and ACCESS. */
 		t->sess[i].flags |= is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR;
 		t->sess[i].ops++;
 		return true;
@@ -1006,51 +1062,73 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 		last_read = t->sess[i].last_ns;
 		last_write = t->sess[i].next_off;
 	}
-	i = sess_find(t, file, client, op->uid, SK_READ);
-	if (i != NIL) {
-		/* Attribute checks in the middle of a read are part of it. */
-		if (op->call_ns < t->sess[i].last_ns + t->cfg.confirm_ns)
-			return true;
-		if (t->sess[i].last_ns > last_read)
-			last_read = t->sess[i].last_ns;
+	/* Opens in progress at this client count too, whoever's: the pages one user reads
+	 * or writes are in the client's cache for every user. No GETATTR belongs to a
+	 * read in progress by itself: Linux revalidates a file it is reading
+	 * (nfs_revalidate_mapping) right before the READ that continues where the read
+	 * stopped, which then drops the pending entry (do_data()); a GETATTR that no such
+	 * READ follows is the next open's. */
+	for (i = t->files[file].sess_head; i != NIL; i = t->sess[i].fnext) {
+		const struct sess *s = &t->sess[i];
+
+		if (s->client != client)
+			continue;
+		if (s->kind == SK_READ && s->last_ns > last_read)
+			last_read = s->last_ns;
+		else if (s->kind == SK_WRITE && s->last_ns > last_write)
+			last_write = s->last_ns;
 	}
-	i = sess_find(t, file, client, op->uid, SK_WRITE);
-	if (i != NIL && t->sess[i].last_ns > last_write)
-		last_write = t->sess[i].last_ns;
-	if (last_read == 0 && last_write == 0) {
+	/* Opening an empty file reads nothing, so no read history can say it was opened
+	 * before: its open is a cache read (0 bytes) whatever the history, once the
+	 * rules below (and pending_decide()'s) let it through. */
+	if (last_read == 0 && last_write == 0 && !is_empty(op)) {
 		if (!is_access)
 			t->ctr.getattr_no_history++;
 		return false;
 	}
-	if (last_write > last_read) {
-		if (op->call_ns < last_write + t->cfg.write_settle_ns) {
-			t->ctr.phantoms_write_settle++;
-			return false;
-		}
+	if (last_write > last_read && op->call_ns < last_write + t->cfg.write_settle_ns) {
+		/* Right after its own write a client may revalidate (an editor's fstat after
+		 * saving): a phantom, unless an ACCESS says a user opened the file. */
+		flags = SF_SETTLE;
+	} else if (last_write > last_read) {
 		if (op->call_ns >= last_write + t->cfg.cache_window_ns)
 			return false;
-	} else if (op->call_ns >= last_read + t->cfg.cache_window_ns) {
+	} else if (last_read != 0 && op->call_ns >= last_read + t->cfg.cache_window_ns) {
 		return false;
 	}
 	i = sess_new(t, file, client, op, SK_PENDING);
-	t->sess[i].flags |= is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR;
+	t->sess[i].flags |= flags | (is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR);
 	t->sess[i].ops = 1;
 	t->sess[i].last_ns = op_end(op);
 	return true;
 }
 
-/* A client listing a directory: what follows it is ls -l, not opens. */
+/*
+ * A client listing a directory without the entries' attributes: what follows is
+ * ls -l's lstat of each entry, not opens. That is a READDIR (NFSv2, or a v3
+ * client not using READDIRPLUS), or a burst of LOOKUPs in one directory (lstat of
+ * entries the client has no dentry for). READDIRPLUS brings every entry's handle
+ * and attributes, which Linux puts in its caches (nfs_prime_dcache), so ls -l
+ * sends nothing per entry after it: a GETATTR then is an open's, not a phantom.
+ * LOOKUPs each in the directory the previous one found are a path walk, also no
+ * listing.
+ */
 static void
 note_listing(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
 {
 	struct client *c = &t->clients[client];
 	uint64_t until = op_end(op) + t->cfg.listing_ns;
 
+	if (op->kind == TH_SESS_READDIRPLUS)
+		return;
 	if (op->kind == TH_SESS_LOOKUP) {
-		if (c->burst_count == 0 ||
+		uint32_t dir = mix64(sess_hash_bytes(0, op->fh, op->fh_len));
+
+		if (c->burst_count == 0 || dir != c->burst_dir ||
 			op->call_ns > c->burst_last_ns + t->cfg.lookup_burst_ns) {
 			c->burst_start_ns = op->call_ns;
 			c->burst_count = 0;
+			c->burst_dir = dir;
 		}
 		c->burst_last_ns = op->call_ns;
 		if (++c->burst_count < t->cfg.lookup_burst)
@@ -1203,27 +1281,16 @@ static void
 do_touch(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
 {
 	uint32_t i = open_find(t, file, client, op, SK_WRITE);
-	uint32_t p = sess_find(t, file, client, op->uid, SK_PENDING);
 
 	t->ctr.touch_opens++;
 	/* Only the CREATE of this touch is joined; an earlier write was its own open. */
-	if (i != NIL && ((t->sess[i].flags & SF_SAW_ZERO) || t->sess[i].transferred != 0)) {
+	if (i != NIL && is_write_done(&t->sess[i])) {
 		sess_close(t, i);
 		i = NIL;
 	}
-	if (i == NIL && p != NIL) {
-		sess_rekey(t, p, op->uid, SK_WRITE);
-		t->sess[p].flags = 0;
-		t->sess[p].ops = 1;
-		t->sess[p].transferred = 0;
-		t->sess[p].seq_bytes = 0;
-		t->sess[p].next_off = 0;
-		i = p;
-	} else if (p != NIL) {
-		sess_release(t, p);
-	}
-	if (i == NIL)
-		i = sess_new(t, file, client, op, SK_WRITE);
+	i = write_open(t, i, file, client, op);
+	/* touch closes the file at once: a later truncate or touch is another open. */
+	t->sess[i].flags |= SF_TOUCHED;
 	sess_add_meta(t, i, op);
 }
 
@@ -1364,6 +1431,9 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) &&
 			!is_touch(t, op))) {
 		file = file_find(t, &op->server, fh, fh_len);
+		if (file == NIL && (kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS) &&
+			is_empty(op))
+			file = file_get(t, &op->server, fh, fh_len); /* do_getattr() */
 		if (file == NIL) {
 			if (kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))
 				t->ctr.getattr_no_history++;

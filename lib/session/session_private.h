@@ -37,6 +37,8 @@ enum {
 	SF_IS_DIR = 1 << 1,      /* a directory read */
 	SF_SAW_ACCESS = 1 << 2,  /* PENDING: an ACCESS was part of it */
 	SF_SAW_GETATTR = 1 << 3, /* PENDING: a GETATTR was part of it */
+	SF_TOUCHED = 1 << 4,     /* WRITE: a touch (SETATTR of times) ended it */
+	SF_SETTLE = 1 << 5,      /* PENDING: soon after the client's own write */
 };
 
 struct list {
@@ -92,7 +94,7 @@ struct file {
 	uint64_t size;      /* last size seen (attributes after) */
 };
 
-/* One client: 120 bytes. */
+/* One client: 128 bytes. */
 struct client {
 	struct th_addr addr; /* key */
 	uint32_t hnext;      /* hash chain */
@@ -110,8 +112,10 @@ struct client {
 	uint64_t ga_fileid;   /* the latest one's file */
 	uint64_t ga_from_ns;  /* GETATTRs in [from, until] are part of a burst */
 	uint64_t ga_until_ns;
-	uint32_t ga_uid;   /* the burst's user */
-	uint32_t ga_count; /* GETATTRs in it */
+	uint32_t ga_uid;    /* the burst's user */
+	uint32_t ga_count;  /* GETATTRs in it */
+	uint32_t burst_dir; /* the LOOKUP burst's directory (hash of its handle) */
+	uint32_t pad;
 };
 
 struct th_sess_table {

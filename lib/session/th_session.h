@@ -171,7 +171,8 @@ struct th_sess_config {
 	uint64_t lookup_burst_ns;  /**< LOOKUPs this close together form a burst ... */
 	uint32_t lookup_burst;     /**< ... when there are at least this many */
 	uint64_t write_settle_ns;  /**< GETATTRs sooner than this after the client's own write
-				      are its write-back revalidation, not a read-back */
+				      are its write-back revalidation, not a read-back, unless
+				      an ACCESS came with them (0, the default: off) */
 	bool is_access_open;       /**< ACCESS counts as open evidence like GETATTR, and
 				      rescues a GETATTR from the listing rule */
 	uint32_t core_index;       /**< this table's owner index ... */

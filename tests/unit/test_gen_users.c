@@ -268,12 +268,15 @@ test_ls_sends_readdirplus_no_read(void **state)
 			assert_false(same_fh(&b->ops[i].call.fh, b->e, b->e->nodes[d].children[0]));
 
 	/* Ten seconds on: listing cached, the files' attributes (acregmin 3 s) expired,
-	 * the subdirectories' (acdirmin 30 s) not: the phantom GETATTR burst, one per
-	 * file, and still no READ and no READDIRPLUS. */
+	 * the subdirectories' (acdirmin 30 s) not: the directory's close-to-open GETATTR
+	 * (opendir revalidates it, fresh attributes or not), then the phantom GETATTR
+	 * burst, one per file, and still no READ and no READDIRPLUS. */
 	run(b, GEN_CMD_LS, d, 10 * SEC);
 	assert_int_equal(count_proc(b, TH_NFS3_READDIRPLUS), 0);
 	assert_int_equal(count_proc(b, TH_NFS3_READ), 0);
-	assert_int_equal(count_proc(b, TH_NFS3_GETATTR), n_reg);
+	assert_int_equal(b->ops[0].proc, TH_NFS3_GETATTR);
+	assert_true(same_fh(&b->ops[0].call.fh, b->e, d));
+	assert_int_equal(count_proc(b, TH_NFS3_GETATTR), n_reg + 1);
 	assert_int_equal(b->opens[0].cls, TH_GEN_OPEN_DIR_READ);
 }
 
@@ -472,6 +475,37 @@ test_same_seed_same_bytes(void **state)
 	assert_true(c.opens != a.opens);
 }
 
+/* The seed's mix runs no stat, edit, mkdir or rm, so it makes no directory and renames
+ * nothing; programs leave partly cached files. The full mix makes directories. */
+static void
+test_user_mix(void **state)
+{
+	struct th_gen_config cfg;
+	struct th_gen_stats st_seed, st_full;
+	struct digest d;
+	enum th_gen_user_mix mix;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	assert_int_equal(cfg.user_mix, TH_GEN_USER_MIX_SEED);
+	cfg.workload = TH_GEN_WORKLOAD_USERS;
+	cfg.hours = 0.5;
+	digest_of(&cfg, &d, &st_seed);
+	assert_int_equal(st_seed.opens[TH_GEN_OPEN_DIR_WRITE], 0);
+	assert_true(st_seed.opens[TH_GEN_OPEN_PARTIAL_READ] > 0);
+	assert_true(st_seed.opens[TH_GEN_OPEN_CACHED_READ] > 0);
+	assert_true(st_seed.opens[TH_GEN_OPEN_WRITE] > 0);
+	cfg.user_mix = TH_GEN_USER_MIX_FULL;
+	digest_of(&cfg, &d, &st_full);
+	assert_true(st_full.opens[TH_GEN_OPEN_DIR_WRITE] > 0);
+	assert_int_equal(th_gen_user_mix_parse("full", &mix), 0);
+	assert_int_equal(mix, TH_GEN_USER_MIX_FULL);
+	assert_int_equal(th_gen_user_mix_parse("all", &mix), -EINVAL);
+	assert_string_equal(th_gen_user_mix_name(TH_GEN_USER_MIX_SEED), "seed");
+	cfg.user_mix = TH_GEN__USER_MIX_COUNT;
+	assert_int_equal(th_gen_config_check(&cfg, NULL, 0), -EINVAL);
+}
+
 /* The record layout of the seed, then the class. */
 static void
 test_open_format(void **state)
@@ -537,6 +571,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 			test_small_cache_partial_read, setup_tiny_cache, teardown),
 		cmocka_unit_test(test_same_seed_same_bytes),
+		cmocka_unit_test(test_user_mix),
 		cmocka_unit_test(test_open_format),
 		cmocka_unit_test(test_config_checks),
 	};

@@ -269,8 +269,10 @@ test_close_to_open_getattr(void **state)
 	th_sess_free(t);
 }
 
-/* ls -l: READDIRPLUS (or a LOOKUP burst) then GETATTRs on read files: no cache reads. The
- * same GETATTRs without the listing are cache reads (so the rule, not luck, removes them). */
+/* ls -l: READDIR (or a LOOKUP burst in one directory) then GETATTRs on read files: no cache
+ * reads. The same GETATTRs after a READDIRPLUS (which brought every entry's attributes, so
+ * ls -l stats nothing) or after a path walk, or without a listing, are cache reads: the
+ * rule, not luck, removes them. */
 static void
 test_ls_burst_no_cache_reads(void **state)
 {
@@ -288,7 +290,7 @@ test_ls_burst_no_cache_reads(void **state)
 		read_and_close(t, f, T0);
 	assert_int_equal(o.n_records, 3);
 
-	op = mk(TH_SESS_READDIRPLUS, 0, 3, 1000, at);
+	op = mk(TH_SESS_READDIR, 0, 3, 1000, at);
 	op.fh_len = (uint8_t)snprintf((char *)op.fh, sizeof(op.fh), "D1");
 	input(t, op);
 	for (unsigned int f = 1; f <= 3; f++)
@@ -297,31 +299,55 @@ test_ls_burst_no_cache_reads(void **state)
 	assert_int_equal(o.n_records, 3);
 	assert_int_equal(th_sess_counters(t)->phantoms_listing, 3);
 
-	/* READ-less LOOKUP burst (ls -l on NFSv2, or without READDIRPLUS). */
+	/* After READDIRPLUS, GETATTRs inside the listing window (not a burst) are opens. */
+	at += 60 * SEC;
+	op.kind = TH_SESS_READDIRPLUS;
+	op.call_ns = at;
+	op.reply_ns = at + MS;
+	input(t, op);
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 300 * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 6);
+	assert_int_equal(th_sess_counters(t)->phantoms_listing, 3);
+
+	/* READ-less LOOKUP burst in one directory (ls -l on NFSv2, or without READDIRPLUS). */
 	at += 3600 * SEC;
 	for (unsigned int i = 0; i < 4; i++)
 		input(t, mk_name(TH_SESS_LOOKUP, 1, names[i], (int)i + 1, at + i * MS));
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + (10 + f) * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 3);
+	assert_int_equal(o.n_records, 6);
 	assert_int_equal(th_sess_counters(t)->phantoms_listing, 6);
+
+	/* LOOKUPs each in another directory are a path walk, not a listing. */
+	at += 60 * SEC;
+	for (unsigned int i = 0; i < 4; i++)
+		input(t, mk_name(TH_SESS_LOOKUP, i + 1, names[i], (int)i + 1, at + i * MS));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 10 * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 7);
+	assert_true(o.records[6].is_cache_hit);
 
 	/* An ACCESS with the GETATTR is open evidence even during a listing. */
 	at += 60 * SEC;
-	input(t, op = mk(TH_SESS_READDIRPLUS, 0, 3, 1000, at));
+	op.kind = TH_SESS_READDIR;
+	op.call_ns = at;
+	op.reply_ns = at + MS;
+	input(t, op);
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 2 * MS));
 	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, at + 3 * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 4);
-	assert_true(o.records[3].is_cache_hit);
+	assert_int_equal(o.n_records, 8);
+	assert_true(o.records[7].is_cache_hit);
 
 	/* Control: the same GETATTRs with no listing around them. */
 	at += 60 * SEC;
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 2 * SEC));
 	th_sess_tick(t, at + 60 * SEC);
-	assert_int_equal(o.n_records, 7);
+	assert_int_equal(o.n_records, 11);
 	th_sess_free(t);
 }
 
@@ -345,8 +371,9 @@ test_stat_alone(void **state)
 	th_sess_free(t);
 }
 
-/* Reading back what the client wrote: GETATTR right after the write is revalidation, a
- * GETATTR later is a cache read of the written data. */
+/* Reading back what the client wrote: a GETATTR after the write is a cache read of the
+ * written data (Linux sends none of its own after writing). With write_settle set, one
+ * sooner than that is revalidation, unless an ACCESS says a user opened the file. */
 static void
 test_write_then_read_back(void **state)
 {
@@ -361,14 +388,36 @@ test_write_then_read_back(void **state)
 	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 10 * MS));
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 500 * MS));
 	th_sess_tick(t, T0 + 60 * SEC);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[0].dir, TH_SESS_DIR_READ);
+	assert_true(o.records[0].is_cache_hit);
+	assert_int_equal(o.records[1].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o.records[1].ops, 2);
+	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 0);
+	th_sess_free(t);
+
+	c.write_settle_ns = 2 * SEC;
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0, 0, 4096));
+	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 10 * MS));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 500 * MS));
+	th_sess_tick(t, T0 + 60 * SEC);
 	assert_int_equal(o.n_records, 1);
 	assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE);
-	assert_int_equal(o.records[0].ops, 2);
 	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 1);
-	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 120 * SEC));
-	th_sess_tick(t, T0 + 130 * SEC);
-	assert_int_equal(o.n_records, 2);
+	/* The same with an ACCESS: another user's open (cat right after touch). */
+	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 100 * SEC, 0, 4096));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1001, T0 + 100 * SEC + 500 * MS));
+	input(t, mk(TH_SESS_ACCESS, 1, 3, 1001, T0 + 100 * SEC + 501 * MS));
+	th_sess_tick(t, T0 + 160 * SEC);
+	assert_int_equal(o.n_records, 3);
 	assert_true(o.records[1].is_cache_hit);
+	assert_int_equal(o.records[1].uid, 1001);
+	/* Later, a cache read of the written data either way. */
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 220 * SEC));
+	th_sess_tick(t, T0 + 230 * SEC);
+	assert_int_equal(o.n_records, 4);
+	assert_true(o.records[3].is_cache_hit);
 	th_sess_free(t);
 }
 
@@ -635,6 +684,147 @@ test_config_invalid(void **state)
 	assert_null(th_sess_create(NULL, on_record, on_name, &o));
 }
 
+/* A re-open of a file just read in full: its close-to-open GETATTR is a cache read, not
+ * part of the read before; a GETATTR then READs going on where the read stopped are a slow
+ * reader's revalidation, no cache read. */
+static void
+test_getattr_after_read(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 100);
+	op.flags |= TH_SESS_F_EOF;
+	input(t, op);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 200 * MS));
+	th_sess_tick(t, T0 + 60 * SEC);
+	assert_int_equal(o.n_records, 2);
+	assert_true(o.records[0].is_cache_hit);
+	assert_int_equal(o.records[0].open_ns, T0 + 200 * MS);
+	assert_int_equal(o.records[1].transferred, 100);
+
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 100 * SEC, 0, 4096));
+	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + 110 * SEC));
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 110 * SEC + 2 * MS, 4096, 4096));
+	th_sess_tick(t, T0 + 200 * SEC);
+	assert_int_equal(o.n_records, 3);
+	assert_false(o.records[2].is_cache_hit);
+	assert_int_equal(o.records[2].transferred, 8192);
+	th_sess_free(t);
+}
+
+/* An open revalidates once: two GETATTRs of one file by one user, both without READs, are
+ * two cache reads, however close together. */
+static void
+test_two_getattrs_two_opens(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	read_and_close(t, 1, T0);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 100 * SEC));
+	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, T0 + 100 * SEC + MS));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 100 * SEC + 200 * MS));
+	th_sess_tick(t, T0 + 200 * SEC);
+	assert_int_equal(o.n_records, 3);
+	assert_true(o.records[1].is_cache_hit);
+	assert_int_equal(o.records[1].ops, 2);
+	assert_true(o.records[2].is_cache_hit);
+	assert_int_equal(o.records[2].open_ns, T0 + 100 * SEC + 200 * MS);
+	th_sess_free(t);
+}
+
+/* cp over a file the client holds: GETATTR (its open), then SETATTR size 0 and WRITEs. One
+ * write open from the GETATTR on, no cache read. touch then a truncate: two write opens. */
+static void
+test_write_open_takes_its_getattr(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+	uint64_t at = T0 + 100 * SEC;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	read_and_close(t, 1, T0);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
+	op = mk(TH_SESS_SETATTR, 1, 3, 1000, at + MS);
+	op.flags |= TH_SESS_F_TRUNCATE;
+	input(t, op);
+	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, at + 2 * MS, 0, 500));
+	th_sess_tick(t, at + 60 * SEC);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[1].dir, TH_SESS_DIR_WRITE);
+	assert_false(o.records[1].is_cache_hit);
+	assert_int_equal(o.records[1].open_ns, at);
+	assert_int_equal(o.records[1].transferred, 500);
+
+	at += 100 * SEC;
+	input(t, mk(TH_SESS_SETATTR, 1, 3, 1000, at)); /* touch */
+	op = mk(TH_SESS_SETATTR, 1, 3, 1000, at + 5 * SEC);
+	op.flags |= TH_SESS_F_TRUNCATE;
+	input(t, op);
+	th_sess_tick(t, at + 60 * SEC);
+	assert_int_equal(o.n_records, 4);
+	assert_int_equal(o.records[2].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o.records[2].open_ns, at);
+	assert_int_equal(o.records[3].open_ns, at + 5 * SEC);
+	th_sess_free(t);
+}
+
+/* Opening an empty file reads nothing: with an ACCESS it is a 0-byte cache read even with
+ * no read history; a lone GETATTR (stat) of it from a user with no access rights cached is
+ * not. Another user's open in progress at the client counts as history. */
+static void
+test_empty_file_and_other_users(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	op = mk(TH_SESS_GETATTR, 7, 3, 1000, T0);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	input(t, op);
+	op = mk(TH_SESS_ACCESS, 7, 3, 1000, T0 + MS);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	input(t, op);
+	op = mk(TH_SESS_GETATTR, 7, 3, 1001, T0 + 10 * SEC);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	input(t, op);
+	th_sess_tick(t, T0 + 60 * SEC);
+	assert_int_equal(o.n_records, 1);
+	assert_true(o.records[0].is_cache_hit);
+	assert_int_equal(o.records[0].uid, 1000);
+	assert_int_equal(o.records[0].size, 0);
+	assert_int_equal(th_sess_counters(t)->phantoms_no_access, 1);
+
+	/* User 1000 is writing file 8 (open for 30 s more); user 1001 opens it meanwhile. */
+	input(t, mk_rw(TH_SESS_WRITE, 8, 3, 1000, T0 + 100 * SEC, 0, 4096));
+	input(t, mk(TH_SESS_GETATTR, 8, 3, 1001, T0 + 104 * SEC));
+	input(t, mk(TH_SESS_ACCESS, 8, 3, 1001, T0 + 104 * SEC + MS));
+	th_sess_tick(t, T0 + 200 * SEC);
+	assert_int_equal(o.n_records, 3);
+	assert_true(o.records[1].is_cache_hit);
+	assert_int_equal(o.records[1].uid, 1001);
+	assert_int_equal(o.records[2].dir, TH_SESS_DIR_WRITE);
+	th_sess_free(t);
+}
+
 int
 main(void)
 {
@@ -655,6 +845,10 @@ main(void)
 		cmocka_unit_test(test_two_tables_owner),
 		cmocka_unit_test(test_config_invalid),
 		cmocka_unit_test(test_random_ops_bounded),
+		cmocka_unit_test(test_getattr_after_read),
+		cmocka_unit_test(test_two_getattrs_two_opens),
+		cmocka_unit_test(test_write_open_takes_its_getattr),
+		cmocka_unit_test(test_empty_file_and_other_users),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
