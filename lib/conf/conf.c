@@ -215,33 +215,11 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 	return 0;
 }
 
-int
-th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key, uint64_t *out_ns,
-	char *err, size_t err_size)
+/* Read a number in [min, max] into *out; NULL entry: absent, 0. @p want names it in errors. */
+static int
+get_number(const struct th_conf *c, struct entry *e, const char *section, const char *key,
+	double min, double max, const char *want, double *out, char *err, size_t err_size)
 {
-	struct entry *e = c != NULL ? find(c, section, key) : NULL;
-	double v;
-	char *end;
-
-	if (e == NULL)
-		return 0;
-	e->is_used = true;
-	errno = 0;
-	v = strtod(e->value, &end);
-	if (errno != 0 || end == e->value || *end != '\0' || !(v >= 0) || v > 1e9) {
-		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected seconds (e.g. 0.5, 30)",
-			c->name, e->line, section, section[0] ? "." : "", key, e->value);
-		return -EINVAL;
-	}
-	*out_ns = (uint64_t)(v * 1e9 + 0.5); /* 1.001 s is 1001000000 ns, not ...999 */
-	return 0;
-}
-
-int
-th_conf_get_double(const struct th_conf *c, const char *section, const char *key, double min,
-	double max, double *out, char *err, size_t err_size)
-{
-	struct entry *e = c != NULL ? find(c, section, key) : NULL;
 	double v;
 	char *end;
 
@@ -251,17 +229,42 @@ th_conf_get_double(const struct th_conf *c, const char *section, const char *key
 	errno = 0;
 	v = strtod(e->value, &end);
 	if (errno != 0 || end == e->value || *end != '\0' || !(v >= min) || !(v <= max)) {
-		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected a number from %g to %g",
-			c->name, e->line, section, section[0] ? "." : "", key, e->value, min, max);
+		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected %s", c->name, e->line,
+			section, section[0] ? "." : "", key, e->value, want);
 		return -EINVAL;
 	}
 	*out = v;
-	return 0;
+	return 1;
 }
 
 int
-th_conf_where(const struct th_conf *c, const char *section, const char *key, char *buf,
-	size_t size)
+th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key, uint64_t *out_ns,
+	char *err, size_t err_size)
+{
+	double v;
+	int rc = get_number(c, c != NULL ? find(c, section, key) : NULL, section, key, 0, 1e9,
+		"seconds (e.g. 0.5, 30)", &v, err, err_size);
+
+	if (rc > 0)
+		*out_ns = (uint64_t)(v * 1e9 + 0.5); /* 1.001 s is 1001000000 ns, not ...999 */
+	return rc < 0 ? rc : 0;
+}
+
+int
+th_conf_get_double(const struct th_conf *c, const char *section, const char *key, double min,
+	double max, double *out, char *err, size_t err_size)
+{
+	char want[80];
+	int rc;
+
+	snprintf(want, sizeof(want), "a number from %g to %g", min, max);
+	rc = get_number(c, c != NULL ? find(c, section, key) : NULL, section, key, min, max, want,
+		out, err, err_size);
+	return rc < 0 ? rc : 0;
+}
+
+int
+th_conf_where(const struct th_conf *c, const char *section, const char *key, char *buf, size_t size)
 {
 	const struct entry *e = c != NULL ? find(c, section, key) : NULL;
 
