@@ -1,16 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * MFS extraction (Collie section 5.2). Every experiment costs testbed minutes,
- * so each feature is probed against the trigger alone: enumerated features
- * try each other legal value (2 experiments at most), numeric ones test the
- * far ends of their grid and bisect only the side where the anomaly stops
- * (about log2 of the grid per side), the message pattern probes its smallest
- * and its largest request the same way. A condition is kept only when
- * breaking it made the anomaly go away; it is narrowed to the values that
- * still triggered. Finally the reduced point (unconstrained features moved to
- * th_wl_default()'s values) is run once to verify the conjunction.
+ * MFS extraction (Collie section 5.2). Every experiment costs testbed minutes.
  *
+ * 1. Reduce (delta debugging): move the trigger's features one at a time to
+ *    a benign value (th_wl_default()'s, or the nearest one the point can
+ *    carry) and keep each move that still triggers. What cannot move is kept;
+ *    because every kept move leaves a triggering point, the kept features
+ *    form one consistent sufficient cause even where documented anomalies
+ *    overlap (probing each feature against the trigger alone keeps only what
+ *    every overlapping anomaly needs, i.e. their union: "dir=bidi mix" for a
+ *    point inside both "dir=bidi sge>=3 mix" and "dir=bidi wqe_batch>=64 mix
+ *    qp_count>=320").
+ * 2. Bound each kept feature in the reduced context: other values of an
+ *    enumerated one (a value that triggers joins the set only if it needs
+ *    the same other conditions), the interval of a numeric one by bisection
+ *    between the benign value and the far end of the grid, the message
+ *    pattern on its smallest and largest request. Bounding may free a
+ *    feature validity held (wq_depth >= wqe_batch): reduce again.
+ * 3. Benign values can be causes too (RC WRITE): one run per unconstrained
+ *    enumerated feature at another value.
+ * 4. Verify: the reduced point triggered when last moved; a few random points
+ *    inside the MFS must trigger too. One that does not names a missing
+ *    condition: walk from the reduced point toward it one feature at a time;
+ *    the step that stops the anomaly is the feature to bound and add.
+ *
+ * About 20-35 experiments per anomaly. Repeated points come from a cache.
  * No candidate reaches the oracle without passing th_wl_check(): a point the
  * hardware cannot run is skipped, never counted as "does not trigger".
  */
@@ -18,10 +33,12 @@
 #include "th_anomaly.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "anomaly_private.h"
+#include "th_rng.h"
 
 /* Points already run (the trigger first): a repeated candidate costs nothing. */
 #define CACHE_SIZE 128
@@ -88,10 +105,34 @@ enum_count(enum th_feat f)
  * with its dependents moved (opcode SEND, messages cut to the MTU). When that
  * misses, one more run tells whether the moved dependents alone explain it
  * (then the alternative proves nothing) or the feature does.
+ *
+ * An alternative that triggers joins the set only when it is the same cause:
+ * each other condition in @p others must still be needed there (moving it to
+ * its benign value stops the anomaly). Loopback traffic that pauses on its own
+ * does not widen "dir=bidi sge>=3 ..." to "dir=bidi|loopback sge>=3 ...",
+ * which would cover (and hide from the search) the loopback anomaly's points.
  */
+static bool benign(const struct extract *x, const struct th_wl *r, enum th_feat f,
+	struct th_wl *out);
+
+static bool
+is_same_cause(struct extract *x, const struct th_wl *w, uint32_t others)
+{
+	unsigned g;
+
+	for (g = 0; g < TH_F__COUNT; g++) {
+		struct th_wl b;
+
+		if ((others & (1u << g)) && benign(x, w, (enum th_feat)g, &b) &&
+			try(x, &b) == TRY_HIT)
+			return false;
+	}
+	return true;
+}
+
 static void
-probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, struct th_mfs *out,
-	uint32_t *hits)
+probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t others,
+	struct th_mfs *out, uint32_t *hits)
 {
 	unsigned cur = th_mfs__enum_index(base, f), n = enum_count(f), i;
 	uint32_t set = 1u << cur;
@@ -111,8 +152,12 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, struct t
 			repaired = true;
 		}
 		r = try(x, &w);
-		if (r == TRY_HIT) {
+		if (r == TRY_HIT && is_same_cause(x, &w, others & ~(1u << f))) {
 			set |= 1u << i;
+			continue;
+		}
+		if (r == TRY_HIT) {
+			missed = true;
 			continue;
 		}
 		if (repaired) {
@@ -139,10 +184,14 @@ struct interval {
 /*
  * The interval of @p vals (ascending, @p cur_i the base's own) where the
  * anomaly still shows: test each far end, bisect the side where it stops.
+ * @p miss_i, when below @p n, is a point known not to trigger (the benign
+ * value the reduction tried): on its side the boundary lies between it and
+ * the base, so that side needs no far-end run and a shorter bisection; the
+ * values beyond it are taken to miss as well (a bound at worst too narrow).
  */
 static void
 bisect(struct extract *x, const struct th_wl *pts, unsigned n, unsigned cur_i, const uint64_t *vals,
-	struct interval *iv)
+	unsigned miss_i, struct interval *iv)
 {
 	unsigned a, b, m;
 
@@ -151,11 +200,11 @@ bisect(struct extract *x, const struct th_wl *pts, unsigned n, unsigned cur_i, c
 	iv->lo_i = iv->hi_i = cur_i;
 	if (n == 0)
 		return;
-	if (cur_i > 0 && try(x, &pts[0]) == TRY_HIT) {
+	if (cur_i > 0 && miss_i >= cur_i && try(x, &pts[0]) == TRY_HIT) {
 		iv->lo_i = 0;
 	} else if (cur_i > 0) {
 		/* pts[a] misses, pts[b] hits: the lower boundary lies between them. */
-		for (a = 0, b = cur_i; b - a > 1;) {
+		for (a = miss_i < cur_i ? miss_i : 0, b = cur_i; b - a > 1;) {
 			m = a + (b - a) / 2;
 			if (try(x, &pts[m]) == TRY_HIT)
 				b = m;
@@ -165,10 +214,10 @@ bisect(struct extract *x, const struct th_wl *pts, unsigned n, unsigned cur_i, c
 		iv->lo = vals[b];
 		iv->lo_i = b;
 	}
-	if (cur_i + 1 < n && try(x, &pts[n - 1]) == TRY_HIT) {
+	if (cur_i + 1 < n && !(miss_i > cur_i && miss_i < n) && try(x, &pts[n - 1]) == TRY_HIT) {
 		iv->hi_i = n - 1;
 	} else if (cur_i + 1 < n) {
-		for (a = cur_i, b = n - 1; b - a > 1;) {
+		for (a = cur_i, b = miss_i > cur_i && miss_i < n ? miss_i : n - 1; b - a > 1;) {
 			m = a + (b - a) / 2;
 			if (try(x, &pts[m]) == TRY_HIT)
 				a = m;
@@ -209,13 +258,17 @@ move_base(struct th_wl *base, const struct th_wl *pts, const struct interval *iv
 		*base = pts[iv->hi_i];
 }
 
+/* Sentinel of probe_num()'s @p miss_v: no value known to miss. */
+#define NO_MISS UINT64_MAX
+
 static void
-probe_num(struct extract *x, struct th_wl *base, enum th_feat f, enum move mv,
+probe_num(struct extract *x, struct th_wl *base, enum th_feat f, enum move mv, uint64_t miss_v,
 	struct th_mfs *out)
 {
 	uint64_t g[TH_WL_GRID_MAX + 1], vals[TH_WL_GRID_MAX + 1];
 	struct th_wl pts[TH_WL_GRID_MAX + 1];
 	unsigned n = th_wl_grid(f, base, x->l, g, TH_WL_GRID_MAX), k = 0, cur_i = 0, i;
+	unsigned miss_i = UINT_MAX;
 	uint64_t cur = th_wl_get(base, f);
 	struct interval iv;
 
@@ -228,10 +281,12 @@ probe_num(struct extract *x, struct th_wl *base, enum th_feat f, enum move mv,
 			continue;
 		if (g[i] == cur)
 			cur_i = k;
+		if (g[i] == miss_v && miss_v != cur)
+			miss_i = k;
 		vals[k] = g[i];
 		pts[k++] = w;
 	}
-	bisect(x, pts, k, cur_i, vals, &iv);
+	bisect(x, pts, k, cur_i, vals, miss_i, &iv);
 	if (iv.lo != 0 || iv.hi != UINT64_MAX) {
 		out->feats |= 1u << f;
 		out->range[f].lo = iv.lo;
@@ -307,7 +362,7 @@ probe_msg(struct extract *x, struct th_wl *base, struct th_mfs *out)
 			vals[k] = g[i];
 			pts[k++] = w;
 		}
-		bisect(x, pts, k, cur_i, vals, &iv);
+		bisect(x, pts, k, cur_i, vals, UINT_MAX, &iv);
 		r[side].lo = iv.lo;
 		r[side].hi = iv.hi;
 	}
@@ -318,21 +373,6 @@ probe_msg(struct extract *x, struct th_wl *base, struct th_mfs *out)
 	}
 	if (k > 0)
 		move_base(base, pts, &iv, MOVE_LOW);
-}
-
-/* Pin feature @p f of @p out to @p trig's exact value. */
-static void
-pin(struct th_mfs *out, const struct th_wl *trig, enum th_feat f)
-{
-	out->feats |= 1u << f;
-	if (f == TH_F_MSG) {
-		out->msg_min.lo = out->msg_min.hi = th_wl_msg_min(trig);
-		out->msg_max.lo = out->msg_max.hi = th_wl_msg_max(trig);
-	} else if (th_feat_is_enum(f)) {
-		out->set[f] = 1u << th_mfs__enum_index(trig, f);
-	} else {
-		out->range[f].lo = out->range[f].hi = th_wl_get(trig, f);
-	}
 }
 
 static void
@@ -347,72 +387,401 @@ copy_feat(struct th_wl *dst, const struct th_wl *src, enum th_feat f)
 }
 
 /*
- * Run the trigger with every unconstrained feature at its default. When the
- * features interact and it no longer triggers, put the trigger's values back
- * one feature at a time until it does, move back those it still triggers
- * without, and pin the rest to the trigger's values.
+ * Order of the reduction: a feature that bounds another's legal values goes
+ * first (wqe_batch before wq_depth, sge before the pattern, mr_count before
+ * mr_size), so the later one can reach its benign value.
  */
-static void
-verify(struct extract *x, const struct th_wl *trig, struct th_mfs *out)
+static const enum th_feat reduce_order[] = {
+	TH_F_MEM, TH_F_DIR, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_MTU, TH_F_WQE_BATCH,
+	TH_F_WQ_DEPTH, TH_F_SGE, TH_F_QP_COUNT, TH_F_MR_COUNT, TH_F_MR_SIZE, TH_F_MSG,
+};
+
+#define REDUCE_COUNT (sizeof(reduce_order) / sizeof(reduce_order[0]))
+
+/* How far apart two sizes are on a log scale, as a ratio >= 1 (no libm needed). */
+static double
+ratio(uint64_t a, uint64_t b)
 {
-	struct th_wl red = *trig, def;
-	uint32_t moved = 0, restored = 0;
-	unsigned f, g;
+	double x = a != 0 ? (double)a : 0.5, y = b != 0 ? (double)b : 0.5;
+
+	return x > y ? x / y : y / x;
+}
+
+/*
+ * @p r with feature @p f at its benign value: th_wl_default()'s, or, when
+ * the rest of @p r cannot carry that (wq_depth below a kept wqe_batch, a
+ * 64 KiB request on UD), the legal grid value nearest to it; the pattern
+ * becomes one request. False when there is nothing to move: @p r is benign
+ * in @p f already, or validity fixes @p f (UD leaves only SEND).
+ */
+static bool
+benign(const struct extract *x, const struct th_wl *r, enum th_feat f, struct th_wl *out)
+{
+	uint64_t g[TH_WL_GRID_MAX], d;
+	double best = 0;
+	struct th_wl def;
+	unsigned n, i;
 
 	th_wl_default(&def);
-	for (f = 0; f < TH_F__COUNT; f++) {
-		struct th_wl w = red;
+	*out = *r;
+	copy_feat(out, &def, f);
+	if (th_wl_check(out, x->l, NULL, 0) == 0)
+		return !th_wl_equal(out, r);
+	if (th_feat_is_enum(f))
+		return false;
+	d = th_wl_get(&def, f);
+	n = th_wl_grid(f, r, x->l, g, TH_WL_GRID_MAX);
+	for (i = 0; i < n; i++) {
+		struct th_wl w = *r;
 
-		if (out->feats & (1u << f))
-			continue;
-		copy_feat(&w, &def, (enum th_feat)f);
-		if (th_wl_equal(&w, &red) || th_wl_check(&w, x->l, NULL, 0) != 0)
-			continue;
-		red = w;
-		moved |= 1u << f;
-	}
-	if (moved == 0 || try(x, &red) == TRY_HIT)
-		return;
-	for (f = 0; f < TH_F__COUNT; f++) {
-		struct th_wl w = red;
-
-		if (!(moved & (1u << f)))
-			continue;
-		copy_feat(&w, trig, (enum th_feat)f);
-		if (th_wl_check(&w, x->l, NULL, 0) != 0)
-			continue;
-		red = w;
-		restored |= 1u << f;
-		if (try(x, &red) == TRY_HIT)
-			break;
-	}
-	/* The last one restored was needed; the earlier ones may not be: drop each that is not. */
-	for (g = 0; g < f && g < TH_F__COUNT; g++) {
-		struct th_wl w = red;
-
-		if (!(restored & (1u << g)))
-			continue;
-		copy_feat(&w, &def, (enum th_feat)g);
-		if (th_wl_check(&w, x->l, NULL, 0) == 0 && try(x, &w) == TRY_HIT) {
-			red = w;
-			restored &= ~(1u << g);
+		th_wl_set(&w, f, g[i]);
+		if ((best == 0 || ratio(g[i], d) < best) && th_wl_check(&w, x->l, NULL, 0) == 0) {
+			best = ratio(g[i], d);
+			*out = w;
 		}
 	}
-	for (g = 0; g < TH_F__COUNT; g++)
-		if (restored & (1u << g))
-			pin(out, trig, (enum th_feat)g);
+	return best != 0 && !th_wl_equal(out, r);
+}
+
+/*
+ * Delta-debugging reduction: move the features of @p r to their benign
+ * values one at a time and keep every move that still triggers. Each kept
+ * move leaves a triggering point, so what survives is one consistent
+ * sufficient cause: when the trigger lies where two anomalies overlap, the
+ * first move that breaks one of them is kept (the other still fires) and the
+ * result is the other one exactly, never the union of both (testing each
+ * feature against the trigger alone drops every feature either of them
+ * covers). Features in @p skip stay. @return the features that could not
+ * move (bit per enum th_feat).
+ */
+static uint32_t
+reduce(struct extract *x, struct th_wl *r, uint32_t skip)
+{
+	uint32_t kept = 0;
+	unsigned i;
+
+	for (i = 0; i < REDUCE_COUNT; i++) {
+		enum th_feat f = reduce_order[i];
+		struct th_wl w;
+
+		if ((skip & (1u << f)) || !benign(x, r, f, &w))
+			continue;
+		if (try(x, &w) == TRY_HIT)
+			*r = w;
+		else
+			kept |= 1u << f;
+	}
+	return kept;
 }
 
 static const enum th_feat enum_feats[] = {TH_F_MEM, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_DIR,
 	TH_F_MTU};
+
+#define ENUM_FEATS_COUNT (sizeof(enum_feats) / sizeof(enum_feats[0]))
+
+/*
+ * The condition of each kept feature, measured in the reduced context (every
+ * other feature benign or kept): the other values of an enumerated one, the
+ * interval of a numeric one by bisection. Each probe starts from @p r, a
+ * triggering point, and may leave it at the end of the feature's interval
+ * that gives the next features the most room: a small wqe_batch lets
+ * wq_depth go low, many SGEs and then small requests let mr_size go low.
+ */
+static void
+bound(struct extract *x, struct th_wl *r, uint32_t kept, uint32_t all, struct th_mfs *out)
+{
+	static const struct {
+		enum th_feat f;
+		enum move mv;
+	} nums[] = {
+		{TH_F_WQE_BATCH, MOVE_LOW}, {TH_F_WQ_DEPTH, MOVE_NONE}, {TH_F_QP_COUNT, MOVE_NONE},
+		{TH_F_SGE, MOVE_HIGH}, {TH_F_MSG, MOVE_LOW}, {TH_F_MR_SIZE, MOVE_LOW},
+		{TH_F_MR_COUNT, MOVE_NONE},
+	};
+	struct th_wl w;
+	uint32_t hits;
+	unsigned i;
+
+	for (i = 0; i < ENUM_FEATS_COUNT; i++)
+		if (kept & (1u << enum_feats[i]))
+			probe_enum(x, r, enum_feats[i], all, out, &hits);
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		if (!(kept & (1u << nums[i].f)))
+			continue;
+		if (nums[i].f == TH_F_MSG)
+			probe_msg(x, r, out);
+		else if (benign(x, r, nums[i].f, &w))
+			probe_num(x, r, nums[i].f, nums[i].mv, th_wl_get(&w, nums[i].f), out);
+		else
+			probe_num(x, r, nums[i].f, nums[i].mv, NO_MISS, out);
+	}
+}
+
+/*
+ * A cause may include a benign value (RC WRITE, 4 KiB MTU: the paper's #7,
+ * #8 and #10 need WRITE), which the reduction cannot see because it never
+ * moves a feature away from its benign value. One run per unconstrained
+ * enumerated feature settles it: the first other value the point can carry;
+ * when that stops the anomaly, the feature gets its set like a kept one.
+ */
+static void
+check_benign_enums(struct extract *x, const struct th_wl *r, uint32_t kept, struct th_mfs *out)
+{
+	uint32_t hits;
+	unsigned i, v, n;
+
+	for (i = 0; i < ENUM_FEATS_COUNT; i++) {
+		enum th_feat f = enum_feats[i];
+		unsigned cur = th_mfs__enum_index(r, f);
+
+		if ((kept | out->feats) & (1u << f))
+			continue;
+		for (v = 0, n = enum_count(f); v < n; v++) {
+			struct th_wl w = *r;
+
+			if (v == cur)
+				continue;
+			set_enum(&w, f, v);
+			if (th_wl_check(&w, x->l, NULL, 0) != 0)
+				continue;
+			if (try(x, &w) == TRY_MISS)
+				probe_enum(x, r, f, kept, out, &hits);
+			break;
+		}
+	}
+}
+
+/* Pin feature @p f of @p out to @p w's exact value. */
+static void
+pin(struct th_mfs *out, const struct th_wl *w, enum th_feat f)
+{
+	out->feats |= 1u << f;
+	if (f == TH_F_MSG) {
+		out->msg_min.lo = out->msg_min.hi = th_wl_msg_min(w);
+		out->msg_max.lo = out->msg_max.hi = th_wl_msg_max(w);
+	} else if (th_feat_is_enum(f)) {
+		out->set[f] = 1u << th_mfs__enum_index(w, f);
+	} else {
+		out->range[f].lo = out->range[f].hi = th_wl_get(w, f);
+	}
+}
+
+static void
+intersect(struct th_range *a, const struct th_range *b)
+{
+	if (b->lo > a->lo)
+		a->lo = b->lo;
+	if (b->hi < a->hi)
+		a->hi = b->hi;
+}
+
+/*
+ * Add a condition on @p f measured at @p q (a triggering point) to @p m, or
+ * narrow the one @p m has: the measured one contains @p q's value, which @p m's
+ * contains too, so the result is never empty.
+ */
+static void
+add_condition(struct extract *x, const struct th_wl *q, enum th_feat f, struct th_mfs *m)
+{
+	bool had = m->feats & (1u << f);
+	struct th_wl w = *q;
+	struct th_mfs t;
+	uint32_t hits;
+
+	memset(&t, 0, sizeof(t));
+	if (th_feat_is_enum(f)) {
+		probe_enum(x, &w, f, 0, &t, &hits);
+		m->set[f] = had ? m->set[f] & hits : hits;
+	} else if (f == TH_F_MSG) {
+		probe_msg(x, &w, &t);
+		if (!(t.feats & (1u << f)))
+			pin(&t, q, f);
+		if (had) {
+			intersect(&m->msg_min, &t.msg_min);
+			intersect(&m->msg_max, &t.msg_max);
+		} else {
+			m->msg_min = t.msg_min;
+			m->msg_max = t.msg_max;
+		}
+	} else {
+		probe_num(x, &w, f, MOVE_NONE, NO_MISS, &t);
+		if (!(t.feats & (1u << f)))
+			pin(&t, q, f);
+		if (had)
+			intersect(&m->range[f], &t.range[f]);
+		else
+			m->range[f] = t.range[f];
+	}
+	m->feats |= 1u << f;
+}
+
+/* Let @p m's condition on @p f admit @p w's value too. */
+static void
+widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f)
+{
+	uint64_t v = th_wl_get(w, f), mn = th_wl_msg_min(w), mx = th_wl_msg_max(w);
+
+	if (!(m->feats & (1u << f)))
+		return;
+	if (th_feat_is_enum(f)) {
+		m->set[f] |= 1u << th_mfs__enum_index(w, f);
+	} else if (f == TH_F_MSG) {
+		m->msg_min.lo = mn < m->msg_min.lo ? mn : m->msg_min.lo;
+		m->msg_min.hi = mn > m->msg_min.hi ? mn : m->msg_min.hi;
+		m->msg_max.lo = mx < m->msg_max.lo ? mx : m->msg_max.lo;
+		m->msg_max.hi = mx > m->msg_max.hi ? mx : m->msg_max.hi;
+	} else {
+		m->range[f].lo = v < m->range[f].lo ? v : m->range[f].lo;
+		m->range[f].hi = v > m->range[f].hi ? v : m->range[f].hi;
+	}
+}
+
+/*
+ * @p p lies inside @p m but did not trigger, so @p m lacks a condition. Walk
+ * from the reduced point @p r toward @p p one feature at a time, keeping each
+ * step that still triggers; the first step that does not names the feature,
+ * which gets a condition measured where it mattered. The trigger @p trig
+ * stays covered (it showed the anomaly, whatever the walk found).
+ */
+static void
+tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p,
+	const struct th_wl *trig, struct th_mfs *m)
+{
+	struct th_wl q = *r;
+	unsigned pass, i;
+
+	/* A step the point cannot carry yet may fit after later ones: two passes. */
+	for (pass = 0; pass < 2; pass++) {
+		bool is_moved = false;
+
+		for (i = 0; i < REDUCE_COUNT; i++) {
+			enum th_feat f = reduce_order[i];
+			struct th_wl w = q;
+
+			copy_feat(&w, p, f);
+			if (th_wl_equal(&w, &q) || th_wl_check(&w, x->l, NULL, 0) != 0)
+				continue;
+			if (try(x, &w) == TRY_HIT) {
+				q = w;
+				is_moved = true;
+				continue;
+			}
+			add_condition(x, &q, f, m);
+			if (!th_mfs_covers(m, trig))
+				widen(m, trig, f);
+			return;
+		}
+		if (!is_moved)
+			return;
+	}
+}
+
+/* Random points inside the MFS run to verify it, and tightening rounds at most. */
+#define VERIFY_POINTS 3
+#define TIGHTEN_MAX 2
+/* Draws (free: nothing runs) to find one valid point inside the MFS. */
+#define DRAWS_MAX 64
+
+/* A value of feature @p f that @p m allows, drawn at random, written into @p p. */
+static void
+draw_allowed(struct extract *x, const struct th_mfs *m, enum th_feat f, struct th_rng *rng,
+	struct th_wl *p)
+{
+	uint64_t g[TH_WL_GRID_MAX], ok[TH_WL_GRID_MAX];
+	unsigned n, k = 0, i;
+
+	if (th_feat_is_enum(f)) {
+		for (i = 0; i < 32; i++)
+			if (m->set[f] & (1u << i))
+				ok[k++] = i;
+		if (k != 0)
+			set_enum(p, f, (unsigned)ok[th_rng_below(rng, k)]);
+		return;
+	}
+	n = th_wl_grid(f, p, x->l, g, TH_WL_GRID_MAX);
+	for (i = 0; i < n; i++)
+		if (g[i] >= m->range[f].lo && g[i] <= m->range[f].hi)
+			ok[k++] = g[i];
+	if (k != 0)
+		th_wl_set(p, f, ok[th_rng_below(rng, k)]);
+}
+
+/*
+ * A random valid point inside @p m other than @p r: every unconstrained
+ * feature drawn anew, each constrained one either @p r's value or another
+ * value the condition allows (the pattern: @p r's, or a random one that
+ * happens to satisfy it). False when no draw fitted.
+ */
+static bool
+draw_inside(struct extract *x, const struct th_wl *r, const struct th_mfs *m, struct th_rng *rng,
+	struct th_wl *p)
+{
+	unsigned d, f;
+
+	for (d = 0; d < DRAWS_MAX; d++) {
+		th_wl_random(p, x->l, rng);
+		for (f = 0; f < TH_F__COUNT; f++) {
+			if (!(m->feats & (1u << f)))
+				continue;
+			if (th_rng_below(rng, 2) == 0)
+				copy_feat(p, r, (enum th_feat)f);
+			else if (f != TH_F_MSG)
+				draw_allowed(x, m, (enum th_feat)f, rng, p);
+		}
+		if (th_wl_check(p, x->l, NULL, 0) != 0)
+			for (f = 0; f < TH_F__COUNT; f++)
+				if (m->feats & (1u << f))
+					th_wl_repair(p, (enum th_feat)f, x->l);
+		if (th_wl_check(p, x->l, NULL, 0) == 0 && th_mfs_covers(m, p) && !th_wl_equal(p, r))
+			return true;
+	}
+	return false;
+}
+
+/* A seed from the trigger, so that extraction stays deterministic. */
+static uint64_t
+seed_of(const struct th_wl *wl)
+{
+	char text[512];
+	uint64_t h = UINT64_C(1469598103934665603);
+	int i, n = th_wl_format(wl, text, sizeof(text));
+
+	for (i = 0; i < n && i < (int)sizeof(text) - 1; i++)
+		h = (h ^ (unsigned char)text[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/*
+ * The reduced point triggered when the reduction last moved it (or is the
+ * trigger), so it needs no second run; what is left to check is that the
+ * conditions suffice elsewhere: a few random points inside them must trigger.
+ */
+static void
+verify(struct extract *x, const struct th_wl *r, const struct th_wl *trig, struct th_mfs *m)
+{
+	struct th_rng rng;
+	unsigned i, tightened = 0;
+
+	th_rng_seed(&rng, seed_of(trig));
+	for (i = 0; i < VERIFY_POINTS; i++) {
+		struct th_wl p;
+
+		if (!draw_inside(x, r, m, &rng, &p) || try(x, &p) == TRY_HIT)
+			continue;
+		if (tightened++ == TIGHTEN_MAX)
+			break;
+		tighten(x, r, &p, trig, m);
+	}
+}
+
 int
 th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
 	th_mfs_oracle oracle, void *ctx, struct th_mfs *out)
 {
 	struct extract *x;
-	struct th_wl base;
-	uint32_t hits;
-	unsigned i;
+	struct th_wl red;
+	uint32_t kept = 0, fresh;
+	unsigned round, f;
 	int runs;
 
 	if (trigger == NULL || l == NULL || oracle == NULL || out == NULL ||
@@ -427,41 +796,34 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	x->s = s;
 	memset(out, 0, sizeof(*out));
 	out->symptom = (uint8_t)s;
-	base = *trigger;
+	red = *trigger;
 	/* The caller saw the trigger show the symptom: it costs no experiment. */
 	remember(x, trigger, true);
-
-	for (i = 0; i < sizeof(enum_feats) / sizeof(enum_feats[0]); i++) {
-		probe_enum(x, &base, enum_feats[i], out, &hits);
-		/*
-		 * A UD trigger leaves no other opcode to try and caps messages at
-		 * the MTU. When RC shows the anomaly just as well, probe the rest
-		 * on RC so those features are measured too.
-		 */
-		if (enum_feats[i] == TH_F_QP_TYPE && base.qp_type == TH_QP_UD &&
-			!(out->feats & (1u << TH_F_QP_TYPE)) && (hits & (1u << TH_QP_RC))) {
-			struct th_wl w = base;
-
-			w.qp_type = TH_QP_RC;
-			if (th_wl_check(&w, l, NULL, 0) == 0)
-				base = w;
-		}
-	}
 	/*
-	 * Each numeric probe starts from the base, a point seen to trigger, and
-	 * leaves it at the end of the feature's interval that gives the next
-	 * features the most room: a small wqe_batch lets wq_depth go low, many
-	 * SGEs and then small messages let mr_size go low, a small mr_size lets
-	 * mr_count go high. Each step changes one feature of a triggering point.
+	 * Bounding may move the reduced point (a kept wqe_batch down to its
+	 * lowest triggering value), which can free a feature validity held
+	 * away from its benign value (wq_depth >= wqe_batch): reduce again
+	 * until nothing new is kept, so that no condition hides behind another.
 	 */
-	probe_num(x, &base, TH_F_WQE_BATCH, MOVE_LOW, out);
-	probe_num(x, &base, TH_F_WQ_DEPTH, MOVE_NONE, out);
-	probe_num(x, &base, TH_F_QP_COUNT, MOVE_NONE, out);
-	probe_num(x, &base, TH_F_SGE, MOVE_HIGH, out);
-	probe_msg(x, &base, out);
-	probe_num(x, &base, TH_F_MR_SIZE, MOVE_LOW, out);
-	probe_num(x, &base, TH_F_MR_COUNT, MOVE_NONE, out);
-	verify(x, trigger, out);
+	for (round = 0; round < 3; round++) {
+		fresh = reduce(x, &red, kept);
+		if (fresh == 0)
+			break;
+		bound(x, &red, fresh, kept | fresh, out);
+		kept |= fresh;
+	}
+	check_benign_enums(x, &red, kept, out);
+	verify(x, &red, trigger, out);
+	/*
+	 * Conditions measured in the reduced context may exclude the trigger's
+	 * own value of a feature (4 KiB MTU needed with one 64 KiB request, the
+	 * trigger ran 2 KiB with its own pattern). The trigger showed the
+	 * anomaly, so its values belong in: otherwise the search meets the
+	 * same point again and records it as new.
+	 */
+	for (f = 0; f < TH_F__COUNT; f++)
+		if (!th_mfs_covers(out, trigger))
+			widen(out, trigger, (enum th_feat)f);
 	runs = x->runs;
 	free(x);
 	return runs;

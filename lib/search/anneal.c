@@ -150,7 +150,7 @@ search__anneal(struct th_search *s)
 			w.is_valid = true;
 			continue;
 		}
-		de = th_search_energy_delta(&w.mean, &w.v, &e.mean, &e.v, s->use_diag);
+		de = search__energy_delta(s, &w.mean, &w.v, &e.mean, &e.v);
 		reward(&w, feat, de);
 		if (de < 0 || th_rng_unit(&s->rng) < exp(-de / w.temp)) {
 			w.wl = next;

@@ -333,8 +333,20 @@ budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th
 	s->st.t_s += cost;
 	e->t_s = s->st.t_s;
 	e->index = s->exp_index++;
-	if (e->rc < 0)
+	if (e->rc < 0) {
 		s->st.failed++;
+	} else {
+		unsigned c, h;
+
+		for (c = 0; c < TH_CTR__COUNT; c++) {
+			double v = 0;
+
+			for (h = 0; h < TH_HOSTS; h++)
+				v += e->mean.v[h][c];
+			if (v > s->diag_max[c])
+				s->diag_max[c] = v;
+		}
+	}
 	if (is_mfs)
 		s->st.mfs_runs++;
 	else
@@ -479,6 +491,33 @@ th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
 			y += b->v[h][c];
 		}
 		de += rel(x, y);
+	}
+	return de;
+}
+
+/* Below this share of a counter's maximum, a diagnostic counter's level is noise. */
+#define DIAG_FLOOR 0.05
+
+double
+search__energy_delta(const struct th_search *s, const struct th_sample *a,
+	const struct th_verdict *va, const struct th_sample *b, const struct th_verdict *vb)
+{
+	double de = th_search_energy_delta(a, va, b, vb, false);
+	unsigned c, h;
+
+	if (!s->use_diag)
+		return de;
+	for (c = 0; c < TH_CTR__COUNT; c++) {
+		double x = 0, y = 0, m = s->diag_max[c];
+
+		if (!th_ctr_is_diag((enum th_ctr)c) || !(m > 0))
+			continue;
+		for (h = 0; h < TH_HOSTS; h++) {
+			x += a->v[h][c];
+			y += b->v[h][c];
+		}
+		/* (A - B) / B on x / max, y / max, with B floored. */
+		de += fmin(1.0, fmax(-1.0, (x - y) / fmax(y, DIAG_FLOOR * m)));
 	}
 	return de;
 }

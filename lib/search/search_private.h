@@ -24,6 +24,7 @@ struct th_search {
 	unsigned anom_count;
 	unsigned anom_cap;
 	unsigned exp_index;           /* experiments published so far */
+	double diag_max[TH_CTR__COUNT]; /* largest value seen per counter (hosts summed) */
 	struct th_search_stats st;
 };
 
@@ -54,6 +55,17 @@ search__is_anomalous(const struct th_verdict *v)
 {
 	return v->pause || v->low_tput;
 }
+
+/*
+ * The energy change of Algorithm 1 as the annealing walk uses it: as
+ * th_search_energy_delta(), but each diagnostic counter normalised by the
+ * largest value the search has seen of it (as the paper compares them), its
+ * relative change taken against at least DIAG_FLOOR of that maximum, so a
+ * counter that moves from noise to slightly more noise does not count as a
+ * doubling.
+ */
+double search__energy_delta(const struct th_search *s, const struct th_sample *a,
+	const struct th_verdict *va, const struct th_sample *b, const struct th_verdict *vb);
 
 int search__anneal(struct th_search *s);
 int search__random(struct th_search *s);

@@ -300,6 +300,150 @@ test_verification_pins_interacting_features(void **state)
 	print_message("either-or: %s (%d experiments)\n", text, n);
 }
 
+/*
+ * Two documented anomalies that overlap (the paper's #9 and #10: both
+ * bidirectional with a mix of small and large requests): a trigger inside
+ * both must give one of them exactly. Testing each feature against the
+ * trigger alone drops every feature either rule covers and returns
+ * "dir=bidi msg_min<=1024 msg_max>=65536", which swallows both.
+ */
+static bool
+p_mix_sge(const struct th_wl *w)
+{
+	return w->dir == TH_DIR_BIDI && w->sge >= 4 && th_wl_msg_min(w) <= 1024 &&
+		th_wl_msg_max(w) >= 65536;
+}
+
+static bool
+p_mix_batch(const struct th_wl *w)
+{
+	return w->dir == TH_DIR_BIDI && w->opcode == TH_OPC_WRITE && w->wqe_batch >= 64 &&
+		w->qp_count >= 384 && th_wl_msg_min(w) <= 1024 && th_wl_msg_max(w) >= 65536;
+}
+
+static bool
+p_mix_either(const struct th_wl *w)
+{
+	return p_mix_sge(w) || p_mix_batch(w);
+}
+
+static const char mix_sge_text[] = "pause: dir=bidi sge>=4 msg_min<=1024 msg_max>=65536";
+static const char mix_batch_text[] =
+	"pause: opcode=WRITE dir=bidi wqe_batch>=64 qp_count>=384 msg_min<=1024 msg_max>=65536";
+
+/* Extract from @p t under @p planted; the text must be one of @p ok (NULL-terminated). */
+static void
+extract_one_of(bool (*planted)(const struct th_wl *), const struct th_wl *t,
+	const char *const *ok)
+{
+	struct oracle o = {planted, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs m;
+	char text[512], wl[512];
+	unsigned i;
+	int n;
+
+	assert_true(planted(t));
+	n = th_mfs_extract(t, TH_SYM_PAUSE, &lim, run, &o, &m);
+	assert_true(n > 0);
+	assert_int_equal(o.invalid, 0);
+	assert_true(th_mfs_covers(&m, t));
+	th_mfs_format(&m, text, sizeof(text));
+	for (i = 0; ok[i] != NULL; i++)
+		if (strcmp(text, ok[i]) == 0)
+			return;
+	th_wl_format(t, wl, sizeof(wl));
+	fail_msg("trigger '%s' gave '%s', not one of the planted rules", wl, text);
+}
+
+static void
+test_overlapping_rules_give_one(void **state)
+{
+	const char *const ok[] = {mix_sge_text, mix_batch_text, NULL};
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.mem = TH_MEM_LOCAL;
+	t.sge = 4;
+	t.wqe_batch = 64;
+	t.qp_count = 512;
+	t.n_msgs = 2;
+	t.msg[0] = 512;
+	t.msg[1] = 131072;
+	t.mr_size = 1 << 20;
+	extract_one_of(p_mix_either, &t, ok);
+	/* Each rule alone is still recovered exactly from a trigger only it covers. */
+	t.wqe_batch = 8;
+	extract_one_of(p_mix_either, &t, (const char *const[]){mix_sge_text, NULL});
+	t.wqe_batch = 64;
+	t.sge = 1;
+	extract_one_of(p_mix_either, &t, (const char *const[]){mix_batch_text, NULL});
+}
+
+/*
+ * Loopback traffic that pauses on its own (the paper's #13) beside a
+ * bidirectional rule: trying dir=loopback in the bidirectional rule's context
+ * triggers, but through the other anomaly, so the set must stay "bidi".
+ */
+static bool
+p_mix_or_loop(const struct th_wl *w)
+{
+	return p_mix_sge(w) || w->dir == TH_DIR_LOOPBACK;
+}
+
+static void
+test_other_anomaly_does_not_widen_a_set(void **state)
+{
+	struct th_wl t;
+
+	(void)state;
+	base(&t);
+	t.sge = 8;
+	t.n_msgs = 2;
+	t.msg[0] = 256;
+	t.msg[1] = 65536;
+	extract_one_of(p_mix_or_loop, &t, (const char *const[]){mix_sge_text, NULL});
+	t.dir = TH_DIR_LOOPBACK;
+	extract_one_of(p_mix_or_loop, &t, (const char *const[]){"pause: dir=loopback", NULL});
+}
+
+/* Random triggers anywhere in the union of two overlapping rules: always exactly one rule. */
+static void
+test_random_triggers_of_overlapping_rules(void **state)
+{
+	const char *const ok[] = {mix_sge_text, mix_batch_text, NULL};
+	struct th_rng rng;
+	unsigned found = 0, both = 0, i;
+
+	(void)state;
+	th_rng_seed(&rng, 77);
+	for (i = 0; i < 400000 && found < 30; i++) {
+		struct th_wl t;
+
+		th_wl_random(&t, &lim, &rng);
+		/* Steer half the draws into the overlap: bidirectional, mixed pattern. */
+		t.dir = TH_DIR_BIDI;
+		if (t.n_msgs >= 2 && t.mr_size >= 65536 && th_wl_msg_max(&t) < 65536) {
+			t.msg[0] = 256;
+			t.msg[1] = 65536;
+		}
+		if (i % 2 == 0 && t.qp_type != TH_QP_UD) {
+			t.opcode = TH_OPC_WRITE;
+			t.sge = 4;
+			t.wqe_batch = 64;
+			t.qp_count = t.qp_count < 384 ? 512 : t.qp_count;
+			t.wq_depth = t.wq_depth < 64 ? 64 : t.wq_depth;
+		}
+		if (th_wl_check(&t, &lim, NULL, 0) != 0 || !p_mix_either(&t))
+			continue;
+		found++;
+		both += p_mix_sge(&t) && p_mix_batch(&t);
+		extract_one_of(p_mix_either, &t, ok);
+	}
+	assert_true(found >= 10);
+	print_message("overlapping rules: %u random triggers, %u inside both\n", found, both);
+}
+
 static bool
 p_always(const struct th_wl *w)
 {
@@ -388,6 +532,9 @@ main(void)
 		cmocka_unit_test(test_verification_pins_interacting_features),
 		cmocka_unit_test(test_failed_runs_and_bad_input),
 		cmocka_unit_test(test_random_triggers),
+		cmocka_unit_test(test_overlapping_rules_give_one),
+		cmocka_unit_test(test_other_anomaly_does_not_widen_a_set),
+		cmocka_unit_test(test_random_triggers_of_overlapping_rules),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -21,6 +21,8 @@
 
 #include "th_rng.h"
 #include "th_search.h"
+/* The walk's normalised energy is internal to the library. */
+#include "search_private.h"
 
 /* A planted subsystem: two anomalies with a counter that rises as a point approaches each. */
 struct fake {
@@ -159,7 +161,7 @@ on_exp(void *arg, const struct th_search_exp *e)
 	for (i = 0; w->search != NULL && i < th_search_anomaly_count(*w->search); i++) {
 		const struct th_search_anomaly *a = th_search_anomaly_get(*w->search, i);
 
-		/* The anomaly this very run revealed has no MFS yet; older ones must not cover it. */
+		/* The anomaly this run revealed has no MFS yet; older ones must not cover it. */
 		if (a->has_mfs && (int)a->id != e->anomaly && th_mfs_covers(&a->mfs, &e->wl))
 			w->covered_runs++;
 	}
@@ -407,6 +409,52 @@ test_energy_direction(void **state)
 	assert_true(th_search_energy_delta(&b, &vb, &a, &va, true) > 0);
 }
 
+/*
+ * The walk's energy normalises diagnostic counters by the largest value the
+ * search has seen: a counter creeping from 1 to 2 events when it has been
+ * seen at 1000 is noise, not the doubling the raw relative change says.
+ */
+static void
+test_energy_normalised(void **state)
+{
+	struct th_search_cfg c;
+	struct th_backend b;
+	struct th_search *s;
+	struct th_sample a, bb;
+	struct th_verdict v;
+	struct fake f;
+	double raw, norm;
+
+	(void)state;
+	fake_init(&f, &b);
+	th_search_cfg_default(&c);
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	memset(&a, 0, sizeof(a));
+	memset(&v, 0, sizeof(v));
+	v.bps_frac = 0.9;
+	bb = a;
+	a.v[0][TH_CTR_RWQE_MISS] = 1;
+	bb.v[0][TH_CTR_RWQE_MISS] = 2;
+	s->diag_max[TH_CTR_RWQE_MISS] = 1000;
+	raw = th_search_energy_delta(&a, &v, &bb, &v, true);
+	norm = search__energy_delta(s, &a, &v, &bb, &v);
+	assert_true(raw <= -0.5);
+	assert_true(norm < 0 && norm > -0.05);
+	/* Near its maximum the same relative rise counts in full. */
+	a.v[0][TH_CTR_RWQE_MISS] = 500;
+	bb.v[0][TH_CTR_RWQE_MISS] = 1000;
+	assert_true(search__energy_delta(s, &a, &v, &bb, &v) <= -0.5);
+	th_search_free(s);
+	/* Performance counters only: the same rise does not move the energy. */
+	c.algo = TH_SEARCH_ANNEAL_PERF;
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	s->diag_max[TH_CTR_RWQE_MISS] = 1000;
+	assert_true(search__energy_delta(s, &a, &v, &bb, &v) == 0);
+	th_search_free(s);
+}
+
 static void
 test_score_credits_once(void **state)
 {
@@ -431,7 +479,7 @@ test_score_credits_once(void **state)
 	known[1].id = "X#2";
 	known[1].mfs = &m2;
 	fake_init(&f, &b);
-	s = run_search(&b, TH_SEARCH_ANNEAL_NOMFS, 2, 4, NULL, &w);
+	s = run_search(&b, TH_SEARCH_ANNEAL_NOMFS, 2, 10, NULL, &w);
 	unknown = th_search_score(s, known, 2, first);
 	for (i = 0; i < th_search_anomaly_count(s); i++)
 		pause_found += th_search_anomaly_get(s, i)->symptom == TH_SYM_PAUSE;
@@ -505,6 +553,7 @@ main(void)
 		cmocka_unit_test(test_no_mfs_runs_covered_points),
 		cmocka_unit_test(test_budget_respected),
 		cmocka_unit_test(test_anneal_beats_random),
+		cmocka_unit_test(test_energy_normalised),
 		cmocka_unit_test(test_score_credits_once),
 		cmocka_unit_test(test_replay_rejects_impossible),
 	};
