@@ -51,6 +51,8 @@ struct flow {
 struct shape {
 	double qpc_miss, mtt_miss, rwqe_miss; /* miss ratios by working set */
 	double rwqe_late;                     /* receive WQEs the prefetcher did not have ready */
+	double rwqe_scatter;                  /* continuation packets whose WQE context is gone */
+	double sq_refetch;                    /* send WQEs whose descriptor is fetched again */
 	double tx_scale, drain_scale;         /* quirk effects, 1 when none */
 	double e_qpc, e_mtt, e_rwqe;          /* exposed fraction of a miss (serial) */
 	double rwqe_sync;                     /* on-demand receive WQE fetches in flight */
@@ -100,6 +102,17 @@ over(double x, double cap)
 	return r / (1 + r);
 }
 
+/*
+ * Conflict misses of a set-associative store holding @p cap of @p x entries
+ * reused at random: the share of lookups whose entry another one evicted
+ * grows smoothly with occupancy, x / (x + cap), long before the store is full.
+ */
+static double
+soft(double x, double cap)
+{
+	return x > 0 ? x / (x + cap) : 0;
+}
+
 static double
 unit_noise(struct th_sim *s)
 {
@@ -126,6 +139,23 @@ shape_of(const struct th_sim *s, const struct th_wl *wl, struct shape *sh)
 	 */
 	sh->rwqe_late = over(wl->wqe_batch, p->rwqe_lead) * over(wl->wq_depth, p->rwqe_window) *
 			over(wl->qp_count, p->rwqe_slots);
+	/*
+	 * Every packet of a SEND after the first scatters through its receive
+	 * WQE's SG list again. The RX engine keeps the lists of the WQEs it
+	 * prefetched, a lead per QP out of a window of the ring: the deeper the
+	 * ring and the bigger the posted batch that lands at once, the more of
+	 * them are evicted before their last packet (multi-packet messages only,
+	 * so small MTUs and messages just above one MTU feed it most).
+	 */
+	sh->rwqe_scatter = soft(wl->wq_depth, p->rwqe_window) * soft(wl->wqe_batch, p->rwqe_lead);
+	/*
+	 * The TX scheduler visits the QPs round robin and keeps their posted send
+	 * descriptors (desc_bytes + 16 per SGE) in the WQE cache it shares with
+	 * receive rings; rings of many deep queues with long SG lists crowd it,
+	 * and a descriptor evicted before its turn is read again.
+	 */
+	sh->sq_refetch = soft((double)wl->qp_count * wl->wq_depth * (p->desc_bytes + 16.0 * wl->sge) /
+				      64, p->rwqe_entries);
 	sh->tx_scale = sh->drain_scale = 1;
 	sh->e_qpc = sh->e_mtt = sh->e_rwqe = 0;
 	for (i = 0; i < s->quirk_count; i++) {
@@ -421,16 +451,27 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 	for (h = 0; h < TH_HOSTS; h++) {
 		struct host_out *o = &ho[h];
 		double *v = out->v[h], rx_msgs = 0, tx_msgs = 0, rx_send = 0, pkt_bytes = 0;
+		double rx_cont = 0, desc_fetch = 0;
 
 		for (i = 0; i < n; i++) {
 			const struct flow *f = &fl[i];
 
-			if (f->src == (int)h)
+			if (f->src == (int)h) {
 				tx_msgs += f->got;
+				/* One descriptor read per posted batch, again when evicted. */
+				desc_fetch += f->got * (1 + sh->sq_refetch) /
+					      (wl->wqe_batch ? wl->wqe_batch : 1);
+				/* A TX throttle quirk is a scheduler that refetches
+				 * each send WQE: its lost engine time is those reads. */
+				if (sh->tx_scale > 0 && sh->tx_scale < 1)
+					desc_fetch += f->got * (1 / sh->tx_scale - 1);
+			}
 			if (f->dst == (int)h) {
 				rx_msgs += f->got;
-				if (f->is_send)
+				if (f->is_send) {
 					rx_send += f->got;
+					rx_cont += f->got * fmax(f->pkts - 1, 0);
+				}
 				pkt_bytes = f->wire / f->pkts;
 			}
 			if (f->is_loop)
@@ -467,10 +508,20 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		}
 		v[TH_CTR_QPC_MISS] = (tx_msgs + rx_msgs) * sh->qpc_miss;
 		v[TH_CTR_MTT_MISS] = (tx_msgs + rx_msgs) * sh->mtt_miss;
-		v[TH_CTR_RWQE_MISS] = rx_send * (sh->rwqe_sync > 0 ? 1 :
-					fmin(1, sh->rwqe_miss + sh->rwqe_late));
+		/* A first packet looks its WQE up; continuation packets look its
+		 * scatter list up again. Fetched on demand, every lookup misses, and
+		 * a packet held for its WQE is looked up again each time the engine
+		 * comes back to it: rho times when the engine is behind by rho. */
+		if (sh->rwqe_sync > 0)
+			v[TH_CTR_RWQE_MISS] = (rx_send + rx_cont) * fmax(1, o->rho);
+		else
+			v[TH_CTR_RWQE_MISS] = rx_send * fmin(1, sh->rwqe_miss + sh->rwqe_late) +
+					      rx_cont * sh->rwqe_scatter;
 		v[TH_CTR_PCIE_BP] = 1e9 * pow(fmin(1, fmax(o->wr_util, o->rd_util)), 8);
-		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rx_util, o->tx_util)), 4);
+		/* Saturated engines, plus PU time held while descriptors are read
+		 * (one read round trip per fetch, overlapped across the pipeline). */
+		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rx_util, o->tx_util)), 4) +
+				    desc_fetch * lat_ns / p->pipeline_depth;
 		for (i = 0; i < TH_CTR__COUNT; i++)
 			v[i] *= 1 + 0.25 * s->p.noise * (2 * th_rng_unit(&s->rng) - 1);
 	}
