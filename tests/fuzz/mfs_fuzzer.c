@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "th_anomaly.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,13 +23,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct th_wl wl;
 	int r;
 
-	if (size > 16 * 1024)
-		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size, 16 * 1024);
 	if (text == NULL)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	r = th_mfs_parse(text, &m, err, sizeof(err));
 	free(text);
 	if (r != 0) {

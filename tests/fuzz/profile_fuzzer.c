@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "th_sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,13 +21,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text, err[512];
 	struct th_sim *s;
 
-	if (size > 64 * 1024)
-		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size, 64 * 1024);
 	if (text == NULL)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	err[0] = '\0';
 	s = th_sim_parse(text, "fuzz.ini", 1, err, sizeof(err));
 	if (s == NULL) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "th_conf.h"
 #include "th_rng.h"
 #include "th_space.h"
@@ -45,13 +46,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256] = "", *text;
 	unsigned i;
 
-	if (size > 64 * 1024)
-		return 0;
-	text = malloc(size + 1);
+	text = fuzz_text(data, size, 64 * 1024);
 	if (text == NULL)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	c = th_conf_parse(text, "fuzz.ini", err, sizeof(err));
 	free(text);
 	if (c == NULL)
