@@ -95,16 +95,17 @@ int th_mfs_parse(const char *text, struct th_mfs *m, char *err, size_t err_size)
 typedef int (*th_mfs_oracle)(void *ctx, const struct th_wl *wl, enum th_symptom s);
 
 /**
- * Find the MFS of @p trigger (which showed @p s): for each feature try
- * alternative values (other QP types and opcodes, single vs many SGEs, other
- * directions, intervals of continuous features found by bisection), keep a
- * condition only when breaking it makes the anomaly go away, then verify the
- * reduced point still triggers. Enumerated features cost at most 2-4 runs
- * each, numeric ones 1-2 plus a bisection on each side where the anomaly
- * stops (about log2 of the grid); bounds are grid values (qp_count>=512, not
- * >=385). Every candidate passes th_wl_check() before the oracle sees it.
- * Conditions that validity implies are left out (opcode=READ, not also
- * qp_type=RC); th_mfs_same() compares MFS with them added. Deterministic.
+ * Find the MFS of @p trigger (which showed @p s) in three passes. Reduce:
+ * move one feature at a time to a healthy default value and keep each move
+ * that still triggers, so when two anomalies overlap the conditions left are
+ * one consistent cause, never their union. Bound: bisect each kept numeric
+ * condition in that reduced context to the grid value where the anomaly
+ * stops (qp_count>=512, not >=385). Verify: the reduced point and a few
+ * random points inside the MFS trigger, tightening when one does not; the MFS
+ * always covers @p trigger. About 20-35 experiments; every candidate passes
+ * th_wl_check() before the oracle sees it. Conditions that validity implies
+ * are left out (opcode=READ, not also qp_type=RC); th_mfs_same() compares MFS
+ * with them added. Deterministic.
  * @return experiments run (>= 0), or -EINVAL (bad arguments, invalid
  * trigger) or -ENOMEM.
  */
