@@ -776,9 +776,12 @@ pending_decide(struct th_sess_table *t, uint32_t i)
 		return;
 	}
 	/* ls -l on a cached listing: lstat of every entry whose attributes expired, back to
-	 * back; an open would have checked access (or been one of at most two). */
-	if (!(s->flags & SF_SAW_ACCESS) && c->ga_until_ns != 0 && s->open_ns >= c->ga_from_ns &&
-		s->open_ns <= c->ga_until_ns) {
+	 * back; an open would have checked access (or been one of at most two). The entry
+	 * carries its burst membership, because the client's window may already describe a
+	 * later burst when this entry's confirm_ns is over. */
+	if (!(s->flags & SF_SAW_ACCESS) &&
+		((s->flags & SF_BURST) || (c->ga_until_ns != 0 && s->open_ns >= c->ga_from_ns &&
+						  s->open_ns <= c->ga_until_ns))) {
 		t->ctr.phantoms_burst++;
 		sess_release(t, i);
 		return;
@@ -1032,9 +1035,10 @@ is_empty(const struct th_sess_op *op)
 	       op->size == 0;
 }
 
-/* GETATTR or ACCESS: maybe the open of a cached file. */
+/* GETATTR or ACCESS: maybe the open of a cached file (@p is_burst: one of an ls -l burst). */
 static bool
-do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
+do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
+	bool is_burst)
 {
 	bool is_access = op->kind == TH_SESS_ACCESS;
 	uint64_t last_read = 0, last_write = 0;
@@ -1054,6 +1058,8 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 	if (i != NIL) {
 		/* The same open's GETATTR and ACCESS. */
 		t->sess[i].flags |= is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR;
+		if (is_burst)
+			t->sess[i].flags |= SF_BURST;
 		t->sess[i].ops++;
 		return true;
 	}
@@ -1097,6 +1103,8 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 		return false;
 	}
 	i = sess_new(t, file, client, op, SK_PENDING);
+	if (is_burst)
+		flags |= SF_BURST;
 	t->sess[i].flags |= flags | (is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR);
 	t->sess[i].ops = 1;
 	t->sess[i].last_ns = op_end(op);
@@ -1219,12 +1227,32 @@ do_mkdir(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
 }
 
 /*
+ * Mark the user's GETATTRs still waiting as a cache read since the run began:
+ * they were the burst's first entries, counted before it was one. Pending
+ * entries are in arrival order, so the walk stops at the run's start and
+ * visits only what arrived during the run (a few ms).
+ */
+static void
+burst_mark(struct th_sess_table *t, uint32_t client, const struct client *c)
+{
+	for (uint32_t i = t->pending.head; i != NIL; i = t->sess[i].next) {
+		struct sess *s = &t->sess[i];
+
+		if (s->open_ns < c->ga_start_ns)
+			break;
+		if (s->client == client && s->uid == c->ga_uid)
+			s->flags |= SF_BURST;
+	}
+}
+
+/*
  * ls -l on a listing the client still has: one GETATTR per entry whose
  * attributes expired, back to back, by one user, on different files, with no
  * ACCESS between (lstat checks no permission on the file). Directories among
  * the entries keep the run going but do not count.
+ * @return true when @p op is one of a burst (its pending entry is a phantom).
  */
-static void
+static bool
 note_burst(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
 {
 	struct client *c = &t->clients[client];
@@ -1232,26 +1260,32 @@ note_burst(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op
 		       op->call_ns <= c->ga_last_ns + t->cfg.getattr_burst_ns;
 
 	if (t->cfg.getattr_burst == 0 || !(op->flags & TH_SESS_F_HAS_SIZE))
-		return;
+		return false;
+	/* ls -l sends each lstat when the previous one's reply is in: the gap runs from that
+	 * reply, so a reply the network delayed (a TCP retransmission) does not split the
+	 * burst in two. */
 	if (op->flags & TH_SESS_F_IS_DIR) {
 		if (is_next)
-			c->ga_last_ns = op->call_ns;
-		return;
+			c->ga_last_ns = op_end(op);
+		return false;
 	}
 	if (is_next && op->fileid == c->ga_fileid)
-		return; /* the same file again: an open's revalidation, not a listing */
+		return false; /* the same file again: an open's revalidation, not a listing */
 	if (!is_next) {
 		c->ga_start_ns = op->call_ns;
 		c->ga_count = 0;
 		c->ga_uid = op->uid;
 	}
-	c->ga_last_ns = op->call_ns;
+	c->ga_last_ns = op_end(op);
 	c->ga_fileid = op->fileid;
 	if (++c->ga_count < t->cfg.getattr_burst)
-		return;
+		return false;
+	if (c->ga_count == t->cfg.getattr_burst)
+		burst_mark(t, client, c);
 	if (c->ga_until_ns == 0 || c->ga_start_ns > c->ga_until_ns)
 		c->ga_from_ns = c->ga_start_ns;
 	c->ga_until_ns = op->call_ns;
+	return true;
 }
 
 /* An ACCESS by the burst's user is an open's: the run of lstats is over. */
@@ -1330,7 +1364,7 @@ void
 th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 {
 	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
-	bool is_used = false;
+	bool is_used = false, is_burst = false;
 	uint8_t kind = op->kind;
 	const uint8_t *fh = op->fh;
 	unsigned int fh_len = op->fh_len;
@@ -1422,7 +1456,7 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	if (client == NIL)
 		return;
 	if (op->kind == TH_SESS_GETATTR)
-		note_burst(t, client, op);
+		is_burst = note_burst(t, client, op);
 	else if (op->kind == TH_SESS_ACCESS)
 		note_burst_access(t, client, op);
 	/* GETATTR/ACCESS/COMMIT/SETATTR on a file without state change nothing: do not make
@@ -1492,7 +1526,7 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	case TH_SESS_ACCESS:
 		if (!t->cfg.is_access_open && kind == TH_SESS_ACCESS)
 			break;
-		is_used = do_getattr(t, file, client, op);
+		is_used = do_getattr(t, file, client, op, is_burst);
 		break;
 	default:
 		break;

@@ -39,6 +39,7 @@ enum {
 	SF_SAW_GETATTR = 1 << 3, /* PENDING: a GETATTR was part of it */
 	SF_TOUCHED = 1 << 4,     /* WRITE: a touch (SETATTR of times) ended it */
 	SF_SETTLE = 1 << 5,      /* PENDING: soon after the client's own write */
+	SF_BURST = 1 << 6,       /* PENDING: one of a user's GETATTR burst (ls -l) */
 };
 
 struct list {

@@ -825,6 +825,78 @@ test_empty_file_and_other_users(void **state)
 	th_sess_free(t);
 }
 
+/* ls -l's lstat of a file (attributes of a regular file of 100 bytes, inode 100 + file). */
+static struct th_sess_op
+mk_lstat(unsigned int file, uint32_t uid, uint64_t at, uint64_t reply_after)
+{
+	struct th_sess_op op = mk(TH_SESS_GETATTR, file, 3, uid, at);
+
+	op.reply_ns = at + reply_after;
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	op.size = 100;
+	op.fileid = 100 + file;
+	return op;
+}
+
+/* A reply the network delayed (TCP resends a lost segment 200 ms later) holds ls -l's next
+ * lstat back: the burst goes on from that reply, and none of its GETATTRs is a cache read. */
+static void
+test_burst_delayed_reply(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	uint64_t at = T0 + 600 * SEC;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	for (unsigned int f = 1; f <= 4; f++)
+		read_and_close(t, f, T0);
+	assert_int_equal(o.n_records, 4);
+	input(t, mk_lstat(1, 1000, at, 50000));
+	input(t, mk_lstat(2, 1000, at + 100000, 200 * MS));
+	input(t, mk_lstat(3, 1000, at + 200 * MS + 150000, 50000));
+	input(t, mk_lstat(4, 1000, at + 200 * MS + 250000, 50000));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 4);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+	assert_int_equal(th_sess_counters(t)->phantoms_burst, 4);
+	th_sess_free(t);
+}
+
+/* A second user's ls -l on the client before the first burst's GETATTRs were decided: the
+ * first burst's entries stay phantoms (their membership is theirs, not the client's latest
+ * window's). */
+static void
+test_burst_then_other_burst(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	uint64_t at = T0 + 600 * SEC;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	for (unsigned int f = 1; f <= 3; f++)
+		read_and_close(t, f, T0);
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk_lstat(f, 1000, at + f * 100000, 50000));
+	for (unsigned int f = 4; f <= 6; f++)
+		input(t, mk_lstat(f, 1001, at + 100 * MS + f * 100000, 50000));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o.n_records, 3);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+	assert_int_equal(th_sess_counters(t)->phantoms_burst, 3);
+	/* A lone GETATTR by the first user later is an open of the cached file again. */
+	input(t, mk_lstat(2, 1000, at + 20 * SEC, 50000));
+	th_sess_tick(t, at + 30 * SEC);
+	assert_int_equal(o.n_records, 4);
+	assert_true(o.records[3].is_cache_hit);
+	th_sess_free(t);
+}
+
 int
 main(void)
 {
@@ -849,6 +921,8 @@ main(void)
 		cmocka_unit_test(test_two_getattrs_two_opens),
 		cmocka_unit_test(test_write_open_takes_its_getattr),
 		cmocka_unit_test(test_empty_file_and_other_users),
+		cmocka_unit_test(test_burst_delayed_reply),
+		cmocka_unit_test(test_burst_then_other_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
