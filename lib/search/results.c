@@ -111,6 +111,9 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600);
 		if (a->has_mfs && th_mfs_format(&a->mfs, text, sizeof(text)) >= 0)
 			fprintf(f, "  mfs: %s  (%u experiments)\n", text, a->mfs_runs);
+		else if (a->same_as >= 0)
+			fprintf(f, "  mfs: anomaly %d's, widened to this trigger (%u experiments)\n",
+				a->same_as, a->mfs_runs);
 		else
 			fprintf(f, "  mfs: none (%s)\n", a->mfs_runs != 0 ? "budget ran out" :
 				"not extracted");

@@ -67,7 +67,7 @@ th_search_cfg_default(struct th_search_cfg *c)
 	c->temp = 1.0;
 	c->decay = 0.97;
 	c->temp_min = 0.05;
-	c->stall_steps = 60;
+	c->stall_steps = 10;
 	c->bo_window = 48;
 	c->bo_candidates = 96;
 	c->skip_max = 200;
@@ -305,6 +305,7 @@ add_anomaly(struct th_search *s, const struct th_search_exp *e, enum th_symptom 
 	a->trigger = e->wl;
 	a->v = e->v;
 	a->t_found_s = e->t_s;
+	a->same_as = -1;
 	return (int)s->anom_count++;
 }
 
@@ -361,6 +362,32 @@ publish(struct th_search *s, const struct th_search_exp *e)
 		s->cfg.on_exp(s->cfg.arg, e);
 }
 
+/* Numeric conditions @p w fails, at most; an enumerated one it fails is another cause. */
+#define NEAR_MAX 2
+
+/*
+ * Whether @p w misses @p m only on a few numeric bounds. A failed enumerated
+ * condition (another memory, QP type, opcode, direction or MTU) is how
+ * Table 2's rows differ from each other, so widening one would let an MFS
+ * cover, and the search skip, a different anomaly.
+ */
+static bool
+is_near(const struct th_mfs *m, const struct th_wl *w)
+{
+	unsigned f, failed = 0;
+
+	for (f = 0; f < TH_F__COUNT; f++) {
+		struct th_mfs one = *m;
+
+		one.feats = m->feats & (1u << f);
+		if (one.feats == 0 || th_mfs_covers(&one, w))
+			continue;
+		if (th_feat_is_enum((enum th_feat)f) || ++failed > NEAR_MAX)
+			return false;
+	}
+	return true;
+}
+
 /* th_mfs_oracle: one MFS experiment, charged to the budget and published. */
 static int
 mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
@@ -368,8 +395,12 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 	struct th_search *s = ctx;
 	struct th_search_exp e;
 	char err[256];
+	unsigned i;
 	int rc;
 
+	/* The cause is known already: the rest of the extraction runs nothing. */
+	if (s->merge_into >= 0)
+		return -ECANCELED;
 	if (th_wl_check(wl, s->b->limits, err, sizeof(err)) < 0) {
 		s->st.rejected++;
 		return -EINVAL;
@@ -382,7 +413,54 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 	publish(s, &e);
 	if (e.rc < 0)
 		return e.rc;
-	return th_verdict_has(&e.v, sym) ? 1 : 0;
+	if (!th_verdict_has(&e.v, sym))
+		return 0;
+	/*
+	 * The reduction keeps only moves that still trigger, so a triggering
+	 * point inside an earlier anomaly's MFS (same symptom) means the trigger
+	 * and that anomaly share their cause: the trigger was outside only
+	 * because that MFS came out narrower than the cause (a threshold met
+	 * with little margin). Widening it costs no experiment; bounding and
+	 * verifying the same cause again would cost twenty.
+	 */
+	for (i = 0; i < s->extracting; i++)
+		if (s->anom[i].has_mfs && s->anom[i].symptom == sym &&
+			th_mfs_covers(&s->anom[i].mfs, wl) &&
+			is_near(&s->anom[i].mfs, &s->anom[s->extracting].trigger)) {
+			s->merge_into = (int)i;
+			break;
+		}
+	return 1;
+}
+
+/*
+ * Let @p m admit @p w: each numeric condition @p w fails is widened to @p w's
+ * value (is_near() left no enumerated one failing).
+ */
+static void
+widen_to(struct th_mfs *m, const struct th_wl *w)
+{
+	unsigned f;
+
+	for (f = 0; f < TH_F__COUNT; f++) {
+		struct th_mfs one = *m;
+		uint64_t v = th_wl_get(w, (enum th_feat)f);
+
+		one.feats = m->feats & (1u << f);
+		if (one.feats == 0 || th_feat_is_enum((enum th_feat)f) || th_mfs_covers(&one, w))
+			continue;
+		if (f == TH_F_MSG) {
+			uint64_t mn = th_wl_msg_min(w), mx = th_wl_msg_max(w);
+
+			m->msg_min.lo = mn < m->msg_min.lo ? mn : m->msg_min.lo;
+			m->msg_min.hi = mn > m->msg_min.hi ? mn : m->msg_min.hi;
+			m->msg_max.lo = mx < m->msg_max.lo ? mx : m->msg_max.lo;
+			m->msg_max.hi = mx > m->msg_max.hi ? mx : m->msg_max.hi;
+		} else {
+			m->range[f].lo = v < m->range[f].lo ? v : m->range[f].lo;
+			m->range[f].hi = v > m->range[f].hi ? v : m->range[f].hi;
+		}
+	}
 }
 
 static void
@@ -394,10 +472,19 @@ extract(struct th_search *s, unsigned id)
 	int rc;
 
 	s->is_mfs_aborted = false;
+	s->merge_into = -1;
+	s->extracting = id;
 	memset(&m, 0, sizeof(m));
 	rc = th_mfs_extract(&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s,
 		&m);
 	s->anom[id].mfs_runs = s->st.mfs_runs - before;
+	if (s->merge_into >= 0 && !s->is_mfs_aborted) {
+		widen_to(&s->anom[s->merge_into].mfs, &a.trigger);
+		s->anom[id].same_as = s->merge_into;
+		s->merge_into = -1;
+		return;
+	}
+	s->merge_into = -1;
 	if (rc < 0 || s->is_mfs_aborted)
 		return;
 	m.symptom = a.symptom;

@@ -82,7 +82,7 @@ struct th_search_cfg {
 	double decay;             /**< annealing: temperature factor per step (default 0.97) */
 	double temp_min;          /**< annealing: the temperature never drops below (0.05) */
 	unsigned stall_steps;     /**< annealing: restart at a random point after this many
-				       experiments without a new anomaly (default 60;
+				       experiments without a new anomaly (default 10;
 				       0: never): a walk settled where the
 				       caches thrash without an anomaly stays */
 	unsigned bo_window;       /**< BO: latest experiments the GP fits (default 48) */
@@ -107,6 +107,8 @@ struct th_search_anomaly {
 				      ran out during extraction) */
 	struct th_mfs mfs;       /**< the conditions, when has_mfs */
 	unsigned mfs_runs;       /**< experiments the extraction ran */
+	int same_as;             /**< the earlier anomaly whose MFS the reduction reached
+				      (that MFS was widened to cover this trigger), or -1 */
 };
 
 /** Counts over one search. */

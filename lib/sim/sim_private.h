@@ -82,6 +82,7 @@ struct sim_params {
 	double cost_base_s;     /* per experiment: connect, warm-up, teardown */
 	double cost_qp_ms;      /* per QP set up */
 	double cost_mr_ms;      /* per MR registered */
+	double cost_setup_s;    /* share of cost_base_s a reused setup skips (connect, teardown) */
 };
 
 struct th_sim {
@@ -95,6 +96,8 @@ struct th_sim {
 	unsigned known_count;
 	struct th_sim_known known[SIM_KNOWN_MAX];
 	char *notes[SIM_KNOWN_MAX]; /* owned strings behind known[i].note */
+	struct th_wl last;      /* the setup of the last run, for cost_s's reuse */
+	bool has_last;          /* last is valid */
 };
 
 /* The model (sim.c). */

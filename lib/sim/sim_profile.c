@@ -70,6 +70,7 @@ static const struct num_key num_keys[] = {
 	{ "cost", "base_s", 0, 3600, P(cost_base_s) },
 	{ "cost", "qp_ms", 0, 1000, P(cost_qp_ms) },
 	{ "cost", "mr_ms", 0, 1000, P(cost_mr_ms) },
+	{ "cost", "setup_s", 0, 3600, P(cost_setup_s) },
 };
 
 #undef P

@@ -279,6 +279,71 @@ test_mfs_points_are_skipped(void **state)
 	assert_true(skipped[1] > 0);
 }
 
+/*
+ * An MFS that came out narrower than its cause (here: wq_depth 4096..8192 of
+ * rule 1's wq_depth >= 4096) must not cost a second full extraction when the
+ * same cause shows again outside it: the reduction reaches a triggering point
+ * inside the old MFS, which is widened to the new trigger instead. A feature
+ * whose value the old MFS rejects as a different cause (another MTU) is not.
+ */
+static void
+test_same_cause_widens(void **state)
+{
+	struct th_search_cfg c;
+	struct th_search_exp e;
+	struct th_backend b;
+	struct th_search *s;
+	struct fake f;
+	struct th_wl t;
+	char err[128];
+	unsigned runs;
+
+	(void)state;
+	fake_init(&f, &b);
+	th_search_cfg_default(&c);
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	s->anom = calloc(4, sizeof(*s->anom));
+	assert_non_null(s->anom);
+	s->anom_cap = 4;
+	s->anom_count = 1;
+	s->anom[0].symptom = TH_SYM_PAUSE;
+	s->anom[0].same_as = -1;
+	s->anom[0].has_mfs = true;
+	assert_int_equal(th_mfs_parse("pause: qp_type=UD dir=oneway mtu=1024 wqe_batch>=128 "
+		"wq_depth=4096..8192", &s->anom[0].mfs, err, sizeof(err)), 0);
+	th_wl_default(&t);
+	t.mem = TH_MEM_GPU;
+	t.qp_type = TH_QP_UD;
+	t.opcode = TH_OPC_SEND;
+	t.mtu = 1024;
+	t.wqe_batch = 256;
+	t.wq_depth = 32768;
+	t.msg[0] = 512;
+	assert_false(th_mfs_covers(&s->anom[0].mfs, &t));
+	assert_int_equal(search__exp(s, &t, &e), 0);
+	assert_int_equal(th_search_anomaly_count(s), 2);
+	assert_int_equal(s->anom[1].same_as, 0);
+	assert_false(s->anom[1].has_mfs);
+	assert_true(th_mfs_covers(&s->anom[0].mfs, &t));
+	runs = s->anom[1].mfs_runs;
+	t.mtu = 2048;
+	assert_false(th_mfs_covers(&s->anom[0].mfs, &t));
+	th_search_free(s);
+
+	/* The same trigger with no earlier anomaly: the full extraction costs more. */
+	t.mtu = 1024;
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	assert_int_equal(search__exp(s, &t, &e), 0);
+	assert_int_equal(th_search_anomaly_count(s), 1);
+	assert_true(s->anom[0].has_mfs);
+	print_message("same cause: %u experiments to widen, %u to extract\n", runs,
+		s->anom[0].mfs_runs);
+	assert_true(runs > 0 && runs + 5 <= s->anom[0].mfs_runs);
+	th_search_free(s);
+}
+
 static void
 test_no_mfs_runs_covered_points(void **state)
 {
@@ -551,6 +616,7 @@ main(void)
 		cmocka_unit_test(test_same_seed_same_log),
 		cmocka_unit_test(test_mfs_points_are_skipped),
 		cmocka_unit_test(test_no_mfs_runs_covered_points),
+		cmocka_unit_test(test_same_cause_widens),
 		cmocka_unit_test(test_budget_respected),
 		cmocka_unit_test(test_anneal_beats_random),
 		cmocka_unit_test(test_energy_normalised),

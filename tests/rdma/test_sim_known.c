@@ -381,6 +381,38 @@ test_cost(void **state)
 	th_sim_free(s);
 }
 
+/* A run that keeps the last run's QPs and MRs skips their setup; another setup pays it. */
+static void
+test_cost_reuse(void **state)
+{
+	struct th_sim *s = load("F", 1);
+	struct th_backend b;
+	struct th_sample smp[4];
+	struct th_wl wl, next;
+	char err[256];
+	double fresh, reused, other;
+
+	(void)state;
+	th_sim_backend(s, &b);
+	th_wl_default(&wl);
+	wl.qp_count = 4096;
+	fresh = b.cost_s(b.ctx, &wl, 4);
+	assert_int_equal(b.run(b.ctx, &wl, 4, smp, err, sizeof(err)), 0);
+	next = wl;
+	next.opcode = TH_OPC_READ;
+	next.dir = TH_DIR_BIDI;
+	next.wqe_batch = 16;
+	reused = b.cost_s(b.ctx, &next, 4);
+	assert_true(reused < fresh - 10);
+	next.qp_count = 2048;
+	other = b.cost_s(b.ctx, &next, 4);
+	assert_true(other > reused + 10);
+	next = wl;
+	next.dir = TH_DIR_LOOPBACK;
+	assert_true(b.cost_s(b.ctx, &next, 4) == fresh);
+	th_sim_free(s);
+}
+
 int
 main(void)
 {
@@ -392,6 +424,7 @@ main(void)
 		cmocka_unit_test(test_counters_lead),
 		cmocka_unit_test(test_pause_counters),
 		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_cost_reuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
