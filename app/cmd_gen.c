@@ -84,6 +84,10 @@ usage(FILE *out, const struct th_gen_config *d)
 		"      --loss F            chance a TCP data segment or a UDP datagram is lost\n"
 		"                          before the tap and sent again after a timeout, 0..0.5\n"
 		"                          (default %g)\n"
+		"      --tap-loss F        chance a frame the hosts exchanged is missing from the\n"
+		"                          pcap (a SPAN port or capture ring dropping it), 0..0.5;\n"
+		"                          nobody resends it, --opens is unchanged and --truth\n"
+		"                          marks the RPCs hit with tap=call|reply|both (default %g)\n"
 		"      --opens FILE        ground truth of user-level opens: the nfstrace record\n"
 		"                          then ' | ' and the class (write, uncached-read,\n"
 		"                          cached-read, partial-read, dir-read, dir-write)\n"
@@ -93,7 +97,7 @@ usage(FILE *out, const struct th_gen_config *d)
 		"commands, opens per class and phantom GETATTRs).\n"
 		"Exit status: 0 done, 1 failed, 2 usage error.\n",
 		d->user_think_s, d->cache_mb, d->acregmin_s, d->acregmax_s, d->acdirmin_s,
-		d->acdirmax_s, d->rsize, d->wsize, d->loss);
+		d->acdirmax_s, d->rsize, d->wsize, d->loss, d->tap_loss);
 }
 
 enum {
@@ -120,6 +124,7 @@ enum {
 	OPT_RSIZE,
 	OPT_WSIZE,
 	OPT_LOSS,
+	OPT_TAP_LOSS,
 	OPT_OPENS,
 };
 
@@ -155,6 +160,7 @@ static const struct option options[] = {
 	{"rsize", required_argument, NULL, OPT_RSIZE},
 	{"wsize", required_argument, NULL, OPT_WSIZE},
 	{"loss", required_argument, NULL, OPT_LOSS},
+	{"tap-loss", required_argument, NULL, OPT_TAP_LOSS},
 	{"opens", required_argument, NULL, OPT_OPENS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -329,6 +335,9 @@ th_cmd_gen(int argc, char **argv)
 		case OPT_LOSS:
 			rc = parse_share("loss", optarg, &cfg.loss);
 			break;
+		case OPT_TAP_LOSS:
+			rc = parse_share("tap-loss", optarg, &cfg.tap_loss);
+			break;
 		case OPT_OPENS:
 			opens = optarg;
 			break;
@@ -414,6 +423,10 @@ th_cmd_gen(int argc, char **argv)
 		out, (unsigned long long)st.packets, (unsigned long long)st.rpcs,
 		(unsigned long long)st.bytes,
 		st.packets ? (double)(st.last_ns - st.first_ns) / 1e9 : 0.0, secs);
+	if (cfg.tap_loss > 0)
+		fprintf(stderr,
+			"tracehound gen: frames left out of the capture %llu, RPCs they hit %llu\n",
+			(unsigned long long)st.tap_lost, (unsigned long long)st.tap_damaged_rpcs);
 	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {
 		unsigned int i;
 

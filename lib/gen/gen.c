@@ -181,6 +181,7 @@ th_gen_config_init(struct th_gen_config *cfg)
 	cfg->wsize = 1048576;
 	cfg->user_think_s = 10.0;
 	cfg->loss = 0.0;
+	cfg->tap_loss = 0.0;
 }
 
 int
@@ -230,6 +231,8 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "loss must be between 0 and 0.5";
 	else if (cfg->loss > 0 && cfg->workload != TH_GEN_WORKLOAD_USERS)
 		what = "loss needs the users workload (its clients resend)";
+	else if (!(cfg->tap_loss >= 0 && cfg->tap_loss <= 0.5))
+		what = "tap loss must be between 0 and 0.5";
 	if (what == NULL)
 		return 0;
 	if (err != NULL)
@@ -240,8 +243,9 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 /* ---- the run ---- */
 
 struct op_entry {
-	uint64_t order;  /**< tie-break */
-	struct th_op op; /**< ground truth */
+	uint64_t order;    /**< tie-break */
+	unsigned int tap;  /**< TH_GEN_TAP_*: what the capture misses of it */
+	struct th_op op;   /**< ground truth */
 };
 
 struct run {
@@ -297,12 +301,14 @@ op_before(const struct op_entry *a, const struct op_entry *b)
 }
 
 static int
-ops_push(struct run *r, const struct th_op *op)
+ops_push(struct run *r, const struct th_op *op, unsigned int tap)
 {
 	struct op_entry *e;
 	uint32_t i;
 
-	if (r->sink->op == NULL)
+	if (tap != 0)
+		r->stats->tap_damaged_rpcs++;
+	if (r->sink->op == NULL && r->sink->op_tap == NULL)
 		return 0;
 	if (r->n_ops == r->cap_ops) {
 		uint32_t n = r->cap_ops ? r->cap_ops * 2 : 256;
@@ -317,6 +323,7 @@ ops_push(struct run *r, const struct th_op *op)
 	if (e == NULL)
 		return -ENOMEM;
 	e->op = *op;
+	e->tap = tap;
 	e->order = r->op_order++;
 	i = r->n_ops++;
 	while (i > 0 && op_before(e, r->ops[(i - 1) / 2])) {
@@ -374,7 +381,10 @@ flush(struct run *r, uint64_t until)
 	while (r->n_ops > 0 && r->ops[0]->op.call_first_ns <= until) {
 		struct op_entry *e = ops_pop(r);
 
-		rc = r->sink->op(r->sink->ctx, &e->op);
+		if (r->sink->op_tap != NULL)
+			rc = r->sink->op_tap(r->sink->ctx, &e->op, e->tap);
+		else
+			rc = r->sink->op(r->sink->ctx, &e->op);
 		free(e);
 		if (rc != 0)
 			return rc;
@@ -387,7 +397,7 @@ static int
 act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 {
 	const uint8_t *recs[BURST_MAX];
-	uint32_t sizes[BURST_MAX], n = 1, i, j;
+	uint32_t sizes[BURST_MAX], n = 1, i, j, k;
 	uint64_t first[BURST_MAX], last[BURST_MAX], done = now, t;
 	size_t at = 0;
 	int rc;
@@ -416,6 +426,9 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 			&first[i], &last[i]);
 		if (rc != 0)
 			return rc;
+		for (k = i; k < j; k++)
+			r->rpcs[k].tap_lost =
+				gen_wire_tap_lost_mask(r->wire) & (1u << (k - i)) ? TH_GEN_TAP_CALL : 0;
 	}
 	for (i = 0; i < n; i++) {
 		struct gen_rpc *rpc = &r->rpcs[i];
@@ -430,11 +443,13 @@ act(struct run *r, struct gen_client *c, uint64_t now, uint64_t left)
 			&rfirst, &rlast);
 		if (rc != 0)
 			return rc;
+		if (gen_wire_tap_lost_mask(r->wire) != 0)
+			rpc->tap_lost |= TH_GEN_TAP_REPLY;
 		rpc->op.call_first_ns = first[i];
 		rpc->op.call_last_ns = last[i];
 		rpc->op.reply_first_ns = rfirst;
 		rpc->op.reply_last_ns = rlast;
-		rc = ops_push(r, &rpc->op);
+		rc = ops_push(r, &rpc->op, rpc->tap_lost);
 		if (rc != 0)
 			return rc;
 		if (rpc->is_close_after) {
@@ -466,6 +481,7 @@ exchange(struct run *r, struct gen_rpc *rpc, uint64_t now)
 	uint32_t size, rsize;
 	int rc;
 
+	rpc->tap_lost = 0;
 	size = (uint32_t)gen_rpc_encode_call(rpc, r->call_buf, 2 * MSG_MAX);
 	rsize = (uint32_t)gen_rpc_encode_reply(rpc, r->reply_buf, MSG_MAX);
 	if (size == 0 || rsize == 0)
@@ -482,6 +498,8 @@ exchange(struct run *r, struct gen_rpc *rpc, uint64_t now)
 				first = f;
 				last = l;
 				has_call = true;
+				if (gen_wire_tap_lost_mask(r->wire) != 0)
+					rpc->tap_lost |= TH_GEN_TAP_CALL;
 			} else {
 				rpc->op.dup_calls++;
 			}
@@ -490,8 +508,11 @@ exchange(struct run *r, struct gen_rpc *rpc, uint64_t now)
 				1, &rfirst, &rlast);
 			if (rc != 0)
 				return rc;
-			if (rpc->flow->l4 != TH_PKT_L4_UDP || !gen_wire_last_lost(r->wire))
+			if (rpc->flow->l4 != TH_PKT_L4_UDP || !gen_wire_last_lost(r->wire)) {
+				if (gen_wire_tap_lost_mask(r->wire) != 0)
+					rpc->tap_lost |= TH_GEN_TAP_REPLY;
 				break;
+			}
 		}
 		r->stats->udp_retrans++;
 		t += timeo;
@@ -517,7 +538,7 @@ act_users(struct run *r, struct gen_client *c, uint64_t now)
 	rc = exchange(r, rpc, now);
 	if (rc != 0)
 		return rc;
-	rc = ops_push(r, &rpc->op);
+	rc = ops_push(r, &rpc->op, rpc->tap_lost);
 	if (rc != 0)
 		return rc;
 	if (rpc->is_close_after) {
@@ -593,8 +614,10 @@ th_gen_run(
 	}
 	if (rc == 0)
 		rc = flush(&r, UINT64_MAX);
-	if (r.wire != NULL)
+	if (r.wire != NULL) {
 		stats->lost_frames = gen_wire_lost(r.wire);
+		stats->tap_lost = gen_wire_tap_lost(r.wire);
+	}
 out:
 	while (r.n_ops > 0)
 		free(ops_pop(&r));
@@ -633,8 +656,15 @@ write_frame(void *ctx, uint64_t ts_ns, const uint8_t *frame, uint32_t size)
 	return th_pcap_write(fs->pcap, round_down(ts_ns, fs->res), frame, size, size);
 }
 
+static const char *const tap_marks[] = {"", " tap=call", " tap=reply", " tap=both"};
+
+/*
+ * One truth line. An RPC the capture cannot see whole (--tap-loss) keeps its
+ * line, marked the way a damaged robustness variant keeps its truth: whoever
+ * scores a decode against it knows which RPCs may be missing or half.
+ */
 static int
-write_op(void *ctx, const struct th_op *op)
+write_op_tap(void *ctx, const struct th_op *op, unsigned int tap)
 {
 	struct file_sink *fs = ctx;
 	int n;
@@ -646,9 +676,17 @@ write_op(void *ctx, const struct th_op *op)
 	fs->op.reply_first_ns = round_down(op->reply_first_ns, fs->res);
 	fs->op.reply_last_ns = round_down(op->reply_last_ns, fs->res);
 	n = th_op_format(&fs->op, fs->line, sizeof(fs->line));
-
 	if (n < 0 || (size_t)n >= sizeof(fs->line))
 		return -EOVERFLOW;
+	if (tap & 3) {
+		/* th_op_format() ends the line with a newline: the mark goes before it. */
+		int m = snprintf(fs->line + n - 1, sizeof(fs->line) - (size_t)n + 1, "%s\n",
+			tap_marks[tap & 3]);
+
+		if (m < 0 || (size_t)(n - 1 + m) >= sizeof(fs->line))
+			return -EOVERFLOW;
+		n += m - 1;
+	}
 	if (fwrite(fs->line, 1, (size_t)n, fs->truth) != (size_t)n)
 		return errno ? -errno : -EIO;
 	return 0;
@@ -709,7 +747,7 @@ th_gen_write_files(const struct th_gen_config *cfg, const struct th_gen_files *f
 			th_pcap_writer_close(fs.pcap);
 			return rc;
 		}
-		sink.op = write_op;
+		sink.op_tap = write_op_tap;
 	}
 	if (files->opens != NULL) {
 		fs.opens = fopen(files->opens, "w");

@@ -184,6 +184,8 @@ struct gen_rpc {
 	bool is_close_after;              /**< TCP: the client closes after the reply */
 	bool is_set_times;                /**< SETATTR/CREATE: atime and mtime to server time
 					     (touch) */
+	uint8_t tap_lost;                 /**< bit 0: a call frame, bit 1: a reply frame is
+					     missing from the capture (--tap-loss) */
 };
 
 struct gen_world {
@@ -307,6 +309,7 @@ struct gen_frame {
 	uint16_t l3_offset;    /**< IP header offset in data */
 	uint16_t l4_offset;    /**< TCP header offset in data */
 	uint32_t l3_size;      /**< IP packet bytes (without padding) */
+	bool is_tap_lost;      /**< the hosts exchange it, the capture misses it (--tap-loss) */
 	uint8_t data[];        /**< the frame */
 };
 
@@ -333,6 +336,13 @@ struct gen_frame *gen_wire_pop(struct gen_wire *wi, uint64_t until);
 uint64_t gen_wire_lost(const struct gen_wire *wi);
 /** True when the last UDP datagram gen_wire_send() sent was lost before the tap. */
 bool gen_wire_last_lost(const struct gen_wire *wi);
+/**
+ * Records of the last gen_wire_send() with a frame missing from the capture
+ * (--tap-loss): bit i for recs[i].
+ */
+uint32_t gen_wire_tap_lost_mask(const struct gen_wire *wi);
+/** Frames left out of the capture so far (--tap-loss). */
+uint64_t gen_wire_tap_lost(const struct gen_wire *wi);
 /** Give a popped frame back. */
 void gen_wire_release(struct gen_wire *wi, struct gen_frame *fr);
 

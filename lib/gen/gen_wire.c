@@ -38,6 +38,11 @@ struct gen_wire {
 	size_t stream_cap;       /**< bytes allocated in stream */
 	uint64_t lost;           /**< frames lost before the tap (--loss) */
 	bool is_last_lost;       /**< the last UDP datagram sent was lost */
+	struct th_rng tap_rng;   /**< --tap-loss draws: their own stream, so the traffic the
+				    hosts exchange is the same with or without tap loss */
+	uint64_t tap_lost;       /**< frames left out of the capture (--tap-loss) */
+	uint32_t tap_mask;       /**< records of the last send with a frame left out */
+	bool is_frame_tap_lost;  /**< the last frame queued is left out of the capture */
 };
 
 /*
@@ -54,6 +59,29 @@ is_lost(struct gen_wire *wi)
 		return false;
 	wi->lost++;
 	return true;
+}
+
+/*
+ * Loss at the tap: the hosts exchange the frame (nothing is resent), only
+ * the capture misses it, as a SPAN port does when the mirror is
+ * oversubscribed or the capture ring overruns.
+ */
+static bool
+is_tap_lost(struct gen_wire *wi)
+{
+	return wi->w->cfg->tap_loss > 0 && gen_rng_chance(&wi->tap_rng, wi->w->cfg->tap_loss);
+}
+
+uint32_t
+gen_wire_tap_lost_mask(const struct gen_wire *wi)
+{
+	return wi->tap_mask;
+}
+
+uint64_t
+gen_wire_tap_lost(const struct gen_wire *wi)
+{
+	return wi->tap_lost;
 }
 
 uint64_t
@@ -174,6 +202,7 @@ gen_wire_new(struct gen_world *w)
 	if (wi == NULL)
 		return NULL;
 	wi->w = w;
+	th_rng_seed(&wi->tap_rng, w->cfg->seed ^ 0x7461702d6c6f7373ull /* "tap-loss" */);
 	return wi;
 }
 
@@ -396,6 +425,7 @@ tcp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, uint8_t
 		memcpy(t + TCP_HDR + (is_syn ? TCP_SYN_OPTS : 0), payload, size);
 	if (gap != NULL)
 		*gap = gap_ns(fr->size);
+	fr->is_tap_lost = wi->is_frame_tap_lost = is_tap_lost(wi);
 	if (heap_push(wi, fr) != 0) {
 		free(fr);
 		return -ENOMEM;
@@ -499,6 +529,8 @@ tcp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 				first_ns[i] = t;
 			if (ends[i] - 1 >= off && ends[i] - 1 < off + seg)
 				last_ns[i] = t;
+			if (wi->is_frame_tap_lost && starts[i] < off + seg && ends[i] > off)
+				wi->tap_mask |= 1u << i;
 		}
 		h->snd_next += seg;
 		off += seg;
@@ -578,6 +610,7 @@ udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const u
 	}
 	memcpy(fr->data + fr->l4_offset, part, size);
 	*gap = gap_ns(fr->size);
+	fr->is_tap_lost = wi->is_frame_tap_lost = is_tap_lost(wi);
 	if (heap_push(wi, fr) != 0) {
 		free(fr);
 		return -ENOMEM;
@@ -587,7 +620,7 @@ udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const u
 
 static int
 udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uint8_t *rec,
-	uint32_t size, uint64_t *first_ns, uint64_t *last_ns)
+	uint32_t size, uint64_t *first_ns, uint64_t *last_ns, bool *is_tap_damaged)
 {
 	struct gen_half *h = &f->half[dir];
 	bool is_v6 = flow_client(wi, f)->is_v6;
@@ -624,6 +657,7 @@ udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 	if (dlen <= mtu - l3_hdr_size(wi, f)) {
 		rc = udp_frame(wi, f, dir, t, u, dlen, 0, false, false, ident, &gap);
 		*last_ns = t;
+		*is_tap_damaged = wi->is_frame_tap_lost;
 		h->busy_until_ns = t + gap;
 		return rc;
 	}
@@ -635,6 +669,7 @@ udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 			wi, f, dir, t, u + off, part, off, off + part < dlen, true, ident, &gap);
 		if (rc != 0)
 			return rc;
+		*is_tap_damaged |= wi->is_frame_tap_lost;
 		*last_ns = t;
 		t += gap;
 	}
@@ -651,12 +686,18 @@ gen_wire_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t0,
 	uint32_t i;
 	int rc;
 
+	wi->tap_mask = 0;
 	if (f->l4 == TH_PKT_L4_TCP)
 		return tcp_send(wi, f, dir, t, recs, sizes, n, first_ns, last_ns);
 	for (i = 0; i < n; i++) {
-		rc = udp_send(wi, f, dir, t, recs[i], sizes[i], &first_ns[i], &last_ns[i]);
+		bool is_damaged = false;
+
+		rc = udp_send(wi, f, dir, t, recs[i], sizes[i], &first_ns[i], &last_ns[i],
+			&is_damaged);
 		if (rc != 0)
 			return rc;
+		if (is_damaged)
+			wi->tap_mask |= 1u << i;
 		t = f->half[dir].busy_until_ns;
 	}
 	return 0;
@@ -704,11 +745,16 @@ struct gen_frame *
 gen_wire_pop(struct gen_wire *wi, uint64_t until)
 {
 	struct gen_frame *fr;
+	bool is_sent;
 
 	while (wi->n > 0 && wi->heap[0]->ts_ns <= until) {
 		fr = heap_pop(wi);
-		if (fr->flow == NULL || tcp_finish(wi, fr))
+		/* A frame the tap misses still moves the hosts' seq/ack state: finish it first. */
+		is_sent = fr->flow == NULL || tcp_finish(wi, fr);
+		if (is_sent && !fr->is_tap_lost)
 			return fr;
+		if (is_sent)
+			wi->tap_lost++;
 		free(fr);
 	}
 	return NULL;

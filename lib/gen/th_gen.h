@@ -148,6 +148,9 @@ struct th_gen_config {
 	uint32_t wsize;      /**< WRITE size, bytes */
 	double user_think_s; /**< mean pause of a user between commands, seconds */
 	double loss;         /**< chance a data frame or datagram is lost (and resent) */
+	double tap_loss;     /**< chance a frame the hosts exchanged is missing from the
+				capture (SPAN oversubscription, ring overrun): nobody resends
+				it; drawn from its own PRNG, so the traffic stays the same */
 };
 
 /** What was generated. */
@@ -165,6 +168,8 @@ struct th_gen_stats {
 				      walks) */
 	uint64_t lost_frames;      /**< frames lost (not in the pcap) and sent again */
 	uint64_t udp_retrans;      /**< UDP calls sent again after a timeout */
+	uint64_t tap_lost;         /**< frames left out of the capture (--tap-loss) */
+	uint64_t tap_damaged_rpcs; /**< RPCs with a call or reply frame left out */
 };
 
 /**
@@ -179,6 +184,17 @@ struct th_gen_sink {
 	void *ctx; /**< passed to all */
 	/** Users workload: each user-level open, when it closed (may be NULL). */
 	int (*open)(void *ctx, const struct th_gen_open *o);
+	/**
+	 * When set, called instead of op() with what the capture misses of the RPC
+	 * (--tap-loss): TH_GEN_TAP_CALL and/or TH_GEN_TAP_REPLY, 0 when it saw all.
+	 */
+	int (*op_tap)(void *ctx, const struct th_op *op, unsigned int tap_lost);
+};
+
+/** th_gen_sink.op_tap's tap_lost bits. */
+enum {
+	TH_GEN_TAP_CALL = 1 << 0,  /**< a frame of the call is missing from the capture */
+	TH_GEN_TAP_REPLY = 1 << 1, /**< a frame of the reply is missing */
 };
 
 /**
@@ -234,7 +250,11 @@ int th_gen_run(const struct th_gen_config *cfg, const struct th_gen_sink *sink,
 
 /**
  * Generate a pcap file (Ethernet, nanosecond timestamps) and optionally the
- * ground truth, one th_op_format() line per RPC.
+ * ground truth, one th_op_format() line per RPC. With tap_loss, an RPC with a
+ * frame of its call or reply left out of the pcap keeps its line, with
+ * " tap=call", " tap=reply" or " tap=both" added before the newline: the
+ * capture cannot see it whole (on TCP the decoder may also lose the records
+ * after it in the stream until it finds a record boundary again).
  * @param truth_path NULL for no truth file
  * @param err a sentence on failure (file and reason)
  * @return 0, -EINVAL, -ENOMEM, or -errno of a failed open or write.

@@ -938,6 +938,23 @@ open_find(struct th_sess_table *t, uint32_t file, uint32_t client, const struct 
 	return i;
 }
 
+/*
+ * A READ a little past where the open's previous READ ended: the READs between
+ * were lost (at the tap, or in a TCP gap the flow decoder resynced over), not a
+ * new open. A new open starts at 0, or, partly cached, at its first uncached
+ * block, which is rarely within two READ sizes of where the last open stopped.
+ */
+static bool
+is_gap(const struct sess *s, const struct th_sess_op *op)
+{
+	uint64_t span = 2 * (uint64_t)(op->count != 0 ? op->count : 65536);
+
+	return s->next_off != 0 && op->offset > s->next_off && op->offset - s->next_off <= span;
+}
+
+static uint32_t write_open(struct th_sess_table *t, uint32_t i, uint32_t file, uint32_t client,
+	const struct th_sess_op *op);
+
 static void
 do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
 	uint8_t kind, bool is_dir)
@@ -960,6 +977,9 @@ do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th
 		 * was a close-to-open check and the open began there. */
 		if (i != NIL && op->offset != 0 && op->offset == t->sess[i].next_off) {
 			sess_release(t, p);
+		} else if (i != NIL && is_gap(&t->sess[i], op)) {
+			t->ctr.read_gaps_joined++;
+			sess_release(t, p);
 		} else {
 			if (i != NIL)
 				sess_close(t, i);
@@ -971,6 +991,14 @@ do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th
 		/* From the start again: a new open. */
 		sess_close(t, i);
 		i = NIL;
+	} else if (i == NIL && kind == SK_WRITE && !is_dir &&
+		   (p = sess_find(t, file, client, op->uid, SK_PENDING)) != NIL &&
+		   op->call_ns < t->sess[p].last_ns + t->cfg.confirm_ns) {
+		/* The user's GETATTR, then WRITEs with no truncate or touch between: the
+		 * SETATTR was lost, or open(O_WRONLY) without O_TRUNC. Either way the open
+		 * began at the GETATTR, which was no cache read. */
+		t->ctr.write_from_getattr++;
+		i = write_open(t, NIL, file, client, op);
 	}
 	if (i == NIL) {
 		i = sess_new(t, file, client, op, kind);
@@ -1360,6 +1388,93 @@ note_attrs(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 		acc_add(&t->sess[h], op->uid);
 }
 
+/*
+ * A call whose reply the capture never saw (a frame lost at the tap, a TCP gap
+ * the flow decoder resynced over). It reaches us when the XID table gives up
+ * on it, long after the ops around it: the decisions it could have changed are
+ * made. It is evidence of what the client did, not of what the server
+ * answered, so it starts an open only when nothing else explains it:
+ *   - a GETATTR or ACCESS brings no attributes: nothing tells a phantom (ls -l,
+ *     stat) from an open's check, and phantoms are ten times more frequent;
+ *   - a READ or WRITE joins the user's open in progress without moving its
+ *     sequential position (the READs after it went on already);
+ *   - one at most confirm_ns after the client's last recorded read or write of
+ *     the file belongs to the open already reported (a cache read that was the
+ *     start of this uncached one, or a read the idle timeout closed);
+ *   - otherwise it goes the normal way (its open's other RPCs were lost too).
+ * @return true when the op is dealt with here.
+ */
+static bool
+do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
+{
+	uint8_t kind = op->kind == TH_SESS_WRITE || op->kind == TH_SESS_COMMIT ||
+				       op->kind == TH_SESS_SETATTR
+			       ? SK_WRITE
+			       : SK_READ;
+	uint32_t file, client, i;
+	uint64_t last;
+
+	switch (op->kind) {
+	case TH_SESS_GETATTR:
+	case TH_SESS_ACCESS:
+		t->ctr.no_reply_attrs++;
+		t->ctr.ops_ignored++;
+		return true;
+	case TH_SESS_READDIR:
+	case TH_SESS_READDIRPLUS:
+		/* A listing keeps no history: a page without its reply joins the listing
+		 * in progress (do_data(), no entries counted) or is dropped. */
+		file = file_find(t, &op->server, op->fh, op->fh_len);
+		client = client_find(t, &op->client);
+		if (file != NIL && client != NIL &&
+			(i = sess_find(t, file, client, op->uid, SK_READ)) != NIL &&
+			op->call_ns < t->sess[i].last_ns + t->cfg.idle_ns) {
+			t->sess[i].ops++;
+			t->ctr.no_reply_joined++;
+		} else {
+			t->ctr.no_reply_dirs++;
+		}
+		t->ctr.ops_ignored++;
+		return true;
+	case TH_SESS_READ:
+	case TH_SESS_WRITE:
+	case TH_SESS_COMMIT:
+	case TH_SESS_SETATTR:
+		break;
+	default:
+		return false;
+	}
+	file = file_find(t, &op->server, op->fh, op->fh_len);
+	client = client_find(t, &op->client);
+	if (file == NIL || client == NIL)
+		goto normal;
+	i = sess_find(t, file, client, op->uid, kind);
+	if (i != NIL && op->call_ns < t->sess[i].last_ns + t->cfg.idle_ns) {
+		struct sess *s = &t->sess[i];
+
+		/* Not sess_add_*(): the open's position and last use stay those of the RPCs
+		 * seen whole. A WRITE's call carried its bytes past the tap. */
+		s->ops++;
+		if (op->kind == TH_SESS_WRITE)
+			s->transferred += op->count;
+		t->ctr.no_reply_joined++;
+		return true;
+	}
+	i = sess_find(t, file, client, 0, SK_HIST);
+	if (i != NIL) {
+		last = kind == SK_WRITE ? t->sess[i].next_off : t->sess[i].last_ns;
+		if (last != 0 && op->call_ns <= last + t->cfg.confirm_ns) {
+			t->ctr.no_reply_reported++;
+			t->ctr.ops_ignored++;
+			return true;
+		}
+	}
+normal:
+	if (op->kind == TH_SESS_READ || op->kind == TH_SESS_WRITE)
+		t->ctr.no_reply_opens++;
+	return false;
+}
+
 void
 th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 {
@@ -1392,6 +1507,8 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	}
 	if (op_end(op) > t->now_ns)
 		t->now_ns = op_end(op);
+	if ((op->flags & TH_SESS_F_NO_REPLY) && do_no_reply(t, op))
+		return;
 
 	switch (op->kind) {
 	case TH_SESS_READ:

@@ -208,7 +208,14 @@ void th_sess_config_defaults(struct th_sess_config *c);
 	X(phantoms_burst, "GETATTRs dropped as a burst over different files (ls -l)")              \
 	X(phantoms_no_access, "GETATTRs dropped: no ACCESS and none cached for the user (stat)")   \
 	X(history_changed, "cache histories dropped: attributes changed by someone else")          \
-	X(touch_opens, "SETATTRs of times counted as write opens (touch)")
+	X(touch_opens, "SETATTRs of times counted as write opens (touch)")                         \
+	X(no_reply_attrs, "GETATTR/ACCESS without a reply: no attributes, no open")                \
+	X(no_reply_joined, "calls without a reply joined to their open in progress")               \
+	X(no_reply_reported, "calls without a reply dropped: their open was already reported")     \
+	X(no_reply_opens, "opens begun by a call without a reply (bytes not seen)")                \
+	X(no_reply_dirs, "directory reads without a reply and no listing in progress (dropped)")   \
+	X(write_from_getattr, "write opens begun at their GETATTR (truncate or touch not seen)")    \
+	X(read_gaps_joined, "READs after a gap in offsets kept in their open (RPCs lost)")
 
 struct th_sess_counters {
 #define TH_SESS_X(name, text) uint64_t name;

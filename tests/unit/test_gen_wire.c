@@ -342,6 +342,66 @@ test_same_seed_same_bytes(void **state)
 	checker_free(c);
 }
 
+/* Frames and RPCs a tap-loss run produced; the stream checks above expect every frame. */
+struct tap_count {
+	uint64_t frames;
+	uint64_t rpcs;
+	uint64_t damaged;
+};
+
+static int
+tap_frame(void *ctx, uint64_t ts_ns, const uint8_t *f, uint32_t size)
+{
+	(void)ts_ns;
+	(void)f;
+	(void)size;
+	((struct tap_count *)ctx)->frames++;
+	return 0;
+}
+
+static int
+tap_op(void *ctx, const struct th_op *op, unsigned int tap_lost)
+{
+	struct tap_count *n = ctx;
+
+	(void)op;
+	n->rpcs++;
+	n->damaged += tap_lost != 0;
+	return 0;
+}
+
+static void
+tap_run(const struct th_gen_config *cfg, struct th_gen_stats *st, struct tap_count *n)
+{
+	struct th_gen_sink sink = {.frame = tap_frame, .ctx = n, .op_tap = tap_op};
+
+	memset(n, 0, sizeof(*n));
+	assert_int_equal(th_gen_run(cfg, &sink, st), 0);
+}
+
+/* Tap loss leaves frames out of the capture without changing what the hosts sent. */
+static void
+test_tap_loss_drops_frames_only(void **state)
+{
+	struct th_gen_config cfg;
+	struct th_gen_stats st0, st;
+	struct tap_count a, b;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 3000;
+	tap_run(&cfg, &st0, &a);
+	cfg.tap_loss = 0.02;
+	tap_run(&cfg, &st, &b);
+	assert_int_equal(st0.tap_lost, 0);
+	assert_int_equal(a.damaged, 0);
+	assert_int_equal(b.rpcs, a.rpcs);
+	assert_true(st.tap_lost > 0);
+	assert_int_equal(b.frames + st.tap_lost, a.frames);
+	assert_int_equal(b.damaged, st.tap_damaged_rpcs);
+	assert_true(b.damaged > 0 && b.damaged <= st.tap_lost * 2);
+}
+
 static void
 test_default_mix(void **state)
 {
@@ -434,6 +494,7 @@ main(void)
 		cmocka_unit_test(test_data_udp_fragments),
 		cmocka_unit_test(test_data_tcp_midstream_rm_frags),
 		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_tap_loss_drops_frames_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -897,6 +897,131 @@ test_burst_then_other_burst(void **state)
 	th_sess_free(t);
 }
 
+/* A call whose reply the tap missed, as the decoder hands it over: no reply, no results. */
+static struct th_sess_op
+mk_no_reply(struct th_sess_op op)
+{
+	op.reply_ns = 0;
+	op.flags = TH_SESS_F_NO_REPLY;
+	op.count = 0;
+	return op;
+}
+
+/* A GETATTR without its reply brings no attributes: no cache read, counted by reason. */
+static void
+test_tap_getattr_no_reply(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 4096));
+	th_sess_tick(t, T0 + 40 * SEC);
+	assert_int_equal(o.n_records, 1);
+	input(t, mk_no_reply(mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 60 * SEC)));
+	input(t, mk_no_reply(mk(TH_SESS_ACCESS, 1, 3, 1000, T0 + 60 * SEC + MS)));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+	assert_int_equal(th_sess_counters(t)->no_reply_attrs, 2);
+	th_sess_free(t);
+}
+
+/* A READ whose reply was lost reaches inference after its open was reported: dropped,
+ * not a second open of 0 bytes (which would read as a cache read). */
+static void
+test_tap_read_no_reply_late(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 65536));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 3 * MS, 131072, 65536));
+	th_sess_tick(t, T0 + 40 * SEC);
+	assert_int_equal(o.n_records, 1);
+	/* The XID table gives up on the call a minute later. */
+	input(t, mk_no_reply(mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 2 * MS, 65536, 65536)));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o.records[0].transferred, 131072);
+	assert_int_equal(th_sess_counters(t)->no_reply_reported, 1);
+	/* With no open to explain it, a READ call alone is still an open (a READ means
+	 * the file was opened), counted as one whose bytes were not seen. */
+	input(t, mk_no_reply(mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 50 * SEC, 0, 65536)));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[1].transferred, 0);
+	assert_false(o.records[1].is_cache_hit);
+	assert_int_equal(th_sess_counters(t)->no_reply_opens, 1);
+	th_sess_free(t);
+}
+
+/* A READ lost in the middle of a sequential read, then the revalidating GETATTR and the
+ * next READ: one open, not two; far past the end it is the next open. */
+static void
+test_tap_read_gap_one_open(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 65536));
+	/* READ at 65536 lost */
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 5 * MS));
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 6 * MS, 131072, 65536));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o.records[0].ops, 2);
+	assert_int_equal(o.records[0].transferred, 131072);
+	assert_int_equal(th_sess_counters(t)->read_gaps_joined, 1);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + SEC, 0, 65536));
+	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + SEC + 5 * MS));
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + SEC + 6 * MS, 1048576, 65536));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 3);
+	th_sess_free(t);
+}
+
+/* GETATTR then WRITEs with the truncating SETATTR lost: one write open, from the GETATTR;
+ * the GETATTR is no cache read. */
+static void
+test_tap_write_without_setattr(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 4096));
+	th_sess_tick(t, T0 + 40 * SEC);
+	assert_int_equal(o.n_records, 1);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 100 * SEC));
+	/* SETATTR size 0 lost */
+	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 100 * SEC + 2 * MS, 0, 8192));
+	th_sess_flush(t);
+	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o.records[1].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o.records[1].open_ns, T0 + 100 * SEC);
+	assert_int_equal(o.records[1].transferred, 8192);
+	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+	assert_int_equal(th_sess_counters(t)->write_from_getattr, 1);
+	th_sess_free(t);
+}
+
 int
 main(void)
 {
@@ -923,6 +1048,10 @@ main(void)
 		cmocka_unit_test(test_empty_file_and_other_users),
 		cmocka_unit_test(test_burst_delayed_reply),
 		cmocka_unit_test(test_burst_then_other_burst),
+		cmocka_unit_test(test_tap_getattr_no_reply),
+		cmocka_unit_test(test_tap_read_no_reply_late),
+		cmocka_unit_test(test_tap_read_gap_one_open),
+		cmocka_unit_test(test_tap_write_without_setattr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
