@@ -84,9 +84,11 @@ miss_ratio(double ws, double cap)
 {
 	double r = ws / cap;
 
+	/* Conflict misses of a set-associative cache grow with occupancy squared
+	 * (two entries mapping to one full set); past capacity LRU thrashes. */
 	if (r <= 1)
-		return 0.01 * r * r * r * r;
-	return 0.01 + 0.99 * (1 - 1 / r);
+		return 0.02 * r * r;
+	return 0.02 + 0.98 * (1 - 1 / r);
 }
 
 /*
@@ -451,7 +453,7 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 	for (h = 0; h < TH_HOSTS; h++) {
 		struct host_out *o = &ho[h];
 		double *v = out->v[h], rx_msgs = 0, tx_msgs = 0, rx_send = 0, pkt_bytes = 0;
-		double rx_cont = 0, desc_fetch = 0;
+		double rx_cont = 0, desc_fetch = 0, rd_hold = 0, burst = 1;
 
 		for (i = 0; i < n; i++) {
 			const struct flow *f = &fl[i];
@@ -473,6 +475,17 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 					rx_cont += f->got * fmax(f->pkts - 1, 0);
 				}
 				pkt_bytes = f->wire / f->pkts;
+				/* A posted batch is scheduled back to back: its packets
+				 * reach the RX buffer as one burst. */
+				burst = fmax(burst, (wl->wqe_batch ? wl->wqe_batch : 1) * f->pkts);
+				/* READ responses are written in order: the write path
+				 * tracks a response's packets one per pipeline stage, and
+				 * the packets of a longer response hold posted-write
+				 * credits until the ones ahead are written (one MTU's
+				 * worth of write time each). */
+				if (wl->opcode == TH_OPC_READ && !f->is_loop)
+					rd_hold += f->got * f->pkts * soft(f->pkts, p->pipeline_depth) *
+						   (f->wire / f->pkts) / (wr_cap * NS);
 			}
 			if (f->is_loop)
 				continue;
@@ -502,9 +515,10 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 			v[TH_CTR_PAUSE_FRAMES] = cycles * (2 + floor(empty / refresh));
 			v[TH_CTR_RXBUF_FULL] = cycles;
 		} else if (o->rho > 0 && pkt_bytes > 0) {
-			/* Queueing tail: how often a burst still reaches XOFF. */
+			/* Queueing tail: packets that still find the buffer past
+			 * XOFF. Batch arrivals decay per burst, not per packet. */
 			v[TH_CTR_RXBUF_FULL] = o->arr_pkts *
-					       pow(o->rho, p->xoff_kb * 1024 / pkt_bytes);
+					       pow(o->rho, p->xoff_kb * 1024 / (pkt_bytes * burst));
 		}
 		v[TH_CTR_QPC_MISS] = (tx_msgs + rx_msgs) * sh->qpc_miss;
 		v[TH_CTR_MTT_MISS] = (tx_msgs + rx_msgs) * sh->mtt_miss;
@@ -517,7 +531,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		else
 			v[TH_CTR_RWQE_MISS] = rx_send * fmin(1, sh->rwqe_miss + sh->rwqe_late) +
 					      rx_cont * sh->rwqe_scatter;
-		v[TH_CTR_PCIE_BP] = 1e9 * pow(fmin(1, fmax(o->wr_util, o->rd_util)), 8);
+		v[TH_CTR_PCIE_BP] = fmin(1e9, 1e9 * pow(fmin(1, fmax(o->wr_util, o->rd_util)), 8) +
+						 rd_hold);
 		/* Saturated engines, plus PU time held while descriptors are read
 		 * (one read round trip per fetch, overlapped across the pipeline). */
 		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rx_util, o->tx_util)), 4) +
