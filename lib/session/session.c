@@ -511,19 +511,60 @@ hash_link(struct th_sess_table *t, uint32_t i)
 	t->sess_bucket[b] = i;
 }
 
+/*
+ * A file's sessions keep its READ and WRITE ones first, so that a GETATTR looking for
+ * opens in progress walks only those, not every client's pending and history entries.
+ */
+static bool
+is_data(uint8_t kind)
+{
+	return kind == SK_READ || kind == SK_WRITE;
+}
+
+static void
+flist_unlink(struct th_sess_table *t, uint32_t i)
+{
+	const struct sess *s = &t->sess[i];
+
+	if (s->fprev != NIL)
+		t->sess[s->fprev].fnext = s->fnext;
+	else
+		t->files[s->file].sess_head = s->fnext;
+	if (s->fnext != NIL)
+		t->sess[s->fnext].fprev = s->fprev;
+}
+
+static void
+flist_insert(struct th_sess_table *t, uint32_t i)
+{
+	struct sess *s = &t->sess[i];
+	uint32_t prev = NIL, cur = t->files[s->file].sess_head;
+
+	if (!is_data(s->kind))
+		while (cur != NIL && is_data(t->sess[cur].kind)) {
+			prev = cur;
+			cur = t->sess[cur].fnext;
+		}
+	s->fprev = prev;
+	s->fnext = cur;
+	if (prev != NIL)
+		t->sess[prev].fnext = i;
+	else
+		t->files[s->file].sess_head = i;
+	if (cur != NIL)
+		t->sess[cur].fprev = i;
+}
+
 /* Give a session's entry back; its file goes too when nothing else refers to it. */
 static void
 sess_release(struct th_sess_table *t, uint32_t i)
 {
 	struct sess *s = &t->sess[i];
 	struct file *f = &t->files[s->file];
-	uint32_t *p = &f->sess_head;
 
 	hash_unlink(t, i);
 	list_del(t->sess, list_of(t, s), i);
-	while (*p != i)
-		p = &t->sess[*p].fnext;
-	*p = s->fnext;
+	flist_unlink(t, i);
 	client_unref(t, s->client);
 	s->is_used = 0;
 	s->next = t->sess_free;
@@ -538,10 +579,16 @@ sess_rekey(struct th_sess_table *t, uint32_t i, uint32_t uid, uint8_t kind)
 {
 	struct sess *s = &t->sess[i];
 
+	bool moves = is_data(s->kind) != is_data(kind);
+
 	hash_unlink(t, i);
 	list_del(t->sess, list_of(t, s), i);
+	if (moves)
+		flist_unlink(t, i);
 	s->uid = uid;
 	s->kind = kind;
+	if (moves)
+		flist_insert(t, i);
 	hash_link(t, i);
 	list_push(t->sess, list_of(t, s), i);
 }
@@ -640,8 +687,7 @@ sess_new(struct th_sess_table *t, uint32_t file, uint32_t client, const struct t
 	s->seq_bytes = 0;
 	s->next_off = 0;
 	s->size = op->flags & TH_SESS_F_HAS_SIZE ? op->size : f->size;
-	s->fnext = f->sess_head;
-	f->sess_head = i;
+	flist_insert(t, i);
 	client_ref(t, client);
 	hash_link(t, i);
 	list_push(t->sess, list_of(t, s), i);
@@ -1102,7 +1148,8 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 	 * (nfs_revalidate_mapping) right before the READ that continues where the read
 	 * stopped, which then drops the pending entry (do_data()); a GETATTR that no such
 	 * READ follows is the next open's. */
-	for (i = t->files[file].sess_head; i != NIL; i = t->sess[i].fnext) {
+	for (i = t->files[file].sess_head; i != NIL && is_data(t->sess[i].kind);
+		i = t->sess[i].fnext) {
 		const struct sess *s = &t->sess[i];
 
 		if (s->client != client)

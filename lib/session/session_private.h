@@ -47,7 +47,7 @@ struct list {
 	uint32_t tail; /* oldest */
 };
 
-/* One session: 80 bytes. */
+/* One session: 96 bytes. */
 struct sess {
 	uint32_t file;   /* key: index into files */
 	uint32_t client; /* key: index into clients */
@@ -64,6 +64,7 @@ struct sess {
 	uint32_t prev;  /* list links (ACTIVE, PENDING, HIST or free) */
 	uint32_t next;
 	uint32_t fnext;   /* next session of the same file */
+	uint32_t fprev;   /* previous one; NIL: the file's first */
 	uint32_t ops;     /* operations in the session */
 	uint64_t open_ns; /* first op's call; SK_HIST: unused */
 	uint64_t last_ns; /* last op's reply (call without a reply); SK_HIST: last read */
