@@ -48,8 +48,8 @@ struct extract {
 	th_mfs_oracle oracle;
 	void *ctx;
 	enum th_symptom s;
-	int runs;                  /* oracle calls, failed ones included */
-	unsigned cached;           /* entries written to cache[], ring after CACHE_SIZE */
+	int runs;        /* oracle calls, failed ones included */
+	unsigned cached; /* entries written to cache[], ring after CACHE_SIZE */
 	struct th_wl cache[CACHE_SIZE];
 	bool hit[CACHE_SIZE];
 };
@@ -112,8 +112,8 @@ enum_count(enum th_feat f)
  * does not widen "dir=bidi sge>=3 ..." to "dir=bidi|loopback sge>=3 ...",
  * which would cover (and hide from the search) the loopback anomaly's points.
  */
-static bool benign(const struct extract *x, const struct th_wl *r, enum th_feat f,
-	struct th_wl *out);
+static bool benign(
+	const struct extract *x, const struct th_wl *r, enum th_feat f, struct th_wl *out);
 
 static bool
 is_same_cause(struct extract *x, const struct th_wl *w, uint32_t others)
@@ -177,8 +177,8 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 
 /* Where the anomaly shows along one feature: bounds, and the outermost points that hit. */
 struct interval {
-	uint64_t lo, hi;      /* grid values; 0 / UINT64_MAX when unbounded */
-	unsigned lo_i, hi_i;  /* indexes of the lowest and highest points seen to trigger */
+	uint64_t lo, hi;     /* grid values; 0 / UINT64_MAX when unbounded */
+	unsigned lo_i, hi_i; /* indexes of the lowest and highest points seen to trigger */
 };
 
 /*
@@ -249,8 +249,7 @@ insert_cur(uint64_t *g, unsigned *n, uint64_t cur)
 enum move { MOVE_NONE, MOVE_LOW, MOVE_HIGH };
 
 static void
-move_base(struct th_wl *base, const struct th_wl *pts, const struct interval *iv,
-	enum move mv)
+move_base(struct th_wl *base, const struct th_wl *pts, const struct interval *iv, enum move mv)
 {
 	if (mv == MOVE_LOW)
 		*base = pts[iv->lo_i];
@@ -392,8 +391,18 @@ copy_feat(struct th_wl *dst, const struct th_wl *src, enum th_feat f)
  * mr_size), so the later one can reach its benign value.
  */
 static const enum th_feat reduce_order[] = {
-	TH_F_MEM, TH_F_DIR, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_MTU, TH_F_WQE_BATCH,
-	TH_F_WQ_DEPTH, TH_F_SGE, TH_F_QP_COUNT, TH_F_MR_COUNT, TH_F_MR_SIZE, TH_F_MSG,
+	TH_F_MEM,
+	TH_F_DIR,
+	TH_F_QP_TYPE,
+	TH_F_OPCODE,
+	TH_F_MTU,
+	TH_F_WQE_BATCH,
+	TH_F_WQ_DEPTH,
+	TH_F_SGE,
+	TH_F_QP_COUNT,
+	TH_F_MR_COUNT,
+	TH_F_MR_SIZE,
+	TH_F_MSG,
 };
 
 #define REDUCE_COUNT (sizeof(reduce_order) / sizeof(reduce_order[0]))
@@ -474,8 +483,7 @@ reduce(struct extract *x, struct th_wl *r, uint32_t skip)
 	return kept;
 }
 
-static const enum th_feat enum_feats[] = {TH_F_MEM, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_DIR,
-	TH_F_MTU};
+static const enum th_feat enum_feats[] = {TH_F_MEM, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_DIR, TH_F_MTU};
 
 #define ENUM_FEATS_COUNT (sizeof(enum_feats) / sizeof(enum_feats[0]))
 
@@ -494,8 +502,12 @@ bound(struct extract *x, struct th_wl *r, uint32_t kept, uint32_t all, struct th
 		enum th_feat f;
 		enum move mv;
 	} nums[] = {
-		{TH_F_WQE_BATCH, MOVE_LOW}, {TH_F_WQ_DEPTH, MOVE_NONE}, {TH_F_QP_COUNT, MOVE_NONE},
-		{TH_F_SGE, MOVE_HIGH}, {TH_F_MSG, MOVE_LOW}, {TH_F_MR_SIZE, MOVE_LOW},
+		{TH_F_WQE_BATCH, MOVE_LOW},
+		{TH_F_WQ_DEPTH, MOVE_NONE},
+		{TH_F_QP_COUNT, MOVE_NONE},
+		{TH_F_SGE, MOVE_HIGH},
+		{TH_F_MSG, MOVE_LOW},
+		{TH_F_MR_SIZE, MOVE_LOW},
 		{TH_F_MR_COUNT, MOVE_NONE},
 	};
 	struct th_wl w;
@@ -616,8 +628,8 @@ add_condition(struct extract *x, const struct th_wl *q, enum th_feat f, struct t
 }
 
 /* Let @p m's condition on @p f admit @p w's value too. */
-static void
-widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f)
+void
+th_mfs_widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f)
 {
 	uint64_t v = th_wl_get(w, f), mn = th_wl_msg_min(w), mx = th_wl_msg_max(w);
 
@@ -644,8 +656,8 @@ widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f)
  * stays covered (it showed the anomaly, whatever the walk found).
  */
 static void
-tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p,
-	const struct th_wl *trig, struct th_mfs *m)
+tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const struct th_wl *trig,
+	struct th_mfs *m)
 {
 	struct th_wl q = *r;
 	unsigned pass, i;
@@ -668,7 +680,7 @@ tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p,
 			}
 			add_condition(x, &q, f, m);
 			if (!th_mfs_covers(m, trig))
-				widen(m, trig, f);
+				th_mfs_widen(m, trig, f);
 			return;
 		}
 		if (!is_moved)
@@ -823,7 +835,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 */
 	for (f = 0; f < TH_F__COUNT; f++)
 		if (!th_mfs_covers(out, trigger))
-			widen(out, trigger, (enum th_feat)f);
+			th_mfs_widen(out, trigger, (enum th_feat)f);
 	runs = x->runs;
 	free(x);
 	return runs;

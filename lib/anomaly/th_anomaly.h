@@ -25,9 +25,9 @@ const char *th_symptom_name(enum th_symptom s);
 
 /** Monitor thresholds (defaults: the paper's). */
 struct th_monitor_cfg {
-	double pause_ratio;  /**< pause duration / time at or above this: pause (0.001) */
-	double shortfall;    /**< at or below (1 - this) of both bps and pps limits: low (0.20) */
-	unsigned samples;    /**< one-second samples per test, averaged (4) */
+	double pause_ratio; /**< pause duration / time at or above this: pause (0.001) */
+	double shortfall;   /**< at or below (1 - this) of both bps and pps limits: low (0.20) */
+	unsigned samples;   /**< one-second samples per test, averaged (4) */
 };
 
 void th_monitor_cfg_default(struct th_monitor_cfg *c);
@@ -67,9 +67,9 @@ struct th_range {
  * request ("mix of <=1K and >=64K" is msg_min <= 1024 and msg_max >= 65536).
  */
 struct th_mfs {
-	uint8_t symptom;              /**< enum th_symptom */
-	uint32_t feats;               /**< bit per enum th_feat constrained */
-	uint32_t set[TH_F__COUNT];    /**< enumerated features: allowed values */
+	uint8_t symptom;                    /**< enum th_symptom */
+	uint32_t feats;                     /**< bit per enum th_feat constrained */
+	uint32_t set[TH_F__COUNT];          /**< enumerated features: allowed values */
 	struct th_range range[TH_F__COUNT]; /**< numeric features */
 	struct th_range msg_min, msg_max;   /**< TH_F_MSG */
 };
@@ -120,5 +120,12 @@ void th_mfs_normalize(struct th_mfs *m);
 
 /** Whether @p a and @p b state the same conditions once normalized (symptom included). */
 bool th_mfs_same(const struct th_mfs *a, const struct th_mfs *b);
+
+/**
+ * Let feature @p f's condition in @p m admit @p w's value: an enumerated set
+ * gains it, an interval (for the pattern: on its smallest and largest request)
+ * stretches to it. An unconstrained feature stays so.
+ */
+void th_mfs_widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f);
 
 #endif /* TH_ANOMALY_H */

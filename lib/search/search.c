@@ -80,11 +80,10 @@ th_search_create(const struct th_search_cfg *c, const struct th_backend *b)
 	struct th_search *s;
 
 	if (c == NULL || b == NULL || b->run == NULL || b->expect == NULL || b->cost_s == NULL ||
-		b->limits == NULL || (unsigned)c->algo >= TH_SEARCH__COUNT ||
-		!(c->budget_s >= 0) || c->mon.samples == 0 || c->mon.samples > 3600 ||
-		!(c->temp > 0) || !(c->decay > 0 && c->decay <= 1) || !(c->temp_min > 0) ||
-		c->bo_window < 2 || c->bo_window > 1024 || c->bo_candidates == 0 ||
-		c->skip_max == 0) {
+		b->limits == NULL || (unsigned)c->algo >= TH_SEARCH__COUNT || !(c->budget_s >= 0) ||
+		c->mon.samples == 0 || c->mon.samples > 3600 || !(c->temp > 0) ||
+		!(c->decay > 0 && c->decay <= 1) || !(c->temp_min > 0) || c->bo_window < 2 ||
+		c->bo_window > 1024 || c->bo_candidates == 0 || c->skip_max == 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -444,22 +443,10 @@ widen_to(struct th_mfs *m, const struct th_wl *w)
 
 	for (f = 0; f < TH_F__COUNT; f++) {
 		struct th_mfs one = *m;
-		uint64_t v = th_wl_get(w, (enum th_feat)f);
 
 		one.feats = m->feats & (1u << f);
-		if (one.feats == 0 || th_feat_is_enum((enum th_feat)f) || th_mfs_covers(&one, w))
-			continue;
-		if (f == TH_F_MSG) {
-			uint64_t mn = th_wl_msg_min(w), mx = th_wl_msg_max(w);
-
-			m->msg_min.lo = mn < m->msg_min.lo ? mn : m->msg_min.lo;
-			m->msg_min.hi = mn > m->msg_min.hi ? mn : m->msg_min.hi;
-			m->msg_max.lo = mx < m->msg_max.lo ? mx : m->msg_max.lo;
-			m->msg_max.hi = mx > m->msg_max.hi ? mx : m->msg_max.hi;
-		} else {
-			m->range[f].lo = v < m->range[f].lo ? v : m->range[f].lo;
-			m->range[f].hi = v > m->range[f].hi ? v : m->range[f].hi;
-		}
+		if (one.feats != 0 && !th_feat_is_enum((enum th_feat)f) && !th_mfs_covers(&one, w))
+			th_mfs_widen(m, w, (enum th_feat)f);
 	}
 }
 
@@ -475,8 +462,8 @@ extract(struct th_search *s, unsigned id)
 	s->merge_into = -1;
 	s->extracting = id;
 	memset(&m, 0, sizeof(m));
-	rc = th_mfs_extract(&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s,
-		&m);
+	rc = th_mfs_extract(
+		&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s, &m);
 	s->anom[id].mfs_runs = s->st.mfs_runs - before;
 	if (s->merge_into >= 0 && !s->is_mfs_aborted) {
 		widen_to(&s->anom[s->merge_into].mfs, &a.trigger);
