@@ -11,21 +11,7 @@ trap 'rm -rf "$work"' EXIT
 fails=0
 passed=0
 
-# expect STATUS PATTERN -- COMMAND...: the exit status and a line of stderr/stdout.
-expect() {
-	local want=$1 pattern=$2 got
-	shift 3
-	"$@" > "$work/out" 2>&1
-	got=$?
-	if [[ $got -ne $want ]] || ! grep -qE -- "$pattern" "$work/out"; then
-		echo "FAIL: $* -> exit $got (want $want), output:"
-		sed 's/^/    /' "$work/out" | head -5
-		echo "    (wanted a line matching: $pattern)"
-		fails=$((fails + 1))
-	else
-		passed=$((passed + 1))
-	fi
-}
+. "$(dirname "$0")/expect.sh"
 
 eal=(--no-huge -m 128 --no-pci --no-shconf --file-prefix th-cli-$$ --log-level=error)
 

@@ -24,20 +24,7 @@ fail() {
 	fails=$((fails + 1))
 }
 
-# expect STATUS PATTERN -- COMMAND...: exit status and a line of its output.
-expect() {
-	local want=$1 pattern=$2 got
-	shift 3
-	"$@" > "$work/out" 2>&1
-	got=$?
-	if [[ $got -ne $want ]] || ! grep -qE -- "$pattern" "$work/out"; then
-		fail "$* -> exit $got (want $want), output:"
-		sed 's/^/    /' "$work/out" | head -8
-		echo "    (wanted a line matching: $pattern)"
-	else
-		passed=$((passed + 1))
-	fi
-}
+. "$(dirname "$0")/../cli/expect.sh"
 
 head -c $((16 << 20)) /dev/urandom > "$work/data"
 fstype=$(df -T "$work" | awk 'NR == 2 { print $2 }')

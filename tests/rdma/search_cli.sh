@@ -15,21 +15,7 @@ fails=0
 passed=0
 prof=$root/config/rdma/F.ini
 
-# expect STATUS PATTERN -- COMMAND...: the exit status and a line of the output.
-expect() {
-	local want=$1 pattern=$2 got
-	shift 3
-	"$@" > "$work/out" 2>&1
-	got=$?
-	if [[ $got -ne $want ]] || ! grep -qE -- "$pattern" "$work/out"; then
-		echo "FAIL: $* -> exit $got (want $want), output:"
-		sed 's/^/    /' "$work/out" | head -8
-		echo "    (wanted a line matching: $pattern)"
-		fails=$((fails + 1))
-	else
-		passed=$((passed + 1))
-	fi
-}
+. "$(dirname "$0")/../cli/expect.sh"
 
 expect 0 '--replay' -- "$th" search --help
 expect 0 'search ' -- "$th" --help
