@@ -85,9 +85,10 @@ miss_ratio(double ws, double cap)
 	double r = ws / cap;
 
 	/* Conflict misses of a set-associative cache grow with occupancy squared
-	 * (two entries mapping to one full set); past capacity LRU thrashes. */
+	 * (two entries mapping to one full set); a lone entry has nothing to
+	 * conflict with. Past capacity LRU thrashes. */
 	if (r <= 1)
-		return 0.02 * r * r;
+		return ws > 1 ? 0.02 * r * r * (1 - 1 / ws) : 0;
 	return 0.02 + 0.98 * (1 - 1 / r);
 }
 
@@ -513,7 +514,10 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 
 			v[TH_CTR_PAUSE_US] = o->pause * 1e6;
 			v[TH_CTR_PAUSE_FRAMES] = cycles * (2 + floor(empty / refresh));
-			v[TH_CTR_RXBUF_FULL] = cycles;
+			/* The buffer never leaves the XON..XOFF band: every packet the
+			 * senders offer finds it past XON, admitted or held back by the
+			 * pause. The queueing tail below meets this at rho = 1. */
+			v[TH_CTR_RXBUF_FULL] = o->arr_pkts;
 		} else if (o->rho > 0 && pkt_bytes > 0) {
 			/* Queueing tail: packets that still find the buffer past
 			 * XOFF. Batch arrivals decay per burst, not per packet. */
@@ -534,11 +538,19 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		v[TH_CTR_PCIE_BP] = fmin(1e9, 1e9 * pow(fmin(1, fmax(o->wr_util, o->rd_util)), 8) +
 						 rd_hold);
 		/* Saturated engines, plus PU time held while descriptors are read
-		 * (one read round trip per fetch, overlapped across the pipeline). */
-		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rx_util, o->tx_util)), 4) +
-				    desc_fetch * lat_ns / p->pipeline_depth;
+		 * (one read round trip per fetch, overlapped across the pipeline).
+		 * A receiver behind its arrivals (rho > 1, whatever holds it: write
+		 * credits, receive WQEs, its engine) keeps every PU on a packet that
+		 * waits: saturated too. In-order READ responses hold the PU that
+		 * tracks them while the packets ahead are written. */
+		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rho, o->tx_util)), 4) +
+				    desc_fetch * lat_ns / p->pipeline_depth + rd_hold;
 		for (i = 0; i < TH_CTR__COUNT; i++)
 			v[i] *= 1 + 0.25 * s->p.noise * (2 * th_rng_unit(&s->rng) - 1);
+		/* Hardware counts whole events and nanoseconds. */
+		for (i = 0; i < TH_CTR__COUNT; i++)
+			if (th_ctr_is_diag((enum th_ctr)i))
+				v[i] = floor(v[i]);
 	}
 }
 

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -222,7 +224,8 @@ measure_all(struct th_sim *s, const struct th_wl *wl, double *ctr)
 				ctr[c] += smp[i].v[h][c] / SAMPLES;
 }
 
-static unsigned energy_flat; /* steps whose annealing energy does not fall */
+static unsigned energy_steps; /* steps whose energy was measured */
+static unsigned energy_flat;  /* of those, steps whose energy does not fall */
 
 /* Mean sample of @p wl and its verdict under the default monitor. */
 static void
@@ -307,6 +310,34 @@ has_cond(const struct th_mfs *m, unsigned f)
 	return r->lo != 0 || r->hi != UINT64_MAX;
 }
 
+/* Relative change as th_search_energy_delta() bounds it: (x - y) / y in [-1, 1]. */
+static double
+term(double x, double y)
+{
+	if (x == y)
+		return 0;
+	return fmin(1.0, fmax(-1.0, (x - y) / fmax(fabs(y), 1e-12)));
+}
+
+/* The energy's terms from @p a to @p b, each as th_search_energy_delta() counts it. */
+static void
+print_terms(const struct th_sample *a, const struct th_verdict *va, const struct th_sample *b,
+	const struct th_verdict *vb)
+{
+	unsigned c;
+
+	print_message("    tput %+.2f pause %+.2f", term(fmax(vb->bps_frac, vb->pps_frac),
+		fmax(va->bps_frac, va->pps_frac)), term(va->pause_ratio, vb->pause_ratio));
+	for (c = 0; c < TH_CTR__COUNT; c++) {
+		if (!th_ctr_is_diag((enum th_ctr)c))
+			continue;
+		print_message(" %.4s %+.2f(%.2g)", th_ctr_name((enum th_ctr)c),
+			term(a->v[0][c] + a->v[1][c], b->v[0][c] + b->v[1][c]),
+			b->v[0][c] + b->v[1][c]);
+	}
+	print_message("\n");
+}
+
 /* Check one step @p from -> @p to; counts a failure in @p bad with a message. */
 static void
 check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const struct th_wl *from,
@@ -339,11 +370,14 @@ check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const str
 
 		mean_of(s, from, &ma, &va);
 		mean_of(s, to, &mb, &vb);
+		energy_steps++;
 		if (th_search_energy_delta(&ma, &va, &mb, &vb, true) >= 0) {
-			th_wl_format(to, t2, sizeof(t2));
-			print_message("  energy flat or up toward %s (%s): %s\n", k->id,
+			th_wl_format(from, t1, sizeof(t1));
+			print_message("  energy flat or up toward %s (%s) from %s\n", k->id,
 				f < TH_F__COUNT ? th_feat_name(f) :
-				f == TH_F__COUNT ? "msg_min" : "msg_max", t2);
+				f == TH_F__COUNT ? "msg_min" : "msg_max", t1);
+			if (getenv("TH_GRADIENT_TERMS") != NULL)
+				print_terms(&ma, &va, &mb, &vb);
 			energy_flat++;
 		}
 	}
@@ -425,9 +459,20 @@ test_every_condition(void **state)
 		}
 		th_sim_free(s);
 	}
-	print_message("%u of %u steps toward a rare anomaly with no counter improving, "
-		      "%u with the whole energy flat or up\n", bad, steps, energy_flat);
+	print_message("%u of %u steps toward a rare anomaly with no counter improving; "
+		      "the search's energy (th_search_energy_delta) falls on %u of %u\n", bad,
+		steps, energy_steps - energy_flat, energy_steps);
 	assert_int_equal(bad, 0);
+	/*
+	 * Annealing follows the summed energy, not one counter: it beats random
+	 * sampling only where that sum falls step by step. Counters shared by all
+	 * traffic keep it falling on most steps (41 of 112 when the RX buffer
+	 * counter collapsed at the first pause and noise-level misses counted);
+	 * what is left is mostly throttled senders, where every per-message
+	 * count falls with the throughput (F#7, F#8).
+	 */
+	assert_true(energy_steps >= 100);
+	assert_true(energy_steps - energy_flat >= 75);
 }
 
 /*
