@@ -902,6 +902,9 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 		rc = rc ? rc
 			: th_conf_get_seconds(
 				  c, "decode", "call_timeout", &s->dec.call_timeout_ns, err, esz);
+		rc = rc ? rc
+			: th_conf_get_seconds(c, "decode", "gap_call_timeout",
+				  &s->dec.gap_call_timeout_ns, err, esz);
 		s->dec.flows = (uint32_t)flows;
 		s->dec.calls = (uint32_t)calls;
 	}

@@ -27,6 +27,7 @@ struct th_decode {
 	struct frag_slot frags[FRAG_SLOTS]; /* fragmented calls: their last fragment ends them */
 	struct th_flow_table *flows;        /* TCP streams */
 	struct th_xid_table *xids;          /* calls waiting for replies */
+	const struct th_flow_counters *fc;  /* flows' counters: a gaps_lost step is a gap */
 	th_decode_op_cb emit;               /* op consumer */
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
@@ -40,6 +41,7 @@ th_decode_config_defaults(struct th_decode_config *cfg)
 	cfg->calls = 65536;
 	cfg->flow_idle_ns = 300ull * 1000000000ull;
 	cfg->call_timeout_ns = 60ull * 1000000000ull;
+	cfg->gap_call_timeout_ns = 2ull * 1000000000ull;
 }
 
 static inline bool
@@ -410,6 +412,27 @@ on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *re
 	return find_call(ctx, &ep, xid) != NULL;
 }
 
+/*
+ * This segment's direction lost bytes that held a record boundary: whole
+ * records went missing. Seen as the reply direction, the calls travelling
+ * the other way and still waiting have likely lost their replies; they
+ * leave after the short gap timeout rather than the full one. A gap in the
+ * call direction names calls that do not exist and changes nothing.
+ */
+static void
+on_tcp_gap(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_ns)
+{
+	struct th_xid_key flow;
+
+	memset(&flow, 0, sizeof(flow));
+	flow.client = m->dst;
+	flow.server = m->src;
+	flow.client_port = m->dport;
+	flow.server_port = m->sport;
+	flow.transport = TH_PKT_L4_TCP;
+	th_xid_reply_gap(d->xids, &flow, ts_ns);
+}
+
 struct th_decode *
 th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void *ctx)
 {
@@ -431,6 +454,8 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 	d->xids = th_xid_table_create(cfg->calls, cfg->call_timeout_ns, on_xid_leave, d);
 	if (d->xids == NULL)
 		goto free_flows;
+	d->fc = th_flow_table_counters(d->flows);
+	th_xid_table_set_gap_timeout(d->xids, cfg->gap_call_timeout_ns);
 	/* portmap/rpcbind and NFS are where they always are; the rest is learned. */
 	learn_port(d, 111);
 	learn_port(d, 2049);
@@ -481,11 +506,15 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 		d->s.frames_cut++;
 
 	if (m.l4 == TH_PKT_L4_TCP) {
+		uint64_t gaps = d->fc->gaps_lost;
+
 		d->s.tcp_segments++;
 		if (!th_flow_tcp_input(d->flows, &m, payload, m.payload_len, m.payload_wire_len,
 			    ts_ns, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
 			m.payload_len > 0)
 			d->s.not_rpc++;
+		if (d->fc->gaps_lost != gaps)
+			on_tcp_gap(d, &m, ts_ns);
 		return;
 	}
 
@@ -636,5 +665,6 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->ops_call_only, "unmatched calls (no reply)");
 	ROW(out, s->ops_reply_only, "unmatched replies (no call)");
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
+	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
 }

@@ -88,13 +88,15 @@ struct th_decode_stats {
 
 /** Sizes and timeouts of one pipeline. */
 struct th_decode_config {
-	uint32_t flows;           /**< TCP connections tracked at once */
-	uint32_t calls;           /**< calls waiting for replies at once */
-	uint64_t flow_idle_ns;    /**< a connection idle this long is forgotten */
-	uint64_t call_timeout_ns; /**< a call waits this long for its reply */
+	uint32_t flows;               /**< TCP connections tracked at once */
+	uint32_t calls;               /**< calls waiting for replies at once */
+	uint64_t flow_idle_ns;        /**< a connection idle this long is forgotten */
+	uint64_t call_timeout_ns;     /**< a call waits this long for its reply */
+	uint64_t gap_call_timeout_ns; /**< ... or this long when its TCP connection lost
+					   reply bytes after it was sent; 0: no shortcut */
 };
 
-/** Defaults: 16384 flows, 65536 calls, 300 s idle, 60 s call timeout. */
+/** Defaults: 16384 flows, 65536 calls, 300 s idle, 60 s call timeout, 2 s behind a gap. */
 void th_decode_config_defaults(struct th_decode_config *cfg);
 
 /** Receives every op: matched, call only, reply only. */

@@ -12,6 +12,12 @@
  * the timeout leaves as an unmatched call, and when a set is full its oldest
  * call leaves early, counted as table full. Both go to the emit callback
  * as TH_OP_CALL_ONLY ops, so nothing disappears without a line and a count.
+ *
+ * A capture that lost bytes of a connection's reply direction (a SPAN drop)
+ * has likely lost replies with them: the calls of that connection sent
+ * before the gap and still waiting leave after the shorter gap timeout,
+ * counted by that reason, instead of waiting the full timeout. A reply that
+ * still comes for one of them is a reply without call, like any other.
  */
 
 #include <stdbool.h>
@@ -36,7 +42,8 @@ struct th_xid_key {
 	X(matched, "calls matched with a reply")                                                   \
 	X(unmatched_calls, "calls without a reply (timed out or left at stop)")                    \
 	X(table_full, "calls pushed out early: set full")                                          \
-	X(unmatched_replies, "replies without a waiting call")
+	X(unmatched_replies, "replies without a waiting call")                                     \
+	X(gap_expired, "calls expired early after a reply-direction gap (in unmatched calls)")
 
 struct th_xid_counters {
 #define TH_XID_X(name, text) uint64_t name;
@@ -76,9 +83,28 @@ void th_xid_count_unmatched_reply(struct th_xid_table *t);
 
 /**
  * Emit calls older than the timeout as unmatched. Looks at a slice of the
- * table per call; call it every millisecond or so.
+ * table per call, larger when the clock moved far since the last call (a
+ * file replayed fast), so no call leaves more than a quarter of its timeout
+ * late; call it every millisecond or so.
  */
 uint32_t th_xid_table_age(struct th_xid_table *t, uint64_t now_ns);
+
+/**
+ * Let calls that wait behind a lost reply leave after @p gap_timeout_ns
+ * instead of the full timeout (see th_xid_reply_gap()); 0 turns this off
+ * (the default).
+ */
+void th_xid_table_set_gap_timeout(struct th_xid_table *t, uint64_t gap_timeout_ns);
+
+/**
+ * Bytes of a connection's reply direction were lost, seen at @p now_ns.
+ * @p flow names the calls of that connection (client, server, ports,
+ * transport; its xid is ignored). Those entered at or before @p now_ns and
+ * still waiting leave once they have waited the gap timeout. Remembered
+ * per connection in a small direct-mapped table: a connection whose slot
+ * another one took falls back to the full timeout.
+ */
+void th_xid_reply_gap(struct th_xid_table *t, const struct th_xid_key *flow, uint64_t now_ns);
 
 /** Emit every waiting call as unmatched (at stop). */
 uint32_t th_xid_table_flush(struct th_xid_table *t);

@@ -15,13 +15,25 @@ struct entry {
 	struct th_op op;       /* the call, then the reply is written beside it */
 };
 
+#define AGE_SETS 256   /* sets th_xid_table_age() visits at least */
+#define GAP_SLOTS 4096 /* connections whose last reply-direction gap is remembered */
+
+/* The latest reply-direction gap of one connection. */
+struct gap_mark {
+	struct th_xid_key flow; /* the connection's calls, xid 0 */
+	uint64_t gap_ns;        /* when the gap was seen; 0: slot unused */
+};
+
 struct th_xid_table {
 	struct th_sat sat;        /* struct entry, keyed by th_xid_key */
 	uint64_t timeout_ns;      /* a call waits this long at most */
+	uint64_t gap_timeout_ns;  /* ... or this long behind a reply-direction gap; 0: off */
+	uint32_t gaps_noted;      /* marks set: none means no call needs the gap check */
 	uint64_t now_ns;          /* the time th_xid_table_age() was called with */
 	th_xid_emit_cb emit;      /* unmatched call consumer */
 	void *ctx;                /* for emit */
 	struct th_xid_counters c; /* counters */
+	struct gap_mark *gaps;    /* GAP_SLOTS, direct-mapped by connection */
 };
 
 static uint32_t
@@ -62,6 +74,13 @@ th_xid_table_create(uint32_t calls, uint64_t timeout_ns, th_xid_emit_cb emit, vo
 		errno = -rc;
 		return NULL;
 	}
+	t->gaps = calloc(GAP_SLOTS, sizeof(*t->gaps));
+	if (t->gaps == NULL) {
+		th_sat_fini(&t->sat);
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
 	t->timeout_ns = timeout_ns;
 	t->emit = emit;
 	t->ctx = ctx;
@@ -74,6 +93,7 @@ th_xid_table_free(struct th_xid_table *t)
 	if (t == NULL)
 		return;
 	th_sat_fini(&t->sat);
+	free(t->gaps);
 	free(t);
 }
 
@@ -132,14 +152,73 @@ th_xid_count_unmatched_reply(struct th_xid_table *t)
 	t->c.unmatched_replies++;
 }
 
+void
+th_xid_table_set_gap_timeout(struct th_xid_table *t, uint64_t gap_timeout_ns)
+{
+	t->gap_timeout_ns = gap_timeout_ns;
+}
+
+/* The connection part of a key: what every call of one connection shares. */
+static inline void
+flow_of(const struct th_xid_key *key, struct th_xid_key *flow)
+{
+	*flow = *key;
+	flow->xid = 0;
+}
+
+static inline struct gap_mark *
+gap_slot(struct th_xid_table *t, const struct th_xid_key *flow)
+{
+	return &t->gaps[key_hash(flow) & (GAP_SLOTS - 1)];
+}
+
+void
+th_xid_reply_gap(struct th_xid_table *t, const struct th_xid_key *flow, uint64_t now_ns)
+{
+	struct th_xid_key f;
+	struct gap_mark *g;
+
+	if (t->gap_timeout_ns == 0)
+		return;
+	flow_of(flow, &f);
+	g = gap_slot(t, &f);
+	g->flow = f;
+	/* 0 marks a free slot; a capture starting at the epoch still gets its mark. */
+	g->gap_ns = now_ns != 0 ? now_ns : 1;
+	t->gaps_noted++;
+}
+
+/* Was this call sent before a reply-direction gap of its connection? */
+static bool
+is_behind_gap(struct th_xid_table *t, const struct entry *e)
+{
+	struct th_xid_key f;
+	const struct gap_mark *g;
+
+	flow_of(&e->key, &f);
+	g = gap_slot(t, &f);
+	return g->gap_ns != 0 && e->entered_ns <= g->gap_ns && memcmp(&g->flow, &f, sizeof(f)) == 0;
+}
+
 static bool
 is_overdue(void *ctx, void *entry)
 {
 	struct th_xid_table *t = ctx;
 	struct entry *e = entry;
+	uint64_t waited;
 
-	if (t->now_ns < e->entered_ns || t->now_ns - e->entered_ns < t->timeout_ns)
+	if (t->now_ns < e->entered_ns)
 		return false;
+	waited = t->now_ns - e->entered_ns;
+	if (waited >= t->timeout_ns) {
+		leave(t, e);
+		return true;
+	}
+	/* Cheap tests first: most calls are young, most captures lose nothing. */
+	if (t->gaps_noted == 0 || t->gap_timeout_ns == 0 || waited < t->gap_timeout_ns ||
+		!is_behind_gap(t, e))
+		return false;
+	t->c.gap_expired++;
 	leave(t, e);
 	return true;
 }
@@ -151,11 +230,36 @@ flush_one(void *ctx, void *entry)
 	return true;
 }
 
+/*
+ * Sets to visit now. A slice of 256 per call suits a live port aged every
+ * millisecond; a file replayed faster than it was captured moves its clock
+ * by seconds between calls, so visit as many sets as that clock step asks
+ * for: a call then leaves at most a quarter of its timeout late.
+ */
+static uint32_t
+sets_to_age(const struct th_xid_table *t, uint64_t now_ns)
+{
+	uint64_t pass_ns = t->timeout_ns, step, want, sets = th_sat_sets(&t->sat);
+
+	if (t->gaps_noted != 0 && t->gap_timeout_ns != 0 && t->gap_timeout_ns < pass_ns)
+		pass_ns = t->gap_timeout_ns;
+	pass_ns /= 4;
+	if (t->now_ns == 0 || now_ns <= t->now_ns || pass_ns == 0)
+		return AGE_SETS;
+	step = now_ns - t->now_ns;
+	if (step >= pass_ns)
+		return (uint32_t)sets;
+	want = sets * step / pass_ns + 1; /* sets < 2^24, step < 2^40: no overflow */
+	return want > AGE_SETS ? (uint32_t)want : AGE_SETS;
+}
+
 uint32_t
 th_xid_table_age(struct th_xid_table *t, uint64_t now_ns)
 {
+	uint32_t sets = sets_to_age(t, now_ns);
+
 	t->now_ns = now_ns;
-	return th_sat_sweep(&t->sat, 256, is_overdue, t);
+	return th_sat_sweep(&t->sat, sets, is_overdue, t);
 }
 
 uint32_t
@@ -173,7 +277,7 @@ th_xid_table_count(const struct th_xid_table *t)
 size_t
 th_xid_table_memory(const struct th_xid_table *t)
 {
-	return sizeof(*t) + th_sat_memory(&t->sat);
+	return sizeof(*t) + th_sat_memory(&t->sat) + GAP_SLOTS * sizeof(*t->gaps);
 }
 
 const struct th_xid_counters *

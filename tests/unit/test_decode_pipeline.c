@@ -487,6 +487,126 @@ test_call_times_out(void **state)
 	assert_int_equal(f->s->count, 1);
 }
 
+/* One GETATTR call or reply as a TCP record: marker, then the message. */
+static void
+tcp_getattr(struct xb *rec, uint32_t xid, bool is_reply)
+{
+	struct xb m = {.n = 0};
+
+	if (is_reply)
+		getattr_reply(&m, xid, 1);
+	else
+		getattr_call(&m, xid);
+	memset(rec, 0, sizeof(*rec));
+	put_marker(rec, (uint32_t)m.n);
+	memcpy(rec->b + rec->n, m.b, m.n);
+	rec->n += m.n;
+}
+
+/*
+ * The capture lost the segment with one reply (a SPAN drop): its call,
+ * sent before the gap, leaves as a call without reply after the 2 s gap
+ * timeout instead of the 10 s call timeout; a call sent after the gap
+ * waits as usual; the lost reply, should it come after all, is a reply
+ * without call.
+ */
+static void
+test_reply_gap_expires_call(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb rec;
+	uint32_t cseq = 1000, sseq = 5000;
+
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, 0, TH_TCP_SYN, NULL, 0, T0);
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, T0 + 10);
+	cseq++;
+	sseq++;
+	tcp_getattr(&rec, 0x5001, false);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 1000);
+	cseq += (uint32_t)rec.n;
+	tcp_getattr(&rec, 0x5002, false);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 2000);
+	cseq += (uint32_t)rec.n;
+
+	/* The reply to 0x5001 is not in the capture; the one to 0x5002 follows the gap. */
+	tcp_getattr(&rec, 0x5001, true);
+	sseq += (uint32_t)rec.n;
+	tcp_getattr(&rec, 0x5002, true);
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 3000);
+	sseq += (uint32_t)rec.n;
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].kind, TH_OP_MATCHED);
+	assert_int_equal(f->s->ops[0].xid, 0x5002);
+
+	tcp_getattr(&rec, 0x5003, false);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 4000);
+	cseq += (uint32_t)rec.n;
+
+	th_decode_housekeep(f->d, T0 + 1000 + 2 * SEC - 1);
+	assert_int_equal(f->s->count, 1);
+	th_decode_housekeep(f->d, T0 + 1000 + 2 * SEC);
+	assert_int_equal(f->s->count, 2);
+	assert_int_equal(f->s->ops[1].kind, TH_OP_CALL_ONLY);
+	assert_int_equal(f->s->ops[1].xid, 0x5001);
+
+	/* The call after the gap still waits, well past the gap timeout. */
+	th_decode_housekeep(f->d, T0 + 9 * SEC);
+	assert_int_equal(f->s->count, 2);
+
+	/* A late reply to the expired call: counted as a reply without call. */
+	tcp_getattr(&rec, 0x5001, true);
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 9 * SEC + 1);
+	sseq += (uint32_t)rec.n;
+	assert_int_equal(f->s->count, 3);
+	assert_int_equal(f->s->ops[2].kind, TH_OP_REPLY_ONLY);
+	assert_int_equal(f->s->ops[2].xid, 0x5001);
+
+	tcp_getattr(&rec, 0x5003, true);
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 9 * SEC + 2);
+	assert_int_equal(f->s->count, 4);
+	assert_int_equal(f->s->ops[3].kind, TH_OP_MATCHED);
+	assert_int_equal(f->s->ops[3].xid, 0x5003);
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.flow.gaps_lost, 1);
+	assert_int_equal(st.xid.gap_expired, 1);
+	assert_int_equal(st.xid.unmatched_calls, 1);
+	assert_int_equal(st.xid.unmatched_replies, 1);
+	assert_int_equal(st.ops_matched, 2);
+	assert_int_equal(st.ops_call_only, 1);
+	assert_int_equal(st.ops_reply_only, 1);
+}
+
+/* A gap in the call direction loses calls, not replies: waiting calls keep waiting. */
+static void
+test_call_gap_keeps_calls(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb rec;
+	uint32_t cseq = 1000, sseq = 5000;
+
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, 0, TH_TCP_SYN, NULL, 0, T0);
+	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, T0 + 10);
+	cseq++;
+	sseq++;
+	tcp_getattr(&rec, 0x6001, false);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 1000);
+	cseq += (uint32_t)rec.n;
+	tcp_getattr(&rec, 0x6002, false);
+	cseq += (uint32_t)rec.n; /* lost */
+	tcp_getattr(&rec, 0x6003, false);
+	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 3000);
+
+	th_decode_housekeep(f->d, T0 + 5 * SEC);
+	assert_int_equal(f->s->count, 0);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.flow.gaps_lost, 1);
+	assert_int_equal(st.xid.gap_expired, 0);
+	assert_int_equal(st.xid.calls, 2);
+}
+
 static void
 test_dns_not_rpc(void **state)
 {
@@ -890,6 +1010,7 @@ test_stats_print_every_loss(void **state)
 		{"flow.flows_evicted", &s->flow.flows_evicted},
 		{"xid.calls_dup", &s->xid.calls_dup},
 		{"xid.table_full", &s->xid.table_full},
+		{"xid.gap_expired", &s->xid.gap_expired},
 	};
 	const char *missing = NULL;
 	char *text, num[32];
@@ -1006,6 +1127,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reply_gap_expires_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_gap_keeps_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_not_rpc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_port_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_portmap_getport_learns_port, setup, teardown),

@@ -266,6 +266,92 @@ test_aging_large_table(void **state)
 	free(s);
 }
 
+/*
+ * Reply bytes of a connection were lost: its calls sent before the gap
+ * leave after the gap timeout, counted by that reason; calls sent after
+ * the gap and calls of other connections wait the full timeout.
+ */
+static void
+test_gap_expires_calls_before_it(void **state)
+{
+	struct sink *s = sink_new();
+	struct th_xid_table *t = th_xid_table_create(1024, 60 * SEC, on_emit, s);
+	struct th_xid_key before = key_of(1, 800, 1), after = key_of(1, 800, 2);
+	struct th_xid_key other = key_of(2, 800, 3), flow = key_of(1, 800, 0xdead);
+	uint64_t t0 = 1000 * SEC;
+
+	(void)state;
+	assert_non_null(t);
+	th_xid_table_set_gap_timeout(t, 2 * SEC);
+	enter(t, &before, t0, 1);
+	enter(t, &other, t0, 3);
+	th_xid_reply_gap(t, &flow, t0 + SEC); /* the xid of the flow key does not matter */
+	enter(t, &after, t0 + SEC + 1, 2);
+
+	assert_int_equal(th_xid_table_age(t, t0 + 2 * SEC - 1), 0);
+	assert_int_equal(s->count, 0);
+	assert_int_equal(th_xid_table_age(t, t0 + 2 * SEC), 1);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ops[0].kind, TH_OP_CALL_ONLY);
+	assert_int_equal(s->ops[0].proc, 1);
+	assert_null(th_xid_find(t, &before));
+	assert_int_equal(th_xid_table_counters(t)->gap_expired, 1);
+	assert_int_equal(th_xid_table_counters(t)->unmatched_calls, 1);
+
+	/* Long past the gap timeout, the others still wait for their replies. */
+	assert_int_equal(th_xid_table_age(t, t0 + 30 * SEC), 0);
+	assert_non_null(th_xid_find(t, &after));
+	assert_non_null(th_xid_find(t, &other));
+
+	/* ... until the full timeout, which is not counted as a gap. */
+	assert_int_equal(th_xid_table_age(t, t0 + 62 * SEC), 2);
+	assert_int_equal(th_xid_table_counters(t)->gap_expired, 1);
+	assert_int_equal(th_xid_table_counters(t)->unmatched_calls, 3);
+	th_xid_table_free(t);
+	free(s);
+}
+
+/* Without a gap timeout (the table's default) a gap changes nothing. */
+static void
+test_gap_timeout_off(void **state)
+{
+	struct sink *s = sink_new();
+	struct th_xid_table *t = th_xid_table_create(1024, 60 * SEC, on_emit, s);
+	struct th_xid_key k = key_of(1, 800, 1);
+
+	(void)state;
+	assert_non_null(t);
+	enter(t, &k, SEC, 1);
+	th_xid_reply_gap(t, &k, 2 * SEC);
+	assert_int_equal(th_xid_table_age(t, 30 * SEC), 0);
+	assert_non_null(th_xid_find(t, &k));
+	assert_int_equal(th_xid_table_counters(t)->gap_expired, 0);
+	th_xid_table_free(t);
+	free(s);
+}
+
+/* A replayed file moves the clock by seconds between agings: one call then covers the table. */
+static void
+test_aging_clock_step(void **state)
+{
+	struct sink *s = sink_new();
+	struct th_xid_table *t = th_xid_table_create(65536, SEC, on_emit, s);
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(t);
+	for (i = 0; i < 2000; i++) {
+		struct th_xid_key k = key_of((uint8_t)(i % 200), (uint16_t)(700 + i / 200), i);
+
+		enter(t, &k, 5, i);
+	}
+	assert_int_equal(th_xid_table_age(t, 6), 0);
+	assert_int_equal(th_xid_table_age(t, 6 + 2 * SEC), 2000);
+	assert_int_equal(s->count, 2000);
+	th_xid_table_free(t);
+	free(s);
+}
+
 /* A table of 8 calls is one set of 8 ways: the 9th call pushes out the oldest. */
 static void
 test_full_set_pushes_oldest(void **state)
@@ -460,6 +546,9 @@ main(void)
 		cmocka_unit_test(test_duplicate_call),
 		cmocka_unit_test(test_aging),
 		cmocka_unit_test(test_aging_large_table),
+		cmocka_unit_test(test_gap_expires_calls_before_it),
+		cmocka_unit_test(test_gap_timeout_off),
+		cmocka_unit_test(test_aging_clock_step),
 		cmocka_unit_test(test_full_set_pushes_oldest),
 		cmocka_unit_test(test_never_holds_more_than_size),
 		cmocka_unit_test(test_flush),
