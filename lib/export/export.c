@@ -20,6 +20,8 @@
 #include <string.h>
 #include <strings.h>
 
+/* Records a stream decodes in one go once it has to read (see fill()). */
+#define FILL_BATCH 64
 #define OUT_BUF_SIZE (256 * 1024)
 #define LINE_MAX_SIZE 2048 /* one record in any format, path included */
 #define PATH_MAX_SIZE 1024
@@ -285,12 +287,17 @@ drop_head(struct stream *s)
 static int
 fill(struct exporter *x, struct stream *s)
 {
+	unsigned int got = 0;
+
 	for (;;) {
 		const struct th_trace_open *h = head(s);
 		struct th_trace_open *slot;
 		int type = 0, rc;
 
-		if (h != NULL && (s->is_done || s->max_seen_ns - t_of(h) >= x->c->window_ns))
+		/* Once it has to read, a stream reads a batch: decoding one record per stream in
+		 * turn across many streams keeps every stream's chunk tables cold. */
+		if (h != NULL && (s->is_done || (s->max_seen_ns - t_of(h) >= x->c->window_ns &&
+						    (got == 0 || got >= FILL_BATCH))))
 			return 0;
 		if (s->is_done)
 			return 0;
@@ -314,6 +321,7 @@ fill(struct exporter *x, struct stream *s)
 			continue;
 		}
 		x->ctr->records_in++;
+		got++;
 		if (x->c->progress != NULL && (x->ctr->records_in & 0xffff) == 0)
 			x->c->progress(x->c->progress_ctx, x->ctr->records_in, x->sources_done);
 		if (s->ring_count == 0 || t_of(slot) >= t_of(ring_at(s, s->ring_count - 1))) {
