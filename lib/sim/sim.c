@@ -53,6 +53,7 @@ struct shape {
 	double rwqe_late;                     /* receive WQEs the prefetcher did not have ready */
 	double rwqe_scatter;                  /* continuation packets whose WQE context is gone */
 	double sq_refetch;                    /* send WQEs whose descriptor is fetched again */
+	double rd_late;                       /* READ continuations whose order state spilled */
 	double tx_scale, drain_scale;         /* quirk effects, 1 when none */
 	double e_qpc, e_mtt, e_rwqe;          /* exposed fraction of a miss (serial) */
 	double rwqe_sync;                     /* on-demand receive WQE fetches in flight */
@@ -101,6 +102,18 @@ static double
 over(double x, double cap)
 {
 	double r = pow(x / cap, 6);
+
+	return r / (1 + r);
+}
+
+/*
+ * As over(), twice as steep: a fully associative table (no set conflicts)
+ * holds every entry up to its size and spills soon after.
+ */
+static double
+over_sharp(double x, double cap)
+{
+	double r = pow(x / cap, 12);
 
 	return r / (1 + r);
 }
@@ -159,6 +172,18 @@ shape_of(const struct th_sim *s, const struct th_wl *wl, struct shape *sh)
 	 */
 	sh->sq_refetch = soft((double)wl->qp_count * wl->wq_depth * (p->desc_bytes + 16.0 * wl->sge) /
 				      64, p->rwqe_entries);
+	/*
+	 * READ responses are placed in order: the first packet of a response (it
+	 * carries the AETH) opens its slot, every later packet is placed by the
+	 * QP's response-order state. The tracker keeps rd_lead outstanding
+	 * responses for each of rd_slots QPs on chip; a posted batch of READs past
+	 * the lead on more QPs than the slots spills that state to host memory,
+	 * and each continuation packet then waits for a PCIe read of it. Either
+	 * alone fits: few QPs keep deep state, shallow batches fit any QP.
+	 */
+	if (wl->opcode == TH_OPC_READ)
+		sh->rd_late = over_sharp(wl->wqe_batch, p->rd_lead) *
+			      over_sharp(wl->qp_count, p->rd_slots);
 	sh->tx_scale = sh->drain_scale = 1;
 	sh->e_qpc = sh->e_mtt = sh->e_rwqe = 0;
 	for (i = 0; i < s->quirk_count; i++) {
@@ -407,6 +432,7 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 	for (h = 0; h < TH_HOSTS; h++) {
 		struct host_out *o = &ho[h];
 		double in_bytes = 0, eng = 0, send_msgs = 0, drain, own_rd = 0, ud_msgs = 0;
+		double rd_cont = 0;
 
 		for (i = 0; i < n; i++) {
 			const struct flow *f = &fl[i];
@@ -423,6 +449,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 				send_msgs += f->rate;
 			if (f->is_send && wl->qp_type == TH_QP_UD)
 				ud_msgs += f->rate;
+			if (wl->opcode == TH_OPC_READ && !f->is_loop)
+				rd_cont += f->rate * fmax(f->pkts - 1, 0);
 		}
 		o->arr_send_msgs = send_msgs;
 		if (o->arr_msgs == 0)
@@ -442,6 +470,14 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		if (ud_msgs > 0 && sh->rwqe_late > 0)
 			o->rho = fmax(o->rho, ud_msgs * sh->rwqe_late * lat_ns * NS /
 						      (p->rwqe_inflight * hc[h].drain));
+		/* Spilled READ order state: each continuation packet holds the RX
+		 * path for a PCIe read, rd_inflight at a time. Smaller MTUs make more
+		 * continuations per byte, so the line fills with them at 1K first.
+		 * The state lives in the NIC's context memory, which the driver
+		 * keeps local to the device whatever memory the workload uses. */
+		if (rd_cont > 0 && sh->rd_late > 0)
+			o->rho = fmax(o->rho, rd_cont * sh->rd_late * p->pcie_rtt_ns * NS /
+						      (p->rd_inflight * hc[h].drain));
 		if (sh->rwqe_sync > 0 && send_msgs > 0)
 			o->rho = fmax(o->rho, send_msgs * lat_ns * NS / (sh->rwqe_sync * hc[h].drain));
 		o->pause = o->rho > 1 ? 1 - 1 / o->rho : 0;
@@ -454,7 +490,7 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 	for (h = 0; h < TH_HOSTS; h++) {
 		struct host_out *o = &ho[h];
 		double *v = out->v[h], rx_msgs = 0, tx_msgs = 0, rx_send = 0, pkt_bytes = 0;
-		double rx_cont = 0, desc_fetch = 0, rd_hold = 0, burst = 1;
+		double rx_cont = 0, desc_fetch = 0, rd_hold = 0, burst = 1, rd_spill = 0;
 
 		for (i = 0; i < n; i++) {
 			const struct flow *f = &fl[i];
@@ -484,6 +520,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 				 * the packets of a longer response hold posted-write
 				 * credits until the ones ahead are written (one MTU's
 				 * worth of write time each). */
+				if (wl->opcode == TH_OPC_READ && !f->is_loop)
+					rd_spill += f->got * fmax(f->pkts - 1, 0) * sh->rd_late;
 				if (wl->opcode == TH_OPC_READ && !f->is_loop)
 					rd_hold += f->got * f->pkts * soft(f->pkts, p->pipeline_depth) *
 						   (f->wire / f->pkts) / (wr_cap * NS);
@@ -544,7 +582,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		 * waits: saturated too. In-order READ responses hold the PU that
 		 * tracks them while the packets ahead are written. */
 		v[TH_CTR_PU_BUSY] = 1e9 * pow(fmin(1, fmax(o->rho, o->tx_util)), 4) +
-				    desc_fetch * lat_ns / p->pipeline_depth + rd_hold;
+				    desc_fetch * lat_ns / p->pipeline_depth + rd_hold +
+				    rd_spill * p->pcie_rtt_ns / p->rd_inflight;
 		for (i = 0; i < TH_CTR__COUNT; i++)
 			v[i] *= 1 + 0.25 * s->p.noise * (2 * th_rng_unit(&s->rng) - 1);
 		/* Hardware counts whole events and nanoseconds. */

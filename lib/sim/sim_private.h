@@ -56,6 +56,9 @@ struct sim_params {
 	double rwqe_window;     /* receive ring entries per QP the prefetcher keeps cached */
 	double rwqe_slots;      /* receive queues the prefetcher tracks at once */
 	double rwqe_inflight;   /* on-demand receive WQE fetches in flight (UD) */
+	double rd_lead;         /* READ responses per QP the in-order tracker holds on chip */
+	double rd_slots;        /* QPs whose READ response order the tracker holds at once */
+	double rd_inflight;     /* spilled tracker lookups in flight (PCIe reads) */
 	double wqe_ns;          /* engine time per WQE (descriptor parse) */
 	double sge_ns;          /* engine time per SG element */
 	double doorbell_ns;     /* engine time per doorbell (one per posted batch) */

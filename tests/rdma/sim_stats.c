@@ -86,8 +86,18 @@ stats(const char *path, unsigned points)
 				known_hit = 1;
 			}
 		}
-		if (!known_hit)
+		if (!known_hit) {
+			/* TH_SIM_STATS_OUTSIDE=n lists the first n such points: where
+			 * a mechanism reaches past the documented conditions. */
+			const char *env = getenv("TH_SIM_STATS_OUTSIDE");
+			char text[512];
+
+			if (env != NULL && outside < strtoul(env, NULL, 10)) {
+				th_wl_format(&wl, text, sizeof(text));
+				printf("  outside: %s%s\n", v.pause ? "pause " : "low_tput ", text);
+			}
 			outside++;
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 /
