@@ -1655,7 +1655,7 @@ th_cmd_capture(int argc, char **argv)
 		goto free_conf;
 	}
 	if (th_conf_check_unused(conf, err, sizeof(err)) != 0) {
-		fprintf(stderr, "capture: %s\n", err);
+		fprintf(stderr, "capture: %s (see README, Configuration)\n", err);
 		rc = 2;
 		goto free_conf;
 	}

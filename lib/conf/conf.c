@@ -299,8 +299,7 @@ th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
 		return 0;
 	for (i = 0; i < c->count; i++)
 		if (!c->e[i].is_used) {
-			snprintf(err, err_size,
-				"%s:%u: unknown key '%s%s%s' (see README, Configuration)", c->name,
+			snprintf(err, err_size, "%s:%u: unknown key '%s%s%s'", c->name,
 				c->e[i].line, c->e[i].section, c->e[i].section[0] ? "." : "",
 				c->e[i].key);
 			return -EINVAL;

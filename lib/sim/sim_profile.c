@@ -29,58 +29,65 @@ struct num_key {
 #define P(f) offsetof(struct sim_params, f)
 
 static const struct num_key num_keys[] = {
-	{ "link", "gbps", 1, 1600, P(link_gbps) },
-	{ "link", "hdr_bytes", 0, 256, P(hdr_bytes) },
-	{ "link", "pps_mpps", 0.1, 10000, P(pps_mpps) },
-	{ "link", "tx_mpps", 0.1, 10000, P(tx_mpps) },
-	{ "link", "rx_mpps", 0.1, 10000, P(rx_mpps) },
-	{ "link", "loopback_gbps", 0, 1600, P(loopback_gbps) },
-	{ "link", "loopback_msg_ns", 0, 1e7, P(loopback_msg_ns) },
-	{ "link", "ack_every", 1, 1024, P(ack_every) },
-	{ "nic", "pu_count", 1, 1024, P(pu_count) },
-	{ "nic", "pipeline_depth", 1, 1024, P(pipeline_depth) },
-	{ "nic", "qpc_entries", 1, 1e7, P(qpc_entries) },
-	{ "nic", "mtt_entries", 1, 1e8, P(mtt_entries) },
-	{ "nic", "rwqe_entries", 1, 1e8, P(rwqe_entries) },
-	{ "nic", "miss_expose", 0, 1, P(miss_expose) },
-	{ "nic", "rwqe_lead", 0.01, 1e6, P(rwqe_lead) },
-	{ "nic", "rwqe_window", 0.01, 1e7, P(rwqe_window) },
-	{ "nic", "rwqe_slots", 0.01, 1e7, P(rwqe_slots) },
-	{ "nic", "rwqe_inflight", 0.01, 1e4, P(rwqe_inflight) },
-	{ "nic", "rd_lead", 0.01, 1e6, P(rd_lead) },
-	{ "nic", "rd_slots", 0.01, 1e7, P(rd_slots) },
-	{ "nic", "rd_inflight", 0.01, 1e4, P(rd_inflight) },
-	{ "nic", "wqe_ns", 0, 1e5, P(wqe_ns) },
-	{ "nic", "sge_ns", 0, 1e5, P(sge_ns) },
-	{ "nic", "doorbell_ns", 0, 1e5, P(doorbell_ns) },
-	{ "nic", "rxbuf_kb", 1, 1e6, P(rxbuf_kb) },
-	{ "nic", "xoff_kb", 0, 1e6, P(xoff_kb) },
-	{ "nic", "xon_kb", 0, 1e6, P(xon_kb) },
-	{ "pcie", "gen", 1, 6, P(pcie_gen) },
-	{ "pcie", "lanes", 1, 32, P(pcie_lanes) },
-	{ "pcie", "mps", 64, 4096, P(pcie_mps) },
-	{ "pcie", "mrrs", 64, 4096, P(pcie_mrrs) },
-	{ "pcie", "rtt_ns", 1, 1e6, P(pcie_rtt_ns) },
-	{ "pcie", "tags", 1, 65536, P(pcie_tags) },
-	{ "pcie", "tlp_bytes", 0, 256, P(pcie_tlp_bytes) },
-	{ "pcie", "desc_bytes", 0, 4096, P(desc_bytes) },
-	{ "pcie", "cqe_bytes", 0, 4096, P(cqe_bytes) },
-	{ "host", "remote_gbps", 1, 1e5, P(remote_gbps) },
-	{ "host", "remote_ns", 0, 1e6, P(remote_ns) },
-	{ "host", "gpu_gbps", 1, 1e5, P(gpu_gbps) },
-	{ "host", "gpu_ns", 0, 1e6, P(gpu_ns) },
-	{ "noise", "ratio", 0, 0.2, P(noise) },
-	{ "cost", "base_s", 0, 3600, P(cost_base_s) },
-	{ "cost", "qp_ms", 0, 1000, P(cost_qp_ms) },
-	{ "cost", "mr_ms", 0, 1000, P(cost_mr_ms) },
-	{ "cost", "setup_s", 0, 3600, P(cost_setup_s) },
+	{"link", "gbps", 1, 1600, P(link_gbps)},
+	{"link", "hdr_bytes", 0, 256, P(hdr_bytes)},
+	{"link", "pps_mpps", 0.1, 10000, P(pps_mpps)},
+	{"link", "tx_mpps", 0.1, 10000, P(tx_mpps)},
+	{"link", "rx_mpps", 0.1, 10000, P(rx_mpps)},
+	{"link", "loopback_gbps", 0, 1600, P(loopback_gbps)},
+	{"link", "loopback_msg_ns", 0, 1e7, P(loopback_msg_ns)},
+	{"link", "ack_every", 1, 1024, P(ack_every)},
+	{"nic", "pu_count", 1, 1024, P(pu_count)},
+	{"nic", "pipeline_depth", 1, 1024, P(pipeline_depth)},
+	{"nic", "qpc_entries", 1, 1e7, P(qpc_entries)},
+	{"nic", "mtt_entries", 1, 1e8, P(mtt_entries)},
+	{"nic", "rwqe_entries", 1, 1e8, P(rwqe_entries)},
+	{"nic", "miss_expose", 0, 1, P(miss_expose)},
+	{"nic", "rwqe_lead", 0.01, 1e6, P(rwqe_lead)},
+	{"nic", "rwqe_window", 0.01, 1e7, P(rwqe_window)},
+	{"nic", "rwqe_slots", 0.01, 1e7, P(rwqe_slots)},
+	{"nic", "rwqe_inflight", 0.01, 1e4, P(rwqe_inflight)},
+	{"nic", "rd_lead", 0.01, 1e6, P(rd_lead)},
+	{"nic", "rd_slots", 0.01, 1e7, P(rd_slots)},
+	{"nic", "rd_inflight", 0.01, 1e4, P(rd_inflight)},
+	{"nic", "wqe_ns", 0, 1e5, P(wqe_ns)},
+	{"nic", "sge_ns", 0, 1e5, P(sge_ns)},
+	{"nic", "doorbell_ns", 0, 1e5, P(doorbell_ns)},
+	{"nic", "rxbuf_kb", 1, 1e6, P(rxbuf_kb)},
+	{"nic", "xoff_kb", 0, 1e6, P(xoff_kb)},
+	{"nic", "xon_kb", 0, 1e6, P(xon_kb)},
+	{"pcie", "gen", 1, 6, P(pcie_gen)},
+	{"pcie", "lanes", 1, 32, P(pcie_lanes)},
+	{"pcie", "mps", 64, 4096, P(pcie_mps)},
+	{"pcie", "mrrs", 64, 4096, P(pcie_mrrs)},
+	{"pcie", "rtt_ns", 1, 1e6, P(pcie_rtt_ns)},
+	{"pcie", "tags", 1, 65536, P(pcie_tags)},
+	{"pcie", "tlp_bytes", 0, 256, P(pcie_tlp_bytes)},
+	{"pcie", "desc_bytes", 0, 4096, P(desc_bytes)},
+	{"pcie", "cqe_bytes", 0, 4096, P(cqe_bytes)},
+	{"host", "remote_gbps", 1, 1e5, P(remote_gbps)},
+	{"host", "remote_ns", 0, 1e6, P(remote_ns)},
+	{"host", "gpu_gbps", 1, 1e5, P(gpu_gbps)},
+	{"host", "gpu_ns", 0, 1e6, P(gpu_ns)},
+	{"noise", "ratio", 0, 0.2, P(noise)},
+	{"cost", "base_s", 0, 3600, P(cost_base_s)},
+	{"cost", "qp_ms", 0, 1000, P(cost_qp_ms)},
+	{"cost", "mr_ms", 0, 1000, P(cost_mr_ms)},
+	{"cost", "setup_s", 0, 3600, P(cost_setup_s)},
 };
 
 #undef P
 
 /* Sections whose keys the loader knows; anything else is a typo. */
 static const char *const fixed_sections[] = {
-	"profile", "link", "nic", "pcie", "host", "limits", "noise", "cost",
+	"profile",
+	"link",
+	"nic",
+	"pcie",
+	"host",
+	"limits",
+	"noise",
+	"cost",
 };
 
 static int
@@ -89,8 +96,8 @@ missing(const struct th_conf *c, const char *section, const char *key, char *err
 	char where[256];
 
 	th_conf_where(c, section, key, where, sizeof(where));
-	snprintf(err, err_size, "%s: [%s] needs '%s' (see config/rdma/README)", where, section,
-		key);
+	snprintf(
+		err, err_size, "%s: [%s] needs '%s' (see config/rdma/README)", where, section, key);
 	return -EINVAL;
 }
 
@@ -105,15 +112,16 @@ read_numbers(const struct th_conf *c, struct sim_params *p, char *err, size_t er
 
 		if (th_conf_get(c, k->section, k->key) == NULL)
 			return missing(c, k->section, k->key, err, err_size);
-		if (th_conf_get_double(c, k->section, k->key, k->min, k->max, dst, err,
-			    err_size) < 0)
+		if (th_conf_get_double(c, k->section, k->key, k->min, k->max, dst, err, err_size) <
+			0)
 			return -EINVAL;
 	}
 	if (p->xon_kb >= p->xoff_kb || p->xoff_kb > p->rxbuf_kb) {
 		char where[256];
 
 		th_conf_where(c, "nic", "xoff_kb", where, sizeof(where));
-		snprintf(err, err_size, "%s: need xon_kb < xoff_kb <= rxbuf_kb (hysteresis)", where);
+		snprintf(
+			err, err_size, "%s: need xon_kb < xoff_kb <= rxbuf_kb (hysteresis)", where);
 		return -EINVAL;
 	}
 	return 0;
@@ -135,8 +143,8 @@ get_bool(const struct th_conf *c, const char *section, const char *key, bool *ou
 		char where[256];
 
 		th_conf_where(c, section, key, where, sizeof(where));
-		snprintf(err, err_size, "%s: %s.%s = '%s': expected yes or no", where, section,
-			key, v);
+		snprintf(err, err_size, "%s: %s.%s = '%s': expected yes or no", where, section, key,
+			v);
 		return -EINVAL;
 	}
 	return 0;
@@ -211,12 +219,12 @@ parse_quirk(const struct th_conf *c, const char *section, struct sim_quirk *q, c
 		double *dst;
 		double min, max;
 	} eff[] = {
-		{ "tx_scale", &q->tx_scale, 0.001, 10 },
-		{ "drain_scale", &q->drain_scale, 0.001, 10 },
-		{ "qpc_expose", &q->qpc_expose, 0, 1 },
-		{ "mtt_expose", &q->mtt_expose, 0, 1 },
-		{ "rwqe_expose", &q->rwqe_expose, 0, 1 },
-		{ "rwqe_sync", &q->rwqe_sync, 0.01, 1e6 },
+		{"tx_scale", &q->tx_scale, 0.001, 10},
+		{"drain_scale", &q->drain_scale, 0.001, 10},
+		{"qpc_expose", &q->qpc_expose, 0, 1},
+		{"mtt_expose", &q->mtt_expose, 0, 1},
+		{"rwqe_expose", &q->rwqe_expose, 0, 1},
+		{"rwqe_sync", &q->rwqe_sync, 0.01, 1e6},
 	};
 	unsigned i, n = 0;
 
@@ -291,8 +299,8 @@ parse_trigger(const struct th_conf *c, const char *section, const struct th_limi
 }
 
 static int
-parse_known(const struct th_conf *c, const char *section, struct th_sim *s, char *err,
-	size_t err_size)
+parse_known(
+	const struct th_conf *c, const char *section, struct th_sim *s, char *err, size_t err_size)
 {
 	struct th_sim_known *k = &s->known[s->known_count];
 	const char *num = section + strlen("known."), *note;
@@ -346,7 +354,8 @@ read_sections(const struct th_conf *c, struct th_sim *s, char *err, size_t err_s
 				strlen(sec + 6) >= SIM_NAME_MAX) {
 				th_conf_where(c, sec, "when", where, sizeof(where));
 				snprintf(err, err_size,
-					"%s: [%s]: quirk names are 1 to %d characters, at most %d quirks",
+					"%s: [%s]: quirk names are 1 to %d characters, at most %d "
+					"quirks",
 					where, sec, SIM_NAME_MAX - 1, SIM_QUIRKS_MAX);
 				return -EINVAL;
 			}
@@ -358,8 +367,8 @@ read_sections(const struct th_conf *c, struct th_sim *s, char *err, size_t err_s
 		if (strncmp(sec, "known.", 6) == 0) {
 			if (s->known_count == SIM_KNOWN_MAX) {
 				th_conf_where(c, sec, "conditions", where, sizeof(where));
-				snprintf(err, err_size, "%s: more than %d [known.N] sections", where,
-					SIM_KNOWN_MAX);
+				snprintf(err, err_size, "%s: more than %d [known.N] sections",
+					where, SIM_KNOWN_MAX);
 				return -EINVAL;
 			}
 			if (parse_known(c, sec, s, err, err_size) < 0)
@@ -405,8 +414,14 @@ build(struct th_conf *c, const char *name, uint64_t seed, char *err, size_t err_
 	(void)th_conf_get(c, "profile", "description");
 	if (read_numbers(c, &s->p, err, err_size) < 0 ||
 		read_limits(c, &s->limits, err, err_size) < 0 ||
-		read_sections(c, s, err, err_size) < 0 || th_conf_check_unused(c, err, err_size) < 0)
+		read_sections(c, s, err, err_size) < 0)
 		goto invalid;
+	if (th_conf_check_unused(c, err, err_size) < 0) {
+		size_t n = strnlen(err, err_size);
+
+		snprintf(err + n, err_size - n, " (profile keys: config/rdma/README)");
+		goto invalid;
+	}
 	th_rng_seed(&s->rng, seed);
 	return s;
 

@@ -75,8 +75,7 @@ limits_open(struct th_limits *l)
 }
 
 static int
-missing(const struct th_conf *c, const char *section, const char *key, char *err,
-	size_t err_size)
+missing(const struct th_conf *c, const char *section, const char *key, char *err, size_t err_size)
 {
 	char where[256];
 
@@ -150,8 +149,8 @@ parse_msgs(const char *s, struct th_wl *wl)
 }
 
 int
-th_wl_from_conf(const struct th_conf *c, const char *section, struct th_wl *wl, char *err,
-	size_t err_size)
+th_wl_from_conf(
+	const struct th_conf *c, const char *section, struct th_wl *wl, char *err, size_t err_size)
 {
 	struct th_wl w;
 	struct th_limits open;
@@ -197,8 +196,10 @@ th_wl_from_conf(const struct th_conf *c, const char *section, struct th_wl *wl, 
 		return missing(c, section, "msg", err, err_size);
 	if (parse_msgs(msg, &w) != 0) {
 		th_conf_where(c, section, "msg", where, sizeof(where));
-		snprintf(err, err_size, "%s: msg = '%s': expected 1 to %d request sizes in bytes "
-			"(1 to 4294967295), separated by commas", where, msg, TH_WL_MSGS_MAX);
+		snprintf(err, err_size,
+			"%s: msg = '%s': expected 1 to %d request sizes in bytes "
+			"(1 to 4294967295), separated by commas",
+			where, msg, TH_WL_MSGS_MAX);
 		return -EINVAL;
 	}
 	/* What no device can run, reported at the line of the feature at fault. */
@@ -249,8 +250,11 @@ th_wl_load(const char *path, struct th_wl *wl, char *err, size_t err_size)
 	if (c == NULL)
 		return errno ? -errno : -EINVAL;
 	r = th_wl_from_conf(c, "workload", wl, err, err_size);
-	if (r == 0)
-		r = th_conf_check_unused(c, err, err_size);
+	if (r == 0 && (r = th_conf_check_unused(c, err, err_size)) < 0) {
+		size_t n = strnlen(err, err_size);
+
+		snprintf(err + n, err_size - n, " (workload keys: README, tracehound search)");
+	}
 	th_conf_free(c);
 	return r;
 }
