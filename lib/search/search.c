@@ -343,8 +343,10 @@ budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th
 
 			for (h = 0; h < TH_HOSTS; h++)
 				v += e->mean.v[h][c];
-			if (v > s->diag_max[c])
+			if (v > s->diag_max[c]) {
 				s->diag_max[c] = v;
+				s->diag_floor[c] = SEARCH_DIAG_FLOOR * v;
+			}
 		}
 	}
 	if (is_mfs)
@@ -523,16 +525,13 @@ search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e
 	return 0;
 }
 
-/* Bounded relative change: the paper's (x - y) / y with y floored and the result in [-1, 1]. */
+/* Bounded relative change: the paper's (x - y) / y, y at least @p floor, the result in [-1, 1]. */
 static double
-rel(double x, double y)
+rel(double x, double y, double floor)
 {
-	double d;
-
 	if (x == y)
 		return 0;
-	d = (x - y) / fmax(fabs(y), 1e-12);
-	return fmin(1.0, fmax(-1.0, d));
+	return fmin(1.0, fmax(-1.0, (x - y) / fmax(fmax(fabs(y), floor), 1e-12)));
 }
 
 static double
@@ -543,20 +542,18 @@ throughput_frac(const struct th_verdict *v)
 
 double
 th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
-	const struct th_sample *b, const struct th_verdict *vb, bool use_diag)
+	const struct th_sample *b, const struct th_verdict *vb,
+	const double diag_floor[TH_CTR__COUNT])
 {
 	double de = 0;
-	unsigned c;
+	unsigned c, h;
 
 	/* Throughput driven down: (B - A) / A. */
-	de += rel(throughput_frac(vb), throughput_frac(va));
+	de += rel(throughput_frac(vb), throughput_frac(va), 0);
 	/* Pause time driven up: (A - B) / B. */
-	de += rel(va->pause_ratio, vb->pause_ratio);
-	if (!use_diag)
-		return de;
-	for (c = 0; c < TH_CTR__COUNT; c++) {
+	de += rel(va->pause_ratio, vb->pause_ratio, 0);
+	for (c = 0; diag_floor != NULL && c < TH_CTR__COUNT; c++) {
 		double x = 0, y = 0;
-		unsigned h;
 
 		if (!th_ctr_is_diag((enum th_ctr)c))
 			continue;
@@ -564,34 +561,15 @@ th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
 			x += a->v[h][c];
 			y += b->v[h][c];
 		}
-		de += rel(x, y);
+		/* Diagnostic counters driven up: (A - B) / B. */
+		de += rel(x, y, diag_floor[c]);
 	}
 	return de;
 }
-
-/* Below this share of a counter's maximum, a diagnostic counter's level is noise. */
-#define DIAG_FLOOR 0.05
 
 double
 search__energy_delta(const struct th_search *s, const struct th_sample *a,
 	const struct th_verdict *va, const struct th_sample *b, const struct th_verdict *vb)
 {
-	double de = th_search_energy_delta(a, va, b, vb, false);
-	unsigned c, h;
-
-	if (!s->use_diag)
-		return de;
-	for (c = 0; c < TH_CTR__COUNT; c++) {
-		double x = 0, y = 0, m = s->diag_max[c];
-
-		if (!th_ctr_is_diag((enum th_ctr)c) || !(m > 0))
-			continue;
-		for (h = 0; h < TH_HOSTS; h++) {
-			x += a->v[h][c];
-			y += b->v[h][c];
-		}
-		/* (A - B) / B on x / max, y / max, with B floored. */
-		de += fmin(1.0, fmax(-1.0, (x - y) / fmax(y, DIAG_FLOOR * m)));
-	}
-	return de;
+	return th_search_energy_delta(a, va, b, vb, s->use_diag ? s->diag_floor : NULL);
 }

@@ -11,22 +11,26 @@
 #include "th_rng.h"
 #include "th_search.h"
 
+/* Below this share of a counter's maximum, a diagnostic counter's level is noise. */
+#define SEARCH_DIAG_FLOOR 0.05
+
 struct th_search {
 	struct th_search_cfg cfg;
 	const struct th_backend *b;
-	struct th_rng rng;            /* the search's choices only */
-	bool use_mfs;                 /* skip covered points, extract MFS on finding */
-	bool use_diag;                /* diagnostic counters in the energy */
-	bool is_out_of_budget;        /* the next experiment did not fit: stop */
-	bool is_mfs_aborted;          /* the budget ran out during an extraction */
-	int merge_into;           /* extraction: an earlier anomaly the reduction reached, or -1 */
-	unsigned extracting;      /* extraction: the anomaly being extracted */
-	struct th_sample *samples;    /* mon.samples per-second samples of one run */
+	struct th_rng rng;         /* the search's choices only */
+	bool use_mfs;              /* skip covered points, extract MFS on finding */
+	bool use_diag;             /* diagnostic counters in the energy */
+	bool is_out_of_budget;     /* the next experiment did not fit: stop */
+	bool is_mfs_aborted;       /* the budget ran out during an extraction */
+	int merge_into;            /* extraction: an earlier anomaly the reduction reached, or -1 */
+	unsigned extracting;       /* extraction: the anomaly being extracted */
+	struct th_sample *samples; /* mon.samples per-second samples of one run */
 	struct th_search_anomaly *anom;
 	unsigned anom_count;
 	unsigned anom_cap;
-	unsigned exp_index;           /* experiments published so far */
-	double diag_max[TH_CTR__COUNT]; /* largest value seen per counter (hosts summed) */
+	unsigned exp_index;               /* experiments published so far */
+	double diag_max[TH_CTR__COUNT];   /* largest value seen per counter (hosts summed) */
+	double diag_floor[TH_CTR__COUNT]; /* SEARCH_DIAG_FLOOR of diag_max */
 	struct th_search_stats st;
 };
 
@@ -59,12 +63,11 @@ search__is_anomalous(const struct th_verdict *v)
 }
 
 /*
- * The energy change of Algorithm 1 as the annealing walk uses it: as
- * th_search_energy_delta(), but each diagnostic counter normalised by the
- * largest value the search has seen of it (as the paper compares them), its
- * relative change taken against at least DIAG_FLOOR of that maximum, so a
- * counter that moves from noise to slightly more noise does not count as a
- * doubling.
+ * The energy change of Algorithm 1 as the annealing walk uses it:
+ * th_search_energy_delta() with each diagnostic counter's floor at
+ * SEARCH_DIAG_FLOOR of the largest value the search has seen of it (the
+ * paper compares counters normalised by their maximum), or with no
+ * diagnostic terms for the performance-counter ablation.
  */
 double search__energy_delta(const struct th_search *s, const struct th_sample *a,
 	const struct th_verdict *va, const struct th_sample *b, const struct th_verdict *vb);

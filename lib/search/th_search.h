@@ -29,18 +29,18 @@
 #include "th_space.h"
 
 /** Algorithms: id, name on the command line, one-line description. */
-#define TH_SEARCH_ALGO_LIST(X)                                                                \
-	X(ANNEAL, "anneal", "simulated annealing, performance + diagnostic counters, MFS")   \
-	X(ANNEAL_PERF, "anneal-perf", "simulated annealing, performance counters only, MFS") \
-	X(ANNEAL_NOMFS, "anneal-nomfs", "simulated annealing, both counter kinds, no MFS")   \
-	X(RANDOM, "random", "uniform random points, MFS")                                   \
+#define TH_SEARCH_ALGO_LIST(X)                                                                     \
+	X(ANNEAL, "anneal", "simulated annealing, performance + diagnostic counters, MFS")         \
+	X(ANNEAL_PERF, "anneal-perf", "simulated annealing, performance counters only, MFS")       \
+	X(ANNEAL_NOMFS, "anneal-nomfs", "simulated annealing, both counter kinds, no MFS")         \
+	X(RANDOM, "random", "uniform random points, MFS")                                          \
 	X(BO, "bo", "Bayesian optimisation of diagnostic counters (GP + EI), MFS")
 
 enum th_search_algo {
 #define TH_SEARCH_ALGO_ENUM(id, name, desc) TH_SEARCH_##id,
 	TH_SEARCH_ALGO_LIST(TH_SEARCH_ALGO_ENUM)
 #undef TH_SEARCH_ALGO_ENUM
-	TH_SEARCH__COUNT,
+		TH_SEARCH__COUNT,
 };
 
 /** "anneal", ...; NULL for an unknown value. */
@@ -55,15 +55,15 @@ bool th_search_algo_uses_mfs(enum th_search_algo a);
 
 /** One finished experiment, as the search hands it to its observer. */
 struct th_search_exp {
-	unsigned index;          /**< 0, 1, ... over the whole search, MFS runs included */
-	double t_s;              /**< testbed seconds spent when it ended */
-	bool is_mfs;             /**< run by MFS extraction, not chosen by the search */
-	int rc;                  /**< 0, or the backend's negative errno (setup failed) */
-	const char *err;         /**< the backend's reason when rc < 0, else "" */
-	struct th_wl wl;         /**< the point */
-	struct th_sample mean;   /**< per-second counters averaged over the samples */
-	struct th_verdict v;     /**< the monitor's verdict (zeroed when rc < 0) */
-	int anomaly;             /**< id of the anomaly this run revealed first, else -1 */
+	unsigned index;        /**< 0, 1, ... over the whole search, MFS runs included */
+	double t_s;            /**< testbed seconds spent when it ended */
+	bool is_mfs;           /**< run by MFS extraction, not chosen by the search */
+	int rc;                /**< 0, or the backend's negative errno (setup failed) */
+	const char *err;       /**< the backend's reason when rc < 0, else "" */
+	struct th_wl wl;       /**< the point */
+	struct th_sample mean; /**< per-second counters averaged over the samples */
+	struct th_verdict v;   /**< the monitor's verdict (zeroed when rc < 0) */
+	int anomaly;           /**< id of the anomaly this run revealed first, else -1 */
 };
 
 /**
@@ -75,22 +75,22 @@ typedef void (*th_search_exp_cb)(void *arg, const struct th_search_exp *e);
 /** What a search does and how long. */
 struct th_search_cfg {
 	enum th_search_algo algo;
-	uint64_t seed;            /**< the search's own choices (not the backend's noise) */
-	double budget_s;          /**< testbed seconds (default 10 h) */
+	uint64_t seed;             /**< the search's own choices (not the backend's noise) */
+	double budget_s;           /**< testbed seconds (default 10 h) */
 	struct th_monitor_cfg mon; /**< anomaly thresholds and samples per experiment */
-	double temp;              /**< annealing: temperature at each (re)start (default 1.0) */
-	double decay;             /**< annealing: temperature factor per step (default 0.97) */
-	double temp_min;          /**< annealing: the temperature never drops below (0.05) */
-	unsigned stall_steps;     /**< annealing: restart at a random point after this many
-				       experiments without a new anomaly (default 10;
-				       0: never): a walk settled where the
-				       caches thrash without an anomaly stays */
-	unsigned bo_window;       /**< BO: latest experiments the GP fits (default 48) */
-	unsigned bo_candidates;   /**< BO: points scored by EI per step (default 96) */
-	unsigned skip_max;        /**< covered points in a row before a random restart (200) */
-	unsigned anomalies_max;   /**< stop recording (not searching) past this many (4096) */
-	th_search_exp_cb on_exp;  /**< observer, or NULL */
-	void *arg;                /**< its argument */
+	double temp;               /**< annealing: temperature at each (re)start (default 1.0) */
+	double decay;              /**< annealing: temperature factor per step (default 0.97) */
+	double temp_min;           /**< annealing: the temperature never drops below (0.05) */
+	unsigned stall_steps;      /**< annealing: restart at a random point after this many
+					experiments without a new anomaly (default 10;
+					0: never): a walk settled where the
+					caches thrash without an anomaly stays */
+	unsigned bo_window;        /**< BO: latest experiments the GP fits (default 48) */
+	unsigned bo_candidates;    /**< BO: points scored by EI per step (default 96) */
+	unsigned skip_max;         /**< covered points in a row before a random restart (200) */
+	unsigned anomalies_max;    /**< stop recording (not searching) past this many (4096) */
+	th_search_exp_cb on_exp;   /**< observer, or NULL */
+	void *arg;                 /**< its argument */
 };
 
 /** Defaults: annealing, seed 1, 10 testbed hours, the paper's monitor. */
@@ -98,17 +98,17 @@ void th_search_cfg_default(struct th_search_cfg *c);
 
 /** One anomaly the search found. */
 struct th_search_anomaly {
-	unsigned id;             /**< 0, 1, ... in order of finding */
-	uint8_t symptom;         /**< enum th_symptom */
-	struct th_wl trigger;    /**< the point that showed it */
-	struct th_verdict v;     /**< its verdict */
-	double t_found_s;        /**< testbed seconds spent when the trigger run ended */
-	bool has_mfs;            /**< MFS extracted (not with MFS off, nor when the budget
-				      ran out during extraction) */
-	struct th_mfs mfs;       /**< the conditions, when has_mfs */
-	unsigned mfs_runs;       /**< experiments the extraction ran */
-	int same_as;             /**< the earlier anomaly whose MFS the reduction reached
-				      (that MFS was widened to cover this trigger), or -1 */
+	unsigned id;          /**< 0, 1, ... in order of finding */
+	uint8_t symptom;      /**< enum th_symptom */
+	struct th_wl trigger; /**< the point that showed it */
+	struct th_verdict v;  /**< its verdict */
+	double t_found_s;     /**< testbed seconds spent when the trigger run ended */
+	bool has_mfs;         /**< MFS extracted (not with MFS off, nor when the budget
+				   ran out during extraction) */
+	struct th_mfs mfs;    /**< the conditions, when has_mfs */
+	unsigned mfs_runs;    /**< experiments the extraction ran */
+	int same_as;          /**< the earlier anomaly whose MFS the reduction reached
+				   (that MFS was widened to cover this trigger), or -1 */
 };
 
 /** Counts over one search. */
@@ -157,13 +157,16 @@ int th_search_run_one(const struct th_backend *b, const struct th_monitor_cfg *m
 /**
  * The paper's relative energy change from point A to point B: performance
  * counters driven down (throughput: (B - A) / A; the pause ratio, which
- * should rise: (A - B) / B) and, when @p use_diag, every diagnostic counter
- * driven up ((A - B) / B, both hosts summed). Each term is bounded to
- * [-1, 1] so one counter leaving zero cannot swamp the rest. Negative is
- * better (closer to an anomaly).
+ * should rise: (A - B) / B) and, unless @p diag_floor is NULL, every
+ * diagnostic counter driven up ((A - B) / B, both hosts summed, B taken as
+ * at least diag_floor[counter]: all zeros gives the raw relative change; the
+ * walk passes a share of the largest value seen, so noise creeping up is not
+ * a doubling). Each term is bounded to [-1, 1] so one counter leaving zero
+ * cannot swamp the rest. Negative is better (closer to an anomaly).
  */
 double th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
-	const struct th_sample *b, const struct th_verdict *vb, bool use_diag);
+	const struct th_sample *b, const struct th_verdict *vb,
+	const double diag_floor[TH_CTR__COUNT]);
 
 /* ---- results (results.c) ---- */
 
@@ -188,7 +191,7 @@ void th_search_print_summary(const struct th_search *s, FILE *f);
 
 /** A documented anomaly to score a search against (th_sim_known's essentials). */
 struct th_search_known {
-	const char *id;          /**< "F#3" */
+	const char *id;           /**< "F#3" */
 	const struct th_mfs *mfs; /**< its conditions and symptom */
 };
 

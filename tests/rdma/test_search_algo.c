@@ -52,15 +52,15 @@ static bool
 rule_pause(const struct th_wl *wl)
 {
 	return wl->qp_type == TH_QP_UD && wl->mtu == 1024 && wl->dir == TH_DIR_ONEWAY &&
-		wl->wqe_batch >= 128 && wl->wq_depth >= 4096;
+	       wl->wqe_batch >= 128 && wl->wq_depth >= 4096;
 }
 
 /* Planted rule 2 (low throughput): RC WRITE from remote memory, many QPs and MRs. */
 static bool
 rule_low(const struct th_wl *wl)
 {
-	return wl->qp_type == TH_QP_RC && wl->opcode == TH_OPC_WRITE &&
-		wl->mem == TH_MEM_REMOTE && wl->qp_count >= 2000 && wl->mr_count >= 20000;
+	return wl->qp_type == TH_QP_RC && wl->opcode == TH_OPC_WRITE && wl->mem == TH_MEM_REMOTE &&
+	       wl->qp_count >= 2000 && wl->mr_count >= 20000;
 }
 
 static int
@@ -169,8 +169,8 @@ on_exp(void *arg, const struct th_search_exp *e)
 
 /* Run one search; the log (when @log) as a malloc'ed string. */
 static struct th_search *
-run_search(struct th_backend *b, enum th_search_algo algo, uint64_t seed, double hours,
-	char **log, struct watch *w)
+run_search(struct th_backend *b, enum th_search_algo algo, uint64_t seed, double hours, char **log,
+	struct watch *w)
 {
 	struct th_search_cfg c;
 	struct th_search *s = NULL;
@@ -209,8 +209,8 @@ run_search(struct th_backend *b, enum th_search_algo algo, uint64_t seed, double
 static void
 test_same_seed_same_log(void **state)
 {
-	enum th_search_algo algos[] = {TH_SEARCH_ANNEAL, TH_SEARCH_RANDOM, TH_SEARCH_BO,
-		TH_SEARCH_ANNEAL_NOMFS};
+	enum th_search_algo algos[] = {
+		TH_SEARCH_ANNEAL, TH_SEARCH_RANDOM, TH_SEARCH_BO, TH_SEARCH_ANNEAL_NOMFS};
 	struct th_backend b;
 	struct fake f;
 	struct watch w;
@@ -311,7 +311,9 @@ test_same_cause_widens(void **state)
 	s->anom[0].same_as = -1;
 	s->anom[0].has_mfs = true;
 	assert_int_equal(th_mfs_parse("pause: qp_type=UD dir=oneway mtu=1024 wqe_batch>=128 "
-		"wq_depth=4096..8192", &s->anom[0].mfs, err, sizeof(err)), 0);
+				      "wq_depth=4096..8192",
+				 &s->anom[0].mfs, err, sizeof(err)),
+		0);
 	th_wl_default(&t);
 	t.mem = TH_MEM_GPU;
 	t.qp_type = TH_QP_UD;
@@ -338,8 +340,8 @@ test_same_cause_widens(void **state)
 	assert_int_equal(search__exp(s, &t, &e), 0);
 	assert_int_equal(th_search_anomaly_count(s), 1);
 	assert_true(s->anom[0].has_mfs);
-	print_message("same cause: %u experiments to widen, %u to extract\n", runs,
-		s->anom[0].mfs_runs);
+	print_message(
+		"same cause: %u experiments to widen, %u to extract\n", runs, s->anom[0].mfs_runs);
 	assert_true(runs > 0 && runs + 5 <= s->anom[0].mfs_runs);
 	th_search_free(s);
 }
@@ -448,6 +450,7 @@ test_anneal_beats_random(void **state)
 static void
 test_energy_direction(void **state)
 {
+	static const double raw[TH_CTR__COUNT]; /* no floor: the plain relative change */
 	struct th_sample a, b;
 	struct th_verdict va, vb;
 
@@ -458,20 +461,20 @@ test_energy_direction(void **state)
 	va.pps_frac = 0.5;
 	b = a;
 	vb = va;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) == 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) == 0);
 	/* Lower throughput, more pause, louder diagnostics: each is downhill. */
 	vb.bps_frac = 0.6;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) < 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) < 0);
 	vb = va;
 	vb.pause_ratio = 1e-4;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) < 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) < 0);
 	vb = va;
 	b.v[1][TH_CTR_QPC_MISS] = 100;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, true) < 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) < 0);
 	/* Performance counters only: diagnostics do not move the energy. */
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, false) == 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, NULL) == 0);
 	/* Uphill the other way. */
-	assert_true(th_search_energy_delta(&b, &vb, &a, &va, true) > 0);
+	assert_true(th_search_energy_delta(&b, &vb, &a, &va, raw) > 0);
 }
 
 /*
@@ -488,6 +491,7 @@ test_energy_normalised(void **state)
 	struct th_sample a, bb;
 	struct th_verdict v;
 	struct fake f;
+	static const double no_floor[TH_CTR__COUNT];
 	double raw, norm;
 
 	(void)state;
@@ -502,7 +506,8 @@ test_energy_normalised(void **state)
 	a.v[0][TH_CTR_RWQE_MISS] = 1;
 	bb.v[0][TH_CTR_RWQE_MISS] = 2;
 	s->diag_max[TH_CTR_RWQE_MISS] = 1000;
-	raw = th_search_energy_delta(&a, &v, &bb, &v, true);
+	s->diag_floor[TH_CTR_RWQE_MISS] = SEARCH_DIAG_FLOOR * 1000;
+	raw = th_search_energy_delta(&a, &v, &bb, &v, no_floor);
 	norm = search__energy_delta(s, &a, &v, &bb, &v);
 	assert_true(raw <= -0.5);
 	assert_true(norm < 0 && norm > -0.05);
@@ -516,6 +521,7 @@ test_energy_normalised(void **state)
 	s = th_search_create(&c, &b);
 	assert_non_null(s);
 	s->diag_max[TH_CTR_RWQE_MISS] = 1000;
+	s->diag_floor[TH_CTR_RWQE_MISS] = SEARCH_DIAG_FLOOR * 1000;
 	assert_true(search__energy_delta(s, &a, &v, &bb, &v) == 0);
 	th_search_free(s);
 }
@@ -535,10 +541,9 @@ test_score_credits_once(void **state)
 	unsigned i, unknown, pause_found = 0;
 
 	(void)state;
-	assert_int_equal(th_mfs_parse("pause: qp_type=UD wqe_batch>=64", &m1, err,
-		sizeof(err)), 0);
-	assert_int_equal(th_mfs_parse("low_tput: qp_type=RC opcode=WRITE", &m2, err,
-		sizeof(err)), 0);
+	assert_int_equal(th_mfs_parse("pause: qp_type=UD wqe_batch>=64", &m1, err, sizeof(err)), 0);
+	assert_int_equal(
+		th_mfs_parse("low_tput: qp_type=RC opcode=WRITE", &m2, err, sizeof(err)), 0);
 	known[0].id = "X#1";
 	known[0].mfs = &m1;
 	known[1].id = "X#2";
@@ -552,7 +557,7 @@ test_score_credits_once(void **state)
 	assert_true(pause_found >= 2);
 	assert_true(first[0] > 0);
 	assert_true(first[0] == th_search_anomaly_get(s, 0)->t_found_s ||
-		first[1] == th_search_anomaly_get(s, 0)->t_found_s);
+		    first[1] == th_search_anomaly_get(s, 0)->t_found_s);
 	assert_true(unknown <= th_search_anomaly_count(s));
 	th_search_free(s);
 

@@ -38,35 +38,34 @@ struct walk {
 static const struct walk walks[] = {
 	/* F#7: MTT/MPT cache fills as MRs grow toward mtt_entries; smaller
 	 * messages touch translations more often. */
-	{ "F", "F#7", TH_CTR_MTT_MISS, 0, TH_F_MR_COUNT,
-		{ 64, 256, 1024, 2048, 4096, 6144, 8192 } },
-	{ "F", "F#7", TH_CTR_MTT_MISS, 0, TH_F_MSG, { 65536, 16384, 4096, 2048 } },
+	{"F", "F#7", TH_CTR_MTT_MISS, 0, TH_F_MR_COUNT, {64, 256, 1024, 2048, 4096, 6144, 8192}},
+	{"F", "F#7", TH_CTR_MTT_MISS, 0, TH_F_MSG, {65536, 16384, 4096, 2048}},
 	/* F#8: QPC cache fills as QPs grow toward qpc_entries. */
-	{ "F", "F#8", TH_CTR_QPC_MISS, 0, TH_F_QP_COUNT, { 16, 64, 128, 192, 256, 384 } },
-	{ "F", "F#8", TH_CTR_QPC_MISS, 0, TH_F_MSG, { 65536, 16384, 4096, 2048 } },
+	{"F", "F#8", TH_CTR_QPC_MISS, 0, TH_F_QP_COUNT, {16, 64, 128, 192, 256, 384}},
+	{"F", "F#8", TH_CTR_QPC_MISS, 0, TH_F_MSG, {65536, 16384, 4096, 2048}},
 	/* F#1: the receive-WQE prefetcher falls behind as batches approach its
 	 * lead and rings approach its window. */
-	{ "F", "F#1", TH_CTR_RWQE_MISS, 1, TH_F_WQE_BATCH, { 1, 4, 8, 16, 32 } },
-	{ "F", "F#1", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, { 64, 128 } },
+	{"F", "F#1", TH_CTR_RWQE_MISS, 1, TH_F_WQE_BATCH, {1, 4, 8, 16, 32}},
+	{"F", "F#1", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, {64, 128}},
 	/* H#15: same prefetcher, H's window and tracked queues. */
-	{ "H", "H#15", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, { 4, 8, 16, 32 } },
-	{ "H", "H#15", TH_CTR_RWQE_MISS, 1, TH_F_QP_COUNT, { 2, 4, 8, 12, 16, 24 } },
+	{"H", "H#15", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, {4, 8, 16, 32}},
+	{"H", "H#15", TH_CTR_RWQE_MISS, 1, TH_F_QP_COUNT, {2, 4, 8, 12, 16, 24}},
 	/* F#5: continuation packets of multi-packet SENDs look their receive
 	 * WQE's scatter list up again; deeper rings and bigger batches evict more
 	 * of them, smaller MTUs and longer messages make more continuations. */
-	{ "F", "F#5", TH_CTR_RWQE_MISS, 1, TH_F_WQE_BATCH, { 1, 4, 16, 32, 48 } },
-	{ "F", "F#5", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, { 64, 128, 256, 512 } },
-	{ "F", "F#5", TH_CTR_RWQE_MISS, 1, TH_F_MTU, { 4096, 2048 } },
+	{"F", "F#5", TH_CTR_RWQE_MISS, 1, TH_F_WQE_BATCH, {1, 4, 16, 32, 48}},
+	{"F", "F#5", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, {64, 128, 256, 512}},
+	{"F", "F#5", TH_CTR_RWQE_MISS, 1, TH_F_MTU, {4096, 2048}},
 	/* F#6: send descriptors read per posted batch and again when many deep
 	 * queues crowd the WQE cache: PU time held on descriptor reads. */
-	{ "F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_WQE_BATCH, { 64, 48, 32, 24 } },
-	{ "F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_WQ_DEPTH, { 128, 256, 512 } },
-	{ "F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_QP_COUNT, { 4, 8, 16, 24 } },
-	{ "F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_MSG, { 8192, 4096, 2048 } },
+	{"F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_WQE_BATCH, {64, 48, 32, 24}},
+	{"F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_WQ_DEPTH, {128, 256, 512}},
+	{"F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_QP_COUNT, {4, 8, 16, 24}},
+	{"F", "F#6", TH_CTR_PU_BUSY, 0, TH_F_MSG, {8192, 4096, 2048}},
 	/* H#17: H's prefetcher has no lead; rings past its window and more
 	 * queues than it tracks make receive WQEs late. */
-	{ "H", "H#17", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, { 16, 32, 48, 64 } },
-	{ "H", "H#17", TH_CTR_RWQE_MISS, 1, TH_F_QP_COUNT, { 8, 16, 24, 32 } },
+	{"H", "H#17", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, {16, 32, 48, 64}},
+	{"H", "H#17", TH_CTR_RWQE_MISS, 1, TH_F_QP_COUNT, {8, 16, 24, 32}},
 };
 
 static struct th_sim *
@@ -96,8 +95,8 @@ find(const struct th_sim *s, const char *id)
 
 /* Mean counter over the samples, and whether the symptom shows. */
 static double
-measure(struct th_sim *s, const struct th_wl *wl, enum th_ctr c, unsigned host,
-	enum th_symptom sy, bool *shows)
+measure(struct th_sim *s, const struct th_wl *wl, enum th_ctr c, unsigned host, enum th_symptom sy,
+	bool *shows)
 {
 	struct th_backend b;
 	struct th_monitor_cfg mc;
@@ -160,8 +159,8 @@ test_walks(void **state)
 		}
 		/* At the trigger the counter is higher still, and the symptom shows. */
 		{
-			double x = measure(s, &k->trigger, wk->ctr, wk->host, k->mfs.symptom,
-				&shows);
+			double x =
+				measure(s, &k->trigger, wk->ctr, wk->host, k->mfs.symptom, &shows);
 
 			if (!shows || !(x > prev))
 				fail_msg("%s: %s at the trigger: %g after %g, symptom %s", wk->id,
@@ -180,7 +179,15 @@ test_walks(void **state)
  * anomaly's enumerated conditions (opcode, MTU, batching) only by luck.
  */
 static const char *const rare[] = {
-	"F#3", "F#5", "F#6", "F#7", "F#8", "F#10", "H#16", "H#17", "H#18",
+	"F#3",
+	"F#5",
+	"F#6",
+	"F#7",
+	"F#8",
+	"F#10",
+	"H#16",
+	"H#17",
+	"H#18",
 };
 
 /*
@@ -192,7 +199,7 @@ static const struct {
 	const char *id;
 	unsigned feat;
 } gaps[] = {
-	{ "H#18", TH_F_QP_COUNT },
+	{"H#18", TH_F_QP_COUNT},
 };
 
 static bool
@@ -224,6 +231,8 @@ measure_all(struct th_sim *s, const struct th_wl *wl, double *ctr)
 				ctr[c] += smp[i].v[h][c] / SAMPLES;
 }
 
+/* Diagnostic floors of zero: the raw relative change of every counter. */
+static const double no_floor[TH_CTR__COUNT];
 static unsigned energy_steps; /* steps whose energy was measured */
 static unsigned energy_flat;  /* of those, steps whose energy does not fall */
 
@@ -310,7 +319,7 @@ has_cond(const struct th_mfs *m, unsigned f)
 	return r->lo != 0 || r->hi != UINT64_MAX;
 }
 
-/* Relative change as th_search_energy_delta() bounds it: (x - y) / y in [-1, 1]. */
+/* Relative change as th_search_energy_delta() bounds it with no floor: (x - y) / y in [-1, 1]. */
 static double
 term(double x, double y)
 {
@@ -326,8 +335,9 @@ print_terms(const struct th_sample *a, const struct th_verdict *va, const struct
 {
 	unsigned c;
 
-	print_message("    tput %+.2f pause %+.2f", term(fmax(vb->bps_frac, vb->pps_frac),
-		fmax(va->bps_frac, va->pps_frac)), term(va->pause_ratio, vb->pause_ratio));
+	print_message("    tput %+.2f pause %+.2f",
+		term(fmax(vb->bps_frac, vb->pps_frac), fmax(va->bps_frac, va->pps_frac)),
+		term(va->pause_ratio, vb->pause_ratio));
 	for (c = 0; c < TH_CTR__COUNT; c++) {
 		if (!th_ctr_is_diag((enum th_ctr)c))
 			continue;
@@ -371,11 +381,13 @@ check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const str
 		mean_of(s, from, &ma, &va);
 		mean_of(s, to, &mb, &vb);
 		energy_steps++;
-		if (th_search_energy_delta(&ma, &va, &mb, &vb, true) >= 0) {
+		if (th_search_energy_delta(&ma, &va, &mb, &vb, no_floor) >= 0) {
 			th_wl_format(from, t1, sizeof(t1));
 			print_message("  energy flat or up toward %s (%s) from %s\n", k->id,
-				f < TH_F__COUNT ? th_feat_name(f) :
-				f == TH_F__COUNT ? "msg_min" : "msg_max", t1);
+				f < TH_F__COUNT    ? th_feat_name(f)
+				: f == TH_F__COUNT ? "msg_min"
+						   : "msg_max",
+				t1);
 			if (getenv("TH_GRADIENT_TERMS") != NULL)
 				print_terms(&ma, &va, &mb, &vb);
 			energy_flat++;
@@ -390,8 +402,10 @@ check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const str
 		return;
 	}
 	print_message("%s cond %s: no counter improves\n  from %s\n  to   %s\n", k->id,
-		f < TH_F__COUNT ? th_feat_name(f) : f == TH_F__COUNT ? "msg_min" : "msg_max", t1,
-		t2);
+		f < TH_F__COUNT    ? th_feat_name(f)
+		: f == TH_F__COUNT ? "msg_min"
+				   : "msg_max",
+		t1, t2);
 	(*bad)++;
 }
 
@@ -460,8 +474,8 @@ test_every_condition(void **state)
 		th_sim_free(s);
 	}
 	print_message("%u of %u steps toward a rare anomaly with no counter improving; "
-		      "the search's energy (th_search_energy_delta) falls on %u of %u\n", bad,
-		steps, energy_steps - energy_flat, energy_steps);
+		      "the search's energy (th_search_energy_delta) falls on %u of %u\n",
+		bad, steps, energy_steps - energy_flat, energy_steps);
 	assert_int_equal(bad, 0);
 	/*
 	 * Annealing follows the summed energy, not one counter: it beats random
@@ -483,7 +497,7 @@ test_every_condition(void **state)
 static void
 test_triggers_apart(void **state)
 {
-	const char *names[] = { "F", "H" };
+	const char *names[] = {"F", "H"};
 	unsigned p, i, j;
 
 	(void)state;
