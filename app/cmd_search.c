@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 
 #include "th_cmd.h"
-#include "th_conf.h"
 #include "th_search.h"
 #include "th_sim.h"
 
@@ -332,22 +331,13 @@ cmd_replay(const struct opts *o)
 	struct th_sample mean;
 	struct th_verdict v;
 	struct th_backend b;
-	struct th_conf *c;
 	struct th_sim *sim;
 	struct th_wl wl;
 	char err[512], text[1024];
 	unsigned i, matches = 0;
 	int rc;
 
-	c = th_conf_load(o->replay, err, sizeof(err));
-	if (c == NULL) {
-		fprintf(stderr, "tracehound search: %s\n", err);
-		return 2;
-	}
-	rc = th_wl_from_conf(c, "workload", &wl, err, sizeof(err));
-	if (rc == 0)
-		rc = th_conf_check_unused(c, err, sizeof(err));
-	th_conf_free(c);
+	rc = th_wl_load(o->replay, &wl, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "tracehound search: %s\n", err);
 		return 2;
