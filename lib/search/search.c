@@ -343,10 +343,8 @@ budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th
 
 			for (h = 0; h < TH_HOSTS; h++)
 				v += e->mean.v[h][c];
-			if (v > s->diag_max[c]) {
+			if (v > s->diag_max[c])
 				s->diag_max[c] = v;
-				s->diag_floor[c] = SEARCH_DIAG_FLOOR * v;
-			}
 		}
 	}
 	if (is_mfs)
@@ -543,7 +541,7 @@ throughput_frac(const struct th_verdict *v)
 double
 th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
 	const struct th_sample *b, const struct th_verdict *vb,
-	const double diag_floor[TH_CTR__COUNT])
+	const double diag_max[TH_CTR__COUNT], double floor_share)
 {
 	double de = 0;
 	unsigned c, h;
@@ -552,7 +550,7 @@ th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
 	de += rel(throughput_frac(vb), throughput_frac(va), 0);
 	/* Pause time driven up: (A - B) / B. */
 	de += rel(va->pause_ratio, vb->pause_ratio, 0);
-	for (c = 0; diag_floor != NULL && c < TH_CTR__COUNT; c++) {
+	for (c = 0; diag_max != NULL && c < TH_CTR__COUNT; c++) {
 		double x = 0, y = 0;
 
 		if (!th_ctr_is_diag((enum th_ctr)c))
@@ -562,7 +560,7 @@ th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
 			y += b->v[h][c];
 		}
 		/* Diagnostic counters driven up: (A - B) / B. */
-		de += rel(x, y, diag_floor[c]);
+		de += rel(x, y, floor_share * diag_max[c]);
 	}
 	return de;
 }
@@ -571,5 +569,6 @@ double
 search__energy_delta(const struct th_search *s, const struct th_sample *a,
 	const struct th_verdict *va, const struct th_sample *b, const struct th_verdict *vb)
 {
-	return th_search_energy_delta(a, va, b, vb, s->use_diag ? s->diag_floor : NULL);
+	return th_search_energy_delta(
+		a, va, b, vb, s->use_diag ? s->diag_max : NULL, SEARCH_DIAG_FLOOR);
 }

@@ -28,9 +28,8 @@ struct th_search {
 	struct th_search_anomaly *anom;
 	unsigned anom_count;
 	unsigned anom_cap;
-	unsigned exp_index;               /* experiments published so far */
-	double diag_max[TH_CTR__COUNT];   /* largest value seen per counter (hosts summed) */
-	double diag_floor[TH_CTR__COUNT]; /* SEARCH_DIAG_FLOOR of diag_max */
+	unsigned exp_index;             /* experiments published so far */
+	double diag_max[TH_CTR__COUNT]; /* largest value seen per counter (hosts summed) */
 	struct th_search_stats st;
 };
 

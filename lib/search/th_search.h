@@ -157,16 +157,16 @@ int th_search_run_one(const struct th_backend *b, const struct th_monitor_cfg *m
 /**
  * The paper's relative energy change from point A to point B: performance
  * counters driven down (throughput: (B - A) / A; the pause ratio, which
- * should rise: (A - B) / B) and, unless @p diag_floor is NULL, every
+ * should rise: (A - B) / B) and, unless @p diag_max is NULL, every
  * diagnostic counter driven up ((A - B) / B, both hosts summed, B taken as
- * at least diag_floor[counter]: all zeros gives the raw relative change; the
- * walk passes a share of the largest value seen, so noise creeping up is not
- * a doubling). Each term is bounded to [-1, 1] so one counter leaving zero
+ * at least @p floor_share of diag_max[counter]: a share of 0 gives the raw
+ * relative change; the walk passes the largest values it has seen, so noise
+ * creeping up is not a doubling). Each term is bounded to [-1, 1] so one counter leaving zero
  * cannot swamp the rest. Negative is better (closer to an anomaly).
  */
 double th_search_energy_delta(const struct th_sample *a, const struct th_verdict *va,
 	const struct th_sample *b, const struct th_verdict *vb,
-	const double diag_floor[TH_CTR__COUNT]);
+	const double diag_max[TH_CTR__COUNT], double floor_share);
 
 /* ---- results (results.c) ---- */
 

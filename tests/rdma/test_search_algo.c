@@ -450,7 +450,7 @@ test_anneal_beats_random(void **state)
 static void
 test_energy_direction(void **state)
 {
-	static const double raw[TH_CTR__COUNT]; /* no floor: the plain relative change */
+	static const double raw[TH_CTR__COUNT]; /* no maxima, no floor: the plain relative change */
 	struct th_sample a, b;
 	struct th_verdict va, vb;
 
@@ -461,20 +461,20 @@ test_energy_direction(void **state)
 	va.pps_frac = 0.5;
 	b = a;
 	vb = va;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) == 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw, 0) == 0);
 	/* Lower throughput, more pause, louder diagnostics: each is downhill. */
 	vb.bps_frac = 0.6;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) < 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw, 0) < 0);
 	vb = va;
 	vb.pause_ratio = 1e-4;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) < 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw, 0) < 0);
 	vb = va;
 	b.v[1][TH_CTR_QPC_MISS] = 100;
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw) < 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, raw, 0) < 0);
 	/* Performance counters only: diagnostics do not move the energy. */
-	assert_true(th_search_energy_delta(&a, &va, &b, &vb, NULL) == 0);
+	assert_true(th_search_energy_delta(&a, &va, &b, &vb, NULL, 0) == 0);
 	/* Uphill the other way. */
-	assert_true(th_search_energy_delta(&b, &vb, &a, &va, raw) > 0);
+	assert_true(th_search_energy_delta(&b, &vb, &a, &va, raw, 0) > 0);
 }
 
 /*
@@ -506,8 +506,7 @@ test_energy_normalised(void **state)
 	a.v[0][TH_CTR_RWQE_MISS] = 1;
 	bb.v[0][TH_CTR_RWQE_MISS] = 2;
 	s->diag_max[TH_CTR_RWQE_MISS] = 1000;
-	s->diag_floor[TH_CTR_RWQE_MISS] = SEARCH_DIAG_FLOOR * 1000;
-	raw = th_search_energy_delta(&a, &v, &bb, &v, no_floor);
+	raw = th_search_energy_delta(&a, &v, &bb, &v, no_floor, 0);
 	norm = search__energy_delta(s, &a, &v, &bb, &v);
 	assert_true(raw <= -0.5);
 	assert_true(norm < 0 && norm > -0.05);
@@ -521,7 +520,6 @@ test_energy_normalised(void **state)
 	s = th_search_create(&c, &b);
 	assert_non_null(s);
 	s->diag_max[TH_CTR_RWQE_MISS] = 1000;
-	s->diag_floor[TH_CTR_RWQE_MISS] = SEARCH_DIAG_FLOOR * 1000;
 	assert_true(search__energy_delta(s, &a, &v, &bb, &v) == 0);
 	th_search_free(s);
 }

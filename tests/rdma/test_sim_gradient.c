@@ -381,7 +381,7 @@ check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const str
 		mean_of(s, from, &ma, &va);
 		mean_of(s, to, &mb, &vb);
 		energy_steps++;
-		if (th_search_energy_delta(&ma, &va, &mb, &vb, no_floor) >= 0) {
+		if (th_search_energy_delta(&ma, &va, &mb, &vb, no_floor, 0) >= 0) {
 			th_wl_format(from, t1, sizeof(t1));
 			print_message("  energy flat or up toward %s (%s) from %s\n", k->id,
 				f < TH_F__COUNT    ? th_feat_name(f)
