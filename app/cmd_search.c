@@ -70,7 +70,8 @@ usage(FILE *out)
 			th_search_algo_desc((enum th_search_algo)a));
 	fprintf(out,
 		"  -H, --hours H          testbed-hour budget (default %g)\n"
-		"  -s, --seed N           seed of the search and the simulator's noise (default %llu)\n"
+		"  -s, --seed N           seed of the search and the simulator's noise (default "
+		"%llu)\n"
 		"  -n, --samples N        one-second counter samples per experiment (default %u)\n"
 		"      --pause-ratio R    pause anomaly at pause time / time >= R (default %g)\n"
 		"      --shortfall F      throughput anomaly below (1 - F) of both limits\n"
@@ -95,7 +96,8 @@ usage(FILE *out)
 		"  -q, --quiet            no per-anomaly summary\n"
 		"  -h, --help             this text\n"
 		"\n"
-		"Exit status: 0 done, 1 failed, 2 usage error, bad profile or workload file, or an\n"
+		"Exit status: 0 done, 1 failed, 2 usage error, bad profile or workload file, or "
+		"an\n"
 		"impossible workload.\n",
 		d.budget_s / 3600, (unsigned long long)d.seed, d.mon.samples, d.mon.pause_ratio,
 		d.mon.shortfall, d.temp, d.decay, d.temp_min, d.stall_steps);
@@ -196,8 +198,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'a':
 			rc = th_search_algo_parse(optarg);
 			if (rc < 0)
-				fprintf(stderr, "tracehound search: unknown algorithm '%s' (see "
-					"--help)\n", optarg);
+				fprintf(stderr,
+					"tracehound search: unknown algorithm '%s' (see "
+					"--help)\n",
+					optarg);
 			else
 				o->cfg.algo = (enum th_search_algo)rc;
 			rc = rc < 0 ? rc : 0;
@@ -318,7 +322,8 @@ load_profile(const char *path, uint64_t seed)
 static void
 print_verdict(FILE *f, const struct th_verdict *v)
 {
-	fprintf(f, "verdict: %s%s%s (pause ratio %.4f%%, %.1f%% of bits/s limit, %.1f%% of "
+	fprintf(f,
+		"verdict: %s%s%s (pause ratio %.4f%%, %.1f%% of bits/s limit, %.1f%% of "
 		"packets/s limit)\n",
 		v->pause ? "pause" : "", v->pause && v->low_tput ? " + " : "",
 		v->low_tput ? "low_tput" : (v->pause ? "" : "normal"), v->pause_ratio * 100,
@@ -453,7 +458,8 @@ cmd_one(struct opts *o)
 	if (o->log_path != NULL) {
 		lg.f = fopen(o->log_path, "w");
 		if (lg.f == NULL) {
-			fprintf(stderr, "tracehound search: %s: %s\n", o->log_path, strerror(errno));
+			fprintf(stderr, "tracehound search: %s: %s\n", o->log_path,
+				strerror(errno));
 			goto free_sim;
 		}
 		lg.algo = th_search_algo_name(o->cfg.algo);
@@ -522,16 +528,16 @@ free_sim:
 
 /* Per algorithm and profile, over seeds. */
 struct cell {
-	double found_sum, found_sq;  /* distinct documented anomalies per run */
-	double unknown_sum;          /* found anomalies matching no documented one */
-	double hidden_sum;           /* documented ones missed whose trigger a found MFS covers */
-	double tfind_sum;            /* sum over runs and found anomalies of time found */
+	double found_sum, found_sq; /* distinct documented anomalies per run */
+	double unknown_sum;         /* found anomalies matching no documented one */
+	double hidden_sum;          /* documented ones missed whose trigger a found MFS covers */
+	double tfind_sum;           /* sum over runs and found anomalies of time found */
 	unsigned tfind_n;
 	double runs_sum, mfs_sum;
-	unsigned *hits;              /* per documented anomaly: runs that found it */
-	double *series;              /* SERIES_POINTS: sum over seeds of count found by then */
-	double *kth;                 /* per k (1..known): sum over runs of time the k-th was
-					found (the budget when never) */
+	unsigned *hits; /* per documented anomaly: runs that found it */
+	double *series; /* SERIES_POINTS: sum over seeds of count found by then */
+	double *kth;    /* per k (1..known): sum over runs of time the k-th was
+			   found (the budget when never) */
 };
 
 static double
@@ -549,19 +555,16 @@ cmp_double(const void *a, const void *b)
 }
 
 static int
-eval_run(const struct opts *o, const char *path, enum th_search_algo algo, uint64_t seed,
+eval_run(const struct opts *o, struct th_sim *sim, enum th_search_algo algo, uint64_t seed,
 	const struct th_search_known *known, unsigned kc, struct cell *cell, double *first)
 {
 	struct th_search_stats st;
 	struct th_search_cfg cfg = o->cfg;
 	struct th_search *s;
-	struct th_sim *sim;
 	struct th_backend b;
 	unsigned k, t, found = 0;
 
-	sim = load_profile(path, seed);
-	if (sim == NULL)
-		return -EINVAL;
+	th_sim_reset(sim, seed);
 	th_sim_backend(sim, &b);
 	cfg.algo = algo;
 	cfg.seed = seed;
@@ -569,7 +572,6 @@ eval_run(const struct opts *o, const char *path, enum th_search_algo algo, uint6
 	s = th_search_create(&cfg, &b);
 	if (s == NULL || th_search_run(s) < 0) {
 		th_search_free(s);
-		th_sim_free(sim);
 		return -ENOMEM;
 	}
 	cell->unknown_sum += th_search_score(s, known, kc, first);
@@ -584,7 +586,7 @@ eval_run(const struct opts *o, const char *path, enum th_search_algo algo, uint6
 				const struct th_search_anomaly *an = th_search_anomaly_get(s, i);
 
 				if (an->has_mfs && th_mfs_covers(&an->mfs,
-					&th_sim_known_get(sim, k)->trigger)) {
+							   &th_sim_known_get(sim, k)->trigger)) {
 					cell->hidden_sum++;
 					break;
 				}
@@ -611,7 +613,6 @@ eval_run(const struct opts *o, const char *path, enum th_search_algo algo, uint6
 			t++;
 	}
 	th_search_free(s);
-	th_sim_free(sim);
 	return 0;
 }
 
@@ -639,7 +640,7 @@ cmd_eval(struct opts *o)
 	if (o->profile_count == 0) {
 		if (glob("config/rdma/*.ini", 0, NULL, &g) != 0 || g.gl_pathc == 0) {
 			fprintf(stderr, "tracehound search: no config/rdma/*.ini here; give "
-				"--profile\n");
+					"--profile\n");
 			globfree(&g);
 			return 2;
 		}
@@ -676,7 +677,7 @@ cmd_eval(struct opts *o)
 			cells[a].series = calloc(SERIES_POINTS, sizeof(double));
 			cells[a].kth = calloc(kc + 1, sizeof(double));
 			is_ok &= cells[a].hits != NULL && cells[a].series != NULL &&
-				cells[a].kth != NULL;
+				 cells[a].kth != NULL;
 		}
 		names[p] = th_sim_name(sim);
 		known_n[p] = kc;
@@ -684,8 +685,8 @@ cmd_eval(struct opts *o)
 			uint64_t seed;
 
 			for (seed = 1; is_ok && seed <= o->seeds; seed++)
-				is_ok = eval_run(o, o->profile[p], (enum th_search_algo)a, seed,
-					known, kc, &cells[a], first) == 0;
+				is_ok = eval_run(o, sim, (enum th_search_algo)a, seed, known, kc,
+						&cells[a], first) == 0;
 		}
 		if (is_ok && known != NULL && first != NULL) {
 			const struct cell *an = &cells[TH_SEARCH_ANNEAL];
@@ -703,7 +704,7 @@ cmd_eval(struct opts *o)
 				double var = mean_of(c->found_sq, o->seeds) - m * m;
 
 				printf("%-13s %6.1f ± %4.1f %6.0f%% %8.1f %7.1f %10.2f %8.0f "
-					"%8.0f\n",
+				       "%8.0f\n",
 					algo_names[a], m, sqrt(fmax(var, 0)),
 					kc != 0 ? 100 * m / kc : 0,
 					mean_of(c->unknown_sum, o->seeds),
@@ -727,21 +728,24 @@ cmd_eval(struct opts *o)
 				printf("\n");
 			}
 			printf("targets: anneal finds %.0f%% of documented (>= 90%%); "
-				"anneal/random %.2fx, anneal/bo %.2fx (>= 1.6x)\n",
+			       "anneal/random %.2fx, anneal/bo %.2fx (>= 1.6x)\n",
 				kc != 0 ? 100 * fa / kc : 0,
 				fa / fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds),
-					1e-9),
+					     1e-9),
 				fa / fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9));
 			kmfs = (unsigned)floor(mean_of(nm->found_sum, o->seeds));
 			if (kmfs > 0)
-				printf("MFS: %u anomalies (what anneal-nomfs reaches) in %.2f h with "
-					"MFS, %.2f h without (%.2fx faster; target >= 2x)\n", kmfs,
-					hours_to(an, kmfs, o->seeds), hours_to(nm, kmfs, o->seeds),
+				printf("MFS: %u anomalies (what anneal-nomfs reaches) in %.2f h "
+				       "with "
+				       "MFS, %.2f h without (%.2fx faster; target >= 2x)\n",
+					kmfs, hours_to(an, kmfs, o->seeds),
+					hours_to(nm, kmfs, o->seeds),
 					hours_to(nm, kmfs, o->seeds) /
 						fmax(hours_to(an, kmfs, o->seeds), 1e-9));
 			if (kc != 0 && kmfs < kc)
-				printf("MFS: anneal-nomfs reaches %.1f, anneal %.1f of %u documented "
-					"in the budget\n", mean_of(nm->found_sum, o->seeds), fa, kc);
+				printf("MFS: anneal-nomfs reaches %.1f, anneal %.1f of %u "
+				       "documented in the budget\n",
+					mean_of(nm->found_sum, o->seeds), fa, kc);
 		}
 		for (a = 0; a < na; a++) {
 			free(cells[a].hits);
@@ -783,9 +787,12 @@ cmd_eval(struct opts *o)
 			for (p = 0; p < o->profile_count; p++)
 				for (a = 0; a < na; a++)
 					for (t = 0; t < SERIES_POINTS; t++)
-						fprintf(f, "%s,%s,%.4f,%.3f\n", names[p], algo_names[a],
-							o->cfg.budget_s / 3600 * t / (SERIES_POINTS - 1),
-							chart[((size_t)p * na + a) * SERIES_POINTS + t]);
+						fprintf(f, "%s,%s,%.4f,%.3f\n", names[p],
+							algo_names[a],
+							o->cfg.budget_s / 3600 * t /
+								(SERIES_POINTS - 1),
+							chart[((size_t)p * na + a) * SERIES_POINTS +
+								t]);
 			if (fclose(f) != 0)
 				status = 1;
 		}

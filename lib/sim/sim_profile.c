@@ -422,7 +422,7 @@ build(struct th_conf *c, const char *name, uint64_t seed, char *err, size_t err_
 		snprintf(err + n, err_size - n, " (profile keys: config/rdma/README)");
 		goto invalid;
 	}
-	th_rng_seed(&s->rng, seed);
+	th_sim_reset(s, seed);
 	return s;
 
 invalid:
@@ -503,4 +503,11 @@ th_sim_backend(struct th_sim *s, struct th_backend *b)
 	b->run = sim_run;
 	b->expect = sim_expect;
 	b->cost_s = sim_cost_s;
+}
+
+void
+th_sim_reset(struct th_sim *s, uint64_t seed)
+{
+	th_rng_seed(&s->rng, seed);
+	s->has_last = false;
 }

@@ -36,10 +36,17 @@ struct th_sim *th_sim_load(const char *path, uint64_t seed, char *err, size_t er
  * messages (fuzzing, tests). Errors as th_sim_load(): NULL, errno EINVAL or
  * ENOMEM, "name:line: ..." in @p err.
  */
-struct th_sim *th_sim_parse(const char *text, const char *name, uint64_t seed, char *err,
-	size_t err_size);
+struct th_sim *th_sim_parse(
+	const char *text, const char *name, uint64_t seed, char *err, size_t err_size);
 
 void th_sim_free(struct th_sim *s);
+
+/**
+ * Start over as a freshly loaded profile with @p seed would: the noise
+ * restarts and no earlier setup is kept. Runs of an evaluation reuse one
+ * loaded profile this way.
+ */
+void th_sim_reset(struct th_sim *s, uint64_t seed);
 
 /** The backend table that runs workloads on @p s (valid while @p s lives). */
 void th_sim_backend(struct th_sim *s, struct th_backend *b);
