@@ -547,7 +547,7 @@ draw_msgs(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 	unsigned i;
 
 	memset(wl->msg, 0, sizeof(wl->msg));
-	wl->n_msgs = (uint16_t)(1 + th_rng_below(rng, TH_WL_MSGS_MAX));
+	wl->n_msgs = TH_WL_MSGS_MAX;
 	for (i = 0; i < wl->n_msgs; i++)
 		wl->msg[i] = sat32(draw(TH_F_MSG, wl, l, lo, cap, rng));
 }
@@ -649,7 +649,26 @@ th_wl_repair(struct th_wl *wl, enum th_feat f, const struct th_limits *l)
 	return th_wl_check(wl, l, NULL, 0);
 }
 
-/* A new message pattern one step away: one size moved, one added or dropped, or all redrawn. */
+/* The value of @p ok (ascending, @p k entries) next to @p v upward or downward; @p v at an end. */
+static uint64_t
+grid_step(const uint64_t *ok, unsigned k, uint64_t v, bool up)
+{
+	unsigned j;
+
+	for (j = 0; j < k && ok[j] < v; j++)
+		;
+	/* ok[j] is the first value >= v. */
+	if (up)
+		return j < k && ok[j] == v ? (j + 1 < k ? ok[j + 1] : v) : (j < k ? ok[j] : v);
+	return j > 0 ? ok[j - 1] : v;
+}
+
+/*
+ * A new message pattern one step away: one size moved or redrawn, one added or
+ * dropped, the whole pattern a grid step up or down, one of its sizes alone, or
+ * all redrawn. The last three move every request at once: a walk could not
+ * bring sixteen independent sizes under a threshold one at a time.
+ */
 static void
 mutate_msgs(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 {
@@ -663,21 +682,12 @@ mutate_msgs(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 		ok[k++] = cap;
 	op = th_rng_below(rng, 100);
 	i = th_rng_below(rng, wl->n_msgs);
-	if (op < 40) {
+	if (op < 25) {
 		/* Neighbour: the grid value next to entry i, up or down. */
-		for (j = 0; j < k && ok[j] < wl->msg[i]; j++)
-			;
-		if (th_rng_below(rng, 2) == 0 && j > 0)
-			wl->msg[i] = sat32(ok[j - 1]);
-		else if (j < k && ok[j] == wl->msg[i] && j + 1 < k)
-			wl->msg[i] = sat32(ok[j + 1]);
-		else if (j < k && ok[j] != wl->msg[i])
-			wl->msg[i] = sat32(ok[j]);
-		else if (j > 0)
-			wl->msg[i] = sat32(ok[j - 1]);
-	} else if (op < 65) {
+		wl->msg[i] = sat32(grid_step(ok, k, wl->msg[i], th_rng_below(rng, 2) == 0));
+	} else if (op < 40) {
 		wl->msg[i] = sat32(ok[th_rng_below(rng, k)]);
-	} else if (op < 85) {
+	} else if (op < 55) {
 		if (wl->n_msgs < TH_WL_MSGS_MAX && (wl->n_msgs == 1 || th_rng_below(rng, 2))) {
 			wl->msg[wl->n_msgs++] = sat32(ok[th_rng_below(rng, k)]);
 		} else {
@@ -685,6 +695,17 @@ mutate_msgs(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 				(wl->n_msgs - i - 1) * sizeof(wl->msg[0]));
 			wl->msg[--wl->n_msgs] = 0;
 		}
+	} else if (op < 70) {
+		/* The whole pattern one grid step up or down. */
+		bool up = th_rng_below(rng, 2) == 0;
+
+		for (j = 0; j < wl->n_msgs; j++)
+			wl->msg[j] = sat32(grid_step(ok, k, wl->msg[j], up));
+	} else if (op < 85) {
+		/* One of its sizes alone. */
+		wl->msg[0] = wl->msg[i];
+		memset(wl->msg + 1, 0, sizeof(wl->msg) - sizeof(wl->msg[0]));
+		wl->n_msgs = 1;
 	} else {
 		draw_msgs(wl, l, rng);
 	}

@@ -110,7 +110,9 @@ int th_wl_check(const struct th_wl *wl, const struct th_limits *l, char *err, si
 /**
  * A random valid point: each feature uniform over its grid (log or
  * power-of-two grids for counts and sizes; messages from 64 B in powers of two
- * up to the MTU, then MTU x 2, 3, 4, 6, 8, 12, ... up to max_msg), drawn in
+ * up to the MTU, then MTU x 2, 3, 4, 6, 8, 12, ... up to max_msg; the pattern
+ * is the whole vector of TH_WL_MSGS_MAX requests, each drawn alone, so a
+ * random pattern all but never has all its requests small or large), drawn in
  * feature order, each restricted to the values the features drawn before it
  * allow (opcode by QP type, wq_depth >= wqe_batch, mr_size by the pinned
  * limit, messages by UD's MTU and the MR size). Uniform per feature, not over
@@ -120,8 +122,10 @@ void th_wl_random(struct th_wl *wl, const struct th_limits *l, struct th_rng *rn
 
 /**
  * Change feature @p f of @p wl to another legal value (a neighbour on its
- * grid, sometimes a jump), fixing dependent features so the result stays
- * valid (e.g. opcode after a QP type change). @return 0, or -EINVAL when the
+ * grid, sometimes a jump; the message pattern: one request moved, added or
+ * dropped, or all of them a grid step up or down, one of its sizes alone, or
+ * all redrawn), fixing dependent features so the result stays valid (e.g.
+ * opcode after a QP type change). @return 0, or -EINVAL when the
  * feature has no other legal value.
  */
 int th_wl_mutate(struct th_wl *wl, enum th_feat f, const struct th_limits *l,

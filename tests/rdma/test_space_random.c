@@ -188,8 +188,8 @@ changed(const struct th_wl *a, const struct th_wl *b)
 
 	for (f = 0; f < TH_F__COUNT; f++)
 		if (f == TH_F_MSG ? (a->n_msgs != b->n_msgs ||
-			memcmp(a->msg, b->msg, sizeof(a->msg)) != 0)
-			: th_wl_get(a, (enum th_feat)f) != th_wl_get(b, (enum th_feat)f))
+					    memcmp(a->msg, b->msg, sizeof(a->msg)) != 0)
+				  : th_wl_get(a, (enum th_feat)f) != th_wl_get(b, (enum th_feat)f))
 			m |= 1u << f;
 	return m;
 }
@@ -302,6 +302,58 @@ test_mutate_mostly_neighbours(void **state)
 	assert_true(near > 600 && near < 900);
 }
 
+/*
+ * A random pattern is the whole request vector, each size drawn alone: a
+ * pattern of only small (or only large) requests is a rare corner, as it is
+ * in the space, and the walk reaches it by moves that change every request at
+ * once (the whole pattern a grid step, one of its sizes alone).
+ */
+static void
+test_pattern_vector_and_moves(void **state)
+{
+	unsigned i, j, small = 0, alone = 0, shifted = 0;
+	struct th_rng rng;
+	struct th_wl wl, w;
+
+	(void)state;
+	th_rng_seed(&rng, 5);
+	for (i = 0; i < DRAWS; i++) {
+		th_wl_random(&wl, &lim, &rng);
+		assert_int_equal(wl.n_msgs, TH_WL_MSGS_MAX);
+		/* UD's requests fit one MTU: small at a 1K MTU whatever is drawn. */
+		if (wl.qp_type != TH_QP_UD)
+			small += th_wl_msg_max(&wl) <= 1024;
+	}
+	print_message("RC/UC patterns of requests <= 1 KiB only: %u of %u\n", small, DRAWS);
+	assert_true(small < DRAWS / 1000);
+	for (i = 0; i < 2000; i++) {
+		unsigned up = 0, down = 0, same = 0;
+
+		th_wl_random(&wl, &lim, &rng);
+		w = wl;
+		assert_int_equal(th_wl_mutate(&w, TH_F_MSG, &lim, &rng), 0);
+		assert_int_equal(th_wl_check(&w, &lim, NULL, 0), 0);
+		alone += w.n_msgs == 1;
+		if (w.n_msgs != wl.n_msgs)
+			continue;
+		for (j = 0; j < wl.n_msgs; j++) {
+			unsigned a = grid_index(TH_F_MSG, &wl, wl.msg[j]);
+			unsigned b = grid_index(TH_F_MSG, &w, w.msg[j]);
+
+			up += b == a + 1;
+			down += b + 1 == a;
+			same += b == a;
+		}
+		/* Every request a step the same way (those at an end of the grid stay). */
+		shifted += (up > 1 && up + same == wl.n_msgs) ||
+			   (down > 1 && down + same == wl.n_msgs);
+	}
+	print_message("one size alone %u, whole pattern shifted %u of 2000\n", alone, shifted);
+	/* Each of the two moves is about one step in seven. */
+	assert_true(alone > 2000 / 10 && alone < 2000 / 4);
+	assert_true(shifted > 2000 / 20);
+}
+
 static void
 test_encode_in_unit_cube(void **state)
 {
@@ -352,6 +404,7 @@ main(void)
 		cmocka_unit_test(test_mutate_valid_and_targeted),
 		cmocka_unit_test(test_mutate_fixes_dependents),
 		cmocka_unit_test(test_mutate_mostly_neighbours),
+		cmocka_unit_test(test_pattern_vector_and_moves),
 		cmocka_unit_test(test_encode_in_unit_cube),
 	};
 
