@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Walk statistics of the simulated subsystem profiles: how well the annealing
+ * energy leads to each documented anomaly. Two measures per anomaly, both
+ * with greedy walks (a move is kept when th_search_energy_delta() says it is
+ * downhill; diagnostic counters floored at 5% of the largest value seen, as
+ * the search does), one random feature mutated per step:
+ *
+ *   back: from the trigger with one (then two) of its conditions moved off by
+ *         a mutation, the share of walks that show the anomaly again within
+ *         STEPS experiments. A perfect energy brings nearly all back.
+ *   find: from random healthy points, with every other documented anomaly's
+ *         conditions skipped (as a search that knows them would), experiments
+ *         per find of this one; compare 1 / p of sim_stats for random search.
+ *
+ * A report, not a test: it never fails on the numbers.
+ *
+ * usage: walk_stats [walks] [profile.ini ...]  (default 100, F and H)
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "th_rng.h"
+#include "th_search.h"
+#include "th_sim.h"
+
+#define STEPS 100
+#define FLOOR_SHARE 0.05
+
+struct walker {
+	struct th_sim *s;
+	struct th_backend b;
+	struct th_monitor_cfg mon;
+	struct th_rng rng;
+	double diag_max[TH_CTR__COUNT];
+	unsigned long exps;
+};
+
+/* One experiment; false when the point cannot run. */
+static bool
+run(struct walker *w, const struct th_wl *wl, struct th_sample *m, struct th_verdict *v)
+{
+	char err[256];
+	unsigned c, h;
+
+	if (th_search_run_one(&w->b, &w->mon, wl, m, v, err, sizeof(err)) != 0)
+		return false;
+	w->exps++;
+	for (c = 0; c < TH_CTR__COUNT; c++) {
+		double x = 0;
+
+		for (h = 0; h < TH_HOSTS; h++)
+			x += m->v[h][c];
+		if (x > w->diag_max[c])
+			w->diag_max[c] = x;
+	}
+	return true;
+}
+
+static bool
+shows(const struct th_sim_known *k, const struct th_wl *wl, const struct th_verdict *v)
+{
+	return th_mfs_covers(&k->mfs, wl) && th_verdict_has(v, k->mfs.symptom);
+}
+
+/* Whether a documented anomaly other than @p target covers @p wl. */
+static bool
+skipped(const struct walker *w, unsigned target, const struct th_wl *wl)
+{
+	unsigned i;
+
+	for (i = 0; i < th_sim_known_count(w->s); i++)
+		if (i != target && th_mfs_covers(&th_sim_known_get(w->s, i)->mfs, wl))
+			return true;
+	return false;
+}
+
+/*
+ * Greedy walk from @p wl (measured as @p m, @p v) for STEPS experiments at
+ * most; true when it shows anomaly @p target. With @p skip, points another
+ * documented anomaly covers are not run.
+ */
+static bool
+walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, struct th_verdict v,
+	bool skip)
+{
+	const struct th_sim_known *k = th_sim_known_get(w->s, target);
+	unsigned long start = w->exps;
+
+	while (w->exps - start < STEPS) {
+		enum th_feat f = (enum th_feat)th_rng_below(&w->rng, TH_F__COUNT);
+		struct th_wl next = wl;
+		struct th_sample m2;
+		struct th_verdict v2;
+
+		if (th_wl_mutate(&next, f, w->b.limits, &w->rng) != 0 ||
+			(skip && skipped(w, target, &next)))
+			continue;
+		if (!run(w, &next, &m2, &v2))
+			continue;
+		if (shows(k, &next, &v2))
+			return true;
+		if (v2.pause || v2.low_tput)
+			return false; /* another anomaly: a search restarts here */
+		if (th_search_energy_delta(&m, &v, &m2, &v2, w->diag_max, FLOOR_SHARE) < 0) {
+			wl = next;
+			m = m2;
+			v = v2;
+		}
+	}
+	return false;
+}
+
+/* Share of walks back to @p target from its trigger with @p off conditions moved off. */
+static double
+back(struct walker *w, unsigned target, unsigned off, unsigned walks)
+{
+	const struct th_sim_known *k = th_sim_known_get(w->s, target);
+	unsigned i, ok = 0, tries;
+
+	for (i = 0; i < walks; i++) {
+		struct th_wl wl = k->trigger;
+		struct th_sample m;
+		struct th_verdict v;
+		unsigned moved = 0;
+
+		for (tries = 0; tries < 100 && moved < off; tries++) {
+			enum th_feat f = (enum th_feat)th_rng_below(&w->rng, TH_F__COUNT);
+			struct th_wl next = wl;
+
+			if ((k->mfs.feats & (1u << f)) &&
+				th_wl_mutate(&next, f, w->b.limits, &w->rng) == 0) {
+				wl = next;
+				moved++;
+			}
+		}
+		if (!run(w, &wl, &m, &v))
+			continue;
+		if (shows(k, &wl, &v) || walk(w, target, wl, m, v, false))
+			ok++;
+	}
+	return (double)ok / walks;
+}
+
+/* Experiments per find of @p target from random healthy points (0: none found). */
+static double
+find(struct walker *w, unsigned target, unsigned walks)
+{
+	unsigned long start = w->exps;
+	unsigned i, found = 0;
+
+	for (i = 0; i < walks; i++) {
+		struct th_wl wl;
+		struct th_sample m;
+		struct th_verdict v;
+
+		do
+			th_wl_random(&wl, w->b.limits, &w->rng);
+		while (skipped(w, target, &wl) || !run(w, &wl, &m, &v) || v.pause || v.low_tput);
+		found += walk(w, target, wl, m, v, true);
+	}
+	return found ? (double)(w->exps - start) / found : 0;
+}
+
+static int
+stats(const char *path, unsigned walks)
+{
+	struct walker w;
+	char err[512];
+	unsigned k;
+
+	memset(&w, 0, sizeof(w));
+	w.s = th_sim_load(path, 1, err, sizeof(err));
+	if (w.s == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	th_sim_backend(w.s, &w.b);
+	th_monitor_cfg_default(&w.mon);
+	th_rng_seed(&w.rng, 4242);
+	printf("profile %s: %u greedy walks of at most %d experiments per measure\n",
+		th_sim_name(w.s), walks, STEPS);
+	printf("  %-6s %7s %7s %14s\n", "", "back-1", "back-2", "find (exp/hit)");
+	for (k = 0; k < th_sim_known_count(w.s); k++) {
+		double b1 = back(&w, k, 1, walks), b2 = back(&w, k, 2, walks);
+		double f = find(&w, k, walks);
+
+		printf("  %-6s %6.0f%% %6.0f%% ", th_sim_known_get(w.s, k)->id, 100 * b1, 100 * b2);
+		if (f > 0)
+			printf("%14.0f\n", f);
+		else
+			printf("%14s\n", "none");
+	}
+	th_sim_free(w.s);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned walks = 100;
+	int i = 1, rc = 0;
+
+	if (argc > 1 && strchr(argv[1], '.') == NULL) {
+		walks = (unsigned)strtoul(argv[1], NULL, 10);
+		i = 2;
+	}
+	if (walks == 0)
+		walks = 1;
+	if (i >= argc) {
+		rc |= stats(TH_SOURCE_ROOT "/config/rdma/F.ini", walks);
+		rc |= stats(TH_SOURCE_ROOT "/config/rdma/H.ini", walks);
+	}
+	for (; i < argc; i++)
+		rc |= stats(argv[i], walks);
+	return rc ? 1 : 0;
+}
