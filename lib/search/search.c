@@ -570,5 +570,5 @@ search__energy_delta(const struct th_search *s, const struct th_sample *a,
 	const struct th_verdict *va, const struct th_sample *b, const struct th_verdict *vb)
 {
 	return th_search_energy_delta(
-		a, va, b, vb, s->use_diag ? s->diag_max : NULL, SEARCH_DIAG_FLOOR);
+		a, va, b, vb, s->use_diag ? s->diag_max : NULL, TH_SEARCH_DIAG_FLOOR);
 }

@@ -11,9 +11,6 @@
 #include "th_rng.h"
 #include "th_search.h"
 
-/* Below this share of a counter's maximum, a diagnostic counter's level is noise. */
-#define SEARCH_DIAG_FLOOR 0.05
-
 struct th_search {
 	struct th_search_cfg cfg;
 	const struct th_backend *b;
@@ -64,7 +61,7 @@ search__is_anomalous(const struct th_verdict *v)
 /*
  * The energy change of Algorithm 1 as the annealing walk uses it:
  * th_search_energy_delta() with each diagnostic counter's floor at
- * SEARCH_DIAG_FLOOR of the largest value the search has seen of it (the
+ * TH_SEARCH_DIAG_FLOOR of the largest value the search has seen of it (the
  * paper compares counters normalised by their maximum), or with no
  * diagnostic terms for the performance-counter ablation.
  */

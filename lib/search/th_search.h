@@ -168,6 +168,9 @@ double th_search_energy_delta(const struct th_sample *a, const struct th_verdict
 	const struct th_sample *b, const struct th_verdict *vb,
 	const double diag_max[TH_CTR__COUNT], double floor_share);
 
+/** The floor share the annealing walk passes to th_search_energy_delta(). */
+#define TH_SEARCH_DIAG_FLOOR 0.05
+
 /* ---- results (results.c) ---- */
 
 /**

@@ -31,7 +31,8 @@
 #include "th_sim.h"
 
 #define STEPS 100
-#define FLOOR_SHARE 0.05
+/* Random draws for one healthy start point no other anomaly covers. */
+#define DRAWS_MAX 10000
 
 struct walker {
 	struct th_sim *s;
@@ -106,7 +107,8 @@ walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, str
 			return true;
 		if (v2.pause || v2.low_tput)
 			return false; /* another anomaly: a search restarts here */
-		if (th_search_energy_delta(&m, &v, &m2, &v2, w->diag_max, FLOOR_SHARE) < 0) {
+		if (th_search_energy_delta(&m, &v, &m2, &v2, w->diag_max, TH_SEARCH_DIAG_FLOOR) <
+			0) {
 			wl = next;
 			m = m2;
 			v = v2;
@@ -151,16 +153,21 @@ static double
 find(struct walker *w, unsigned target, unsigned walks)
 {
 	unsigned long start = w->exps;
-	unsigned i, found = 0;
+	unsigned i, d, found = 0;
 
 	for (i = 0; i < walks; i++) {
 		struct th_wl wl;
 		struct th_sample m;
 		struct th_verdict v;
 
-		do
+		for (d = 0; d < DRAWS_MAX; d++) {
 			th_wl_random(&wl, w->b.limits, &w->rng);
-		while (skipped(w, target, &wl) || !run(w, &wl, &m, &v) || v.pause || v.low_tput);
+			if (!skipped(w, target, &wl) && run(w, &wl, &m, &v) && !v.pause &&
+				!v.low_tput)
+				break;
+		}
+		if (d == DRAWS_MAX)
+			break; /* a profile that is anomalous almost everywhere */
 		found += walk(w, target, wl, m, v);
 	}
 	return found ? (double)(w->exps - start) / found : 0;
@@ -203,19 +210,18 @@ int
 main(int argc, char **argv)
 {
 	unsigned walks = 100;
-	int i = 1, rc = 0;
+	int i, rc = 0;
 
-	if (argc > 1 && strchr(argv[1], '.') == NULL) {
+	if (argc > 1)
 		walks = (unsigned)strtoul(argv[1], NULL, 10);
-		i = 2;
-	}
 	if (walks == 0)
 		walks = 1;
-	if (i >= argc) {
+	if (argc > 2) {
+		for (i = 2; i < argc; i++)
+			rc |= stats(argv[i], walks);
+	} else {
 		rc |= stats(TH_SOURCE_ROOT "/config/rdma/F.ini", walks);
 		rc |= stats(TH_SOURCE_ROOT "/config/rdma/H.ini", walks);
 	}
-	for (; i < argc; i++)
-		rc |= stats(argv[i], walks);
 	return rc ? 1 : 0;
 }
