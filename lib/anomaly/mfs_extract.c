@@ -374,17 +374,6 @@ probe_msg(struct extract *x, struct th_wl *base, struct th_mfs *out)
 		move_base(base, pts, &iv, MOVE_LOW);
 }
 
-static void
-copy_feat(struct th_wl *dst, const struct th_wl *src, enum th_feat f)
-{
-	if (f == TH_F_MSG) {
-		memcpy(dst->msg, src->msg, sizeof(dst->msg));
-		dst->n_msgs = src->n_msgs;
-	} else {
-		th_wl_set(dst, f, th_wl_get(src, f));
-	}
-}
-
 /*
  * Order of the reduction: a feature that bounds another's legal values goes
  * first (wqe_batch before wq_depth, sge before the pattern, mr_count before
@@ -433,7 +422,7 @@ benign(const struct extract *x, const struct th_wl *r, enum th_feat f, struct th
 
 	th_wl_default(&def);
 	*out = *r;
-	copy_feat(out, &def, f);
+	th_wl_copy_feat(out, &def, f);
 	if (th_wl_check(out, x->l, NULL, 0) == 0)
 		return !th_wl_equal(out, r);
 	if (th_feat_is_enum(f))
@@ -670,7 +659,7 @@ tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const s
 			enum th_feat f = reduce_order[i];
 			struct th_wl w = q;
 
-			copy_feat(&w, p, f);
+			th_wl_copy_feat(&w, p, f);
 			if (th_wl_equal(&w, &q) || th_wl_check(&w, x->l, NULL, 0) != 0)
 				continue;
 			if (try(x, &w) == TRY_HIT) {
@@ -736,7 +725,7 @@ draw_inside(struct extract *x, const struct th_wl *r, const struct th_mfs *m, st
 			if (!(m->feats & (1u << f)))
 				continue;
 			if (th_rng_below(rng, 2) == 0)
-				copy_feat(p, r, (enum th_feat)f);
+				th_wl_copy_feat(p, r, (enum th_feat)f);
 			else if (f != TH_F_MSG)
 				draw_allowed(x, m, (enum th_feat)f, rng, p);
 		}

@@ -450,6 +450,45 @@ widen_to(struct th_mfs *m, const struct th_wl *w)
 	}
 }
 
+/*
+ * An earlier anomaly whose cause reaches @p id's trigger, found with one
+ * experiment per candidate, or -1. A candidate's MFS misses the trigger on a
+ * few numeric bounds only (is_near()); its own trigger, moved to the new
+ * trigger's values on those features, is run. If it still shows the symptom,
+ * the earlier cause holds at those values and its MFS was narrower than the
+ * cause: the new trigger is a re-find, not worth an extraction (about 30
+ * experiments). Probing the new trigger moved into the earlier MFS instead
+ * would prove nothing: F#8's trigger given F#7's MR count shows F#7.
+ */
+static int
+find_merge(struct th_search *s, unsigned id)
+{
+	const struct th_search_anomaly *a = &s->anom[id];
+	unsigned i, f;
+
+	for (i = 0; i < id; i++) {
+		const struct th_search_anomaly *k = &s->anom[i];
+		struct th_wl p = k->trigger;
+		int rc;
+
+		if (!k->has_mfs || k->symptom != a->symptom || !is_near(&k->mfs, &a->trigger))
+			continue;
+		for (f = 0; f < TH_F__COUNT; f++) {
+			struct th_mfs one = k->mfs;
+
+			one.feats = k->mfs.feats & (1u << f);
+			if (one.feats != 0 && !th_mfs_covers(&one, &a->trigger))
+				th_wl_copy_feat(&p, &a->trigger, (enum th_feat)f);
+		}
+		rc = mfs_oracle(s, &p, (enum th_symptom)a->symptom);
+		if (rc < 0 && rc != -EINVAL)
+			return -1;
+		if (rc == 1)
+			return (int)i;
+	}
+	return -1;
+}
+
 static void
 extract(struct th_search *s, unsigned id)
 {
@@ -462,6 +501,16 @@ extract(struct th_search *s, unsigned id)
 	s->merge_into = -1;
 	s->extracting = id;
 	memset(&m, 0, sizeof(m));
+	rc = find_merge(s, id);
+	if (s->is_mfs_aborted)
+		return;
+	s->merge_into = -1;
+	if (rc >= 0) {
+		s->anom[id].mfs_runs = s->st.mfs_runs - before;
+		widen_to(&s->anom[rc].mfs, &a.trigger);
+		s->anom[id].same_as = rc;
+		return;
+	}
 	rc = th_mfs_extract(
 		&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s, &m);
 	s->anom[id].mfs_runs = s->st.mfs_runs - before;

@@ -107,8 +107,8 @@ struct th_search_anomaly {
 				   ran out during extraction) */
 	struct th_mfs mfs;    /**< the conditions, when has_mfs */
 	unsigned mfs_runs;    /**< experiments the extraction ran */
-	int same_as;          /**< the earlier anomaly whose MFS the reduction reached
-				   (that MFS was widened to cover this trigger), or -1 */
+	int same_as;          /**< the earlier anomaly whose cause this trigger showed
+				   again (its MFS was widened to cover it), or -1 */
 };
 
 /** Counts over one search. */

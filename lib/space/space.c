@@ -242,6 +242,17 @@ th_wl_set(struct th_wl *wl, enum th_feat f, uint64_t v)
 	}
 }
 
+void
+th_wl_copy_feat(struct th_wl *dst, const struct th_wl *src, enum th_feat f)
+{
+	if (f == TH_F_MSG) {
+		memcpy(dst->msg, src->msg, sizeof(dst->msg));
+		dst->n_msgs = src->n_msgs;
+	} else {
+		th_wl_set(dst, f, th_wl_get(src, f));
+	}
+}
+
 /* Largest request @p wl may carry: UD fits in one MTU, an SGE fits in one MR. */
 static uint64_t
 msg_cap(const struct th_wl *wl, const struct th_limits *l)

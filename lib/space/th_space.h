@@ -191,6 +191,9 @@ uint64_t th_wl_get(const struct th_wl *wl, enum th_feat f);
 /** Set feature @p f; TH_F_MSG sets a one-request pattern. Nothing else changes. */
 void th_wl_set(struct th_wl *wl, enum th_feat f, uint64_t v);
 
+/** Give @p dst @p src's value of feature @p f (TH_F_MSG: the whole pattern). */
+void th_wl_copy_feat(struct th_wl *dst, const struct th_wl *src, enum th_feat f);
+
 /** Most values th_wl_grid() returns. */
 #define TH_WL_GRID_MAX 80
 
