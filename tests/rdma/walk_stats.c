@@ -12,6 +12,10 @@
  *         STEPS experiments. A perfect energy brings nearly all back.
  *   find: from random healthy points, experiments per find of this one;
  *         compare 1 / p of sim_stats for random search.
+ *   ideal: the same walks judged by an oracle instead of the energy: a move
+ *         is kept when it leaves no more of this anomaly's conditions unmet.
+ *         No counter-based energy leads better, so this is what the move set
+ *         (one feature per step) costs at best.
  *
  * Both skip points that any other documented anomaly's conditions cover, as a
  * search that knows those anomalies' MFS would: without that most walks end
@@ -64,6 +68,21 @@ run(struct walker *w, const struct th_wl *wl, struct th_sample *m, struct th_ver
 	return true;
 }
 
+/* How many of @p m's conditions @p wl fails. */
+static unsigned
+unmet(const struct th_mfs *m, const struct th_wl *wl)
+{
+	unsigned f, n = 0;
+
+	for (f = 0; f < TH_F__COUNT; f++) {
+		struct th_mfs one = *m;
+
+		one.feats = m->feats & (1u << f);
+		n += one.feats != 0 && !th_mfs_covers(&one, wl);
+	}
+	return n;
+}
+
 static bool
 shows(const struct th_sim_known *k, const struct th_wl *wl, const struct th_verdict *v)
 {
@@ -85,10 +104,11 @@ skipped(const struct walker *w, unsigned target, const struct th_wl *wl)
 /*
  * Greedy walk from @p wl (measured as @p m, @p v) for STEPS experiments at
  * most; true when it shows anomaly @p target. Points another documented
- * anomaly covers are not run.
+ * anomaly covers are not run. @p is_ideal: the oracle judges the moves.
  */
 static bool
-walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, struct th_verdict v)
+walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, struct th_verdict v,
+	bool is_ideal)
 {
 	const struct th_sim_known *k = th_sim_known_get(w->s, target);
 	unsigned long start = w->exps;
@@ -107,8 +127,9 @@ walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, str
 			return true;
 		if (v2.pause || v2.low_tput)
 			return false; /* another anomaly: a search restarts here */
-		if (th_search_energy_delta(&m, &v, &m2, &v2, w->diag_max, TH_SEARCH_DIAG_FLOOR) <
-			0) {
+		if (is_ideal ? unmet(&k->mfs, &next) <= unmet(&k->mfs, &wl)
+			     : th_search_energy_delta(
+				       &m, &v, &m2, &v2, w->diag_max, TH_SEARCH_DIAG_FLOOR) < 0) {
 			wl = next;
 			m = m2;
 			v = v2;
@@ -142,7 +163,7 @@ back(struct walker *w, unsigned target, unsigned off, unsigned walks)
 		}
 		if (!run(w, &wl, &m, &v))
 			continue;
-		if (shows(k, &wl, &v) || walk(w, target, wl, m, v))
+		if (shows(k, &wl, &v) || walk(w, target, wl, m, v, false))
 			ok++;
 	}
 	return (double)ok / walks;
@@ -150,7 +171,7 @@ back(struct walker *w, unsigned target, unsigned off, unsigned walks)
 
 /* Experiments per find of @p target from random healthy points (0: none found). */
 static double
-find(struct walker *w, unsigned target, unsigned walks)
+find(struct walker *w, unsigned target, unsigned walks, bool is_ideal)
 {
 	unsigned long start = w->exps;
 	unsigned i, d, found = 0;
@@ -168,9 +189,18 @@ find(struct walker *w, unsigned target, unsigned walks)
 		}
 		if (d == DRAWS_MAX)
 			break; /* a profile that is anomalous almost everywhere */
-		found += walk(w, target, wl, m, v);
+		found += walk(w, target, wl, m, v, is_ideal);
 	}
 	return found ? (double)(w->exps - start) / found : 0;
+}
+
+static void
+print_cost(double exps, int width)
+{
+	if (exps > 0)
+		printf("%*.0f", width, exps);
+	else
+		printf("%*s", width, "none");
 }
 
 static int
@@ -191,16 +221,15 @@ stats(const char *path, unsigned walks)
 	th_rng_seed(&w.rng, 4242);
 	printf("profile %s: %u greedy walks of at most %d experiments per measure\n",
 		th_sim_name(w.s), walks, STEPS);
-	printf("  %-6s %7s %7s %14s\n", "", "back-1", "back-2", "find (exp/hit)");
+	printf("  %-6s %7s %7s %14s %7s\n", "", "back-1", "back-2", "find (exp/hit)", "ideal");
 	for (k = 0; k < th_sim_known_count(w.s); k++) {
 		double b1 = back(&w, k, 1, walks), b2 = back(&w, k, 2, walks);
-		double f = find(&w, k, walks);
+		double f = find(&w, k, walks, false), fi = find(&w, k, walks, true);
 
 		printf("  %-6s %6.0f%% %6.0f%% ", th_sim_known_get(w.s, k)->id, 100 * b1, 100 * b2);
-		if (f > 0)
-			printf("%14.0f\n", f);
-		else
-			printf("%14s\n", "none");
+		print_cost(f, 14);
+		print_cost(fi, 8);
+		printf("\n");
 	}
 	th_sim_free(w.s);
 	return 0;
