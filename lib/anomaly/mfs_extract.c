@@ -24,8 +24,12 @@
  *    inside the MFS must trigger too. One that does not names a missing
  *    condition: walk from the reduced point toward it one feature at a time;
  *    the step that stops the anomaly is the feature to bound and add.
+ * 5. A reduction move of an enumerated feature can cross into a neighbouring
+ *    cause (UD SEND moved to RC, where another anomaly fires): the MFS then
+ *    excludes the trigger's own value. That MFS goes to the caller as a
+ *    second cause, and 1-4 run again with the crossed feature kept.
  *
- * About 20-35 experiments per anomaly. Repeated points come from a cache.
+ * About 20-35 experiments per anomaly, 50-70 after a crossing. Repeated points come from a cache.
  * No candidate reaches the oracle without passing th_wl_check(): a point the
  * hardware cannot run is skipped, never counted as "does not trigger".
  */
@@ -775,16 +779,69 @@ verify(struct extract *x, const struct th_wl *r, const struct th_wl *trig, struc
 	}
 }
 
+/*
+ * One extraction from @p trigger into @p out; @p red gets the reduced point
+ * (it triggered when last moved). Features in @p pinned never move to a
+ * benign value: they are kept and bounded like any feature that could not.
+ */
+static void
+extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, struct th_mfs *out,
+	struct th_wl *red)
+{
+	uint32_t kept = 0, fresh;
+	unsigned round;
+
+	memset(out, 0, sizeof(*out));
+	out->symptom = (uint8_t)x->s;
+	*red = *trigger;
+	/*
+	 * Bounding may move the reduced point (a kept wqe_batch down to its
+	 * lowest triggering value), which can free a feature validity held
+	 * away from its benign value (wq_depth >= wqe_batch): reduce again
+	 * until nothing new is kept, so that no condition hides behind another.
+	 */
+	for (round = 0; round < 3; round++) {
+		fresh = reduce(x, red, kept | pinned);
+		if (round == 0)
+			fresh |= pinned;
+		if (fresh == 0)
+			break;
+		bound(x, red, fresh, kept | fresh, out);
+		kept |= fresh;
+	}
+	check_benign_enums(x, red, kept, out);
+	verify(x, red, trigger, out);
+}
+
+/* Enumerated features whose condition in @p m excludes @p wl's value. */
+static uint32_t
+enums_excluding(const struct th_mfs *m, const struct th_wl *wl)
+{
+	uint32_t out = 0;
+	unsigned i;
+
+	for (i = 0; i < ENUM_FEATS_COUNT; i++) {
+		struct th_mfs one = *m;
+
+		one.feats = m->feats & (1u << enum_feats[i]);
+		if (one.feats != 0 && !th_mfs_covers(&one, wl))
+			out |= one.feats;
+	}
+	return out;
+}
+
 int
 th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
-	th_mfs_oracle oracle, void *ctx, struct th_mfs *out)
+	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side)
 {
 	struct extract *x;
 	struct th_wl red;
-	uint32_t kept = 0, fresh;
-	unsigned round, f;
+	uint32_t crossed;
+	unsigned f;
 	int runs;
 
+	if (side != NULL)
+		memset(side, 0, sizeof(*side));
 	if (trigger == NULL || l == NULL || oracle == NULL || out == NULL ||
 		(unsigned)s >= TH_SYM__COUNT || th_wl_check(trigger, l, NULL, 0) != 0)
 		return -EINVAL;
@@ -795,26 +852,28 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	x->oracle = oracle;
 	x->ctx = ctx;
 	x->s = s;
-	memset(out, 0, sizeof(*out));
-	out->symptom = (uint8_t)s;
-	red = *trigger;
 	/* The caller saw the trigger show the symptom: it costs no experiment. */
 	remember(x, trigger, true);
+	extract_pass(x, trigger, 0, out, &red);
 	/*
-	 * Bounding may move the reduced point (a kept wqe_batch down to its
-	 * lowest triggering value), which can free a feature validity held
-	 * away from its benign value (wq_depth >= wqe_batch): reduce again
-	 * until nothing new is kept, so that no condition hides behind another.
+	 * A reduction move that changed an enumerated feature can leave the
+	 * trigger's cause for a neighbouring one that also fires there (UD
+	 * SEND moved to RC, where Table 2's #6 holds beside #2): the MFS then
+	 * excludes the trigger's own value. That MFS is a second cause, met at
+	 * the reduced point; the trigger's own comes from a second pass that
+	 * keeps those features where the trigger has them. Widening the first
+	 * MFS to the trigger instead would join both causes into one that
+	 * holds for neither (and hide #6 behind #2's trigger).
 	 */
-	for (round = 0; round < 3; round++) {
-		fresh = reduce(x, &red, kept);
-		if (fresh == 0)
-			break;
-		bound(x, &red, fresh, kept | fresh, out);
-		kept |= fresh;
+	crossed = enums_excluding(out, trigger);
+	if (crossed != 0) {
+		if (side != NULL && th_mfs_covers(out, &red)) {
+			side->mfs = *out;
+			side->at = red;
+			side->is_set = true;
+		}
+		extract_pass(x, trigger, crossed, out, &red);
 	}
-	check_benign_enums(x, &red, kept, out);
-	verify(x, &red, trigger, out);
 	/*
 	 * Conditions measured in the reduced context may exclude the trigger's
 	 * own value of a feature (4 KiB MTU needed with one 64 KiB request, the

@@ -95,6 +95,19 @@ int th_mfs_parse(const char *text, struct th_mfs *m, char *err, size_t err_size)
 typedef int (*th_mfs_oracle)(void *ctx, const struct th_wl *wl, enum th_symptom s);
 
 /**
+ * A second cause an extraction met: a reduction move that changed an
+ * enumerated feature of the trigger still showed the symptom, under
+ * conditions that exclude the trigger's own value (UD SEND moved to RC,
+ * where an RC anomaly holds too). th_mfs_extract() then extracts the
+ * trigger's own cause again with that feature kept, and reports this one.
+ */
+struct th_mfs_side {
+	bool is_set;       /**< a second cause was met */
+	struct th_wl at;   /**< a point that showed it, inside @ref mfs */
+	struct th_mfs mfs; /**< its conditions */
+};
+
+/**
  * Find the MFS of @p trigger (which showed @p s) in three passes. Reduce:
  * move one feature at a time to a healthy default value and keep each move
  * that still triggers, so when two anomalies overlap the conditions left are
@@ -102,7 +115,10 @@ typedef int (*th_mfs_oracle)(void *ctx, const struct th_wl *wl, enum th_symptom 
  * condition in that reduced context to the grid value where the anomaly
  * stops (qp_count>=512, not >=385). Verify: the reduced point and a few
  * random points inside the MFS trigger, tightening when one does not; the MFS
- * always covers @p trigger. About 20-35 experiments; every candidate passes
+ * always covers @p trigger. When the reduction crossed into a neighbouring
+ * cause, that cause goes to @p side (may be NULL) and the trigger's own is
+ * extracted again, with the crossed features kept (repeated points cost
+ * nothing). About 20-35 experiments, 50-70 after a crossing; every candidate passes
  * th_wl_check() before the oracle sees it. Conditions that validity implies
  * are left out (opcode=READ, not also qp_type=RC); th_mfs_same() compares MFS
  * with them added. Deterministic.
@@ -110,7 +126,7 @@ typedef int (*th_mfs_oracle)(void *ctx, const struct th_wl *wl, enum th_symptom 
  * trigger) or -ENOMEM.
  */
 int th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
-	th_mfs_oracle oracle, void *ctx, struct th_mfs *out);
+	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side);
 
 /**
  * Add the conditions validity implies (opcode=READ implies qp_type=RC,

@@ -117,6 +117,8 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 		else
 			fprintf(f, "  mfs: none (%s)\n", a->mfs_runs != 0 ? "budget ran out" :
 				"not extracted");
+		if (a->met_in >= 0)
+			fprintf(f, "  met while extracting anomaly %d's MFS\n", a->met_in);
 		if (th_wl_format(&a->trigger, text, sizeof(text)) >= 0)
 			fprintf(f, "  trigger: %s\n", text);
 		fprintf(f, "  reproduce: tracehound search --profile %s --replay %s\n", profile,

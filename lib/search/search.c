@@ -305,6 +305,7 @@ add_anomaly(struct th_search *s, const struct th_search_exp *e, enum th_symptom 
 	a->v = e->v;
 	a->t_found_s = e->t_s;
 	a->same_as = -1;
+	a->met_in = -1;
 	return (int)s->anom_count++;
 }
 
@@ -489,10 +490,43 @@ find_merge(struct th_search *s, unsigned id)
 	return -1;
 }
 
+/*
+ * The neighbouring cause an extraction met (th_mfs_side), unless the search
+ * knows it already: one more run at the point that showed it confirms it
+ * (noise can fake a single hit) and gives it a verdict and a time of its own.
+ */
+static void
+add_side(struct th_search *s, unsigned from, struct th_mfs_side *side, enum th_symptom sym)
+{
+	struct th_search_exp e;
+	char err[256];
+	int id;
+
+	if (is_known(s, &side->at, sym) || s->anom_count >= s->cfg.anomalies_max)
+		return;
+	if (budgeted_run(s, &side->at, true, &e, err, sizeof(err)) < 0)
+		return;
+	if (e.rc < 0 || !th_verdict_has(&e.v, sym)) {
+		publish(s, &e);
+		return;
+	}
+	id = add_anomaly(s, &e, sym);
+	if (id >= 0) {
+		side->mfs.symptom = (uint8_t)sym;
+		s->anom[id].mfs = side->mfs;
+		s->anom[id].has_mfs = true;
+		s->anom[id].mfs_runs = 1;
+		s->anom[id].met_in = (int)from;
+		e.anomaly = id;
+	}
+	publish(s, &e);
+}
+
 static void
 extract(struct th_search *s, unsigned id)
 {
 	struct th_search_anomaly a = s->anom[id];
+	struct th_mfs_side side;
 	struct th_mfs m;
 	unsigned before = s->st.mfs_runs;
 	int rc;
@@ -512,7 +546,7 @@ extract(struct th_search *s, unsigned id)
 		return;
 	}
 	rc = th_mfs_extract(
-		&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s, &m);
+		&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s, &m, &side);
 	s->anom[id].mfs_runs = s->st.mfs_runs - before;
 	if (s->merge_into >= 0 && !s->is_mfs_aborted) {
 		widen_to(&s->anom[s->merge_into].mfs, &a.trigger);
@@ -526,6 +560,8 @@ extract(struct th_search *s, unsigned id)
 	m.symptom = a.symptom;
 	s->anom[id].mfs = m;
 	s->anom[id].has_mfs = true;
+	if (side.is_set)
+		add_side(s, id, &side, (enum th_symptom)a.symptom);
 }
 
 int

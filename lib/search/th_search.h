@@ -109,6 +109,8 @@ struct th_search_anomaly {
 	unsigned mfs_runs;    /**< experiments the extraction ran */
 	int same_as;          /**< the earlier anomaly whose cause this trigger showed
 				   again (its MFS was widened to cover it), or -1 */
+	int met_in;           /**< the anomaly whose MFS extraction met this one (a
+				   neighbouring cause, th_mfs_side), or -1 */
 };
 
 /** Counts over one search. */

@@ -493,6 +493,17 @@ th_sim_known_get(const struct th_sim *s, unsigned i)
 	return i < s->known_count ? &s->known[i] : NULL;
 }
 
+const struct th_sim_known *
+th_sim_known_find(const struct th_sim *s, const char *id)
+{
+	unsigned i;
+
+	for (i = 0; id != NULL && i < s->known_count; i++)
+		if (strcmp(s->known[i].id, id) == 0)
+			return &s->known[i];
+	return NULL;
+}
+
 void
 th_sim_backend(struct th_sim *s, struct th_backend *b)
 {

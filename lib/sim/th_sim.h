@@ -68,5 +68,7 @@ struct th_sim_known {
 
 unsigned th_sim_known_count(const struct th_sim *s);
 const struct th_sim_known *th_sim_known_get(const struct th_sim *s, unsigned i);
+/** The documented anomaly named @p id ("F#3"), or NULL. */
+const struct th_sim_known *th_sim_known_find(const struct th_sim *s, const char *id);
 
 #endif /* TH_SIM_H */

@@ -280,6 +280,23 @@ test_mfs_points_are_skipped(void **state)
 	assert_true(skipped[1] > 0);
 }
 
+/* One-way UD SENDs of 512 B at a 1K MTU. */
+static struct th_wl
+ud_send(uint16_t wqe_batch, uint32_t wq_depth, uint32_t qp_count)
+{
+	struct th_wl wl;
+
+	th_wl_default(&wl);
+	wl.qp_type = TH_QP_UD;
+	wl.opcode = TH_OPC_SEND;
+	wl.mtu = 1024;
+	wl.wqe_batch = wqe_batch;
+	wl.wq_depth = wq_depth;
+	wl.qp_count = qp_count;
+	wl.msg[0] = 512;
+	return wl;
+}
+
 /* A search over @p b holding one anomaly: @p mfs_text, found at @p trigger. */
 static struct th_search *
 search_knowing(const struct th_backend *b, const char *mfs_text, const struct th_wl *trigger)
@@ -298,6 +315,7 @@ search_knowing(const struct th_backend *b, const char *mfs_text, const struct th
 	assert_int_equal(th_mfs_parse(mfs_text, &s->anom[0].mfs, err, sizeof(err)), 0);
 	s->anom[0].symptom = s->anom[0].mfs.symptom;
 	s->anom[0].same_as = -1;
+	s->anom[0].met_in = -1;
 	s->anom[0].has_mfs = true;
 	s->anom[0].trigger = *trigger;
 	assert_true(th_mfs_covers(&s->anom[0].mfs, trigger));
@@ -320,18 +338,12 @@ test_same_cause_widens(void **state)
 	struct th_search_exp e;
 	struct th_backend b;
 	struct th_search *s;
-	struct th_wl first, t;
+	const struct th_wl first = ud_send(128, 4096, 1);
+	struct th_wl t;
 	struct fake f;
 
 	(void)state;
 	fake_init(&f, &b);
-	th_wl_default(&first);
-	first.qp_type = TH_QP_UD;
-	first.opcode = TH_OPC_SEND;
-	first.mtu = 1024;
-	first.wqe_batch = 128;
-	first.wq_depth = 4096;
-	first.msg[0] = 512;
 	s = search_knowing(&b, mfs, &first);
 	t = first;
 	t.mem = TH_MEM_GPU;
@@ -360,6 +372,28 @@ test_same_cause_widens(void **state)
 	th_search_free(s);
 }
 
+/* The simulated subsystem F (config/rdma/F.ini) as @p b. */
+static struct th_sim *
+load_f(struct th_backend *b)
+{
+	char err[256];
+	struct th_sim *sim = th_sim_load(TH_SOURCE_ROOT "/config/rdma/F.ini", 1, err, sizeof(err));
+
+	if (sim == NULL)
+		fail_msg("%s", err);
+	th_sim_backend(sim, b);
+	return sim;
+}
+
+static const struct th_sim_known *
+known(const struct th_sim *sim, const char *id)
+{
+	const struct th_sim_known *k = th_sim_known_find(sim, id);
+
+	assert_non_null(k);
+	return k;
+}
+
 /*
  * Two causes a numeric bound apart are not merged (the simulated F: Table 2's
  * #7 and #8, unbatched small RC WRITEs over many MRs or over many shallow
@@ -370,28 +404,17 @@ test_same_cause_widens(void **state)
 static void
 test_other_cause_extracted(void **state)
 {
-	const struct th_sim_known *k7 = NULL, *k8 = NULL;
+	const struct th_sim_known *k7, *k8;
 	struct th_search_exp e;
 	struct th_backend b;
 	struct th_search *s;
 	struct th_sim *sim;
-	char err[256], mfs[256];
-	unsigned i;
+	char mfs[256];
 
 	(void)state;
-	sim = th_sim_load(TH_SOURCE_ROOT "/config/rdma/F.ini", 1, err, sizeof(err));
-	assert_non_null(sim);
-	th_sim_backend(sim, &b);
-	for (i = 0; i < th_sim_known_count(sim); i++) {
-		const struct th_sim_known *k = th_sim_known_get(sim, i);
-
-		if (strcmp(k->id, "F#7") == 0)
-			k7 = k;
-		if (strcmp(k->id, "F#8") == 0)
-			k8 = k;
-	}
-	assert_non_null(k7);
-	assert_non_null(k8);
+	sim = load_f(&b);
+	k7 = known(sim, "F#7");
+	k8 = known(sim, "F#8");
 	assert_true(th_mfs_format(&k7->mfs, mfs, sizeof(mfs)) > 0);
 	s = search_knowing(&b, mfs, &k7->trigger);
 	assert_false(th_mfs_covers(&s->anom[0].mfs, &k8->trigger));
@@ -401,6 +424,50 @@ test_other_cause_extracted(void **state)
 	assert_true(s->anom[1].has_mfs);
 	assert_true(s->anom[1].mfs_runs > 1);
 	assert_false(th_mfs_covers(&s->anom[0].mfs, &k8->trigger));
+	th_search_free(s);
+	th_sim_free(sim);
+}
+
+/*
+ * A small UD SEND trigger of F's #2 whose extraction walks into #6 (the same
+ * point as RC shows #6): the search records both, each with its own MFS, so
+ * #6 is found, not hidden behind an "RC|UD" MFS credited to #2.
+ */
+static void
+test_crossed_cause_recorded(void **state)
+{
+	struct th_wl t = ud_send(4, 8192, 192);
+	const struct th_sim_known *k2, *k6;
+	struct th_search_cfg c;
+	struct th_search_exp e;
+	struct th_backend b;
+	struct th_search *s;
+	struct th_sim *sim;
+
+	(void)state;
+	sim = load_f(&b);
+	k2 = known(sim, "F#2");
+	k6 = known(sim, "F#6");
+	t.sge = 16;
+	t.mr_count = 24576;
+	t.mr_size = 4096;
+	t.n_msgs = 4;
+	memcpy(t.msg, (const uint32_t[]){1024, 64, 256, 512}, 4 * sizeof(t.msg[0]));
+	assert_true(th_mfs_covers(&k2->mfs, &t));
+	assert_false(th_mfs_covers(&k6->mfs, &t));
+	th_search_cfg_default(&c);
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	assert_int_equal(search__exp(s, &t, &e), 0);
+	assert_int_equal(th_search_anomaly_count(s), 2);
+	assert_true(s->anom[0].has_mfs && s->anom[1].has_mfs);
+	/* #2's MFS stays UD's; the second anomaly is #6, where the reduction went. */
+	assert_false(th_mfs_covers(&s->anom[0].mfs, &k6->trigger));
+	assert_true(th_mfs_covers(&k6->mfs, &s->anom[1].trigger));
+	assert_true(th_mfs_covers(&s->anom[1].mfs, &k6->trigger));
+	assert_false(th_mfs_covers(&s->anom[1].mfs, &t));
+	assert_int_equal(s->anom[1].met_in, 0);
+	assert_int_equal(s->anom[0].met_in, -1);
 	th_search_free(s);
 	th_sim_free(sim);
 }
@@ -680,6 +747,7 @@ main(void)
 		cmocka_unit_test(test_no_mfs_runs_covered_points),
 		cmocka_unit_test(test_same_cause_widens),
 		cmocka_unit_test(test_other_cause_extracted),
+		cmocka_unit_test(test_crossed_cause_recorded),
 		cmocka_unit_test(test_budget_respected),
 		cmocka_unit_test(test_anneal_beats_random),
 		cmocka_unit_test(test_energy_normalised),

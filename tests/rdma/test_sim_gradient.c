@@ -84,13 +84,11 @@ load(const char *name)
 static const struct th_sim_known *
 find(const struct th_sim *s, const char *id)
 {
-	unsigned i;
+	const struct th_sim_known *k = th_sim_known_find(s, id);
 
-	for (i = 0; i < th_sim_known_count(s); i++)
-		if (strcmp(th_sim_known_get(s, i)->id, id) == 0)
-			return th_sim_known_get(s, i);
-	fail_msg("no known anomaly %s", id);
-	return NULL;
+	if (k == NULL)
+		fail_msg("no known anomaly %s", id);
+	return k;
 }
 
 /* Mean counter over the samples, and whether the symptom shows. */
