@@ -9,7 +9,7 @@
  *
  *   back: from the trigger with one (then two) of its conditions moved off by
  *         a mutation, the share of walks that show the anomaly again within
- *         STEPS experiments. A perfect energy brings nearly all back.
+ *         a walk's length. A perfect energy brings nearly all back.
  *   find: from random healthy points, experiments per find of this one;
  *         compare 1 / p of sim_stats for random search.
  *   ideal: the same walks judged by an oracle instead of the energy: a move
@@ -23,7 +23,8 @@
  *
  * A report, not a test: it never fails on the numbers.
  *
- * usage: walk_stats [walks] [profile.ini ...]  (default 100, F and H)
+ * usage: walk_stats [--steps N] [walks] [profile.ini ...]
+ *        (default 100 experiments per walk, 100 walks, F and H)
  */
 
 #include <stdio.h>
@@ -34,7 +35,7 @@
 #include "th_search.h"
 #include "th_sim.h"
 
-#define STEPS 100
+#define STEPS_DEFAULT 100
 /* Random draws for one healthy start point no other anomaly covers. */
 #define DRAWS_MAX 10000
 
@@ -45,6 +46,7 @@ struct walker {
 	struct th_rng rng;
 	double diag_max[TH_CTR__COUNT];
 	unsigned long exps;
+	unsigned steps; /* experiments per walk at most */
 };
 
 /* One experiment; false when the point cannot run. */
@@ -102,7 +104,7 @@ skipped(const struct walker *w, unsigned target, const struct th_wl *wl)
 }
 
 /*
- * Greedy walk from @p wl (measured as @p m, @p v) for STEPS experiments at
+ * Greedy walk from @p wl (measured as @p m, @p v) for w->steps experiments at
  * most; true when it shows anomaly @p target. Points another documented
  * anomaly covers are not run. @p is_ideal: the oracle judges the moves.
  */
@@ -113,7 +115,7 @@ walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, str
 	const struct th_sim_known *k = th_sim_known_get(w->s, target);
 	unsigned long start = w->exps;
 
-	while (w->exps - start < STEPS) {
+	while (w->exps - start < w->steps) {
 		enum th_feat f = (enum th_feat)th_rng_below(&w->rng, TH_F__COUNT);
 		struct th_wl next = wl;
 		struct th_sample m2;
@@ -204,7 +206,7 @@ print_cost(double exps, int width)
 }
 
 static int
-stats(const char *path, unsigned walks)
+stats(const char *path, unsigned walks, unsigned steps)
 {
 	struct walker w;
 	char err[512];
@@ -219,8 +221,9 @@ stats(const char *path, unsigned walks)
 	th_sim_backend(w.s, &w.b);
 	th_monitor_cfg_default(&w.mon);
 	th_rng_seed(&w.rng, 4242);
-	printf("profile %s: %u greedy walks of at most %d experiments per measure\n",
-		th_sim_name(w.s), walks, STEPS);
+	w.steps = steps;
+	printf("profile %s: %u greedy walks of at most %u experiments per measure\n",
+		th_sim_name(w.s), walks, steps);
 	printf("  %-6s %7s %7s %14s %7s\n", "", "back-1", "back-2", "find (exp/hit)", "ideal");
 	for (k = 0; k < th_sim_known_count(w.s); k++) {
 		double b1 = back(&w, k, 1, walks), b2 = back(&w, k, 2, walks);
@@ -238,19 +241,25 @@ stats(const char *path, unsigned walks)
 int
 main(int argc, char **argv)
 {
-	unsigned walks = 100;
-	int i, rc = 0;
+	unsigned walks = 100, steps = STEPS_DEFAULT;
+	int i = 1, rc = 0;
 
-	if (argc > 1)
-		walks = (unsigned)strtoul(argv[1], NULL, 10);
+	if (argc > 2 && strcmp(argv[1], "--steps") == 0) {
+		steps = (unsigned)strtoul(argv[2], NULL, 10);
+		i = 3;
+	}
+	if (i < argc)
+		walks = (unsigned)strtoul(argv[i++], NULL, 10);
 	if (walks == 0)
 		walks = 1;
-	if (argc > 2) {
-		for (i = 2; i < argc; i++)
-			rc |= stats(argv[i], walks);
+	if (steps == 0)
+		steps = 1;
+	if (i < argc) {
+		for (; i < argc; i++)
+			rc |= stats(argv[i], walks, steps);
 	} else {
-		rc |= stats(TH_SOURCE_ROOT "/config/rdma/F.ini", walks);
-		rc |= stats(TH_SOURCE_ROOT "/config/rdma/H.ini", walks);
+		rc |= stats(TH_SOURCE_ROOT "/config/rdma/F.ini", walks, steps);
+		rc |= stats(TH_SOURCE_ROOT "/config/rdma/H.ini", walks, steps);
 	}
 	return rc ? 1 : 0;
 }
