@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <glob.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +424,15 @@ cmd_known(const struct opts *o)
 	return status;
 }
 
+/* SIGINT or SIGTERM during a search: stop it, keep what it found. */
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
 struct logger {
 	FILE *f;
 	const char *algo;
@@ -467,17 +477,25 @@ cmd_one(struct opts *o)
 		o->cfg.on_exp = log_exp;
 		o->cfg.arg = &lg;
 	}
+	o->cfg.stop = &got_signal;
 	s = th_search_create(&o->cfg, &b);
 	if (s == NULL) {
 		fprintf(stderr, "tracehound search: bad settings: %s\n", strerror(errno));
 		status = 2;
 		goto close_log;
 	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	rc = th_search_run(s);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (rc < 0) {
 		fprintf(stderr, "tracehound search: %s\n", strerror(-rc));
 		goto free_search;
 	}
+	if (got_signal != 0)
+		fprintf(stderr, "tracehound search: %s; what was found so far follows\n",
+			got_signal == SIGINT ? "interrupted" : "terminated");
 	if (lg.rc < 0) {
 		fprintf(stderr, "tracehound search: %s: write failed\n", o->log_path);
 		goto free_search;

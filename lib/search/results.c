@@ -115,7 +115,7 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 			fprintf(f, "  mfs: anomaly %d's, widened to this trigger (%u experiments)\n",
 				a->same_as, a->mfs_runs);
 		else
-			fprintf(f, "  mfs: none (%s)\n", a->mfs_runs != 0 ? "budget ran out" :
+			fprintf(f, "  mfs: none (%s)\n", a->mfs_runs != 0 ? "the search ended during it" :
 				"not extracted");
 		if (a->met_in >= 0)
 			fprintf(f, "  met while extracting anomaly %d's MFS\n", a->met_in);
@@ -147,10 +147,10 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600, text);
 	}
 	fprintf(f,
-		"%u anomalies in %.2f testbed hours: %u experiments, %u for MFS, %u failed, "
+		"%u anomalies in %.2f testbed hours%s: %u experiments, %u for MFS, %u failed, "
 		"%u skipped (covered), %u rejected, %u restarts\n",
-		n, st.t_s / 3600, st.runs, st.mfs_runs, st.failed, st.skipped, st.rejected,
-		st.restarts);
+		n, st.t_s / 3600, st.is_interrupted ? " (interrupted)" : "", st.runs, st.mfs_runs,
+		st.failed, st.skipped, st.rejected, st.restarts);
 }
 
 /* Jaccard similarity of two sets of constrained features. */

@@ -321,7 +321,9 @@ budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th
 
 	if (!(cost >= 0))
 		cost = 0;
-	if (s->is_out_of_budget || s->st.t_s + cost > s->cfg.budget_s) {
+	if (s->cfg.stop != NULL && *s->cfg.stop != 0)
+		s->st.is_interrupted = true;
+	if (s->is_out_of_budget || s->st.is_interrupted || s->st.t_s + cost > s->cfg.budget_s) {
 		s->is_out_of_budget = true;
 		return -ETIME;
 	}

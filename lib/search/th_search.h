@@ -19,6 +19,7 @@
  * deterministic backend) give the same sequence of experiments.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +92,9 @@ struct th_search_cfg {
 	unsigned anomalies_max;    /**< stop recording (not searching) past this many (4096) */
 	th_search_exp_cb on_exp;   /**< observer, or NULL */
 	void *arg;                 /**< its argument */
+	/** A signal handler's flag, or NULL: once nonzero, the search runs no
+	    further experiment and ends as if out of budget (is_interrupted). */
+	const volatile sig_atomic_t *stop;
 };
 
 /** Defaults: annealing, seed 1, 10 testbed hours, the paper's monitor. */
@@ -124,6 +128,7 @@ struct th_search_stats {
 	unsigned accepted;   /**< annealing moves accepted */
 	unsigned duplicates; /**< anomalous points not recorded: same symptom as a known one */
 	double t_s;          /**< testbed seconds spent */
+	bool is_interrupted; /**< ended by cfg.stop, not by the budget */
 };
 
 struct th_search;

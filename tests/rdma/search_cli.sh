@@ -4,7 +4,8 @@
 # tracehound search as a user meets it: a documented anomaly's trigger
 # replays as that anomaly, bad workload files and profiles are refused with
 # file:line (exit 2), impossible workloads never reach the backend, the same
-# seed writes the same log, and a small evaluation prints its table.
+# seed writes the same log, an interrupted search keeps what it found, and a
+# small evaluation prints its table.
 #   search_cli.sh TRACEHOUND SOURCE_ROOT
 set -u
 th=$1
@@ -72,6 +73,24 @@ if [[ -f $work/out1/anomaly-0.ini ]]; then
 else
 	echo "FAIL: a 1-hour search on F found nothing"
 	fails=$((fails + 1))
+fi
+
+# SIGINT ends a long search with what it found: summary, anomaly list, a whole log.
+"$th" search --profile "$prof" --hours 10000 --log "$work/int.jsonl" --out "$work/int" \
+	> "$work/int.out" 2> "$work/int.err" &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+if [[ $rc -ne 0 ]] || ! grep -q 'interrupted; what was found' "$work/int.err" ||
+	! grep -qE 'testbed hours \(interrupted\)' "$work/int.out" ||
+	[[ ! -s $work/int/anomalies.txt ]] || [[ $(tail -c 1 "$work/int.jsonl" | od -An -c) != *'\n'* ]]; then
+	echo "FAIL: an interrupted search (exit $rc) lost its results:"
+	sed 's/^/    /' "$work/int.err" "$work/int.out" | head -8
+	fails=$((fails + 1))
+else
+	passed=$((passed + 1))
 fi
 
 # A small evaluation prints the table and the chart.
