@@ -141,8 +141,16 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 	for (i = 0; i < n; i++) {
 		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
 
-		if (!a->has_mfs || th_mfs_format(&a->mfs, text, sizeof(text)) < 0)
+		if (a->has_mfs && th_mfs_format(&a->mfs, text, sizeof(text)) >= 0) {
+			if (a->met_in >= 0)
+				snprintf(text + strlen(text), sizeof(text) - strlen(text),
+					"  (met extracting %d)", a->met_in);
+		} else if (a->same_as >= 0) {
+			snprintf(text, sizeof(text), "= %d (its MFS widened to this trigger)",
+				a->same_as);
+		} else {
 			snprintf(text, sizeof(text), "-");
+		}
 		fprintf(f, "%4u  %-8s  %8.2f  %s\n", a->id,
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600, text);
 	}
