@@ -29,7 +29,8 @@
  *    excludes the trigger's own value. That MFS goes to the caller as a
  *    second cause, and 1-4 run again with the crossed feature kept.
  *
- * About 20-35 experiments per anomaly, 50-70 after a crossing. Repeated points come from a cache.
+ * About 30-50 experiments per anomaly (reduce 9, bound 20, benign values 3,
+ * verify 8 on F), 50-80 after a crossing. Repeated points come from a cache.
  * No candidate reaches the oracle without passing th_wl_check(): a point the
  * hardware cannot run is skipped, never counted as "does not trigger".
  */

@@ -118,8 +118,8 @@ struct th_mfs_side {
  * always covers @p trigger. When the reduction crossed into a neighbouring
  * cause, that cause goes to @p side (may be NULL) and the trigger's own is
  * extracted again, with the crossed features kept (repeated points cost
- * nothing). About 20-35 experiments, 50-70 after a crossing; every candidate passes
- * th_wl_check() before the oracle sees it. Conditions that validity implies
+ * nothing). About 30-50 experiments, 50-80 after a crossing; every candidate
+ * passes th_wl_check() before the oracle sees it. Conditions that validity implies
  * are left out (opcode=READ, not also qp_type=RC); th_mfs_same() compares MFS
  * with them added. Deterministic.
  * @return experiments run (>= 0), or -EINVAL (bad arguments, invalid

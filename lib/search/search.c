@@ -459,7 +459,7 @@ widen_to(struct th_mfs *m, const struct th_wl *w)
  * few numeric bounds only (is_near()); its own trigger, moved to the new
  * trigger's values on those features, is run. If it still shows the symptom,
  * the earlier cause holds at those values and its MFS was narrower than the
- * cause: the new trigger is a re-find, not worth an extraction (about 30
+ * cause: the new trigger is a re-find, not worth an extraction (about 45
  * experiments). Probing the new trigger moved into the earlier MFS instead
  * would prove nothing: F#8's trigger given F#7's MR count shows F#7.
  */
