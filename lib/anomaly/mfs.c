@@ -31,27 +31,43 @@ in_range(const struct th_range *r, uint64_t v)
 	return v >= r->lo && v <= r->hi;
 }
 
+/* Whether @p wl meets @p m's condition on feature @p f (constrained or not). */
+static bool
+meets(const struct th_mfs *m, const struct th_wl *wl, enum th_feat f)
+{
+	unsigned i;
+
+	if (!(m->feats & (1u << f)))
+		return true;
+	if (f == TH_F_MSG)
+		return in_range(&m->msg_min, th_wl_msg_min(wl)) &&
+		       in_range(&m->msg_max, th_wl_msg_max(wl));
+	if (!th_feat_is_enum(f))
+		return in_range(&m->range[f], th_wl_get(wl, f));
+	i = th_mfs__enum_index(wl, f);
+	return i < 32 && (m->set[f] & (1u << i));
+}
+
+uint32_t
+th_mfs_failing(const struct th_mfs *m, const struct th_wl *wl)
+{
+	uint32_t out = 0;
+	unsigned f;
+
+	for (f = 0; f < TH_F__COUNT; f++)
+		if (!meets(m, wl, (enum th_feat)f))
+			out |= 1u << f;
+	return out;
+}
+
 bool
 th_mfs_covers(const struct th_mfs *m, const struct th_wl *wl)
 {
 	unsigned f;
 
-	for (f = 0; f < TH_F__COUNT; f++) {
-		if (!(m->feats & (1u << f)))
-			continue;
-		if (f == TH_F_MSG) {
-			if (!in_range(&m->msg_min, th_wl_msg_min(wl)) ||
-				!in_range(&m->msg_max, th_wl_msg_max(wl)))
-				return false;
-		} else if (th_feat_is_enum((enum th_feat)f)) {
-			unsigned i = th_mfs__enum_index(wl, (enum th_feat)f);
-
-			if (i >= 32 || !(m->set[f] & (1u << i)))
-				return false;
-		} else if (!in_range(&m->range[f], th_wl_get(wl, (enum th_feat)f))) {
+	for (f = 0; f < TH_F__COUNT; f++)
+		if (!meets(m, wl, (enum th_feat)f))
 			return false;
-		}
-	}
 	return true;
 }
 
@@ -222,13 +238,15 @@ parse_word(const char *w, size_t len, struct th_mfs *m, char *err, size_t err_si
 		op++;
 	nlen = (size_t)(op - w);
 	if (op == w + len)
-		return bad(err, err_size, w, len,
-			"expected feature=value, feature>=N or feature<=N");
+		return bad(
+			err, err_size, w, len, "expected feature=value, feature>=N or feature<=N");
 	fi = word_feat(w, nlen);
 	if (fi < 0) {
-		snprintf(why, sizeof(why), "unknown feature '%.*s' (mem, qp_type, opcode, dir, "
+		snprintf(why, sizeof(why),
+			"unknown feature '%.*s' (mem, qp_type, opcode, dir, "
 			"mtu, wqe_batch, sge, wq_depth, qp_count, mr_count, mr_size, msg_min, "
-			"msg_max)", (int)(nlen > 40 ? 40 : nlen), w);
+			"msg_max)",
+			(int)(nlen > 40 ? 40 : nlen), w);
 		return bad(err, err_size, w, len, why);
 	}
 	/* kind: 0 '=', 1 '>=', 2 '<='. */
@@ -284,8 +302,8 @@ parse_word(const char *w, size_t len, struct th_mfs *m, char *err, size_t err_si
 				return bad(err, err_size, w, len, "expected N or LO..HI");
 			r.hi = r.lo;
 		} else if (parse_u64(v, (size_t)(dots - v), &r.lo) != 0 ||
-			parse_u64(dots + 2, vlen - (size_t)(dots - v) - 2, &r.hi) != 0 ||
-			r.lo > r.hi) {
+			   parse_u64(dots + 2, vlen - (size_t)(dots - v) - 2, &r.hi) != 0 ||
+			   r.lo > r.hi) {
 			return bad(err, err_size, w, len, "expected LO..HI with LO <= HI");
 		}
 	}

@@ -480,6 +480,9 @@ reduce(struct extract *x, struct th_wl *r, uint32_t skip)
 static const enum th_feat enum_feats[] = {TH_F_MEM, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_DIR, TH_F_MTU};
 
 #define ENUM_FEATS_COUNT (sizeof(enum_feats) / sizeof(enum_feats[0]))
+#define ENUM_MASK                                                                                  \
+	((1u << TH_F_MEM) | (1u << TH_F_QP_TYPE) | (1u << TH_F_OPCODE) | (1u << TH_F_DIR) |        \
+		(1u << TH_F_MTU))
 
 /*
  * The condition of each kept feature, measured in the reduced context (every
@@ -814,30 +817,13 @@ extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, st
 	verify(x, red, trigger, out);
 }
 
-/* Enumerated features whose condition in @p m excludes @p wl's value. */
-static uint32_t
-enums_excluding(const struct th_mfs *m, const struct th_wl *wl)
-{
-	uint32_t out = 0;
-	unsigned i;
-
-	for (i = 0; i < ENUM_FEATS_COUNT; i++) {
-		struct th_mfs one = *m;
-
-		one.feats = m->feats & (1u << enum_feats[i]);
-		if (one.feats != 0 && !th_mfs_covers(&one, wl))
-			out |= one.feats;
-	}
-	return out;
-}
-
 int
 th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
 	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side)
 {
 	struct extract *x;
 	struct th_wl red;
-	uint32_t crossed;
+	uint32_t crossed, failing;
 	unsigned f;
 	int runs;
 
@@ -866,7 +852,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * MFS to the trigger instead would join both causes into one that
 	 * holds for neither (and hide #6 behind #2's trigger).
 	 */
-	crossed = enums_excluding(out, trigger);
+	crossed = th_mfs_failing(out, trigger) & ENUM_MASK;
 	if (crossed != 0) {
 		if (side != NULL && th_mfs_covers(out, &red)) {
 			side->mfs = *out;
@@ -882,8 +868,9 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * anomaly, so its values belong in: otherwise the search meets the
 	 * same point again and records it as new.
 	 */
+	failing = th_mfs_failing(out, trigger);
 	for (f = 0; f < TH_F__COUNT; f++)
-		if (!th_mfs_covers(out, trigger))
+		if (failing & (1u << f))
 			th_mfs_widen(out, trigger, (enum th_feat)f);
 	runs = x->runs;
 	free(x);

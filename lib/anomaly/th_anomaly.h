@@ -77,6 +77,9 @@ struct th_mfs {
 /** Whether @p wl meets every condition of @p m (any symptom). */
 bool th_mfs_covers(const struct th_mfs *m, const struct th_wl *wl);
 
+/** The conditions of @p m that @p wl fails: a bit per enum th_feat (0: covered). */
+uint32_t th_mfs_failing(const struct th_mfs *m, const struct th_wl *wl);
+
 /**
  * Text form, one condition per word: "pause: qp_type=UD opcode=SEND
  * wqe_batch>=64 wq_depth>=256", also "mtu=1024|2048", "qp_count=16..512",

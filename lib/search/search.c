@@ -376,15 +376,13 @@ publish(struct th_search *s, const struct th_search_exp *e)
 static bool
 is_near(const struct th_mfs *m, const struct th_wl *w)
 {
-	unsigned f, failed = 0;
+	uint32_t failing = th_mfs_failing(m, w), f;
+	unsigned n = 0;
 
 	for (f = 0; f < TH_F__COUNT; f++) {
-		struct th_mfs one = *m;
-
-		one.feats = m->feats & (1u << f);
-		if (one.feats == 0 || th_mfs_covers(&one, w))
+		if (!(failing & (1u << f)))
 			continue;
-		if (th_feat_is_enum((enum th_feat)f) || ++failed > NEAR_MAX)
+		if (th_feat_is_enum((enum th_feat)f) || ++n > NEAR_MAX)
 			return false;
 	}
 	return true;
@@ -442,15 +440,12 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 static void
 widen_to(struct th_mfs *m, const struct th_wl *w)
 {
+	uint32_t failing = th_mfs_failing(m, w);
 	unsigned f;
 
-	for (f = 0; f < TH_F__COUNT; f++) {
-		struct th_mfs one = *m;
-
-		one.feats = m->feats & (1u << f);
-		if (one.feats != 0 && !th_feat_is_enum((enum th_feat)f) && !th_mfs_covers(&one, w))
+	for (f = 0; f < TH_F__COUNT; f++)
+		if ((failing & (1u << f)) && !th_feat_is_enum((enum th_feat)f))
 			th_mfs_widen(m, w, (enum th_feat)f);
-	}
 }
 
 /*
@@ -472,17 +467,15 @@ find_merge(struct th_search *s, unsigned id)
 	for (i = 0; i < id; i++) {
 		const struct th_search_anomaly *k = &s->anom[i];
 		struct th_wl p = k->trigger;
+		uint32_t failing;
 		int rc;
 
 		if (!k->has_mfs || k->symptom != a->symptom || !is_near(&k->mfs, &a->trigger))
 			continue;
-		for (f = 0; f < TH_F__COUNT; f++) {
-			struct th_mfs one = k->mfs;
-
-			one.feats = k->mfs.feats & (1u << f);
-			if (one.feats != 0 && !th_mfs_covers(&one, &a->trigger))
+		failing = th_mfs_failing(&k->mfs, &a->trigger);
+		for (f = 0; f < TH_F__COUNT; f++)
+			if (failing & (1u << f))
 				th_wl_copy_feat(&p, &a->trigger, (enum th_feat)f);
-		}
 		rc = mfs_oracle(s, &p, (enum th_symptom)a->symptom);
 		if (rc < 0 && rc != -EINVAL)
 			return -1;

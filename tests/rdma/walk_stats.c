@@ -74,15 +74,7 @@ run(struct walker *w, const struct th_wl *wl, struct th_sample *m, struct th_ver
 static unsigned
 unmet(const struct th_mfs *m, const struct th_wl *wl)
 {
-	unsigned f, n = 0;
-
-	for (f = 0; f < TH_F__COUNT; f++) {
-		struct th_mfs one = *m;
-
-		one.feats = m->feats & (1u << f);
-		n += one.feats != 0 && !th_mfs_covers(&one, wl);
-	}
-	return n;
+	return (unsigned)__builtin_popcount(th_mfs_failing(m, wl));
 }
 
 static bool
