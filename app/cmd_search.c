@@ -377,7 +377,7 @@ cmd_replay(const struct opts *o)
 		printf("matches documented anomaly %s: %s\n", k->id, text);
 		matches++;
 	}
-	if ((v.pause || v.low_tput) && matches == 0)
+	if (th_verdict_is_anomalous(&v) && matches == 0)
 		printf("matches no documented anomaly of profile %s\n", th_sim_name(sim));
 	th_sim_free(sim);
 	return 0;

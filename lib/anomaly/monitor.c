@@ -38,29 +38,34 @@ th_monitor_cfg_default(struct th_monitor_cfg *c)
 }
 
 void
-th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
-	const struct th_sample *s, unsigned n, struct th_verdict *v)
+th_sample_mean(const struct th_sample *s, unsigned n, struct th_sample *mean)
 {
-	double mean[TH_HOSTS][TH_CTR__COUNT];
-	double worst = -1, floor_frac = 1 - c->shortfall;
 	unsigned h, k, i;
+
+	memset(mean, 0, sizeof(*mean));
+	if (n == 0 || s == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		for (h = 0; h < TH_HOSTS; h++)
+			for (k = 0; k < TH_CTR__COUNT; k++)
+				mean->v[h][k] += s[i].v[h][k];
+	for (h = 0; h < TH_HOSTS; h++)
+		for (k = 0; k < TH_CTR__COUNT; k++)
+			mean->v[h][k] /= n;
+}
+
+void
+th_monitor_judge_mean(const struct th_monitor_cfg *c, const struct th_expect *e,
+	const struct th_sample *mean, struct th_verdict *v)
+{
+	double worst = -1, floor_frac = 1 - c->shortfall;
+	unsigned h;
 
 	memset(v, 0, sizeof(*v));
 	v->bps_frac = 1;
 	v->pps_frac = 1;
-	if (n == 0 || s == NULL)
-		return;
-	memset(mean, 0, sizeof(mean));
-	for (i = 0; i < n; i++)
-		for (h = 0; h < TH_HOSTS; h++)
-			for (k = 0; k < TH_CTR__COUNT; k++)
-				mean[h][k] += s[i].v[h][k];
-	for (h = 0; h < TH_HOSTS; h++)
-		for (k = 0; k < TH_CTR__COUNT; k++)
-			mean[h][k] /= n;
-
 	for (h = 0; h < TH_HOSTS; h++) {
-		double ratio = mean[h][TH_CTR_PAUSE_US] / 1e6;
+		double ratio = mean->v[h][TH_CTR_PAUSE_US] / 1e6;
 
 		if (ratio > v->pause_ratio)
 			v->pause_ratio = ratio;
@@ -68,7 +73,7 @@ th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
 	v->pause = v->pause_ratio >= c->pause_ratio * (1 - BOUNDARY_SLACK);
 
 	for (h = 0; h < TH_HOSTS; h++) {
-		double bits = mean[h][TH_CTR_TX_BYTES] * 8, pkts = mean[h][TH_CTR_TX_PKTS];
+		double bits = mean->v[h][TH_CTR_TX_BYTES] * 8, pkts = mean->v[h][TH_CTR_TX_PKTS];
 		double bf, pf, closer;
 		bool low;
 
@@ -77,7 +82,7 @@ th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
 		bf = bits / e->bps;
 		pf = pkts / e->pps;
 		low = bits <= floor_frac * e->bps * (1 + BOUNDARY_SLACK) &&
-			pkts <= floor_frac * e->pps * (1 + BOUNDARY_SLACK);
+		      pkts <= floor_frac * e->pps * (1 + BOUNDARY_SLACK);
 		/*
 		 * The worst host is the one furthest under the nearer of its two
 		 * limits: a low host always is, since low means both are under.
@@ -91,6 +96,28 @@ th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
 		if (low)
 			v->low_tput = true;
 	}
+}
+
+void
+th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
+	const struct th_sample *s, unsigned n, struct th_verdict *v)
+{
+	struct th_sample mean;
+
+	if (n == 0 || s == NULL) {
+		memset(v, 0, sizeof(*v));
+		v->bps_frac = 1;
+		v->pps_frac = 1;
+		return;
+	}
+	th_sample_mean(s, n, &mean);
+	th_monitor_judge_mean(c, e, &mean, v);
+}
+
+bool
+th_verdict_is_anomalous(const struct th_verdict *v)
+{
+	return v->pause || v->low_tput;
 }
 
 bool

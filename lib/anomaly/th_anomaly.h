@@ -51,6 +51,16 @@ struct th_verdict {
 void th_monitor_judge(const struct th_monitor_cfg *c, const struct th_expect *e,
 	const struct th_sample *s, unsigned n, struct th_verdict *v);
 
+/** Per host and counter, the mean of @p n samples (all zero when n is 0). */
+void th_sample_mean(const struct th_sample *s, unsigned n, struct th_sample *mean);
+
+/** th_monitor_judge() on samples already averaged by th_sample_mean(). */
+void th_monitor_judge_mean(const struct th_monitor_cfg *c, const struct th_expect *e,
+	const struct th_sample *mean, struct th_verdict *v);
+
+/** Whether verdict @p v shows either symptom. */
+bool th_verdict_is_anomalous(const struct th_verdict *v);
+
 /** Whether verdict @p v shows symptom @p s. */
 bool th_verdict_has(const struct th_verdict *v, enum th_symptom s);
 

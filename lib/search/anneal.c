@@ -138,7 +138,7 @@ search__anneal(struct th_search *s)
 				restart(s, &w, true);
 			continue;
 		}
-		if (search__is_anomalous(&e.v)) {
+		if (th_verdict_is_anomalous(&e.v)) {
 			restart(s, &w, true);
 			continue;
 		}

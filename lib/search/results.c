@@ -82,6 +82,20 @@ th_search_log_exp(FILE *f, const char *algo, uint64_t seed, const struct th_sear
 	return ferror(f) ? -EIO : 0;
 }
 
+/* An anomaly's MFS as text, or what stands in for it. */
+static void
+describe_mfs(const struct th_search_anomaly *a, char *buf, size_t size)
+{
+	if (a->has_mfs && th_mfs_format(&a->mfs, buf, size) >= 0)
+		return;
+	if (a->same_as >= 0)
+		snprintf(buf, size, "= %d (its MFS widened to this trigger)", a->same_as);
+	else
+		snprintf(buf, size, "none (%s)",
+			a->mfs_runs != 0 ? "the search ended during its extraction"
+					 : "not extracted");
+}
+
 int
 th_search_write_anomalies(const struct th_search *s, const char *dir, const char *profile)
 {
@@ -109,14 +123,8 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 			break;
 		fprintf(f, "\nanomaly %u: %s, found at %.2f testbed hours\n", a->id,
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600);
-		if (a->has_mfs && th_mfs_format(&a->mfs, text, sizeof(text)) >= 0)
-			fprintf(f, "  mfs: %s  (%u experiments)\n", text, a->mfs_runs);
-		else if (a->same_as >= 0)
-			fprintf(f, "  mfs: anomaly %d's, widened to this trigger (%u experiments)\n",
-				a->same_as, a->mfs_runs);
-		else
-			fprintf(f, "  mfs: none (%s)\n", a->mfs_runs != 0 ? "the search ended during it" :
-				"not extracted");
+		describe_mfs(a, text, sizeof(text));
+		fprintf(f, "  mfs: %s  (%u experiments)\n", text, a->mfs_runs);
 		if (a->met_in >= 0)
 			fprintf(f, "  met while extracting anomaly %d's MFS\n", a->met_in);
 		if (th_wl_format(&a->trigger, text, sizeof(text)) >= 0)
@@ -141,24 +149,19 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 	for (i = 0; i < n; i++) {
 		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
 
-		if (a->has_mfs && th_mfs_format(&a->mfs, text, sizeof(text)) >= 0) {
-			if (a->met_in >= 0)
-				snprintf(text + strlen(text), sizeof(text) - strlen(text),
-					"  (met extracting %d)", a->met_in);
-		} else if (a->same_as >= 0) {
-			snprintf(text, sizeof(text), "= %d (its MFS widened to this trigger)",
-				a->same_as);
-		} else {
-			snprintf(text, sizeof(text), "-");
-		}
-		fprintf(f, "%4u  %-8s  %8.2f  %s\n", a->id,
+		describe_mfs(a, text, sizeof(text));
+		fprintf(f, "%4u  %-8s  %8.2f  %s", a->id,
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600, text);
+		if (a->met_in >= 0)
+			fprintf(f, "  (met extracting %d)", a->met_in);
+		fputc('\n', f);
 	}
 	fprintf(f,
 		"%u anomalies in %.2f testbed hours%s: %u experiments, %u for MFS, %u failed, "
-		"%u skipped (covered), %u rejected, %u restarts\n",
+		"%u skipped (covered), %u rejected, %u restarts, %u moves accepted, %u known "
+		"anomalies shown again\n",
 		n, st.t_s / 3600, st.is_interrupted ? " (interrupted)" : "", st.runs, st.mfs_runs,
-		st.failed, st.skipped, st.rejected, st.restarts);
+		st.failed, st.skipped, st.rejected, st.restarts, st.accepted, st.duplicates);
 }
 
 /* Jaccard similarity of two sets of constrained features. */

@@ -148,22 +148,6 @@ th_search_get_stats(const struct th_search *s, struct th_search_stats *st)
 	*st = s->st;
 }
 
-/* Average @n samples into @mean. */
-static void
-average(const struct th_sample *in, unsigned n, struct th_sample *mean)
-{
-	unsigned i, h, c;
-
-	memset(mean, 0, sizeof(*mean));
-	for (i = 0; i < n; i++)
-		for (h = 0; h < TH_HOSTS; h++)
-			for (c = 0; c < TH_CTR__COUNT; c++)
-				mean->v[h][c] += in[i].v[h][c];
-	for (h = 0; h < TH_HOSTS; h++)
-		for (c = 0; c < TH_CTR__COUNT; c++)
-			mean->v[h][c] /= n;
-}
-
 /* Run and judge one checked point; the backend's status. */
 static int
 run_judge(const struct th_backend *b, const struct th_monitor_cfg *mon, const struct th_wl *wl,
@@ -181,8 +165,8 @@ run_judge(const struct th_backend *b, const struct th_monitor_cfg *mon, const st
 	if (rc < 0)
 		return rc;
 	b->expect(b->ctx, wl, &ex);
-	average(buf, mon->samples, mean);
-	th_monitor_judge(mon, &ex, buf, mon->samples, v);
+	th_sample_mean(buf, mon->samples, mean);
+	th_monitor_judge_mean(mon, &ex, mean, v);
 	return 0;
 }
 
@@ -250,18 +234,6 @@ search__random_point(struct th_search *s, struct th_wl *wl)
 	}
 }
 
-static bool
-wl_equal(const struct th_wl *a, const struct th_wl *b)
-{
-	if (a->mem != b->mem || a->qp_type != b->qp_type || a->opcode != b->opcode ||
-		a->dir != b->dir || a->mtu != b->mtu || a->wqe_batch != b->wqe_batch ||
-		a->sge != b->sge || a->n_msgs != b->n_msgs || a->qp_count != b->qp_count ||
-		a->wq_depth != b->wq_depth || a->mr_count != b->mr_count ||
-		a->mr_size != b->mr_size || a->n_msgs > TH_WL_MSGS_MAX)
-		return false;
-	return memcmp(a->msg, b->msg, a->n_msgs * sizeof(a->msg[0])) == 0;
-}
-
 /*
  * Whether symptom @sym at @wl is an anomaly the search already has: with MFS,
  * one whose MFS (same symptom) covers the point; without (or before its MFS
@@ -277,7 +249,7 @@ is_known(const struct th_search *s, const struct th_wl *wl, enum th_symptom sym)
 
 		if (a->symptom != sym)
 			continue;
-		if (a->has_mfs ? th_mfs_covers(&a->mfs, wl) : wl_equal(&a->trigger, wl))
+		if (a->has_mfs ? th_mfs_covers(&a->mfs, wl) : th_wl_equal(&a->trigger, wl))
 			return true;
 	}
 	return false;
@@ -309,16 +281,37 @@ add_anomaly(struct th_search *s, const struct th_search_exp *e, enum th_symptom 
 	return (int)s->anom_count++;
 }
 
+void
+th_search_diag_track(double max[TH_CTR__COUNT], const struct th_sample *mean)
+{
+	unsigned c, h;
+
+	for (c = 0; c < TH_CTR__COUNT; c++) {
+		double v = 0;
+
+		for (h = 0; h < TH_HOSTS; h++)
+			v += mean->v[h][c];
+		if (v > max[c])
+			max[c] = v;
+	}
+}
+
 /*
- * Reserve the budget for @wl and run it. -ETIME when it does not fit: the
- * search is over, and nothing was spent.
+ * Reserve the budget for @wl and run it. -EINVAL for a point the device
+ * cannot run (counted rejected, never sent to the backend); -ETIME when it
+ * does not fit: the search is over. Neither spends anything.
  */
 static int
 budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th_search_exp *e,
 	char *err, size_t err_size)
 {
-	double cost = s->b->cost_s(s->b->ctx, wl, s->cfg.mon.samples);
+	double cost;
 
+	if (th_wl_check(wl, s->b->limits, err, err_size) < 0) {
+		s->st.rejected++;
+		return -EINVAL;
+	}
+	cost = s->b->cost_s(s->b->ctx, wl, s->cfg.mon.samples);
 	if (!(cost >= 0))
 		cost = 0;
 	if (s->cfg.stop != NULL && *s->cfg.stop != 0)
@@ -336,20 +329,10 @@ budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th
 	s->st.t_s += cost;
 	e->t_s = s->st.t_s;
 	e->index = s->exp_index++;
-	if (e->rc < 0) {
+	if (e->rc < 0)
 		s->st.failed++;
-	} else {
-		unsigned c, h;
-
-		for (c = 0; c < TH_CTR__COUNT; c++) {
-			double v = 0;
-
-			for (h = 0; h < TH_HOSTS; h++)
-				v += e->mean.v[h][c];
-			if (v > s->diag_max[c])
-				s->diag_max[c] = v;
-		}
-	}
+	else
+		th_search_diag_track(s->diag_max, &e->mean);
 	if (is_mfs)
 		s->st.mfs_runs++;
 	else
@@ -401,13 +384,10 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 	/* The cause is known already: the rest of the extraction runs nothing. */
 	if (s->merge_into >= 0)
 		return -ECANCELED;
-	if (th_wl_check(wl, s->b->limits, err, sizeof(err)) < 0) {
-		s->st.rejected++;
-		return -EINVAL;
-	}
 	rc = budgeted_run(s, wl, true, &e, err, sizeof(err));
 	if (rc < 0) {
-		s->is_mfs_aborted = true;
+		if (rc == -ETIME)
+			s->is_mfs_aborted = true;
 		return rc;
 	}
 	publish(s, &e);
@@ -568,10 +548,6 @@ search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e
 	unsigned i;
 	int rc;
 
-	if (th_wl_check(wl, s->b->limits, err, sizeof(err)) < 0) {
-		s->st.rejected++;
-		return -EINVAL;
-	}
 	rc = budgeted_run(s, wl, false, e, err, sizeof(err));
 	if (rc < 0)
 		return rc;

@@ -51,13 +51,6 @@ bool search__runnable(struct th_search *s, const struct th_wl *wl);
 /* A random valid point no MFS covers (after skip_max tries: the last one drawn). */
 void search__random_point(struct th_search *s, struct th_wl *wl);
 
-/* Whether the verdict shows any anomaly. */
-static inline bool
-search__is_anomalous(const struct th_verdict *v)
-{
-	return v->pause || v->low_tput;
-}
-
 /*
  * The energy change of Algorithm 1 as the annealing walk uses it:
  * th_search_energy_delta() with each diagnostic counter's floor at

@@ -178,6 +178,12 @@ double th_search_energy_delta(const struct th_sample *a, const struct th_verdict
 /** The floor share the annealing walk passes to th_search_energy_delta(). */
 #define TH_SEARCH_DIAG_FLOOR 0.05
 
+/**
+ * Raise @p max (per counter, both hosts summed) to @p mean's values: the
+ * largest seen, which th_search_energy_delta()'s floor is a share of.
+ */
+void th_search_diag_track(double max[TH_CTR__COUNT], const struct th_sample *mean);
+
 /* ---- results (results.c) ---- */
 
 /**

@@ -69,7 +69,7 @@ stats(const char *path, unsigned points)
 
 		th_wl_random(&wl, b.limits, &rng);
 		judge(&b, &wl, &v);
-		if (!v.pause && !v.low_tput) {
+		if (!th_verdict_is_anomalous(&v)) {
 			healthy++;
 			continue;
 		}

@@ -54,19 +54,11 @@ static bool
 run(struct walker *w, const struct th_wl *wl, struct th_sample *m, struct th_verdict *v)
 {
 	char err[256];
-	unsigned c, h;
 
 	if (th_search_run_one(&w->b, &w->mon, wl, m, v, err, sizeof(err)) != 0)
 		return false;
 	w->exps++;
-	for (c = 0; c < TH_CTR__COUNT; c++) {
-		double x = 0;
-
-		for (h = 0; h < TH_HOSTS; h++)
-			x += m->v[h][c];
-		if (x > w->diag_max[c])
-			w->diag_max[c] = x;
-	}
+	th_search_diag_track(w->diag_max, m);
 	return true;
 }
 
@@ -119,7 +111,7 @@ walk(struct walker *w, unsigned target, struct th_wl wl, struct th_sample m, str
 			continue;
 		if (shows(k, &next, &v2))
 			return true;
-		if (v2.pause || v2.low_tput)
+		if (th_verdict_is_anomalous(&v2))
 			return false; /* another anomaly: a search restarts here */
 		if (is_ideal ? unmet(&k->mfs, &next) <= unmet(&k->mfs, &wl)
 			     : th_search_energy_delta(
@@ -177,8 +169,8 @@ find(struct walker *w, unsigned target, unsigned walks, bool is_ideal)
 
 		for (d = 0; d < DRAWS_MAX; d++) {
 			th_wl_random(&wl, w->b.limits, &w->rng);
-			if (!skipped(w, target, &wl) && run(w, &wl, &m, &v) && !v.pause &&
-				!v.low_tput)
+			if (!skipped(w, target, &wl) && run(w, &wl, &m, &v) &&
+				!th_verdict_is_anomalous(&v))
 				break;
 		}
 		if (d == DRAWS_MAX)
