@@ -153,7 +153,7 @@ next_block(struct th_segment_reader *r)
 		return stop(r, TH_SEGMENT_READ_IO_ERROR, strerror(EIO));
 	if (avail < 4)
 		return stop(r, TH_SEGMENT_READ_TRUNCATED, "ends inside the LZ4 frame");
-	size = seg_get32(r->in + r->in_off);
+	size = th_le_get32(r->in + r->in_off);
 	if (size == 0) {
 		total = 4 + (r->has_content_checksum ? 4 : 0);
 		if (fill(r, total) < (ssize_t)total)
@@ -211,21 +211,21 @@ parse_header(struct th_segment_reader *r)
 	if (ret <= 0)
 		return -EBADMSG;
 	p = r->out + r->out_off;
-	size = seg_get16(p + 10);
-	if (memcmp(p, SEG_HEADER_MAGIC, 8) != 0 || seg_get16(p + 8) != TH_SEGMENT_VERSION ||
+	size = th_le_get16(p + 10);
+	if (memcmp(p, SEG_HEADER_MAGIC, 8) != 0 || th_le_get16(p + 8) != TH_SEGMENT_VERSION ||
 		size < TH_SEGMENT_HEADER_SIZE)
 		return -EBADMSG;
-	r->hdr.version = seg_get16(p + 8);
-	r->hdr.trace_version = seg_get16(p + 12);
+	r->hdr.version = th_le_get16(p + 8);
+	r->hdr.trace_version = th_le_get16(p + 12);
 	/* Records of another layout would decode as garbage: say which version it is. */
 	if (r->hdr.trace_version != TH_TRACE_VERSION)
 		return -EPROTONOSUPPORT;
-	r->hdr.stream_id = seg_get16(p + 14);
+	r->hdr.stream_id = th_le_get16(p + 14);
 	r->hdr.kind = p[16];
-	r->hdr.box_id = seg_get64(p + 24);
-	r->hdr.created_ns = seg_get64(p + 32);
-	r->hdr.seq = seg_get64(p + 40);
-	r->hdr.flush_ns = seg_get64(p + 48);
+	r->hdr.box_id = th_le_get64(p + 24);
+	r->hdr.created_ns = th_le_get64(p + 32);
+	r->hdr.seq = th_le_get64(p + 40);
+	r->hdr.flush_ns = th_le_get64(p + 48);
 	/* A later version may grow the header: skip what this one does not know. */
 	ret = want(r, size);
 	if (ret <= 0)
@@ -337,13 +337,13 @@ read_trailer(struct th_segment_reader *r, size_t len)
 
 	if (len < TH_SEGMENT_TRAILER_SIZE || memcmp(p, SEG_TRAILER_MAGIC, 8) != 0)
 		return stop(r, TH_SEGMENT_READ_BAD_TRAILER, "trailer malformed");
-	r->trl.first_ns = seg_get64(p + 8);
-	r->trl.last_ns = seg_get64(p + 16);
-	r->trl.records = seg_get64(p + 24);
-	r->trl.by_type[TH_TRACE_OPEN] = seg_get64(p + 32);
-	r->trl.by_type[TH_TRACE_NAME] = seg_get64(p + 40);
-	r->trl.by_type[TH_TRACE_RPC] = seg_get64(p + 48);
-	r->trl.lost = seg_get64(p + 56);
+	r->trl.first_ns = th_le_get64(p + 8);
+	r->trl.last_ns = th_le_get64(p + 16);
+	r->trl.records = th_le_get64(p + 24);
+	r->trl.by_type[TH_TRACE_OPEN] = th_le_get64(p + 32);
+	r->trl.by_type[TH_TRACE_NAME] = th_le_get64(p + 40);
+	r->trl.by_type[TH_TRACE_RPC] = th_le_get64(p + 48);
+	r->trl.lost = th_le_get64(p + 56);
 	r->has_trailer = true;
 	r->out_off += 4 + len;
 	/* Nothing may follow the trailer but the end of the frame. */
@@ -395,20 +395,20 @@ th_segment_reader_next(struct th_segment_reader *r, struct th_trace_open *open,
 		if (ret < 0)
 			return ret;
 		p = r->out + r->out_off;
-		len = seg_get16(p + 2);
+		len = th_le_get16(p + 2);
 		ret = want(r, 4 + len);
 		if (ret == 0)
 			return stop(r, TH_SEGMENT_READ_BAD_RECORD, "frame ends inside a record");
 		if (ret < 0)
 			return ret;
 		p = r->out + r->out_off;
-		switch (seg_get16(p)) {
+		switch (th_le_get16(p)) {
 		case TH_SEGMENT_TRAILER_TYPE:
 			return read_trailer(r, len);
 		case TH_SEGMENT_CHUNK_TYPE:
 			if (len != 4)
 				return stop(r, TH_SEGMENT_READ_BAD_RECORD, "chunk frame malformed");
-			chunk = seg_get32(p + 4);
+			chunk = th_le_get32(p + 4);
 			/* A chunk is one block at most: longer cannot be from a writer. */
 			if (chunk > r->block_max)
 				return stop(

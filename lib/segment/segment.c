@@ -177,12 +177,21 @@ write_out(struct th_segment_writer *w)
 			continue;
 		if (n <= 0) {
 			int err = n < 0 ? -errno : -ENOSPC;
+			const char *what = "write";
+			char cut_failed[128];
 
-			/* Cut a partial block off, so the file ends where its last good write did.
+			/*
+			 * Cut a partial block off, so the file ends where its last good
+			 * write did. Should that fail too, the file ends inside a block,
+			 * which the reader takes for a crash's cut: the message says so.
 			 */
-			if (done > 0 && ftruncate(w->fd, (off_t)w->seg_offset) != 0)
-				err = err == 0 ? -EIO : err;
-			return fail(w, err, "write", w->tmp_path);
+			if (done > 0 && ftruncate(w->fd, (off_t)w->seg_offset) != 0) {
+				snprintf(cut_failed, sizeof(cut_failed),
+					"write (and cutting the partial block off failed: %s)",
+					strerror(errno));
+				what = cut_failed;
+			}
+			return fail(w, err, what, w->tmp_path);
 		}
 		done += (size_t)n;
 	}
@@ -199,9 +208,9 @@ close_chunk(struct th_segment_writer *w)
 {
 	if (w->chunk_at == NO_CHUNK)
 		return;
-	seg_put16(w->stage + w->chunk_at, TH_SEGMENT_CHUNK_TYPE);
-	seg_put16(w->stage + w->chunk_at + 2, 4);
-	seg_put32(w->stage + w->chunk_at + 4,
+	th_le_put16(w->stage + w->chunk_at, TH_SEGMENT_CHUNK_TYPE);
+	th_le_put16(w->stage + w->chunk_at + 2, 4);
+	th_le_put32(w->stage + w->chunk_at + 4,
 		(uint32_t)(w->stage_used - w->chunk_at - SEG_CHUNK_HDR));
 	w->chunk_at = NO_CHUNK;
 }
@@ -244,15 +253,15 @@ encode_header(struct th_segment_writer *w, uint64_t created_ns)
 
 	memset(p, 0, TH_SEGMENT_HEADER_SIZE);
 	memcpy(p, SEG_HEADER_MAGIC, 8);
-	seg_put16(p + 8, TH_SEGMENT_VERSION);
-	seg_put16(p + 10, TH_SEGMENT_HEADER_SIZE);
-	seg_put16(p + 12, TH_TRACE_VERSION);
-	seg_put16(p + 14, w->cfg.stream_id);
+	th_le_put16(p + 8, TH_SEGMENT_VERSION);
+	th_le_put16(p + 10, TH_SEGMENT_HEADER_SIZE);
+	th_le_put16(p + 12, TH_TRACE_VERSION);
+	th_le_put16(p + 14, w->cfg.stream_id);
 	p[16] = (uint8_t)w->cfg.kind;
-	seg_put64(p + 24, w->cfg.box_id);
-	seg_put64(p + 32, created_ns);
-	seg_put64(p + 40, w->seg_seq);
-	seg_put64(p + 48, w->cfg.flush_ns);
+	th_le_put64(p + 24, w->cfg.box_id);
+	th_le_put64(p + 32, created_ns);
+	th_le_put64(p + 40, w->seg_seq);
+	th_le_put64(p + 48, w->cfg.flush_ns);
 	w->stage_used = TH_SEGMENT_HEADER_SIZE;
 	w->chunk_at = NO_CHUNK;
 	w->ctr.raw_bytes += TH_SEGMENT_HEADER_SIZE;
@@ -304,17 +313,17 @@ encode_trailer(struct th_segment_writer *w)
 	p = w->stage + w->stage_used;
 	for (unsigned int i = 0; i < TH_SEGMENT_LOSS_MAX; i++)
 		lost += w->ctr.lost[i];
-	seg_put16(p, TH_SEGMENT_TRAILER_TYPE);
-	seg_put16(p + 2, TH_SEGMENT_TRAILER_SIZE);
+	th_le_put16(p, TH_SEGMENT_TRAILER_TYPE);
+	th_le_put16(p + 2, TH_SEGMENT_TRAILER_SIZE);
 	p += SEG_REC_HDR;
 	memcpy(p, SEG_TRAILER_MAGIC, 8);
-	seg_put64(p + 8, w->seg_records > 0 ? w->seg_first_ns : 0);
-	seg_put64(p + 16, w->seg_last_ns);
-	seg_put64(p + 24, w->seg_records);
-	seg_put64(p + 32, w->seg_by_type[TH_TRACE_OPEN]);
-	seg_put64(p + 40, w->seg_by_type[TH_TRACE_NAME]);
-	seg_put64(p + 48, w->seg_by_type[TH_TRACE_RPC]);
-	seg_put64(p + 56, lost);
+	th_le_put64(p + 8, w->seg_records > 0 ? w->seg_first_ns : 0);
+	th_le_put64(p + 16, w->seg_last_ns);
+	th_le_put64(p + 24, w->seg_records);
+	th_le_put64(p + 32, w->seg_by_type[TH_TRACE_OPEN]);
+	th_le_put64(p + 40, w->seg_by_type[TH_TRACE_NAME]);
+	th_le_put64(p + 48, w->seg_by_type[TH_TRACE_RPC]);
+	th_le_put64(p + 56, lost);
 	w->stage_used += SEG_REC_HDR + TH_SEGMENT_TRAILER_SIZE;
 	w->ctr.raw_bytes += SEG_REC_HDR + TH_SEGMENT_TRAILER_SIZE;
 }
@@ -333,7 +342,6 @@ sync_dir(struct th_segment_writer *w)
 	return ret;
 }
 
-/* Close the open segment: trailer, end of frame, fsync, rename. */
 /* Let liblz4 emit what it holds (a flush, or the end of the frame) and write it all out. */
 static int
 drain_lz4(struct th_segment_writer *w, bool is_end)
@@ -354,6 +362,7 @@ drain_lz4(struct th_segment_writer *w, bool is_end)
 	return write_out(w);
 }
 
+/* Close the open segment: trailer, end of frame, fsync, rename. */
 static int
 segment_close(struct th_segment_writer *w, bool is_final)
 {

@@ -30,8 +30,8 @@
  *   compressed block (a full 256 KiB stage, a flush, the close), so a chunk
  *   never spans blocks and a file cut after any block still decodes up to
  *   there. A reader skips a frame of a type it does not know, by its length.
- *   trailer, only in a closed segment, framed like a record (u16 type
- *   TH_SEGMENT_TRAILER_TYPE, u16 length 64), body:
+ *   trailer, only in a closed segment, a frame u16 type
+ *   TH_SEGMENT_TRAILER_TYPE, u16 length 64, followed by:
  *     0  magic "THSEGEND" (8 bytes)
  *     8  u64 earliest record time (ns; 0 without records)
  *     16 u64 latest record time

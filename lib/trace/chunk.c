@@ -31,8 +31,9 @@
  * Every record starts with a tag byte: bits 0-1 the type (1 OPEN, 2 NAME,
  * 3 RPC), bits 2-7 form bits of the type. Its time is a zigzag varint of
  * the (signed, mod 2^64) difference from the time of the chunk's previous
- * record (0 at the start of a chunk). Varints are unsigned LEB128 as in
- * trace.c, with the same refusal of overlong spellings.
+ * record (0 at the start of a chunk). Varints are unsigned LEB128 (7 bits
+ * a byte, low group first, at most 10 bytes); an overlong spelling, with a
+ * superfluous high zero group, is refused.
  *
  * OPEN: tag (bit 2 dir, bits 3-4 flags 0-3, bit 5 size equals the FILE
  *   entry's, bit 6 transferred is 0 (and size is not), bit 7 a second form
@@ -55,7 +56,7 @@
  *   varint (unless equal to count); size varint.
  *
  * Every form bit that says a value is implied is required when it is: a
- * stored value equal to what the form would imply is refused, as in trace.c.
+ * stored value equal to what the form would imply is refused.
  * A table entry that repeats an earlier one is not refused (the decoder
  * keeps no index), so a chunk has one spelling per record only as written
  * by this encoder; the fuzzer checks that what decodes encodes back to the
@@ -80,6 +81,7 @@ enum { T_ADDR, T_USER, T_FILE, T_FLOW, T_COUNT };
 #define TBL_SMALL 4096
 
 #define FILE_KEY_MAX (16 + 1 + TH_TRACE_FH_MAX)
+#define USER_KEY_SIZE (4 + 4)
 #define FLOW_KEY_SIZE (16 + 16 + 2 + 2 + 4 + 2)
 
 /* Entries, bytes a key may take, and hash slots (a power of two, twice the entries). */
@@ -285,7 +287,7 @@ put_ref(const struct tbl *t, uint8_t *p, uint32_t v)
 		*p = (uint8_t)v;
 		return p + 1;
 	}
-	put16(p, (uint16_t)v);
+	th_le_put16(p, (uint16_t)v);
 	return p + 2;
 }
 
@@ -315,7 +317,7 @@ put_addr_ref(struct th_trace_chunk *c, uint8_t *p, const struct th_addr *a)
 	ref_key(&c->t[T_ADDR], a->b, 16, &p, &is_new);
 	if (!is_new)
 		return p;
-	if (is_v4(a)) {
+	if (th_addr_is_v4(a)) {
 		*p = 0;
 		memcpy(p + 1, a->b + 12, 4);
 		return p + 5;
@@ -325,6 +327,10 @@ put_addr_ref(struct th_trace_chunk *c, uint8_t *p, const struct th_addr *a)
 	return p + 17;
 }
 
+/*
+ * Table keys, built the same way by the encoder (to look an entry up) and
+ * the decoder (to add it). FILE: server, fh_len, fh; @return its bytes.
+ */
 static inline size_t
 file_key(uint8_t *key, const struct th_addr *server, const uint8_t *fh, uint8_t fh_len)
 {
@@ -332,6 +338,26 @@ file_key(uint8_t *key, const struct th_addr *server, const uint8_t *fh, uint8_t 
 	key[16] = fh_len;
 	memcpy(key + 17, fh, fh_len);
 	return 17 + (size_t)fh_len;
+}
+
+/* USER: uid, gid. */
+static inline void
+user_key(uint8_t *key, uint32_t uid, uint32_t gid)
+{
+	th_le_put32(key, uid);
+	th_le_put32(key + 4, gid);
+}
+
+/* FLOW: client, server, client_port, server_port, prog, vers. */
+static inline void
+flow_key(uint8_t *key, const struct th_trace_rpc *r)
+{
+	memcpy(key, r->client.b, 16);
+	memcpy(key + 16, r->server.b, 16);
+	th_le_put16(key + 32, r->client_port);
+	th_le_put16(key + 34, r->server_port);
+	th_le_put32(key + 36, r->prog);
+	th_le_put16(key + 40, r->vers);
 }
 
 /* @return the FILE entry; the reference (and the entry inline when new) is written at *p. */
@@ -360,11 +386,10 @@ put_file_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *serve
 static inline uint8_t *
 put_user_ref(struct th_trace_chunk *c, uint8_t *p, uint32_t uid, uint32_t gid)
 {
-	uint8_t key[8];
+	uint8_t key[USER_KEY_SIZE];
 	bool is_new;
 
-	put32(key, uid);
-	put32(key + 4, gid);
+	user_key(key, uid, gid);
 	ref_key(&c->t[T_USER], key, sizeof(key), &p, &is_new);
 	if (is_new)
 		p = put_var(put_var(p, uid), gid);
@@ -489,18 +514,13 @@ th_trace_chunk_encode_rpc(
 	} else if (r->reply_ns != 0) {
 		p = put_time(c, p, r->reply_ns);
 	}
-	memcpy(key, r->client.b, 16);
-	memcpy(key + 16, r->server.b, 16);
-	put16(key + 32, r->client_port);
-	put16(key + 34, r->server_port);
-	put32(key + 36, r->prog);
-	put16(key + 40, r->vers);
+	flow_key(key, r);
 	e = ref_key(flows, key, sizeof(key), &p, &is_new);
 	if (is_new) {
 		p = put_addr_ref(c, p, &r->client);
 		p = put_addr_ref(c, p, &r->server);
-		put16(p, r->client_port);
-		put16(p + 2, r->server_port);
+		th_le_put16(p, r->client_port);
+		th_le_put16(p + 2, r->server_port);
 		p = put_var(put_var(p + 4, r->prog), r->vers);
 	}
 	p = put_var(p, zigzag((uint64_t)(int64_t)(int32_t)(r->xid - (uint32_t)flows->val[e])));
@@ -534,7 +554,7 @@ get_ref(const struct tbl *t, struct cur *cu, uint32_t *e)
 	} else {
 		if (!has(cu, 2))
 			return -EBADMSG;
-		v = get16(cu->p);
+		v = th_le_get16(cu->p);
 		cu->p += 2;
 	}
 	/* A new entry needs room; past the count is a reference to nothing. */
@@ -589,7 +609,7 @@ static int
 get_file_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *e)
 {
 	struct tbl *t = &c->t[T_FILE];
-	uint8_t key[FILE_KEY_MAX], fh_len, tail;
+	uint8_t key[FILE_KEY_MAX], fh[TH_TRACE_FH_MAX], fh_len, tail;
 	struct th_addr server;
 	size_t kept;
 
@@ -603,12 +623,10 @@ get_file_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *e)
 	kept = (size_t)fh_len - tail;
 	if (!has(cu, kept) || (kept > 0 && cu->p[kept - 1] == 0))
 		return -EBADMSG;
-	memcpy(key, server.b, 16);
-	key[16] = fh_len;
-	memcpy(key + 17, cu->p, kept);
-	memset(key + 17 + kept, 0, tail);
+	memcpy(fh, cu->p, kept);
+	memset(fh + kept, 0, tail);
 	cu->p += kept;
-	tbl_add(t, key, 17 + (size_t)fh_len);
+	tbl_add(t, key, file_key(key, &server, fh, fh_len));
 	return 0;
 }
 
@@ -616,7 +634,7 @@ static int
 get_user_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *uid, uint32_t *gid)
 {
 	struct tbl *t = &c->t[T_USER];
-	uint8_t key[8];
+	uint8_t key[USER_KEY_SIZE];
 	uint32_t e;
 
 	if (get_ref(t, cu, &e) < 0)
@@ -624,13 +642,12 @@ get_user_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *uid, uint32_t *
 	if (e == t->count) {
 		if (get_var32(cu, uid) < 0 || get_var32(cu, gid) < 0)
 			return -EBADMSG;
-		put32(key, *uid);
-		put32(key + 4, *gid);
+		user_key(key, *uid, *gid);
 		tbl_add(t, key, sizeof(key));
 		return 0;
 	}
-	*uid = get32(tbl_key(t, e));
-	*gid = get32(tbl_key(t, e) + 4);
+	*uid = th_le_get32(tbl_key(t, e));
+	*gid = th_le_get32(tbl_key(t, e) + 4);
 	return 0;
 }
 
@@ -775,27 +792,22 @@ decode_rpc(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_trac
 		if (get_addr_ref(c, cu, &r.client) < 0 || get_addr_ref(c, cu, &r.server) < 0 ||
 			!has(cu, 4))
 			return -EBADMSG;
-		r.client_port = get16(cu->p);
-		r.server_port = get16(cu->p + 2);
+		r.client_port = th_le_get16(cu->p);
+		r.server_port = th_le_get16(cu->p + 2);
 		cu->p += 4;
 		if (get_var32(cu, &r.prog) < 0 || get_var16(cu, &r.vers) < 0)
 			return -EBADMSG;
-		memcpy(key, r.client.b, 16);
-		memcpy(key + 16, r.server.b, 16);
-		put16(key + 32, r.client_port);
-		put16(key + 34, r.server_port);
-		put32(key + 36, r.prog);
-		put16(key + 40, r.vers);
+		flow_key(key, &r);
 		tbl_add(flows, key, sizeof(key));
 	} else {
 		const uint8_t *k = tbl_key(flows, e);
 
 		memcpy(r.client.b, k, 16);
 		memcpy(r.server.b, k + 16, 16);
-		r.client_port = get16(k + 32);
-		r.server_port = get16(k + 34);
-		r.prog = get32(k + 36);
-		vers = get16(k + 40);
+		r.client_port = th_le_get16(k + 32);
+		r.server_port = th_le_get16(k + 34);
+		r.prog = th_le_get32(k + 36);
+		vers = th_le_get16(k + 40);
 		r.vers = (uint16_t)vers;
 	}
 	if (get_var(cu, UINT32_MAX, &v) < 0)

@@ -4,12 +4,10 @@
 
 /**
  * @file
- * Trace records as they are stored: versioned, little-endian, compact layouts.
- * Two codings: a record on its own (th_trace_encode_*, a 4-byte header of
- * type and length, then the body), and records in a chunk
- * (th_trace_chunk_*), coded against tables local to the chunk, which is what
- * the segment container (th_segment.h) stores since version 3. Changing a
- * layout means a new type or TH_TRACE_VERSION.
+ * Trace records as they are stored: a versioned, little-endian, compact
+ * layout. Records are coded in chunks (th_trace_chunk_*), against tables
+ * local to the chunk; the segment container (th_segment.h) stores chunks.
+ * Changing the layout means a new type or TH_TRACE_VERSION.
  *
  * Everything is encoded and decoded with explicit byte order (never a struct
  * copied to disk), so segments move between machines.
@@ -104,28 +102,8 @@ enum {
 	TH_TRACE_RPC_RPC_ERROR = 1 << 2, /**< status is an RPC-level accept/reject code */
 };
 
-/** Largest encoded record, header included. */
+/** Largest chunk-coded record: the room an encoder needs. */
 #define TH_TRACE_RECORD_MAX 1024
-
-/**
- * Encode a record (4-byte header: u16 type, u16 length of what follows).
- * @return bytes written, or 0 when @p size is too small.
- */
-size_t th_trace_encode_open(const struct th_trace_open *r, uint8_t *buf, size_t size);
-size_t th_trace_encode_name(const struct th_trace_name *r, uint8_t *buf, size_t size);
-size_t th_trace_encode_rpc(const struct th_trace_rpc *r, uint8_t *buf, size_t size);
-
-/**
- * Decode the record at @p buf: its type and length from the header, then the
- * matching struct. Bad input is normal input: a length that does not match
- * the type, a field out of range (fh_len > 64, name_len > 255) or a buffer
- * shorter than the header says returns a negative errno (-EBADMSG, -EMSGSIZE)
- * and never reads past @p size.
- * @param used  bytes the record took (header included) on success
- * @return the type (enum th_trace_type), or -errno.
- */
-int th_trace_decode(const uint8_t *buf, size_t size, size_t *used, struct th_trace_open *open,
-	struct th_trace_name *name, struct th_trace_rpc *rpc);
 
 /** Record time used for ordering: open_ns, from_ns or call_ns (reply_ns without a call). */
 uint64_t th_trace_open_time(const struct th_trace_open *r);

@@ -3,8 +3,8 @@
 #define TRACE_PRIVATE_H
 
 /*
- * Byte order, varint and bounded-cursor helpers shared by the record codec
- * (trace.c) and the chunk codec (chunk.c).
+ * Varint, address and bounded-cursor helpers of the chunk codec (chunk.c).
+ * Byte order is th_le.h.
  */
 
 #include <errno.h>
@@ -12,52 +12,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "th_le.h"
+#include "th_pkt.h"
 #include "th_trace.h"
 
-#define VARINT_MAX 10
-
+/* The first 12 bytes of an IPv4-mapped address (::ffff:a.b.c.d, th_pkt.h). */
 static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-static inline void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static inline void
-put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static inline uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t
-get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static inline uint8_t *
 put_var(uint8_t *p, uint64_t v)
@@ -70,13 +30,7 @@ put_var(uint8_t *p, uint64_t v)
 	return p;
 }
 
-static inline bool
-is_v4(const struct th_addr *a)
-{
-	return memcmp(a->b, v4_prefix, sizeof(v4_prefix)) == 0;
-}
-
-/* A bounded cursor over one record body: every read checks what is left. */
+/* A bounded cursor over what is left of a chunk: every read checks the bytes remain. */
 struct cur {
 	const uint8_t *p;
 	const uint8_t *end;
@@ -155,7 +109,7 @@ get_addr(struct cur *c, bool v4, struct th_addr *a)
 		return -EBADMSG;
 	memcpy(a->b, c->p, 16);
 	c->p += 16;
-	return is_v4(a) ? -EBADMSG : 0;
+	return th_addr_is_v4(a) ? -EBADMSG : 0;
 }
 
 #endif /* TRACE_PRIVATE_H */
