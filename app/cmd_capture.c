@@ -409,6 +409,17 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 		mbuf_time(m, burst_ns));
 }
 
+/* A session lcore's periodic work: inference ageing, output and segment flushes. */
+static void
+session_tick(struct session_lcore *sl, uint64_t now_ns, uint64_t tsc, uint64_t period)
+{
+	th_sess_tick(sl->t, now_ns);
+	th_out_tick(&sl->records, tsc, period);
+	th_out_tick(&sl->names, tsc, period);
+	if (sl->seg != NULL)
+		th_segment_writer_tick(sl->seg, tsc_to_ns(tsc));
+}
+
 static void
 housekeep(struct decode_lcore *dl, uint64_t now_ns)
 {
@@ -419,13 +430,8 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 	if (dl->rpc_seg != NULL)
 		th_segment_writer_tick(dl->rpc_seg, tsc_to_ns(tsc));
 	flush_all_pending(dl);
-	if (g.is_inline_session) {
-		th_sess_tick(g.sl[0].t, now_ns);
-		th_out_tick(&g.sl[0].records, tsc, period);
-		th_out_tick(&g.sl[0].names, tsc, period);
-		if (g.sl[0].seg != NULL)
-			th_segment_writer_tick(g.sl[0].seg, tsc_to_ns(tsc));
-	}
+	if (g.is_inline_session)
+		session_tick(&g.sl[0], now_ns, tsc, period);
 }
 
 /* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
@@ -450,19 +456,45 @@ poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int bu
 	return 0;
 }
 
+/* Start stream @p stream_id of trace segments in the configured directory; @p what names it. */
+static struct th_segment_writer *
+open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what)
+{
+	struct th_segment_config sc = {
+		.dir = g.set.trace_dir,
+		.box_id = g.set.box_id,
+		.stream_id = stream_id,
+		.kind = kind,
+		.max_bytes = g.set.rotate_bytes,
+		.rotate_ns = g.set.rotate_ns,
+		.flush_ns = g.set.flush_ns,
+	};
+	struct th_segment_writer *w = th_segment_writer_create(&sc);
+
+	if (w != NULL && th_segment_writer_error(w) != 0)
+		fprintf(stderr, "capture: %s: %s\n", what, th_segment_writer_describe(w));
+	return w;
+}
+
+/* Close a stream of trace segments (if open), keeping its counters; @p what names it. */
+static void
+close_segments(struct th_segment_writer **w, struct th_segment_counters *ctr, const char *what)
+{
+	if (*w == NULL)
+		return;
+	th_segment_writer_counters(*w, ctr);
+	if (th_segment_writer_error(*w) != 0)
+		fprintf(stderr, "capture: %s: %s\n", what, th_segment_writer_describe(*w));
+	if (th_segment_writer_close(*w) != 0)
+		fprintf(stderr, "capture: %s: closing the last segment failed\n", what);
+	*w = NULL;
+}
+
 static void
 finish_session(struct session_lcore *sl)
 {
 	th_sess_flush(sl->t);
-	if (sl->seg != NULL) {
-		th_segment_writer_counters(sl->seg, &sl->seg_ctr);
-		if (th_segment_writer_error(sl->seg) != 0)
-			fprintf(stderr, "capture: trace segments: %s\n",
-				th_segment_writer_describe(sl->seg));
-		if (th_segment_writer_close(sl->seg) != 0)
-			fprintf(stderr, "capture: closing the last trace segment failed\n");
-		sl->seg = NULL;
-	}
+	close_segments(&sl->seg, &sl->seg_ctr, "trace segments");
 	th_out_pass(&sl->records);
 	th_out_pass(&sl->names);
 	atomic_store(&sl->is_done, true);
@@ -474,14 +506,7 @@ finish_decode(struct decode_lcore *dl)
 	th_decode_flush(dl->dec); /* calls still waiting go out, to inference too */
 	flush_all_pending(dl);
 	th_out_pass(&dl->out);
-	if (dl->rpc_seg != NULL) {
-		th_segment_writer_counters(dl->rpc_seg, &dl->rpc_ctr);
-		if (th_segment_writer_error(dl->rpc_seg) != 0)
-			fprintf(stderr, "capture: RPC trace segments: %s\n",
-				th_segment_writer_describe(dl->rpc_seg));
-		th_segment_writer_close(dl->rpc_seg);
-		dl->rpc_seg = NULL;
-	}
+	close_segments(&dl->rpc_seg, &dl->rpc_ctr, "RPC trace segments");
 	if (g.is_inline_session && dl->index == 0)
 		finish_session(&g.sl[0]);
 	atomic_store(&dl->is_done, true);
@@ -525,12 +550,9 @@ session_main(void *arg)
 			rte_mempool_put_bulk(g.sess_pool, (void **)ops, n);
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
-			th_sess_tick(sl->t,
-				g.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc) : sl->last_ns);
-			th_out_tick(&sl->records, tsc, period);
-			th_out_tick(&sl->names, tsc, period);
-			if (sl->seg != NULL)
-				th_segment_writer_tick(sl->seg, tsc_to_ns(tsc));
+			session_tick(sl,
+				g.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc) : sl->last_ns,
+				tsc, period);
 		}
 		/* Decode lcores flush before they say done: an empty ring after that is the end. */
 		if (n == 0 && all_decode_done() && rte_ring_empty(sl->in))
@@ -1189,22 +1211,10 @@ setup_sessions(void)
 		if (th_out_init(&sl->names, name, TH_OUT_NAMES, OUTBUFS_PER_LCORE, g.out_ring))
 			goto no_memory;
 		if (g.set.trace_dir != NULL) {
-			struct th_segment_config sc = {
-				.dir = g.set.trace_dir,
-				.box_id = g.set.box_id,
-				.stream_id = (uint16_t)i,
-				.kind = TH_SEGMENT_KIND_MIXED,
-				.max_bytes = g.set.rotate_bytes,
-				.rotate_ns = g.set.rotate_ns,
-				.flush_ns = g.set.flush_ns,
-			};
-
-			sl->seg = th_segment_writer_create(&sc);
+			sl->seg =
+				open_segments((uint16_t)i, TH_SEGMENT_KIND_MIXED, "trace segments");
 			if (sl->seg == NULL)
 				goto no_memory;
-			if (th_segment_writer_error(sl->seg) != 0)
-				fprintf(stderr, "capture: trace segments: %s\n",
-					th_segment_writer_describe(sl->seg));
 		}
 		if (g.is_inline_session)
 			continue;
@@ -1346,17 +1356,8 @@ setup_dataplane(void)
 		if (g.set.trace_dir != NULL && g.set.is_rpc_trace) {
 			/* Stream ids 256 and up: RPC streams of decode lcores, apart from
 			 * sessions'. */
-			struct th_segment_config sc = {
-				.dir = g.set.trace_dir,
-				.box_id = g.set.box_id,
-				.stream_id = (uint16_t)(256 + i),
-				.kind = TH_SEGMENT_KIND_RPCS,
-				.max_bytes = g.set.rotate_bytes,
-				.rotate_ns = g.set.rotate_ns,
-				.flush_ns = g.set.flush_ns,
-			};
-
-			dl->rpc_seg = th_segment_writer_create(&sc);
+			dl->rpc_seg = open_segments(
+				(uint16_t)(256 + i), TH_SEGMENT_KIND_RPCS, "RPC trace segments");
 			if (dl->rpc_seg == NULL)
 				return -ENOMEM;
 		}

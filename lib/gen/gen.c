@@ -308,7 +308,7 @@ ops_push(struct run *r, const struct th_op *op, unsigned int tap)
 
 	if (tap != 0)
 		r->stats->tap_damaged_rpcs++;
-	if (r->sink->op == NULL && r->sink->op_tap == NULL)
+	if (r->sink->op == NULL)
 		return 0;
 	if (r->n_ops == r->cap_ops) {
 		uint32_t n = r->cap_ops ? r->cap_ops * 2 : 256;
@@ -381,10 +381,7 @@ flush(struct run *r, uint64_t until)
 	while (r->n_ops > 0 && r->ops[0]->op.call_first_ns <= until) {
 		struct op_entry *e = ops_pop(r);
 
-		if (r->sink->op_tap != NULL)
-			rc = r->sink->op_tap(r->sink->ctx, &e->op, e->tap);
-		else
-			rc = r->sink->op(r->sink->ctx, &e->op);
+		rc = r->sink->op(r->sink->ctx, &e->op, e->tap);
 		free(e);
 		if (rc != 0)
 			return rc;
@@ -664,7 +661,7 @@ static const char *const tap_marks[] = {"", " tap=call", " tap=reply", " tap=bot
  * scores a decode against it knows which RPCs may be missing or half.
  */
 static int
-write_op_tap(void *ctx, const struct th_op *op, unsigned int tap)
+write_op(void *ctx, const struct th_op *op, unsigned int tap)
 {
 	struct file_sink *fs = ctx;
 	int n;
@@ -747,7 +744,7 @@ th_gen_write_files(const struct th_gen_config *cfg, const struct th_gen_files *f
 			th_pcap_writer_close(fs.pcap);
 			return rc;
 		}
-		sink.op_tap = write_op_tap;
+		sink.op = write_op;
 	}
 	if (files->opens != NULL) {
 		fs.opens = fopen(files->opens, "w");

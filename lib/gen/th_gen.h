@@ -180,18 +180,17 @@ struct th_gen_stats {
  */
 struct th_gen_sink {
 	int (*frame)(void *ctx, uint64_t ts_ns, const uint8_t *frame, uint32_t size);
-	int (*op)(void *ctx, const struct th_op *op);
+	/**
+	 * Each RPC with what the capture misses of it (--tap-loss):
+	 * TH_GEN_TAP_CALL and/or TH_GEN_TAP_REPLY, 0 when it saw all (may be NULL).
+	 */
+	int (*op)(void *ctx, const struct th_op *op, unsigned int tap_lost);
 	void *ctx; /**< passed to all */
 	/** Users workload: each user-level open, when it closed (may be NULL). */
 	int (*open)(void *ctx, const struct th_gen_open *o);
-	/**
-	 * When set, called instead of op() with what the capture misses of the RPC
-	 * (--tap-loss): TH_GEN_TAP_CALL and/or TH_GEN_TAP_REPLY, 0 when it saw all.
-	 */
-	int (*op_tap)(void *ctx, const struct th_op *op, unsigned int tap_lost);
 };
 
-/** th_gen_sink.op_tap's tap_lost bits. */
+/** th_gen_sink.op's tap_lost bits. */
 enum {
 	TH_GEN_TAP_CALL = 1 << 0,  /**< a frame of the call is missing from the capture */
 	TH_GEN_TAP_REPLY = 1 << 1, /**< a frame of the reply is missing */

@@ -28,7 +28,7 @@ struct th_xid_table {
 	struct th_sat sat;        /* struct entry, keyed by th_xid_key */
 	uint64_t timeout_ns;      /* a call waits this long at most */
 	uint64_t gap_timeout_ns;  /* ... or this long behind a reply-direction gap; 0: off */
-	uint32_t gaps_noted;      /* marks set: none means no call needs the gap check */
+	bool has_gaps;            /* a mark was set: without one no call needs the gap check */
 	uint64_t now_ns;          /* the time th_xid_table_age() was called with */
 	th_xid_emit_cb emit;      /* unmatched call consumer */
 	void *ctx;                /* for emit */
@@ -185,7 +185,14 @@ th_xid_reply_gap(struct th_xid_table *t, const struct th_xid_key *flow, uint64_t
 	g->flow = f;
 	/* 0 marks a free slot; a capture starting at the epoch still gets its mark. */
 	g->gap_ns = now_ns != 0 ? now_ns : 1;
-	t->gaps_noted++;
+	t->has_gaps = true;
+}
+
+/* Whether gap expiry can apply: on, and some connection had a gap. */
+static inline bool
+gap_active(const struct th_xid_table *t)
+{
+	return t->has_gaps && t->gap_timeout_ns != 0;
 }
 
 /* Was this call sent before a reply-direction gap of its connection? */
@@ -215,8 +222,7 @@ is_overdue(void *ctx, void *entry)
 		return true;
 	}
 	/* Cheap tests first: most calls are young, most captures lose nothing. */
-	if (t->gaps_noted == 0 || t->gap_timeout_ns == 0 || waited < t->gap_timeout_ns ||
-		!is_behind_gap(t, e))
+	if (!gap_active(t) || waited < t->gap_timeout_ns || !is_behind_gap(t, e))
 		return false;
 	t->c.gap_expired++;
 	leave(t, e);
@@ -241,7 +247,7 @@ sets_to_age(const struct th_xid_table *t, uint64_t now_ns)
 {
 	uint64_t pass_ns = t->timeout_ns, step, want, sets = th_sat_sets(&t->sat);
 
-	if (t->gaps_noted != 0 && t->gap_timeout_ns != 0 && t->gap_timeout_ns < pass_ns)
+	if (gap_active(t) && t->gap_timeout_ns < pass_ns)
 		pass_ns = t->gap_timeout_ns;
 	pass_ns /= 4;
 	if (t->now_ns == 0 || now_ns <= t->now_ns || pass_ns == 0)

@@ -412,11 +412,12 @@ dg_frame(void *ctx, uint64_t ts, const uint8_t *frame, uint32_t size)
 }
 
 static int
-dg_op(void *ctx, const struct th_op *op)
+dg_op(void *ctx, const struct th_op *op, unsigned int tap_lost)
 {
 	struct digest *d = ctx;
 
 	(void)op;
+	(void)tap_lost;
 	d->n_rpcs++;
 	return 0;
 }
