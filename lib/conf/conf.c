@@ -21,10 +21,12 @@ struct entry {
 };
 
 struct th_conf {
-	char *name;     /* file name for messages */
-	char *text;     /* owned copy; entries point into it */
-	unsigned count; /* entries in use */
+	char *name;         /* file name for messages */
+	char *text;         /* owned copy; entries point into it */
+	unsigned count;     /* entries in use */
+	unsigned sec_count; /* distinct sections in sec_first */
 	struct entry e[CONF_MAX_ENTRIES];
+	unsigned sec_first[CONF_MAX_ENTRIES]; /* each section's first entry, in order */
 };
 
 static char *
@@ -64,7 +66,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 		return NULL;
 	}
 	for (line = c->text; line != NULL; line = next) {
-		char *eq, *s;
+		char *eq, *s, *key;
+		bool is_new_section = true;
 
 		lineno++;
 		next = strchr(line, '\n');
@@ -92,24 +95,31 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			goto invalid;
 		}
 		*eq = '\0';
-		if (*trim(s) == '\0') {
+		key = trim(s);
+		if (*key == '\0') {
 			snprintf(err, err_size, "%s:%u: missing key before '='", name, lineno);
 			goto invalid;
 		}
-		for (i = 0; i < c->count; i++)
-			if (strcmp(c->e[i].section, section) == 0 &&
-				strcmp(c->e[i].key, trim(s)) == 0) {
+		for (i = 0; i < c->count; i++) {
+			if (strcmp(c->e[i].section, section) != 0)
+				continue;
+			is_new_section = false;
+			if (strcmp(c->e[i].key, key) == 0) {
 				snprintf(err, err_size, "%s:%u: '%s' already set on line %u", name,
-					lineno, trim(s), c->e[i].line);
+					lineno, key, c->e[i].line);
 				goto invalid;
 			}
+		}
 		if (c->count == CONF_MAX_ENTRIES) {
 			snprintf(err, err_size, "%s:%u: more than %d keys", name, lineno,
 				CONF_MAX_ENTRIES);
 			goto invalid;
 		}
+		/* th_conf_section() counts sections that hold a key, headers alone do not. */
+		if (is_new_section)
+			c->sec_first[c->sec_count++] = c->count;
 		c->e[c->count].section = section;
-		c->e[c->count].key = trim(s);
+		c->e[c->count].key = key;
 		c->e[c->count].value = trim(eq + 1);
 		c->e[c->count].line = lineno;
 		c->count++;
@@ -276,18 +286,7 @@ th_conf_where(const struct th_conf *c, const char *section, const char *key, cha
 const char *
 th_conf_section(const struct th_conf *c, unsigned n)
 {
-	unsigned i, j, seen = 0;
-
-	for (i = 0; c != NULL && i < c->count; i++) {
-		for (j = 0; j < i; j++)
-			if (strcmp(c->e[j].section, c->e[i].section) == 0)
-				break;
-		if (j < i)
-			continue;
-		if (seen++ == n)
-			return c->e[i].section;
-	}
-	return NULL;
+	return c != NULL && n < c->sec_count ? c->e[c->sec_first[n]].section : NULL;
 }
 
 int

@@ -43,8 +43,6 @@ struct flow {
 	double ctrl_wire;  /* their wire bytes */
 	double reads;      /* PCIe read requests per message at src */
 	double rd_bytes;   /* PCIe read bytes per message at src (data, descriptors, TLPs) */
-	double rate;       /* messages/s the sender offers */
-	double got;        /* messages/s after the receiver's pauses */
 };
 
 /* What a workload does to the caches and engines, independent of rates. */
@@ -64,13 +62,9 @@ static double
 pcie_bps(const struct sim_params *p)
 {
 	static const double gts[] = { 0, 2.5, 5, 8, 16, 32, 64 };
-	int g = (int)p->pcie_gen;
+	int g = (int)p->pcie_gen; /* the loader keeps it in 1..6 */
 	double enc = g <= 2 ? 0.8 : 128.0 / 130.0;
 
-	if (g < 1)
-		g = 1;
-	if (g > 6)
-		g = 6;
 	return gts[g] * 1e9 * p->pcie_lanes * enc;
 }
 
@@ -95,25 +89,16 @@ miss_ratio(double ws, double cap)
 
 /*
  * Share of a structure that has run past its capacity @p cap when it needs
- * @p x: a steep but smooth step (half at the capacity). Smooth, so the counter
- * it drives moves as a workload approaches the limit, long before the symptom.
+ * @p x: a steep but smooth step (half at the capacity), the steeper the higher
+ * @p steep. Smooth, so the counter it drives moves as a workload approaches
+ * the limit, long before the symptom. Set-associative structures take 6; a
+ * fully associative table (no set conflicts) holds every entry up to its size
+ * and spills soon after: 12.
  */
 static double
-over(double x, double cap)
+over(double x, double cap, double steep)
 {
-	double r = pow(x / cap, 6);
-
-	return r / (1 + r);
-}
-
-/*
- * As over(), twice as steep: a fully associative table (no set conflicts)
- * holds every entry up to its size and spills soon after.
- */
-static double
-over_sharp(double x, double cap)
-{
-	double r = pow(x / cap, 12);
+	double r = pow(x / cap, steep);
 
 	return r / (1 + r);
 }
@@ -153,8 +138,9 @@ shape_of(const struct th_sim *s, const struct th_wl *wl, struct shape *sh)
 	 * use), and more queues are active than it tracks, all at once: any one
 	 * of them alone leaves it time to catch up.
 	 */
-	sh->rwqe_late = over(wl->wqe_batch, p->rwqe_lead) * over(wl->wq_depth, p->rwqe_window) *
-			over(wl->qp_count, p->rwqe_slots);
+	sh->rwqe_late = over(wl->wqe_batch, p->rwqe_lead, 6) *
+			over(wl->wq_depth, p->rwqe_window, 6) *
+			over(wl->qp_count, p->rwqe_slots, 6);
 	/*
 	 * Every packet of a SEND after the first scatters through its receive
 	 * WQE's SG list again. The RX engine keeps the lists of the WQEs it
@@ -182,10 +168,9 @@ shape_of(const struct th_sim *s, const struct th_wl *wl, struct shape *sh)
 	 * alone fits: few QPs keep deep state, shallow batches fit any QP.
 	 */
 	if (wl->opcode == TH_OPC_READ)
-		sh->rd_late = over_sharp(wl->wqe_batch, p->rd_lead) *
-			      over_sharp(wl->qp_count, p->rd_slots);
+		sh->rd_late =
+			over(wl->wqe_batch, p->rd_lead, 12) * over(wl->qp_count, p->rd_slots, 12);
 	sh->tx_scale = sh->drain_scale = 1;
-	sh->e_qpc = sh->e_mtt = sh->e_rwqe = 0;
 	for (i = 0; i < s->quirk_count; i++) {
 		const struct sim_quirk *q = &s->quirk[i];
 
@@ -221,12 +206,9 @@ mem_ns(const struct sim_params *p, const struct th_wl *wl)
 static void
 flow_sizes(const struct sim_params *p, const struct th_wl *wl, struct flow *f)
 {
-	unsigned n = wl->n_msgs ? wl->n_msgs : 1, sge = wl->sge ? wl->sge : 1;
-	unsigned a = n, b = sge, period, w, j, k = 0;
-	double mtu = wl->mtu ? wl->mtu : 1024, payload = 0, pkts = 0, cpl = 0, req = 0;
+	unsigned n = wl->n_msgs, sge = wl->sge, a = n, b = sge, period, w, j, k = 0;
+	double mtu = wl->mtu, payload = 0, pkts = 0, cpl = 0, req = 0;
 
-	if (n > TH_WL_MSGS_MAX)
-		n = TH_WL_MSGS_MAX;
 	while (b != 0) {
 		unsigned t = a % b;
 
@@ -253,7 +235,7 @@ flow_sizes(const struct sim_params *p, const struct th_wl *wl, struct flow *f)
 	f->payload = payload / period;
 	f->pkts = pkts / period;
 	/* Descriptors of a posted batch are fetched together: one request per batch. */
-	f->reads = req / period + 1.0 / (wl->wqe_batch ? wl->wqe_batch : 1);
+	f->reads = req / period + 1.0 / wl->wqe_batch;
 	f->rd_bytes = f->payload + cpl / period * p->pcie_tlp_bytes + p->desc_bytes + 16.0 * sge;
 }
 
@@ -330,8 +312,7 @@ static double
 tx_engine_s(const struct sim_params *p, const struct th_wl *wl, const struct shape *sh,
 	const struct flow *f, double lat_ns)
 {
-	double per_wqe = p->wqe_ns + p->sge_ns * wl->sge +
-			 p->doorbell_ns / (wl->wqe_batch ? wl->wqe_batch : 1);
+	double per_wqe = p->wqe_ns + p->sge_ns * wl->sge + p->doorbell_ns / wl->wqe_batch;
 	/* Prefetch hides all but miss_expose of a miss across the pipeline; a quirk
 	 * that exposes a cache puts the whole read on one PU's critical path. */
 	double hidden = (sh->qpc_miss + sh->mtt_miss) * p->miss_expose * lat_ns /
@@ -370,36 +351,76 @@ struct host_out {
 	double pause;       /* fraction of time the peer is held paused */
 	double drain_bytes; /* bytes/s drained while the flows run */
 	double rx_util, tx_util, rd_util, wr_util;
-	double arr_pkts, arr_msgs, arr_send_msgs, tx_msgs;
+	double arr_pkts, arr_msgs;
+};
+
+/* What every sample of one run shares: nothing here depends on the noise. */
+struct run {
+	const struct th_wl *wl;
+	struct shape sh;
+	struct flow fl[2];
+	unsigned n;     /* flows in fl */
+	double lat_ns;  /* DMA read round trip to the workload's memory */
+	double mcap;    /* memory path cap, bytes/s (0: local DRAM) */
+	double tx_s[2]; /* TX engine seconds per message of each flow */
+	double rx_s[2]; /* RX engine seconds per message of each flow */
 };
 
 static void
-model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
-	struct th_sample *out)
+run_of(const struct th_sim *s, const struct th_wl *wl, struct run *run)
 {
 	const struct sim_params *p = &s->p;
-	struct flow fl[2];
+	unsigned i;
+
+	run->wl = wl;
+	shape_of(s, wl, &run->sh);
+	run->n = flows_of(p, wl, run->fl);
+	run->lat_ns = p->pcie_rtt_ns + mem_ns(p, wl);
+	run->mcap = mem_cap(p, wl);
+	for (i = 0; i < run->n; i++) {
+		run->tx_s[i] = tx_engine_s(p, wl, &run->sh, &run->fl[i], run->lat_ns);
+		run->rx_s[i] = rx_engine_s(p, &run->sh, &run->fl[i], run->lat_ns);
+	}
+}
+
+void
+sim_prepare(struct th_sim *s)
+{
+	const struct sim_params *p = &s->p;
+	struct sim_caps *c = &s->caps;
+
+	c->link = p->link_gbps * 1e9 / 8 * (1 - 0.002);
+	c->rd_cap = pcie_bps(p) / 8;
+	c->wr_cap = c->rd_cap * p->pcie_mps / (p->pcie_mps + p->pcie_tlp_bytes);
+}
+
+static void
+model_sample(struct th_sim *s, const struct run *run, struct th_sample *out)
+{
+	const struct sim_params *p = &s->p;
+	const struct th_wl *wl = run->wl;
+	const struct shape *sh = &run->sh;
+	const struct flow *fl = run->fl;
 	struct host_out ho[TH_HOSTS];
 	struct host_cap hc[TH_HOSTS];
-	double lat_ns = p->pcie_rtt_ns + mem_ns(p, wl);
-	double link = p->link_gbps * 1e9 / 8 * (1 - 0.002); /* bytes/s; IFG is not counted */
-	double rd_cap = pcie_bps(p) / 8, wr_cap, mcap = mem_cap(p, wl);
-	unsigned n, i, h;
+	double rate[2]; /* messages/s each flow's sender offers */
+	double got[2];  /* messages/s of it after the receiver's pauses */
+	double lat_ns = run->lat_ns, mcap = run->mcap;
+	double link = s->caps.link, rd_cap = s->caps.rd_cap, wr_cap = s->caps.wr_cap;
+	unsigned n = run->n, i, h;
 
-	wr_cap = rd_cap * p->pcie_mps / (p->pcie_mps + p->pcie_tlp_bytes);
 	for (h = 0; h < TH_HOSTS; h++) {
 		hc[h].tx = unit_noise(s) * sh->tx_scale;
 		hc[h].drain = unit_noise(s) * sh->drain_scale;
 	}
 	memset(ho, 0, sizeof(ho));
-	n = flows_of(p, wl, fl);
 
 	/* Senders: each flow as fast as its TX engine, PCIe reads, memory and link allow. */
 	for (i = 0; i < n; i++) {
-		struct flow *f = &fl[i];
+		const struct flow *f = &fl[i];
 		double r, lim, cap = hc[f->src].tx;
 
-		r = cap / tx_engine_s(p, wl, sh, f, lat_ns);
+		r = cap / run->tx_s[i];
 		lim = cap * rd_cap / f->rd_bytes;
 		r = fmin(r, lim);
 		lim = cap * p->pcie_tags / (lat_ns * NS) / f->reads;
@@ -422,9 +443,8 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 					back += fl[j].ctrl_wire;
 			r = fmin(r, link / (f->wire + back));
 		}
-		f->rate = r;
-		ho[f->src].tx_msgs += r;
-		ho[f->src].tx_util += r * tx_engine_s(p, wl, sh, f, lat_ns) / cap;
+		rate[i] = r;
+		ho[f->src].tx_util += r * run->tx_s[i] / cap;
 		ho[f->src].rd_util += r * f->rd_bytes / (cap * rd_cap);
 	}
 
@@ -438,21 +458,20 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 			const struct flow *f = &fl[i];
 
 			if (f->src == (int)h)
-				own_rd += f->rate * f->payload;
+				own_rd += rate[i] * f->payload;
 			if (f->dst != (int)h)
 				continue;
-			in_bytes += f->rate * (f->payload + p->cqe_bytes);
-			eng += f->rate * rx_engine_s(p, sh, f, lat_ns);
-			o->arr_pkts += f->rate * f->pkts;
-			o->arr_msgs += f->rate;
+			in_bytes += rate[i] * (f->payload + p->cqe_bytes);
+			eng += rate[i] * run->rx_s[i];
+			o->arr_pkts += rate[i] * f->pkts;
+			o->arr_msgs += rate[i];
 			if (f->is_send)
-				send_msgs += f->rate;
+				send_msgs += rate[i];
 			if (f->is_send && wl->qp_type == TH_QP_UD)
-				ud_msgs += f->rate;
+				ud_msgs += rate[i];
 			if (wl->opcode == TH_OPC_READ && !f->is_loop)
-				rd_cont += f->rate * fmax(f->pkts - 1, 0);
+				rd_cont += rate[i] * fmax(f->pkts - 1, 0);
 		}
-		o->arr_send_msgs = send_msgs;
 		if (o->arr_msgs == 0)
 			continue;
 		drain = wr_cap * hc[h].drain;
@@ -483,7 +502,7 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 		o->pause = o->rho > 1 ? 1 - 1 / o->rho : 0;
 	}
 	for (i = 0; i < n; i++)
-		fl[i].got = fl[i].rate * (1 - ho[fl[i].dst].pause);
+		got[i] = rate[i] * (1 - ho[fl[i].dst].pause);
 
 	/* Counters. */
 	memset(out, 0, sizeof(*out));
@@ -496,49 +515,49 @@ model_sample(struct th_sim *s, const struct th_wl *wl, const struct shape *sh,
 			const struct flow *f = &fl[i];
 
 			if (f->src == (int)h) {
-				tx_msgs += f->got;
+				tx_msgs += got[i];
 				/* One descriptor read per posted batch, again when evicted. */
-				desc_fetch += f->got * (1 + sh->sq_refetch) /
-					      (wl->wqe_batch ? wl->wqe_batch : 1);
+				desc_fetch += got[i] * (1 + sh->sq_refetch) / wl->wqe_batch;
 				/* A TX throttle quirk is a scheduler that refetches
 				 * each send WQE: its lost engine time is those reads. */
 				if (sh->tx_scale > 0 && sh->tx_scale < 1)
-					desc_fetch += f->got * (1 / sh->tx_scale - 1);
+					desc_fetch += got[i] * (1 / sh->tx_scale - 1);
 			}
 			if (f->dst == (int)h) {
-				rx_msgs += f->got;
+				rx_msgs += got[i];
 				if (f->is_send) {
-					rx_send += f->got;
-					rx_cont += f->got * fmax(f->pkts - 1, 0);
+					rx_send += got[i];
+					rx_cont += got[i] * fmax(f->pkts - 1, 0);
 				}
 				pkt_bytes = f->wire / f->pkts;
 				/* A posted batch is scheduled back to back: its packets
 				 * reach the RX buffer as one burst. */
-				burst = fmax(burst, (wl->wqe_batch ? wl->wqe_batch : 1) * f->pkts);
+				burst = fmax(burst, wl->wqe_batch * f->pkts);
 				/* READ responses are written in order: the write path
 				 * tracks a response's packets one per pipeline stage, and
 				 * the packets of a longer response hold posted-write
 				 * credits until the ones ahead are written (one MTU's
 				 * worth of write time each). */
-				if (wl->opcode == TH_OPC_READ && !f->is_loop)
-					rd_spill += f->got * fmax(f->pkts - 1, 0) * sh->rd_late;
-				if (wl->opcode == TH_OPC_READ && !f->is_loop)
-					rd_hold += f->got * f->pkts * soft(f->pkts, p->pipeline_depth) *
+				if (wl->opcode == TH_OPC_READ && !f->is_loop) {
+					rd_spill += got[i] * fmax(f->pkts - 1, 0) * sh->rd_late;
+					rd_hold += got[i] * f->pkts *
+						   soft(f->pkts, p->pipeline_depth) *
 						   (f->wire / f->pkts) / (wr_cap * NS);
+				}
 			}
 			if (f->is_loop)
 				continue;
 			if (f->src == (int)h) {
-				v[TH_CTR_TX_BYTES] += f->got * f->wire;
-				v[TH_CTR_TX_PKTS] += f->got * f->pkts;
-				v[TH_CTR_RX_BYTES] += f->got * f->ctrl_wire;
-				v[TH_CTR_RX_PKTS] += f->got * f->ctrl_pkts;
+				v[TH_CTR_TX_BYTES] += got[i] * f->wire;
+				v[TH_CTR_TX_PKTS] += got[i] * f->pkts;
+				v[TH_CTR_RX_BYTES] += got[i] * f->ctrl_wire;
+				v[TH_CTR_RX_PKTS] += got[i] * f->ctrl_pkts;
 			}
 			if (f->dst == (int)h) {
-				v[TH_CTR_RX_BYTES] += f->got * f->wire;
-				v[TH_CTR_RX_PKTS] += f->got * f->pkts;
-				v[TH_CTR_TX_BYTES] += f->got * f->ctrl_wire;
-				v[TH_CTR_TX_PKTS] += f->got * f->ctrl_pkts;
+				v[TH_CTR_RX_BYTES] += got[i] * f->wire;
+				v[TH_CTR_RX_PKTS] += got[i] * f->pkts;
+				v[TH_CTR_TX_BYTES] += got[i] * f->ctrl_wire;
+				v[TH_CTR_TX_PKTS] += got[i] * f->ctrl_pkts;
 			}
 		}
 		if (o->pause > 0) {
@@ -598,7 +617,7 @@ sim_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, ch
 	size_t err_size)
 {
 	struct th_sim *s = ctx;
-	struct shape sh;
+	struct run run;
 	char why[160];
 	unsigned i;
 
@@ -612,9 +631,9 @@ sim_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, ch
 		snprintf(err, err_size, "sim:%s: setup failed: %s", s->name, why);
 		return -EINVAL;
 	}
-	shape_of(s, wl, &sh);
+	run_of(s, wl, &run);
 	for (i = 0; i < n; i++)
-		model_sample(s, wl, &sh, &out[i]);
+		model_sample(s, &run, &out[i]);
 	s->last = *wl;
 	s->has_last = true;
 	return 0;

@@ -88,22 +88,30 @@ struct sim_params {
 	double cost_setup_s;    /* share of cost_base_s a reused setup skips (connect, teardown) */
 };
 
+/* What follows from the profile's numbers alone (sim_prepare()), in bytes/s. */
+struct sim_caps {
+	double link;   /* port rate for frames (the interframe gap is not counted) */
+	double rd_cap; /* PCIe read bandwidth per direction, raw */
+	double wr_cap; /* PCIe posted-write payload bandwidth, MPS TLP overhead taken off */
+};
+
 struct th_sim {
 	char name[SIM_NAME_MAX];
 	char backend_name[SIM_NAME_MAX + 8]; /* "sim:F" */
 	struct sim_params p;
+	struct sim_caps caps; /* derived from p */
 	struct th_limits limits;
 	struct th_rng rng;      /* noise; advances with every sample */
 	unsigned quirk_count;
 	struct sim_quirk quirk[SIM_QUIRKS_MAX];
 	unsigned known_count;
-	struct th_sim_known known[SIM_KNOWN_MAX];
-	char *notes[SIM_KNOWN_MAX]; /* owned strings behind known[i].note */
+	struct th_sim_known known[SIM_KNOWN_MAX]; /* each note strdup'ed, th_sim_free() frees it */
 	struct th_wl last;      /* the setup of the last run, for cost_s's reuse */
 	bool has_last;          /* last is valid */
 };
 
 /* The model (sim.c). */
+void sim_prepare(struct th_sim *s); /* fill s->caps once s->p is read */
 int sim_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, char *err,
 	size_t err_size);
 void sim_expect(void *ctx, const struct th_wl *wl, struct th_expect *e);

@@ -78,18 +78,6 @@ static const struct num_key num_keys[] = {
 
 #undef P
 
-/* Sections whose keys the loader knows; anything else is a typo. */
-static const char *const fixed_sections[] = {
-	"profile",
-	"link",
-	"nic",
-	"pcie",
-	"host",
-	"limits",
-	"noise",
-	"cost",
-};
-
 static int
 missing(const struct th_conf *c, const char *section, const char *key, char *err, size_t err_size)
 {
@@ -256,42 +244,19 @@ parse_quirk(const struct th_conf *c, const char *section, struct sim_quirk *q, c
 	return 0;
 }
 
-/* "mem=local qp_type=RC ..." as th_wl_format() writes it, read by th_wl_from_conf(). */
+/* "mem=local qp_type=RC ..." as th_wl_format() writes it, within the profile's limits. */
 static int
 parse_trigger(const struct th_conf *c, const char *section, const struct th_limits *l,
 	struct th_wl *wl, char *err, size_t err_size)
 {
 	const char *v = th_conf_get(c, section, "trigger");
-	char text[1024], why[256], where[256];
-	struct th_conf *wc;
-	size_t o = 0;
-	const char *s;
-	int rc;
+	char why[256], where[256];
 
 	if (v == NULL)
 		return missing(c, section, "trigger", err, err_size);
-	th_conf_where(c, section, "trigger", where, sizeof(where));
-	o = (size_t)snprintf(text, sizeof(text), "[workload]\n");
-	for (s = v; *s != '\0' && o + 2 < sizeof(text); s++)
-		text[o++] = (*s == ' ' || *s == '\t') ? '\n' : *s;
-	if (*s != '\0') {
-		snprintf(err, err_size, "%s: %s.trigger is too long", where, section);
-		return -EINVAL;
-	}
-	text[o] = '\0';
 	why[0] = '\0';
-	wc = th_conf_parse(text, "trigger", why, sizeof(why));
-	if (wc == NULL) {
-		snprintf(err, err_size, "%s: %s.trigger: %s", where, section, why);
-		return -EINVAL;
-	}
-	rc = th_wl_from_conf(wc, "workload", wl, why, sizeof(why));
-	if (rc == 0 && th_conf_check_unused(wc, why, sizeof(why)) < 0)
-		rc = -EINVAL;
-	th_conf_free(wc);
-	if (rc == 0 && th_wl_check(wl, l, why, sizeof(why)) < 0)
-		rc = -EINVAL;
-	if (rc < 0) {
+	if (th_wl_parse(v, wl, why, sizeof(why)) < 0 || th_wl_check(wl, l, why, sizeof(why)) < 0) {
+		th_conf_where(c, section, "trigger", where, sizeof(where));
 		snprintf(err, err_size, "%s: %s.trigger: %s", where, section, why);
 		return -EINVAL;
 	}
@@ -331,22 +296,25 @@ parse_known(
 	note = th_conf_get(c, section, "note");
 	if (note == NULL)
 		return missing(c, section, "note", err, err_size);
-	s->notes[s->known_count] = strdup(note);
-	if (s->notes[s->known_count] == NULL) {
+	k->note = strdup(note);
+	if (k->note == NULL) {
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
-	k->note = s->notes[s->known_count];
 	s->known_count++;
 	return 0;
 }
 
+/*
+ * The [quirk.NAME] and [known.N] sections. The fixed ones were read by name;
+ * th_conf_check_unused() reports the first key of any other section (a typo).
+ */
 static int
 read_sections(const struct th_conf *c, struct th_sim *s, char *err, size_t err_size)
 {
 	const char *sec;
-	unsigned i, j;
 	char where[256];
+	unsigned i;
 
 	for (i = 0; (sec = th_conf_section(c, i)) != NULL; i++) {
 		if (strncmp(sec, "quirk.", 6) == 0) {
@@ -373,27 +341,24 @@ read_sections(const struct th_conf *c, struct th_sim *s, char *err, size_t err_s
 			}
 			if (parse_known(c, sec, s, err, err_size) < 0)
 				return -EINVAL;
-			continue;
-		}
-		for (j = 0; j < sizeof(fixed_sections) / sizeof(fixed_sections[0]); j++)
-			if (strcmp(sec, fixed_sections[j]) == 0)
-				break;
-		if (j == sizeof(fixed_sections) / sizeof(fixed_sections[0])) {
-			/* Its keys are unused; th_conf_check_unused() names the first one. */
-			continue;
 		}
 	}
 	return 0;
 }
 
+/* The subsystem @p c describes; frees @p c, which may be NULL (its parse failed). */
 static struct th_sim *
 build(struct th_conf *c, const char *name, uint64_t seed, char *err, size_t err_size)
 {
-	struct th_sim *s = calloc(1, sizeof(*s));
+	struct th_sim *s;
 	const char *v;
 
+	if (c == NULL)
+		return NULL;
+	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		snprintf(err, err_size, "%s: out of memory", name);
+		th_conf_free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -422,11 +387,14 @@ build(struct th_conf *c, const char *name, uint64_t seed, char *err, size_t err_
 		snprintf(err + n, err_size - n, " (profile keys: config/rdma/README)");
 		goto invalid;
 	}
+	th_conf_free(c);
+	sim_prepare(s);
 	th_sim_reset(s, seed);
 	return s;
 
 invalid:
 	th_sim_free(s);
+	th_conf_free(c);
 	errno = EINVAL;
 	return NULL;
 }
@@ -434,33 +402,13 @@ invalid:
 struct th_sim *
 th_sim_parse(const char *text, const char *name, uint64_t seed, char *err, size_t err_size)
 {
-	struct th_conf *c = th_conf_parse(text, name, err, err_size);
-	struct th_sim *s;
-	int saved;
-
-	if (c == NULL)
-		return NULL;
-	s = build(c, name, seed, err, err_size);
-	saved = errno;
-	th_conf_free(c);
-	errno = saved;
-	return s;
+	return build(th_conf_parse(text, name, err, err_size), name, seed, err, err_size);
 }
 
 struct th_sim *
 th_sim_load(const char *path, uint64_t seed, char *err, size_t err_size)
 {
-	struct th_conf *c = th_conf_load(path, err, err_size);
-	struct th_sim *s;
-	int saved;
-
-	if (c == NULL)
-		return NULL;
-	s = build(c, path, seed, err, err_size);
-	saved = errno;
-	th_conf_free(c);
-	errno = saved;
-	return s;
+	return build(th_conf_load(path, err, err_size), path, seed, err, err_size);
 }
 
 void
@@ -470,8 +418,8 @@ th_sim_free(struct th_sim *s)
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < SIM_KNOWN_MAX; i++)
-		free(s->notes[i]);
+	for (i = 0; i < s->known_count; i++)
+		free((char *)s->known[i].note);
 	free(s);
 }
 

@@ -160,6 +160,16 @@ int th_wl_from_conf(const struct th_conf *c, const char *section, struct th_wl *
 	size_t err_size);
 
 /**
+ * Read the one-line form th_wl_format() writes ("mem=local qp_type=RC ...":
+ * key=value words separated by spaces or tabs, every feature once, values as
+ * th_wl_from_conf() reads them). Checks what th_wl_from_conf() checks; the
+ * caller checks limits with th_wl_check(). @p wl is set only on success.
+ * @return 0; -EINVAL with "word N: ..." (or what is missing) in @p err;
+ * -ENOMEM.
+ */
+int th_wl_parse(const char *line, struct th_wl *wl, char *err, size_t err_size);
+
+/**
  * Write @p wl as an INI [workload] section that th_wl_from_conf() reads back.
  * @return 0 or -errno (open or write failed).
  */

@@ -79,6 +79,11 @@ missing(const struct th_conf *c, const char *section, const char *key, char *err
 {
 	char where[256];
 
+	/* The one-line form (th_wl_parse()) is the section without a header. */
+	if (section[0] == '\0') {
+		snprintf(err, err_size, "missing '%s=' (a workload sets every feature)", key);
+		return -EINVAL;
+	}
 	th_conf_where(c, section, key, where, sizeof(where));
 	snprintf(err, err_size, "%s: [%s] needs '%s' (workload files set every feature)", where,
 		section, key);
@@ -209,6 +214,48 @@ th_wl_from_conf(
 		th_conf_where(c, section, th_feat_name((enum th_feat)bad), where, sizeof(where));
 		snprintf(err, err_size, "%s: %s", where, why);
 		return -EINVAL;
+	}
+	*wl = w;
+	return 0;
+}
+
+int
+th_wl_parse(const char *line, struct th_wl *wl, char *err, size_t err_size)
+{
+	struct th_conf *c;
+	struct th_wl w;
+	char *text, *t;
+	const char *s;
+	int r;
+
+	/* One word per line before any [section]: line N of the INI text is word N. */
+	text = malloc(strlen(line) + 1);
+	if (text == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	for (s = line, t = text; *s != '\0'; s++) {
+		if (*s != ' ' && *s != '\t')
+			*t++ = *s;
+		else if (t > text && t[-1] != '\n')
+			*t++ = '\n';
+	}
+	*t = '\0';
+	c = th_conf_parse(text, "word", err, err_size);
+	free(text);
+	if (c == NULL) {
+		r = errno == ENOMEM ? -ENOMEM : -EINVAL;
+	} else {
+		r = th_wl_from_conf(c, "", &w, err, err_size);
+		if (r == 0)
+			r = th_conf_check_unused(c, err, err_size);
+		th_conf_free(c);
+	}
+	if (r < 0) {
+		/* "word:3: ..." as the INI reader writes it reads "word 3: ...". */
+		if (err_size > 6 && strncmp(err, "word:", 5) == 0 && err[5] >= '0' && err[5] <= '9')
+			err[4] = ' ';
+		return r;
 	}
 	*wl = w;
 	return 0;

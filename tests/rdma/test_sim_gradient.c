@@ -20,10 +20,12 @@
 
 #include <cmocka.h>
 
+#include "sim_test.h"
 #include "th_search.h"
 #include "th_sim.h"
 
 #define SAMPLES 4
+#define SEED 11 /* noise of every profile loaded here */
 
 /* One walk: profile, known anomaly id, the feature moved and its steps. */
 struct walk {
@@ -67,19 +69,6 @@ static const struct walk walks[] = {
 	{"H", "H#17", TH_CTR_RWQE_MISS, 1, TH_F_WQ_DEPTH, {16, 32, 48, 64}},
 	{"H", "H#17", TH_CTR_RWQE_MISS, 1, TH_F_QP_COUNT, {8, 16, 24, 32}},
 };
-
-static struct th_sim *
-load(const char *name)
-{
-	char path[512], err[512];
-	struct th_sim *s;
-
-	snprintf(path, sizeof(path), "%s/config/rdma/%s.ini", TH_SOURCE_ROOT, name);
-	s = th_sim_load(path, 11, err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
-	return s;
-}
 
 static const struct th_sim_known *
 find(const struct th_sim *s, const char *id)
@@ -126,7 +115,7 @@ test_walks(void **state)
 	(void)state;
 	for (w = 0; w < sizeof(walks) / sizeof(walks[0]); w++) {
 		const struct walk *wk = &walks[w];
-		struct th_sim *s = load(wk->profile);
+		struct th_sim *s = load_profile(wk->profile, SEED);
 		const struct th_sim_known *k = find(s, wk->id);
 		double prev = -1;
 		bool shows;
@@ -304,19 +293,6 @@ set_cond(struct th_wl *wl, unsigned f, uint64_t v)
 		wl->msg[j] = (uint32_t)v;
 }
 
-static bool
-has_cond(const struct th_mfs *m, unsigned f)
-{
-	const struct th_range *r;
-
-	if (f < TH_F__COUNT)
-		return f != TH_F_MSG && (m->feats & (1u << f));
-	if (!(m->feats & (1u << TH_F_MSG)))
-		return false;
-	r = f == TH_F__COUNT ? &m->msg_min : &m->msg_max;
-	return r->lo != 0 || r->hi != UINT64_MAX;
-}
-
 /* Relative change as th_search_energy_delta() bounds it with no floor: (x - y) / y in [-1, 1]. */
 static double
 term(double x, double y)
@@ -354,7 +330,6 @@ check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const str
 	struct th_backend b;
 	double a[TH_CTR__COUNT], c[TH_CTR__COUNT];
 	char why[160], t1[512], t2[512];
-	unsigned i;
 
 	th_sim_backend(s, &b);
 	if (th_wl_check(from, b.limits, why, sizeof(why)) < 0 ||
@@ -362,12 +337,8 @@ check_step(struct th_sim *s, const struct th_sim_known *k, unsigned f, const str
 		return;
 	/* A start inside another documented anomaly with the same symptom is
 	 * already found; nothing has to lead away from it (F#2 next to F#6). */
-	for (i = 0; i < th_sim_known_count(s); i++) {
-		const struct th_sim_known *o = th_sim_known_get(s, i);
-
-		if (o != k && o->mfs.symptom == k->mfs.symptom && th_mfs_covers(&o->mfs, from))
-			return;
-	}
+	if (other_covers(s, k, from, k->mfs.symptom))
+		return;
 	measure_all(s, from, a);
 	measure_all(s, to, c);
 	/* The annealing walk reads all counters at once: report where its energy
@@ -414,7 +385,7 @@ test_every_condition(void **state)
 
 	(void)state;
 	for (r = 0; r < sizeof(rare) / sizeof(rare[0]); r++) {
-		struct th_sim *s = load(rare[r][0] == 'F' ? "F" : "H");
+		struct th_sim *s = load_profile(rare[r][0] == 'F' ? "F" : "H", SEED);
 		const struct th_sim_known *k = find(s, rare[r]);
 		struct th_backend b;
 
@@ -423,7 +394,7 @@ test_every_condition(void **state)
 			uint64_t g[TH_WL_GRID_MAX];
 			unsigned ng, in = 0;
 
-			if (!has_cond(&k->mfs, f))
+			if (!has_condition(&k->mfs, f))
 				continue;
 			if (f < TH_F__COUNT && th_feat_is_enum(f)) {
 				/* Each other enum value, then the trigger's. */
@@ -500,7 +471,7 @@ test_triggers_apart(void **state)
 
 	(void)state;
 	for (p = 0; p < 2; p++) {
-		struct th_sim *s = load(names[p]);
+		struct th_sim *s = load_profile(names[p], SEED);
 
 		for (i = 0; i < th_sim_known_count(s); i++) {
 			const struct th_sim_known *k = th_sim_known_get(s, i);

@@ -18,22 +18,10 @@
 
 #include <cmocka.h>
 
+#include "sim_test.h"
 #include "th_sim.h"
 
 #define SAMPLES 4
-
-static struct th_sim *
-load(const char *name, uint64_t seed)
-{
-	char path[512], err[512];
-	struct th_sim *s;
-
-	snprintf(path, sizeof(path), "%s/config/rdma/%s.ini", TH_SOURCE_ROOT, name);
-	s = th_sim_load(path, seed, err, sizeof(err));
-	if (s == NULL)
-		fail_msg("%s", err);
-	return s;
-}
 
 static void
 judge(struct th_sim *s, const struct th_wl *wl, struct th_verdict *v)
@@ -49,21 +37,6 @@ judge(struct th_sim *s, const struct th_wl *wl, struct th_verdict *v)
 	assert_int_equal(b.run(b.ctx, wl, SAMPLES, smp, err, sizeof(err)), 0);
 	b.expect(b.ctx, wl, &e);
 	th_monitor_judge(&c, &e, smp, SAMPLES, v);
-}
-
-/* Whether another documented anomaly with symptom @p sy covers @p wl. */
-static bool
-other_covers(const struct th_sim *s, unsigned self, const struct th_wl *wl, enum th_symptom sy)
-{
-	unsigned i;
-
-	for (i = 0; i < th_sim_known_count(s); i++) {
-		const struct th_sim_known *k = th_sim_known_get(s, i);
-
-		if (i != self && k->mfs.symptom == sy && th_mfs_covers(&k->mfs, wl))
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -147,23 +120,10 @@ drop_condition(struct th_mfs *m, unsigned f)
 		m->feats &= ~(1u << TH_F_MSG);
 }
 
-static bool
-has_condition(const struct th_mfs *m, unsigned f)
-{
-	const struct th_range *r;
-
-	if (f < TH_F__COUNT)
-		return f != TH_F_MSG && (m->feats & (1u << f));
-	if (!(m->feats & (1u << TH_F_MSG)))
-		return false;
-	r = f == TH_F__COUNT ? &m->msg_min : &m->msg_max;
-	return r->lo != 0 || r->hi != UINT64_MAX;
-}
-
 static void
 check_profile(const char *name, unsigned expect_known)
 {
-	struct th_sim *s = load(name, 42);
+	struct th_sim *s = load_profile(name, 42);
 	struct th_backend b;
 	unsigned i, f;
 
@@ -197,7 +157,7 @@ check_profile(const char *name, unsigned expect_known)
 				if (th_wl_check(&cand[j], b.limits, NULL, 0) < 0 ||
 					!th_mfs_covers(&rest, &cand[j]) ||
 					th_mfs_covers(&k->mfs, &cand[j]) ||
-					other_covers(s, i, &cand[j], sy))
+					other_covers(s, k, &cand[j], sy))
 					continue;
 				tried++;
 				judge(s, &cand[j], &v);
@@ -231,7 +191,7 @@ test_profile_h(void **state)
 static void
 run_once(const char *name, uint64_t seed, struct th_sample *smp)
 {
-	struct th_sim *s = load(name, seed);
+	struct th_sim *s = load_profile(name, seed);
 	struct th_backend b;
 	struct th_wl wl;
 	char err[128];
@@ -267,7 +227,7 @@ test_healthy_line_rate(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		struct th_sim *s = load(names[i], 1);
+		struct th_sim *s = load_profile(names[i], 1);
 		struct th_verdict v;
 		struct th_wl wl;
 
@@ -309,7 +269,7 @@ mean_ctr(struct th_sim *s, const struct th_wl *wl, enum th_ctr c, unsigned host)
 static void
 test_counters_lead(void **state)
 {
-	struct th_sim *s = load("F", 3);
+	struct th_sim *s = load_profile("F", 3);
 	struct th_wl wl;
 	struct th_verdict v;
 	double prev = -1, x;
@@ -344,8 +304,8 @@ test_counters_lead(void **state)
 static void
 test_pause_counters(void **state)
 {
-	struct th_sim *s = load("F", 3);
-	const struct th_sim_known *k = th_sim_known_get(s, 12); /* #13 loopback */
+	struct th_sim *s = load_profile("F", 3);
+	const struct th_sim_known *k = th_sim_known_find(s, "F#13"); /* loopback */
 	double us, frames, peer;
 
 	(void)state;
@@ -362,7 +322,7 @@ test_pause_counters(void **state)
 static void
 test_cost(void **state)
 {
-	struct th_sim *s = load("F", 1);
+	struct th_sim *s = load_profile("F", 1);
 	struct th_backend b;
 	struct th_wl wl;
 	double lo, hi;
@@ -385,7 +345,7 @@ test_cost(void **state)
 static void
 test_cost_reuse(void **state)
 {
-	struct th_sim *s = load("F", 1);
+	struct th_sim *s = load_profile("F", 1);
 	struct th_backend b;
 	struct th_sample smp[4];
 	struct th_wl wl, next;

@@ -148,6 +148,60 @@ test_write_read_round_trip(void **state)
 	assert_int_equal(th_wl_load("/nonexistent-dir/x.ini", &back, err, sizeof(err)), -ENOENT);
 }
 
+/* The one-line form reads back to the same point; a bad word is named by its position. */
+static void
+test_line_round_trip(void **state)
+{
+	static const struct {
+		const char *line;
+		const char *expect; /* in the message */
+	} bad[] = {
+		{"mem=local qp_type=RC opcode=WRITE dir=both", "word 4: dir = 'both': expected"},
+		{"mem=local  qp_type=RC junk", "word 3: expected 'key = value', got 'junk'"},
+		{"mem=local qp_type=RC opcode=WRITE dir=bidi mtu=1500", "word 5: mtu = 1500"},
+		{"mem=local qp_type=RC opcode=WRITE", "missing 'dir='"},
+		{"", "missing 'mem='"},
+	};
+	static const char spaced[] = " mem=gpu\tqp_type=UD opcode=SEND  dir=loopback mtu=2048 "
+				     "wqe_batch=4 sge=1 wq_depth=64 qp_count=2 mr_count=3 "
+				     "mr_size=4096 msg=512,2048 ";
+	char line[512], err[256] = "";
+	struct th_limits lim;
+	struct th_rng rng;
+	struct th_wl wl, back;
+	unsigned i;
+
+	(void)state;
+	th_limits_default(&lim);
+	th_rng_seed(&rng, 7);
+	for (i = 0; i < 300; i++) {
+		th_wl_random(&wl, &lim, &rng);
+		assert_true(th_wl_format(&wl, line, sizeof(line)) < (int)sizeof(line));
+		memset(&back, 0xa5, sizeof(back));
+		if (th_wl_parse(line, &back, err, sizeof(err)) != 0)
+			fail_msg("%s: %s", line, err);
+		assert_true(th_wl_equal(&wl, &back));
+	}
+	/* Tabs and runs of blanks separate words too; an unknown word is a typo. */
+	assert_int_equal(th_wl_parse(spaced, &wl, err, sizeof(err)), 0);
+	th_wl_format(&wl, line, sizeof(line));
+	assert_string_equal(line, "mem=gpu qp_type=UD opcode=SEND dir=loopback mtu=2048 "
+				  "wqe_batch=4 sge=1 wq_depth=64 qp_count=2 mr_count=3 "
+				  "mr_size=4096 msg=512,2048");
+	strcat(line, " colour=blue");
+	back = wl;
+	assert_int_equal(th_wl_parse(line, &back, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "word 13: unknown key 'colour'"));
+	assert_true(th_wl_equal(&wl, &back));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (th_wl_parse(bad[i].line, &back, err, sizeof(err)) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i].line);
+		if (strstr(err, bad[i].expect) == NULL)
+			fail_msg("'%s': '%s' lacks '%s'", bad[i].line, err, bad[i].expect);
+	}
+}
+
 static void
 test_unknown_key_in_file(void **state)
 {
@@ -240,6 +294,7 @@ main(void)
 		cmocka_unit_test(test_good_file),
 		cmocka_unit_test(test_format_truncates_safely),
 		cmocka_unit_test(test_write_read_round_trip),
+		cmocka_unit_test(test_line_round_trip),
 		cmocka_unit_test(test_unknown_key_in_file),
 		cmocka_unit_test(test_malformed_files),
 		cmocka_unit_test(test_ud_message_over_mtu),
