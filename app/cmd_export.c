@@ -406,7 +406,7 @@ th_cmd_export(int argc, char **argv)
 	struct chain *chains = NULL;
 	struct th_export_source *sources = NULL;
 	struct progress prog = {0};
-	unsigned int nchains = 0, damaged = 0;
+	unsigned int nchains = 0, damaged = 0, rpc_segments = 0;
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
 	FILE *out = stdout;
@@ -644,6 +644,13 @@ th_cmd_export(int argc, char **argv)
 		/* A segment whose header is unreadable is a chain of its own (and reported). */
 		while (j < segs.count && same_stream(order[i], order[j]))
 			j++;
+		/* RPC records (a decode lcore's) are not what export writes: their segments are
+		 * not read at all, and the progress bar does not wait for them. */
+		if (order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS) {
+			rpc_segments += (unsigned int)(j - i);
+			i = j;
+			continue;
+		}
 		chains[nchains].segs = &order[i];
 		chains[nchains].count = (unsigned int)(j - i);
 		chains[nchains].segments_done = &prog.segments_done;
@@ -653,6 +660,8 @@ th_cmd_export(int argc, char **argv)
 		sources[nchains].rewind = chain_rewind;
 		sources[nchains].is_opens_only =
 			order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_OPENS;
+		sources[nchains].is_names_only =
+			order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_NAMES;
 		nchains++;
 		i = j;
 	}
@@ -666,7 +675,7 @@ th_cmd_export(int argc, char **argv)
 		}
 	}
 	prog.is_on = !is_quiet && (is_force_progress || isatty(STDERR_FILENO));
-	prog.segments = (unsigned int)segs.count;
+	prog.segments = (unsigned int)segs.count - rpc_segments;
 	prog.phase = "export";
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	c.progress = on_progress;

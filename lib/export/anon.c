@@ -14,23 +14,132 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Prefix-preserving pseudonyms cost one HMAC per address bit (128 for IPv6); addresses repeat
- * in a trace, so each is computed once and cached. */
-struct cache_ent {
-	struct th_addr in;
-	struct th_addr out;
-	bool is_used;
+/*
+ * A pseudonym costs an HMAC (a prefix-preserving address one per bit: 128 for IPv6) and a
+ * trace repeats its addresses, users and handles, so each pseudonym is kept once computed.
+ * One table per kind of value, allocated at its full size with the key and never grown
+ * (memory is bounded): sets of CACHE_WAYS entries; a value whose set is full replaces the
+ * set's oldest entry, and the replacement is counted. A replaced pseudonym is computed again
+ * when its value comes back: slower, never different. A set's tags (hash bits and key
+ * length) fill half a cache line and an address's entry another half, so a lookup reads a
+ * line of tags and, on a match, the entry's line or two.
+ */
+#define CACHE_WAYS 8
+#define CACHE_LINE 64
+#define ADDR_SETS_LOG2 15 /* 262144 addresses: 9 MB with their tags */
+#define ID_SETS_LOG2 9    /* 4096 uids and gids: 80 KB */
+#define FH_SETS_LOG2 15   /* 262144 handles: 21 MB */
+#define ID_KEY_SIZE 5     /* kind tag, value (little-endian) */
+#define TAG_LEN_MASK 0xffu
+
+struct cache {
+	uint32_t *tag;     /**< sets * CACHE_WAYS: hash bits | key length + 1; 0: free */
+	uint8_t *ent;      /**< sets * CACHE_WAYS entries of size bytes: pseudonym, key */
+	uint8_t *oldest;   /**< per set: the way replaced next */
+	void *tag_mem;     /**< allocations tag and ent are aligned in */
+	void *ent_mem;     /**< (to free) */
+	uint32_t set_mask; /**< sets - 1 (a power of two) */
+	uint16_t size;     /**< an entry's bytes: a multiple of 16 */
+	uint8_t out_size;  /**< pseudonym bytes, before the key */
+	uint64_t replaced; /**< entries given up for newer values */
 };
 
 struct th_export_anon {
-	struct th_export_hmac_key key; /**< prepared HMAC key */
-	bool is_prefix_preserving;     /**< Crypto-PAn-like addresses */
-	struct cache_ent *cache;       /**< open addressing, power-of-two size */
-	size_t cache_size;             /**< slots */
-	size_t cache_used;             /**< slots in use */
+	struct th_export_hmac_key key;         /**< prepared HMAC key */
+	bool is_prefix_preserving;             /**< Crypto-PAn-like addresses */
+	struct cache addrs;                    /**< address -> address pseudonym */
+	struct cache ids;                      /**< ('u' or 'g', value) -> 32-bit pseudonym */
+	struct cache fhs;                      /**< handle -> TH_EXPORT_ANON_FH_SIZE bytes */
+	struct th_export_anon_counters counts; /**< pseudonyms computed (replaced: see caches) */
 };
 
-static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+/* Zeroed, cache-line aligned. calloc: pages a trace never touches are never mapped in. */
+static void *
+zalloc_lines(size_t size, void **mem)
+{
+	uintptr_t p;
+
+	*mem = calloc(1, size + CACHE_LINE);
+	if (*mem == NULL)
+		return NULL;
+	p = ((uintptr_t)*mem + CACHE_LINE - 1) & ~(uintptr_t)(CACHE_LINE - 1);
+	return (void *)p;
+}
+
+static int
+cache_init(struct cache *c, unsigned int sets_log2, unsigned int key_max, unsigned int out_size)
+{
+	size_t sets = (size_t)1 << sets_log2;
+
+	c->set_mask = (uint32_t)(sets - 1);
+	c->out_size = (uint8_t)out_size;
+	c->size = (uint16_t)((out_size + key_max + 15) & ~15u);
+	c->tag = zalloc_lines(sets * CACHE_WAYS * sizeof(*c->tag), &c->tag_mem);
+	c->ent = zalloc_lines(sets * CACHE_WAYS * c->size, &c->ent_mem);
+	c->oldest = calloc(sets, 1);
+	return c->tag != NULL && c->ent != NULL && c->oldest != NULL ? 0 : -ENOMEM;
+}
+
+static void
+cache_free(struct cache *c)
+{
+	free(c->tag_mem);
+	free(c->ent_mem);
+	free(c->oldest);
+}
+
+static uint64_t
+key_hash(const uint8_t *k, size_t n)
+{
+	uint64_t h = n * 0x9e3779b97f4a7c15ull, w;
+
+	for (; n >= 8; k += 8, n -= 8) {
+		memcpy(&w, k, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	if (n > 0) {
+		w = 0;
+		memcpy(&w, k, n);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+	}
+	h ^= h >> 29;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 32);
+}
+
+/*
+ * Where the pseudonym of @p key (@p len bytes, at most what the table was made for) is kept.
+ * *is_new says it was not there: the entry is then the key's, and the caller writes the
+ * pseudonym into it.
+ */
+static uint8_t *
+cache_get(struct cache *c, const uint8_t *key, size_t len, bool *is_new)
+{
+	uint64_t h = key_hash(key, len);
+	size_t set = (size_t)(h & c->set_mask) * CACHE_WAYS, i;
+	uint32_t tag = ((uint32_t)(h >> 32) & ~TAG_LEN_MASK) | (uint32_t)(len + 1);
+	uint8_t *e;
+
+	for (i = set; i < set + CACHE_WAYS; i++) {
+		if (c->tag[i] != tag)
+			continue;
+		e = c->ent + i * c->size;
+		if (memcmp(e + c->out_size, key, len) == 0) {
+			*is_new = false;
+			return e;
+		}
+	}
+	i = set + c->oldest[set / CACHE_WAYS];
+	c->oldest[set / CACHE_WAYS] = (uint8_t)((i - set + 1) % CACHE_WAYS);
+	if (c->tag[i] != 0)
+		c->replaced++;
+	c->tag[i] = tag;
+	e = c->ent + i * c->size;
+	memcpy(e + c->out_size, key, len);
+	*is_new = true;
+	return e;
+}
 
 struct th_export_anon *
 th_export_anon_create(const void *key, size_t key_size, bool is_prefix_preserving)
@@ -46,10 +155,11 @@ th_export_anon_create(const void *key, size_t key_size, bool is_prefix_preservin
 		return NULL;
 	th_export_hmac_init(&a->key, key, key_size);
 	a->is_prefix_preserving = is_prefix_preserving;
-	a->cache_size = 1024;
-	a->cache = calloc(a->cache_size, sizeof(*a->cache));
-	if (a->cache == NULL) {
-		free(a);
+	if (cache_init(&a->addrs, ADDR_SETS_LOG2, sizeof(struct th_addr), sizeof(struct th_addr)) <
+			0 ||
+		cache_init(&a->ids, ID_SETS_LOG2, ID_KEY_SIZE, sizeof(uint32_t)) < 0 ||
+		cache_init(&a->fhs, FH_SETS_LOG2, TH_TRACE_FH_MAX, TH_EXPORT_ANON_FH_SIZE) < 0) {
+		th_export_anon_free(a);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -61,10 +171,19 @@ th_export_anon_free(struct th_export_anon *a)
 {
 	if (a == NULL)
 		return;
-	free(a->cache);
+	cache_free(&a->addrs);
+	cache_free(&a->ids);
+	cache_free(&a->fhs);
 	/* The key states let anyone recompute pseudonyms: do not leave them in freed memory. */
 	memset(&a->key, 0, sizeof(a->key));
 	free(a);
+}
+
+void
+th_export_anon_counters(const struct th_export_anon *a, struct th_export_anon_counters *c)
+{
+	*c = a->counts;
+	c->replaced = a->addrs.replaced + a->ids.replaced + a->fhs.replaced;
 }
 
 int
@@ -107,23 +226,10 @@ th_export_anon_load_key(const char *path, uint8_t *key, size_t size, size_t *key
 	return 0;
 }
 
-static uint64_t
-addr_hash(const struct th_addr *a)
-{
-	uint64_t x, y;
-
-	memcpy(&x, a->b, 8);
-	memcpy(&y, a->b + 8, 8);
-	x ^= y * 0x9e3779b97f4a7c15ull;
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return x ^ (x >> 32);
-}
-
 static void
 prefix_preserving(const struct th_export_anon *a, const struct th_addr *in, struct th_addr *out)
 {
-	bool is_v4 = memcmp(in->b, v4_mapped, sizeof(v4_mapped)) == 0;
+	bool is_v4 = th_addr_is_v4(in);
 	const uint8_t *src = is_v4 ? in->b + 12 : in->b;
 	unsigned int bits = is_v4 ? 32 : 128, i;
 	uint8_t prefix[16], res[16], tag[2] = {'p', is_v4 ? 4 : 6}, mac[TH_EXPORT_SHA256_SIZE];
@@ -142,12 +248,13 @@ prefix_preserving(const struct th_export_anon *a, const struct th_addr *in, stru
 		prefix[i / 8] |= (uint8_t)(in_bit << (7 - i % 8));
 	}
 	if (is_v4) {
-		memcpy(out->b, v4_mapped, sizeof(v4_mapped));
+		/* The input's IPv4-mapped prefix, the pseudonym's address. */
+		*out = *in;
 		memcpy(out->b + 12, res, 4);
 	} else {
 		memcpy(out->b, res, 16);
 		/* An IPv6 pseudonym that happens to look IPv4-mapped would change the family. */
-		if (memcmp(out->b, v4_mapped, sizeof(v4_mapped)) == 0)
+		if (th_addr_is_v4(out))
 			out->b[0] = 0x20;
 	}
 }
@@ -155,105 +262,92 @@ prefix_preserving(const struct th_export_anon *a, const struct th_addr *in, stru
 static void
 flat(const struct th_export_anon *a, const struct th_addr *in, struct th_addr *out)
 {
-	bool is_v4 = memcmp(in->b, v4_mapped, sizeof(v4_mapped)) == 0;
+	bool is_v4 = th_addr_is_v4(in);
 	uint8_t tag[2] = {'a', is_v4 ? 4 : 6}, mac[TH_EXPORT_SHA256_SIZE];
 
 	th_export_hmac2(&a->key, tag, sizeof(tag), in->b, sizeof(in->b), mac);
 	if (is_v4) {
-		memcpy(out->b, v4_mapped, sizeof(v4_mapped));
+		*out = *in;
 		memcpy(out->b + 12, mac, 4);
 	} else {
 		memcpy(out->b, mac, 16);
-		if (memcmp(out->b, v4_mapped, sizeof(v4_mapped)) == 0)
+		if (th_addr_is_v4(out))
 			out->b[0] = 0x20;
 	}
-}
-
-static void
-cache_grow(struct th_export_anon *a)
-{
-	size_t size = a->cache_size * 2, i;
-	struct cache_ent *c = calloc(size, sizeof(*c));
-
-	/* Without memory the cache stays as it is: pseudonyms are recomputed, never wrong. */
-	if (c == NULL)
-		return;
-	for (i = 0; i < a->cache_size; i++) {
-		size_t j;
-
-		if (!a->cache[i].is_used)
-			continue;
-		for (j = addr_hash(&a->cache[i].in) & (size - 1); c[j].is_used;
-			j = (j + 1) & (size - 1))
-			;
-		c[j] = a->cache[i];
-	}
-	free(a->cache);
-	a->cache = c;
-	a->cache_size = size;
 }
 
 void
 th_export_anon_addr(struct th_export_anon *a, const struct th_addr *in, struct th_addr *out)
 {
-	size_t mask = a->cache_size - 1, j;
+	bool is_new;
+	uint8_t *p = cache_get(&a->addrs, in->b, sizeof(in->b), &is_new);
 
-	for (j = addr_hash(in) & mask; a->cache[j].is_used; j = (j + 1) & mask) {
-		if (memcmp(&a->cache[j].in, in, sizeof(*in)) == 0) {
-			*out = a->cache[j].out;
-			return;
-		}
+	if (is_new) {
+		struct th_addr pseudo;
+
+		if (a->is_prefix_preserving)
+			prefix_preserving(a, in, &pseudo);
+		else
+			flat(a, in, &pseudo);
+		memcpy(p, pseudo.b, sizeof(pseudo.b));
+		a->counts.addrs++;
 	}
-	if (a->is_prefix_preserving)
-		prefix_preserving(a, in, out);
-	else
-		flat(a, in, out);
-	if (a->cache_used * 2 >= a->cache_size) {
-		cache_grow(a);
-		mask = a->cache_size - 1;
-		for (j = addr_hash(in) & mask; a->cache[j].is_used; j = (j + 1) & mask)
-			;
-		/* Still half full: the cache could not grow, so this address is not kept. */
-		if (a->cache_used * 2 >= a->cache_size)
-			return;
-	}
-	a->cache[j].in = *in;
-	a->cache[j].out = *out;
-	a->cache[j].is_used = true;
-	a->cache_used++;
+	memcpy(out->b, p, sizeof(out->b));
 }
 
 static uint32_t
-anon_u32(const struct th_export_anon *a, char kind, uint32_t v)
+anon_u32(struct th_export_anon *a, char kind, uint32_t v)
 {
-	uint8_t tag[1] = {(uint8_t)kind}, msg[4], mac[TH_EXPORT_SHA256_SIZE];
+	uint8_t key[ID_KEY_SIZE] = {(uint8_t)kind, (uint8_t)v, (uint8_t)(v >> 8),
+		(uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	uint8_t mac[TH_EXPORT_SHA256_SIZE], *p;
+	bool is_new;
+	uint32_t out;
 
-	msg[0] = (uint8_t)v, msg[1] = (uint8_t)(v >> 8), msg[2] = (uint8_t)(v >> 16);
-	msg[3] = (uint8_t)(v >> 24);
-	th_export_hmac2(&a->key, tag, sizeof(tag), msg, sizeof(msg), mac);
-	return (uint32_t)mac[0] << 24 | (uint32_t)mac[1] << 16 | (uint32_t)mac[2] << 8 | mac[3];
+	p = cache_get(&a->ids, key, sizeof(key), &is_new);
+	if (!is_new) {
+		memcpy(&out, p, sizeof(out));
+		return out;
+	}
+	/* The HMAC of the tag, then the value's 4 bytes (the key holds both, in that order). */
+	th_export_hmac2(&a->key, key, 1, key + 1, sizeof(key) - 1, mac);
+	out = (uint32_t)mac[0] << 24 | (uint32_t)mac[1] << 16 | (uint32_t)mac[2] << 8 | mac[3];
+	memcpy(p, &out, sizeof(out));
+	a->counts.ids++;
+	return out;
 }
 
 uint32_t
-th_export_anon_uid(const struct th_export_anon *a, uint32_t uid)
+th_export_anon_uid(struct th_export_anon *a, uint32_t uid)
 {
 	return anon_u32(a, 'u', uid);
 }
 
 uint32_t
-th_export_anon_gid(const struct th_export_anon *a, uint32_t gid)
+th_export_anon_gid(struct th_export_anon *a, uint32_t gid)
 {
 	return anon_u32(a, 'g', gid);
 }
 
 void
-th_export_anon_fh(const struct th_export_anon *a, const uint8_t *fh, unsigned int fh_len,
+th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_len,
 	uint8_t out[TH_EXPORT_ANON_FH_SIZE])
 {
-	uint8_t tag[1] = {'f'}, mac[TH_EXPORT_SHA256_SIZE];
+	uint8_t tag[1] = {'f'}, mac[TH_EXPORT_SHA256_SIZE], *p = NULL;
+	bool is_new = true;
 
+	/* A handle longer than any NFS version allows is not kept (nor seen in a trace). */
+	if (fh_len <= TH_TRACE_FH_MAX)
+		p = cache_get(&a->fhs, fh, fh_len, &is_new);
+	if (!is_new) {
+		memcpy(out, p, TH_EXPORT_ANON_FH_SIZE);
+		return;
+	}
 	th_export_hmac2(&a->key, tag, sizeof(tag), fh, fh_len, mac);
 	memcpy(out, mac, TH_EXPORT_ANON_FH_SIZE);
+	if (p != NULL)
+		memcpy(p, mac, TH_EXPORT_ANON_FH_SIZE);
+	a->counts.fhs++;
 }
 
 size_t

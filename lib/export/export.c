@@ -13,6 +13,7 @@
  */
 
 #include "th_export.h"
+#include "export_private.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -55,8 +56,6 @@ struct exporter {
 	bool is_write_failed;              /**< an fwrite came up short */
 	unsigned int sources_done;         /**< streams at their end (progress) */
 };
-
-static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 void
 th_export_config_defaults(struct th_export_config *c)
@@ -122,7 +121,7 @@ put_hex(char *p, const uint8_t *b, unsigned int n)
 static char *
 put_addr(char *p, const struct th_addr *a)
 {
-	if (memcmp(a->b, v4_mapped, sizeof(v4_mapped)) == 0) {
+	if (th_addr_is_v4(a)) {
 		for (int i = 12; i < 16; i++) {
 			p = put_u64(p, a->b[i]);
 			*p++ = '.';
@@ -130,53 +129,6 @@ put_addr(char *p, const struct th_addr *a)
 		return p - 1;
 	}
 	return p + th_addr_format(a, p, 48);
-}
-
-static inline bool
-is_v4(const struct th_addr *a)
-{
-	return memcmp(a->b, v4_mapped, sizeof(v4_mapped)) == 0;
-}
-
-size_t
-th_export_format_text(const struct th_trace_open *r, char *buf, size_t size)
-{
-	char line[LINE_MAX_SIZE], *p = line;
-	uint64_t cmd_ns = r->close_ns > r->open_ns ? r->close_ns - r->open_ns : 0;
-	size_t n;
-
-	p = put_u64(p, r->open_ns / 1000000000u);
-	*p++ = '.';
-	p = put_fixed(p, r->open_ns % 1000000000u / 1000u, 6);
-	p = put_str(p, " | ");
-	p = put_u64(p, cmd_ns / 1000u);
-	p = put_str(p, r->dir == 1 ? " | write | " : " | read | ");
-	if (is_v4(&r->server)) {
-		p = put_addr(p, &r->server);
-	} else {
-		*p++ = '[';
-		p = put_addr(p, &r->server);
-		*p++ = ']';
-	}
-	*p++ = ':';
-	p = put_hex(p, r->fh, r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
-	p = put_str(p, " | ");
-	p = put_addr(p, &r->client);
-	*p++ = '.';
-	p = put_u64(p, r->uid);
-	p = put_str(p, " | ");
-	p = put_u64(p, r->transferred);
-	p = put_str(p, " | ");
-	p = put_u64(p, r->size);
-	*p++ = '\n';
-	n = (size_t)(p - line);
-	if (size > 0) {
-		size_t c = n < size - 1 ? n : size - 1;
-
-		memcpy(buf, line, c);
-		buf[c] = '\0';
-	}
-	return n;
 }
 
 /* ---- per-stream reorder ---- */
@@ -414,7 +366,7 @@ put_host(struct exporter *x, char *p, const struct th_addr *a, bool is_bracketed
 		memcpy(p, name, n);
 		return p + n;
 	}
-	if (is_bracketed && !is_v4(a)) {
+	if (is_bracketed && !th_addr_is_v4(a)) {
 		*p++ = '[';
 		p = put_addr(p, a);
 		*p++ = ']';
@@ -526,11 +478,12 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 	const char *path_str = path;
 	uint8_t pfh[TH_EXPORT_ANON_FH_SIZE];
 	unsigned int fh_len = r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX;
-	size_t path_len = 0;
+	size_t path_len = 0, apath_len = 0;
 	uint64_t cmd_ns = r->close_ns > r->open_ns ? r->close_ns - r->open_ns : 0;
 	uint32_t uid = r->uid, gid = r->gid;
 	bool is_path = x->names != NULL;
 
+	path[0] = apath[0] = '\0';
 	/* Filters see the original values. */
 	if (t_of(r) < c->from_ns || (c->to_ns != 0 && t_of(r) >= c->to_ns) ||
 		(c->direction >= 0 && r->dir != c->direction) ||
@@ -545,9 +498,16 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 		if (i == c->uids_count)
 			goto filtered;
 	}
-	fh_end = put_hex(fh_hex, r->fh, fh_len);
-	*fh_end = '\0';
-	if (is_path)
+	if (c->anon == NULL || c->files_count > 0) {
+		fh_end = put_hex(fh_hex, r->fh, fh_len);
+		*fh_end = '\0';
+	}
+	/* With pseudonyms, the path's pseudonym is made along with the path (only CSV and JSON
+	 * have a path column); --file looks at the original path. */
+	if (is_path && c->anon != NULL && c->format != TH_EXPORT_FORMAT_TEXT)
+		path_len = th_export__names_path_anon(x->names, c->anon, &r->server, r->fh, fh_len,
+			t_of(r), path, sizeof(path), apath, sizeof(apath), &apath_len);
+	else if (is_path)
 		path_len = th_export_names_path(
 			x->names, &r->server, r->fh, fh_len, t_of(r), path, sizeof(path));
 	if (c->files_count > 0) {
@@ -569,11 +529,8 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 		*fh_end = '\0';
 		uid = th_export_anon_uid(c->anon, uid);
 		gid = th_export_anon_gid(c->anon, gid);
-		if (path_len > 0) {
-			path_len =
-				th_export_anon_path(c->anon, path, path_len, apath, sizeof(apath));
-			path_str = apath;
-		}
+		path_len = apath_len;
+		path_str = apath;
 	}
 	if (x->buf_used + LINE_MAX_SIZE * 4 > OUT_BUF_SIZE)
 		flush_out(x);
@@ -708,6 +665,12 @@ names_pass(struct exporter *x, FILE *err)
 			x->ctr->names_in++;
 			if (th_export_names_add(x->names, &x->name_scratch) == -ENOMEM)
 				return -ENOMEM;
+		}
+		/* The merge pass has nothing to take from names alone: it stays at its end. */
+		if (src->is_names_only) {
+			x->streams[i].is_done = true;
+			x->sources_done++;
+			continue;
 		}
 		/* Damage is reported once, after the merge pass reads the stream again. */
 		if (src->rewind != NULL && (rc = src->rewind(src->ctx)) < 0) {

@@ -8,7 +8,6 @@
 
 #include "th_export.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -28,8 +27,6 @@ struct th_export_hosts {
 	size_t used;        /**< slots taken */
 	bool is_resolve;    /**< ask reverse DNS for addresses not in the table */
 };
-
-static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 struct th_export_hosts *
 th_export_hosts_create(bool is_resolve)
@@ -122,22 +119,18 @@ insert(struct th_export_hosts *h, const struct th_addr *a, const char *name)
 static bool
 parse_addr(const char *s, struct th_addr *out)
 {
-	uint8_t b4[4];
 	char tmp[64];
 	const char *pct = strchr(s, '%');
 
-	if (inet_pton(AF_INET, s, b4) == 1) {
-		memcpy(out->b, v4_mapped, sizeof(v4_mapped));
-		memcpy(out->b + 12, b4, 4);
-		return true;
-	}
-	/* fe80::1%eth0 in a hosts file: the zone does not take part in the match. */
-	if (pct != NULL && (size_t)(pct - s) < sizeof(tmp)) {
+	/* fe80::1%eth0 in a hosts file: the zone does not take part in the match. Only IPv6
+	 * text (a ':' before the '%') has one. */
+	if (pct != NULL && (size_t)(pct - s) < sizeof(tmp) &&
+		memchr(s, ':', (size_t)(pct - s)) != NULL) {
 		memcpy(tmp, s, (size_t)(pct - s));
 		tmp[pct - s] = '\0';
 		s = tmp;
 	}
-	return inet_pton(AF_INET6, s, out->b) == 1;
+	return th_addr_parse(s, out) > 0;
 }
 
 int
@@ -188,7 +181,7 @@ resolve(struct th_export_hosts *h, const struct th_addr *a)
 	struct host_ent *e;
 
 	memset(&ss, 0, sizeof(ss));
-	if (memcmp(a->b, v4_mapped, sizeof(v4_mapped)) == 0) {
+	if (th_addr_is_v4(a)) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 
 		sin->sin_family = AF_INET;

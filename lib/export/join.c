@@ -8,6 +8,7 @@
  */
 
 #include "th_export.h"
+#include "export_private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +27,9 @@ struct name_ent {
 	uint32_t hash;         /**< of the key */
 	uint32_t next;         /**< chain in its bucket */
 	uint64_t name_off;     /**< in the string arena */
+	uint64_t anon_off;     /**< the name's pseudonym in the arena, once computed */
+	uint16_t anon_len;     /**< its bytes */
+	bool is_anon;          /**< the pseudonym has been computed */
 	uint8_t fh[TH_TRACE_FH_MAX];
 	uint8_t dir[TH_TRACE_FH_MAX];
 };
@@ -56,12 +60,6 @@ th_export_names_free(struct th_export_names *n)
 	free(n->bucket);
 	free(n->arena);
 	free(n);
-}
-
-size_t
-th_export_names_count(const struct th_export_names *n)
-{
-	return n->count;
 }
 
 static uint32_t
@@ -98,6 +96,25 @@ rehash(struct th_export_names *n, size_t buckets)
 	return 0;
 }
 
+/* Room for @p size more bytes in the string arena. */
+static int
+arena_reserve(struct th_export_names *n, size_t size)
+{
+	size_t cap = n->arena_cap != 0 ? n->arena_cap * 2 : 65536;
+	char *a;
+
+	if (n->arena_size + size <= n->arena_cap)
+		return 0;
+	while (cap < n->arena_size + size)
+		cap *= 2;
+	a = realloc(n->arena, cap);
+	if (a == NULL)
+		return -ENOMEM;
+	n->arena = a;
+	n->arena_cap = cap;
+	return 0;
+}
+
 int
 th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 {
@@ -118,18 +135,8 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 		n->e = e2;
 		n->cap = cap;
 	}
-	if (n->arena_size + r->name_len > n->arena_cap) {
-		size_t cap = n->arena_cap != 0 ? n->arena_cap * 2 : 65536;
-		char *a;
-
-		while (cap < n->arena_size + r->name_len)
-			cap *= 2;
-		a = realloc(n->arena, cap);
-		if (a == NULL)
-			return -ENOMEM;
-		n->arena = a;
-		n->arena_cap = cap;
-	}
+	if (arena_reserve(n, r->name_len) < 0)
+		return -ENOMEM;
 	if (n->count >= n->buckets && rehash(n, n->buckets != 0 ? n->buckets * 4 : 4096) < 0)
 		return -ENOMEM;
 	e = &n->e[n->count];
@@ -142,6 +149,7 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 	memcpy(e->dir, r->dir_fh, r->dir_fh_len);
 	e->name_len = r->name_len;
 	e->name_off = n->arena_size;
+	e->is_anon = false;
 	memcpy(n->arena + n->arena_size, r->name, r->name_len);
 	n->arena_size += r->name_len;
 	e->hash = key_hash(&r->server, r->fh, r->fh_len);
@@ -177,36 +185,125 @@ find(const struct th_export_names *n, const struct th_addr *server, const uint8_
 	return best;
 }
 
-size_t
-th_export_names_path(const struct th_export_names *n, const struct th_addr *server,
-	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size)
+/* The names valid at t from the handle's up through its directories: chain[0] is the
+ * handle's. @return how many (at most DEPTH_MAX). */
+static unsigned int
+chain_of(const struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len, uint64_t t, const struct name_ent **chain)
 {
-	const struct name_ent *chain[DEPTH_MAX];
+	const struct name_ent *e = find(n, server, fh, fh_len, t);
 	unsigned int depth = 0;
+
+	while (e != NULL && depth < DEPTH_MAX) {
+		chain[depth++] = e;
+		e = e->dir_len > 0 ? find(n, server, e->dir, e->dir_len, t) : NULL;
+	}
+	return depth;
+}
+
+/*
+ * The chain's names (or their pseudonyms), outermost first, joined with '/'. @return the
+ * length (NUL-terminated in out, size > 0); *is_cut when the path did not fit.
+ */
+static size_t
+join(const struct th_export_names *n, const struct name_ent *const *chain, unsigned int depth,
+	bool is_anon, char *out, size_t size, bool *is_cut)
+{
 	size_t o = 0;
 
-	if (size == 0)
-		return 0;
-	for (const struct name_ent *e = find(n, server, fh, fh_len, t_ns);
-		e != NULL && depth<DEPTH_MAX; e = e->dir_len> 0
-			? find(n, server, e->dir, e->dir_len, t_ns)
-			: NULL)
-		chain[depth++] = e;
+	*is_cut = false;
 	while (depth > 0) {
 		const struct name_ent *e = chain[--depth];
-		const char *name = n->arena + e->name_off;
-		size_t len = e->name_len;
+		const char *name = n->arena + (is_anon ? e->anon_off : e->name_off);
+		size_t len = is_anon ? e->anon_len : e->name_len;
 
 		/* A mount path already starts with '/'; components are joined with one. */
-		if (o > 0 && out[o - 1] != '/' && o + 1 < size)
-			out[o++] = '/';
+		if (o > 0 && out[o - 1] != '/') {
+			if (o + 1 < size)
+				out[o++] = '/';
+			else
+				*is_cut = true;
+		}
 		if (o > 0 && len > 0 && name[0] == '/')
 			name++, len--;
-		if (len > size - 1 - o)
+		if (len > size - 1 - o) {
 			len = size - 1 - o;
+			*is_cut = true;
+		}
 		memcpy(out + o, name, len);
 		o += len;
 	}
 	out[o] = '\0';
 	return o;
+}
+
+size_t
+th_export_names_path(const struct th_export_names *n, const struct th_addr *server,
+	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size)
+{
+	const struct name_ent *chain[DEPTH_MAX];
+	unsigned int depth;
+	bool is_cut;
+
+	if (size == 0)
+		return 0;
+	depth = chain_of(n, server, fh, fh_len, t_ns, chain);
+	return join(n, chain, depth, false, out, size, &is_cut);
+}
+
+/* Every name of the chain has its pseudonym in the arena. @return 0 or -ENOMEM. */
+static int
+name_pseudonyms(struct th_export_names *n, const struct th_export_anon *a,
+	const struct name_ent *const *chain, unsigned int depth)
+{
+	/* A component of one byte becomes 16 hex digits: at most 8.5 times the name. */
+	char buf[17 * (TH_TRACE_NAME_MAX + 1) / 2 + 1];
+
+	for (unsigned int i = 0; i < depth; i++) {
+		struct name_ent *e = &n->e[chain[i] - n->e];
+		size_t len;
+
+		if (e->is_anon)
+			continue;
+		len = th_export_anon_path(a, n->arena + e->name_off, e->name_len, buf, sizeof(buf));
+		if (arena_reserve(n, len) < 0)
+			return -ENOMEM;
+		memcpy(n->arena + n->arena_size, buf, len);
+		e->anon_off = n->arena_size;
+		e->anon_len = (uint16_t)len;
+		e->is_anon = true;
+		n->arena_size += len;
+	}
+	return 0;
+}
+
+size_t
+th_export__names_path_anon(struct th_export_names *n, const struct th_export_anon *a,
+	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
+	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len)
+{
+	const struct name_ent *chain[DEPTH_MAX];
+	unsigned int depth;
+	size_t len;
+	bool is_cut;
+
+	*apath_len = 0;
+	if (path_size == 0 || apath_size == 0)
+		return 0;
+	apath[0] = '\0';
+	depth = chain_of(n, server, fh, fh_len, t_ns, chain);
+	len = join(n, chain, depth, false, path, path_size, &is_cut);
+	if (len == 0)
+		return 0;
+	/* th_export_anon_path() keeps every '/' and replaces each run between them, and joining
+	 * only adds or drops a '/': the pseudonyms of the names, joined, are the pseudonym of the
+	 * joined path. Not when the path was cut (a name cut short has a pseudonym of its own)
+	 * or its pseudonym does not fit: those few are done the long way. */
+	if (!is_cut && name_pseudonyms(n, a, chain, depth) == 0) {
+		*apath_len = join(n, chain, depth, true, apath, apath_size, &is_cut);
+		if (!is_cut)
+			return len;
+	}
+	*apath_len = th_export_anon_path(a, path, len, apath, apath_size);
+	return len;
 }

@@ -4,7 +4,6 @@
 
 #include "th_export.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -31,27 +30,22 @@ th_export_format_parse(const char *s)
 int
 th_export_net_parse(const char *s, struct th_export_net *out)
 {
-	static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	char addr[64];
 	const char *slash = strchr(s, '/');
 	size_t len = slash != NULL ? (size_t)(slash - s) : strlen(s);
 	unsigned long bits = 0;
 	bool is_v4;
-	uint8_t b4[4];
+	int family;
 
 	if (len == 0 || len >= sizeof(addr))
 		return -EINVAL;
 	memcpy(addr, s, len);
 	addr[len] = '\0';
-	if (inet_pton(AF_INET, addr, b4) == 1) {
-		memcpy(out->addr.b, v4_mapped, sizeof(v4_mapped));
-		memcpy(out->addr.b + 12, b4, 4);
-		is_v4 = true;
-	} else if (inet_pton(AF_INET6, addr, out->addr.b) == 1) {
-		is_v4 = false;
-	} else {
+	/* The text's family, not the address's: "::ffff:10.0.0.0/104" is an IPv6 prefix. */
+	family = th_addr_parse(addr, &out->addr);
+	if (family < 0)
 		return -EINVAL;
-	}
+	is_v4 = family == 4;
 	if (slash != NULL) {
 		char *end;
 

@@ -64,6 +64,10 @@ struct th_export_anon;
  * in every run and on every box. With @p is_prefix_preserving, two addresses
  * that share an n-bit prefix get pseudonyms that share an n-bit prefix (each
  * output bit is the input bit XOR a bit of the HMAC of the preceding input bits).
+ * Address, uid, gid and handle pseudonyms are computed once and kept in tables
+ * of a fixed size (30 MB in all, mapped in as they fill): 262144 addresses,
+ * 4096 uids and gids, 262144 handles; beyond that the oldest of a few entries
+ * gives way (counted), and is computed again if it comes back.
  * @return NULL with errno EINVAL (empty key) or ENOMEM.
  */
 struct th_export_anon *th_export_anon_create(
@@ -78,12 +82,28 @@ int th_export_anon_load_key(const char *path, uint8_t *key, size_t size, size_t 
 
 /** Address pseudonym; an IPv4(-mapped) address stays IPv4. */
 void th_export_anon_addr(struct th_export_anon *a, const struct th_addr *in, struct th_addr *out);
-uint32_t th_export_anon_uid(const struct th_export_anon *a, uint32_t uid);
-uint32_t th_export_anon_gid(const struct th_export_anon *a, uint32_t gid);
+uint32_t th_export_anon_uid(struct th_export_anon *a, uint32_t uid);
+uint32_t th_export_anon_gid(struct th_export_anon *a, uint32_t gid);
 /** Handle pseudonym: always TH_EXPORT_ANON_FH_SIZE bytes (the length would say which server). */
 #define TH_EXPORT_ANON_FH_SIZE 16
-void th_export_anon_fh(const struct th_export_anon *a, const uint8_t *fh, unsigned int fh_len,
+void th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_len,
 	uint8_t out[TH_EXPORT_ANON_FH_SIZE]);
+
+/** Pseudonym counters. X-macro: field, description. */
+#define TH_EXPORT_ANON_COUNTER_LIST(X)                                                             \
+	X(addrs, "address pseudonyms computed")                                                    \
+	X(ids, "uid and gid pseudonyms computed")                                                  \
+	X(fhs, "handle pseudonyms computed")                                                       \
+	X(replaced, "kept pseudonyms that gave way to newer ones (the tables are full)")
+
+struct th_export_anon_counters {
+#define TH_EXPORT_X(name, text) uint64_t name;
+	TH_EXPORT_ANON_COUNTER_LIST(TH_EXPORT_X)
+#undef TH_EXPORT_X
+};
+
+/** The counters since th_export_anon_create(). */
+void th_export_anon_counters(const struct th_export_anon *a, struct th_export_anon_counters *c);
 /**
  * Path pseudonym: every '/'-separated component replaced by 16 hex digits of
  * its HMAC; separators (and a leading '/') kept, so the tree keeps its shape.
@@ -125,7 +145,6 @@ int th_export_names_add(struct th_export_names *n, const struct th_trace_name *r
  */
 size_t th_export_names_path(const struct th_export_names *n, const struct th_addr *server,
 	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size);
-size_t th_export_names_count(const struct th_export_names *n);
 
 /* ---- Record streams and merge ---- */
 
@@ -150,6 +169,12 @@ struct th_export_source {
 		void *ctx, uint64_t *recovered, bool *is_damaged, char *why, size_t why_size);
 	/** The stream holds no name records (an opens-only segment): the names pass skips it. */
 	bool is_opens_only;
+	/**
+	 * The stream holds only name records (a names segment): when there is a names pass,
+	 * the merge pass skips it (its damage is reported from the names pass, which then
+	 * does not rewind it).
+	 */
+	bool is_names_only;
 };
 
 /* ---- Export ---- */
@@ -235,12 +260,5 @@ struct th_export_counters {
  */
 int th_export_run(const struct th_export_config *c, struct th_export_source *sources,
 	unsigned int count, FILE *out, FILE *err, struct th_export_counters *ctr);
-
-/**
- * Format one open as the seed's 7-field text line, byte for byte what
- * th_sess_record_format() prints, without the host or anonymisation
- * handling th_export_run() adds. @return length (with the newline).
- */
-size_t th_export_format_text(const struct th_trace_open *r, char *buf, size_t size);
 
 #endif /* TH_EXPORT_H */

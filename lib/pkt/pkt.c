@@ -15,6 +15,8 @@
 
 #include "th_pkt.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -409,6 +411,20 @@ th_addr_format(const struct th_addr *a, char *buf, size_t size)
 		buf[c] = '\0';
 	}
 	return (int)n;
+}
+
+int
+th_addr_parse(const char *s, struct th_addr *out)
+{
+	uint8_t b4[4];
+
+	if (inet_pton(AF_INET, s, b4) == 1) {
+		set_v4(out, b4);
+		return 4;
+	}
+	if (inet_pton(AF_INET6, s, out->b) == 1)
+		return 6;
+	return -EINVAL;
 }
 
 static inline uint64_t

@@ -125,6 +125,15 @@ bool th_addr_is_v4(const struct th_addr *a);
 int th_addr_format(const struct th_addr *a, char *buf, size_t size);
 
 /**
+ * Parse an address written as text: an IPv4 dotted quad (stored IPv4-mapped)
+ * or IPv6 (RFC 4291 text, "::ffff:a.b.c.d" included). No zone ("%eth0"), no
+ * prefix length, no surrounding space.
+ * @return 4 when the text was IPv4, 6 when it was IPv6; -EINVAL when it is
+ *   neither (@p out is then undefined).
+ */
+int th_addr_parse(const char *s, struct th_addr *out);
+
+/**
  * Hash of the flow a frame belongs to, the same in both directions:
  * hash(a,b) == hash(b,a). Used to pick the decode lcore in software
  * dispatch and the flow table bucket.

@@ -34,6 +34,8 @@ struct mem {
 	unsigned int no, nn; /* opens, names stored */
 	int fail_rc;         /* returned at fail_at; 0: none */
 	unsigned int fail_at;
+	bool is_names_only; /* passed on to the source */
+	unsigned int reads; /* records returned, over all passes */
 };
 
 static int
@@ -51,6 +53,7 @@ mem_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name 
 	for (unsigned int j = 0; j < m->i; j++)
 		m->types[j] == TH_TRACE_OPEN ? o++ : k++;
 	*type = m->types[m->i++];
+	m->reads++;
 	if (*type == TH_TRACE_OPEN)
 		*open = m->opens[o];
 	else
@@ -133,7 +136,8 @@ src_of(struct mem *m)
 		.next = mem_next,
 		.ctx = m,
 		.rewind = mem_rewind,
-		.report = mem_report};
+		.report = mem_report,
+		.is_names_only = m->is_names_only};
 
 	return s;
 }
@@ -168,10 +172,17 @@ test_text_matches_session_format(void **state)
 {
 	struct th_trace_open o;
 	struct th_sess_record r;
-	char a[1024], b[1024];
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char a[1024];
 
 	(void)state;
+	th_export_config_defaults(&cfg);
 	for (int v6 = 0; v6 < 2; v6++) {
+		struct mem m = {.label = "one"};
+		struct mem *mems[] = {&m};
+		char *out;
+
 		memset(&o, 0, sizeof(o));
 		o.open_ns = 690691919ull * S + 593442123;
 		o.close_ns = o.open_ns + 17734567;
@@ -195,8 +206,12 @@ test_text_matches_session_format(void **state)
 		memcpy(r.fh, o.fh, 64);
 		r.transferred = o.transferred, r.size = o.size;
 		th_sess_record_format(&r, a, sizeof(a));
-		th_export_format_text(&o, b, sizeof(b));
-		assert_string_equal(a, b);
+		m.opens[m.no++] = o;
+		m.types[m.n++] = TH_TRACE_OPEN;
+		out = run(&cfg, mems, 1, &ctr, NULL);
+		assert_int_equal(ctr.records_out, 1);
+		assert_string_equal(out, a);
+		free(out);
 	}
 }
 
@@ -436,6 +451,173 @@ test_name_join(void **state)
 	free(out);
 }
 
+/* A names-only stream is read once, in the names pass, and its damage reported once; without
+ * a names pass (text) the merge pass reads it to count the names. */
+static void
+test_names_only_stream(void **state)
+{
+	struct mem a = {.label = "opens"}, n = {.label = "names-1.lz4", .is_names_only = true};
+	struct mem *mems[] = {&a, &n};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	static const uint8_t root[4] = {0x0e, 0xbe, 0xef, 0x01};
+	char *out, *err;
+
+	(void)state;
+	add_open(&a, 100 * S, 1, 1001, 1);
+	add_open(&a, 200 * S, 1, 1001, 2);
+	add_name(&n, 10 * S, 0, NULL, 0, 0x0e, "/export");
+	add_name(&n, 10 * S, 0, root, 4, 1, "one.txt");
+	add_name(&n, 10 * S, 0, root, 4, 2, "two.txt");
+	n.fail_rc = -EBADMSG;
+	n.fail_at = 2;
+	th_export_config_defaults(&cfg);
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	out = run(&cfg, mems, 2, &ctr, &err);
+	assert_int_equal(n.reads, 2);
+	assert_int_equal(ctr.names_in, 2);
+	assert_int_equal(ctr.records_out, 2);
+	assert_non_null(strstr(out, ",/export/one.txt\n"));
+	assert_non_null(strstr(out, ",8192,\n")); /* two.txt was after the damage */
+	assert_int_equal(ctr.sources_damaged, 1);
+	assert_non_null(strstr(err, "names-1.lz4: corrupt (checksum); 2 records recovered"));
+	assert_null(strstr(strstr(err, "names-1.lz4") + 1, "names-1.lz4"));
+	free(out);
+	free(err);
+
+	n.reads = 0;
+	cfg.format = TH_EXPORT_FORMAT_TEXT;
+	out = run(&cfg, mems, 2, &ctr, &err);
+	assert_int_equal(n.reads, 2);
+	assert_int_equal(ctr.names_in, 2);
+	assert_int_equal(ctr.records_out, 2);
+	assert_int_equal(ctr.sources_damaged, 1);
+	free(out);
+	free(err);
+}
+
+/* A CSV field without a quote or comma, copied out of line number @p line (1: the first). */
+static void
+csv_field(const char *out, unsigned int line, unsigned int field, char *buf, size_t size)
+{
+	const char *p = out;
+	size_t n;
+
+	for (unsigned int i = 1; i < line; i++)
+		p = strchr(p, '\n') + 1;
+	for (unsigned int i = 0; i < field; i++)
+		p = strchr(p, ',') + 1;
+	n = strcspn(p, ",\n");
+	assert_true(n < size);
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+}
+
+/* A path's pseudonym, joined from its names' pseudonyms (each computed once), is what
+ * th_export_anon_path() makes of the whole path: short paths, names with '/' in them, and a
+ * path too long for the path column (cut, so done the long way). */
+static void
+test_anon_path_join(void **state)
+{
+	static const char key[] = "a key of at least sixteen bytes";
+	static const uint8_t d[4][4] = {{0x0a, 0xbe, 0xef, 0x01}, {0x0b, 0xbe, 0xef, 0x01},
+		{0x0c, 0xbe, 0xef, 0x01}, {0x0d, 0xbe, 0xef, 0x01}};
+	struct mem a = {.label = "a"};
+	struct mem *mems[] = {&a};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char long_name[TH_TRACE_NAME_MAX + 1], plain_path[1100], anon_path[2100], want[2100];
+	char *plain, *anon;
+
+	(void)state;
+	memset(long_name, 'x', TH_TRACE_NAME_MAX);
+	long_name[TH_TRACE_NAME_MAX] = '\0';
+	/* /srv/ -> data/set (a '/' inside a name) -> file: short. */
+	add_name(&a, 10 * S, 0, NULL, 0, 0x0a, "/srv/");
+	add_name(&a, 10 * S, 0, d[0], 4, 0x0b, "data/set");
+	add_name(&a, 10 * S, 0, d[1], 4, 1, "file.txt");
+	/* Four directories of 255 bytes and a file: over the 1023 bytes of the path column, cut
+	 * in the fourth directory's name. */
+	add_name(&a, 10 * S, 0, d[1], 4, 0x0c, long_name);
+	add_name(&a, 10 * S, 0, d[2], 4, 0x0d, long_name);
+	add_name(&a, 10 * S, 0, d[3], 4, 0x10, long_name);
+	add_name(&a, 10 * S, 0, (const uint8_t[4]){0x10, 0xbe, 0xef, 0x01}, 4, 0x11, long_name);
+	add_name(&a, 10 * S, 0, (const uint8_t[4]){0x11, 0xbe, 0xef, 0x01}, 4, 2, "tail");
+	add_open(&a, 100 * S, 1, 1001, 1);
+	add_open(&a, 200 * S, 1, 1001, 2);
+	add_open(&a, 300 * S, 1, 1001, 1);
+	th_export_config_defaults(&cfg);
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	plain = run(&cfg, mems, 1, &ctr, NULL);
+	cfg.anon = th_export_anon_create(key, sizeof(key) - 1, false);
+	anon = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 3);
+	for (unsigned int line = 2; line <= 4; line++) {
+		csv_field(plain, line, 16, plain_path, sizeof(plain_path));
+		csv_field(anon, line, 16, anon_path, sizeof(anon_path));
+		th_export_anon_path(cfg.anon, plain_path, strlen(plain_path), want, sizeof(want));
+		assert_string_equal(anon_path, want);
+		assert_null(strstr(anon_path, "xx"));
+	}
+	csv_field(plain, 2, 16, plain_path, sizeof(plain_path));
+	assert_string_equal(plain_path, "/srv/data/set/file.txt");
+	csv_field(plain, 3, 16, plain_path, sizeof(plain_path));
+	assert_int_equal(strlen(plain_path), 1023);
+	csv_field(anon, 2, 16, anon_path, sizeof(anon_path));
+	assert_int_equal(strlen(anon_path), 4 + 4 * 16);
+	th_export_anon_free(cfg.anon);
+	free(plain);
+	free(anon);
+}
+
+/* Cached pseudonyms are the computed ones, also after the tables filled up and gave way. */
+static void
+test_anon_cache(void **state)
+{
+	static const char key[] = "0123456789abcdef0123456789abcdef";
+	struct th_export_anon *a = th_export_anon_create(key, 32, false);
+	struct th_export_anon_counters ac;
+	uint32_t first[3];
+	uint8_t fh[TH_EXPORT_ANON_FH_SIZE], fh2[TH_EXPORT_ANON_FH_SIZE];
+	static const uint8_t handle[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	struct th_addr x, px, q;
+
+	(void)state;
+	first[0] = th_export_anon_uid(a, 1000);
+	first[1] = th_export_anon_gid(a, 1000);
+	th_export_anon_fh(a, handle, sizeof(handle), fh);
+	addr4(&x, 192, 168, 7, 10);
+	th_export_anon_addr(a, &x, &px);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(th_export_anon_uid(a, 1000), first[0]);
+		assert_int_equal(th_export_anon_gid(a, 1000), first[1]);
+		th_export_anon_fh(a, handle, sizeof(handle), fh2);
+		assert_memory_equal(fh, fh2, sizeof(fh));
+		th_export_anon_addr(a, &x, &q);
+		assert_memory_equal(&px, &q, sizeof(q));
+	}
+	/* A handle is a prefix of another: both kept, apart. */
+	th_export_anon_fh(a, handle, 8, fh2);
+	assert_memory_not_equal(fh, fh2, sizeof(fh));
+	th_export_anon_counters(a, &ac);
+	assert_int_equal(ac.ids, 2);
+	assert_int_equal(ac.fhs, 2);
+	assert_int_equal(ac.addrs, 1);
+	assert_int_equal(ac.replaced, 0);
+	/* Far more users than the table holds: older ones give way and come back the same. */
+	for (uint32_t uid = 0; uid < 20000; uid++)
+		th_export_anon_uid(a, uid);
+	th_export_anon_counters(a, &ac);
+	assert_true(ac.replaced > 0);
+	first[2] = th_export_anon_uid(a, 0);
+	assert_int_equal(th_export_anon_uid(a, 1000), first[0]);
+	assert_int_equal(th_export_anon_gid(a, 1000), first[1]);
+	th_export_anon_free(a);
+	a = th_export_anon_create(key, 32, false);
+	assert_int_equal(th_export_anon_uid(a, 0), first[2]);
+	th_export_anon_free(a);
+}
+
 /* Name bytes that are not text stay valid JSON: control characters as \u00XX, valid UTF-8
  * kept, other bytes as the text \xHH. */
 static void
@@ -627,6 +809,9 @@ main(void)
 		cmocka_unit_test(test_damaged_stream),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_name_join),
+		cmocka_unit_test(test_names_only_stream),
+		cmocka_unit_test(test_anon_path_join),
+		cmocka_unit_test(test_anon_cache),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_hosts_file),
 		cmocka_unit_test(test_anon_properties),

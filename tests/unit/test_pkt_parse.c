@@ -3,9 +3,10 @@
 /*
  * th_pkt_parse on hand-built frames: every encapsulation, every status,
  * IPv4 options, IPv6 extension headers, fragments, Ethernet padding and
- * capture cuts, plus the flow hash and address formatting.
+ * capture cuts, plus the flow hash and address formatting and parsing.
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1081,6 +1082,36 @@ test_addr_format(void **state)
 	assert_int_equal(th_addr_format(&a, NULL, 0), 8);
 }
 
+/* Text to address: IPv4 comes back IPv4-mapped, and the family of the text is returned. */
+static void
+test_addr_parse(void **state)
+{
+	static const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3};
+	static const uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	static const char *const bad[] = {"", "10.1.2", "10.1.2.300", "10.1.2.3 ", " 10.1.2.3",
+		"10.1.2.3/24", "fe80::1%eth0", "2001:db8::1::2", "filer1", "::fffff:1"};
+	struct th_addr a;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(th_addr_parse("10.1.2.3", &a), 4);
+	assert_memory_equal(a.b, v4, 16);
+	assert_true(th_addr_is_v4(&a));
+	assert_int_equal(th_addr_parse("2001:db8::1", &a), 6);
+	assert_memory_equal(a.b, v6, 16);
+	assert_false(th_addr_is_v4(&a));
+	/* The IPv6 text of a mapped address is the same address, written as IPv6. */
+	assert_int_equal(th_addr_parse("::ffff:10.1.2.3", &a), 6);
+	assert_memory_equal(a.b, v4, 16);
+	/* Parse and format are inverses on the canonical text. */
+	assert_int_equal(th_addr_parse("fe80::211:22ff:fe33:4455", &a), 6);
+	assert_memory_equal(a.b, ip6_b, 16);
+	th_addr_format(&a, buf, sizeof(buf));
+	assert_string_equal(buf, "fe80::211:22ff:fe33:4455");
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(th_addr_parse(bad[i], &a), -EINVAL);
+}
+
 static void
 test_status_names(void **state)
 {
@@ -1121,6 +1152,7 @@ main(void)
 		cmocka_unit_test(test_flow_hash_symmetric),
 		cmocka_unit_test(test_flow_hash_spread),
 		cmocka_unit_test(test_addr_format),
+		cmocka_unit_test(test_addr_parse),
 		cmocka_unit_test(test_status_names),
 	};
 

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_EXPORT_PRIVATE_H
+#define TH_EXPORT_PRIVATE_H
+
+/* Between the files of lib/export (the join and the exporter); not part of th_export.h. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "th_export.h"
+
+/**
+ * th_export_names_path() into @p path, and into @p apath what
+ * th_export_anon_path() with @p a makes of that path (*@p apath_len bytes).
+ * Each name's pseudonym is computed on its first use and kept in the table, so
+ * a table must only ever see one key.
+ * @return the path's length (0: no name known; @p apath is then empty).
+ */
+size_t th_export__names_path_anon(struct th_export_names *n, const struct th_export_anon *a,
+	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
+	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len);
+
+#endif /* TH_EXPORT_PRIVATE_H */
