@@ -15,16 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anomaly_private.h"
-
-unsigned
-th_mfs__enum_index(const struct th_wl *wl, enum th_feat f)
-{
-	if (f == TH_F_MTU)
-		return wl->mtu == 1024 ? 0 : wl->mtu == 2048 ? 1 : wl->mtu == 4096 ? 2 : 31;
-	return (unsigned)th_wl_get(wl, f);
-}
-
 static bool
 in_range(const struct th_range *r, uint64_t v)
 {
@@ -44,7 +34,7 @@ meets(const struct th_mfs *m, const struct th_wl *wl, enum th_feat f)
 		       in_range(&m->msg_max, th_wl_msg_max(wl));
 	if (!th_feat_is_enum(f))
 		return in_range(&m->range[f], th_wl_get(wl, f));
-	i = th_mfs__enum_index(wl, f);
+	i = th_wl_enum_index(wl, f);
 	return i < 32 && (m->set[f] & (1u << i));
 }
 

@@ -42,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anomaly_private.h"
 #include "th_rng.h"
 
 /* Points already run (the trigger first): a repeated candidate costs nothing. */
@@ -88,22 +87,6 @@ try(struct extract *x, const struct th_wl *wl)
 	return r > 0 ? TRY_HIT : TRY_MISS;
 }
 
-static void
-set_enum(struct th_wl *wl, enum th_feat f, unsigned i)
-{
-	th_wl_set(wl, f, f == TH_F_MTU ? 1024u << i : i);
-}
-
-static unsigned
-enum_count(enum th_feat f)
-{
-	unsigned n = 0;
-
-	while (th_feat_value_name(f, n) != NULL)
-		n++;
-	return n;
-}
-
 /*
  * Try every other value of enumerated feature @p f. An alternative the point
  * cannot carry as it is (UD with a READ, UD with 64 KiB messages) is tried
@@ -139,7 +122,7 @@ static void
 probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t others,
 	struct th_mfs *out, uint32_t *hits)
 {
-	unsigned cur = th_mfs__enum_index(base, f), n = enum_count(f), i;
+	unsigned cur = th_wl_enum_index(base, f), n = th_feat_value_count(f), i;
 	uint32_t set = 1u << cur;
 	bool missed = false;
 
@@ -150,7 +133,7 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 
 		if (i == cur)
 			continue;
-		set_enum(&w, f, i);
+		th_wl_set_enum_index(&w, f, i);
 		if (th_wl_check(&w, x->l, NULL, 0) != 0) {
 			if (th_wl_repair(&w, f, x->l) != 0)
 				continue;
@@ -167,7 +150,7 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 		}
 		if (repaired) {
 			deps = w;
-			set_enum(&deps, f, cur);
+			th_wl_set_enum_index(&deps, f, cur);
 			if (try(x, &deps) == TRY_MISS)
 				continue;
 		}
@@ -477,12 +460,18 @@ reduce(struct extract *x, struct th_wl *r, uint32_t skip)
 	return kept;
 }
 
-static const enum th_feat enum_feats[] = {TH_F_MEM, TH_F_QP_TYPE, TH_F_OPCODE, TH_F_DIR, TH_F_MTU};
+/* The enumerated features, a bit per enum th_feat. */
+static uint32_t
+enum_mask(void)
+{
+	uint32_t m = 0;
+	unsigned f;
 
-#define ENUM_FEATS_COUNT (sizeof(enum_feats) / sizeof(enum_feats[0]))
-#define ENUM_MASK                                                                                  \
-	((1u << TH_F_MEM) | (1u << TH_F_QP_TYPE) | (1u << TH_F_OPCODE) | (1u << TH_F_DIR) |        \
-		(1u << TH_F_MTU))
+	for (f = 0; f < TH_F__COUNT; f++)
+		if (th_feat_is_enum((enum th_feat)f))
+			m |= 1u << f;
+	return m;
+}
 
 /*
  * The condition of each kept feature, measured in the reduced context (every
@@ -511,9 +500,9 @@ bound(struct extract *x, struct th_wl *r, uint32_t kept, uint32_t all, struct th
 	uint32_t hits;
 	unsigned i;
 
-	for (i = 0; i < ENUM_FEATS_COUNT; i++)
-		if (kept & (1u << enum_feats[i]))
-			probe_enum(x, r, enum_feats[i], all, out, &hits);
+	for (i = 0; i < TH_F__COUNT; i++)
+		if ((kept & enum_mask()) & (1u << i))
+			probe_enum(x, r, (enum th_feat)i, all, out, &hits);
 	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (!(kept & (1u << nums[i].f)))
 			continue;
@@ -539,18 +528,18 @@ check_benign_enums(struct extract *x, const struct th_wl *r, uint32_t kept, stru
 	uint32_t hits;
 	unsigned i, v, n;
 
-	for (i = 0; i < ENUM_FEATS_COUNT; i++) {
-		enum th_feat f = enum_feats[i];
-		unsigned cur = th_mfs__enum_index(r, f);
+	for (i = 0; i < TH_F__COUNT; i++) {
+		enum th_feat f = (enum th_feat)i;
+		unsigned cur = th_wl_enum_index(r, f);
 
-		if ((kept | out->feats) & (1u << f))
+		if (!th_feat_is_enum(f) || ((kept | out->feats) & (1u << f)))
 			continue;
-		for (v = 0, n = enum_count(f); v < n; v++) {
+		for (v = 0, n = th_feat_value_count(f); v < n; v++) {
 			struct th_wl w = *r;
 
 			if (v == cur)
 				continue;
-			set_enum(&w, f, v);
+			th_wl_set_enum_index(&w, f, v);
 			if (th_wl_check(&w, x->l, NULL, 0) != 0)
 				continue;
 			if (try(x, &w) == TRY_MISS)
@@ -569,7 +558,7 @@ pin(struct th_mfs *out, const struct th_wl *w, enum th_feat f)
 		out->msg_min.lo = out->msg_min.hi = th_wl_msg_min(w);
 		out->msg_max.lo = out->msg_max.hi = th_wl_msg_max(w);
 	} else if (th_feat_is_enum(f)) {
-		out->set[f] = 1u << th_mfs__enum_index(w, f);
+		out->set[f] = 1u << th_wl_enum_index(w, f);
 	} else {
 		out->range[f].lo = out->range[f].hi = th_wl_get(w, f);
 	}
@@ -633,7 +622,7 @@ th_mfs_widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f)
 	if (!(m->feats & (1u << f)))
 		return;
 	if (th_feat_is_enum(f)) {
-		m->set[f] |= 1u << th_mfs__enum_index(w, f);
+		m->set[f] |= 1u << th_wl_enum_index(w, f);
 	} else if (f == TH_F_MSG) {
 		m->msg_min.lo = mn < m->msg_min.lo ? mn : m->msg_min.lo;
 		m->msg_min.hi = mn > m->msg_min.hi ? mn : m->msg_min.hi;
@@ -704,7 +693,7 @@ draw_allowed(struct extract *x, const struct th_mfs *m, enum th_feat f, struct t
 			if (m->set[f] & (1u << i))
 				ok[k++] = i;
 		if (k != 0)
-			set_enum(p, f, (unsigned)ok[th_rng_below(rng, k)]);
+			th_wl_set_enum_index(p, f, (unsigned)ok[th_rng_below(rng, k)]);
 		return;
 	}
 	n = th_wl_grid(f, p, x->l, g, TH_WL_GRID_MAX);
@@ -852,7 +841,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * MFS to the trigger instead would join both causes into one that
 	 * holds for neither (and hide #6 behind #2's trigger).
 	 */
-	crossed = th_mfs_failing(out, trigger) & ENUM_MASK;
+	crossed = th_mfs_failing(out, trigger) & enum_mask();
 	if (crossed != 0) {
 		if (side != NULL && th_mfs_covers(out, &red)) {
 			side->mfs = *out;

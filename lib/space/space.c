@@ -94,6 +94,12 @@ th_feat_value_name(enum th_feat f, unsigned v)
 	return enum_words[f].names[v];
 }
 
+unsigned
+th_feat_value_count(enum th_feat f)
+{
+	return th_feat_is_enum(f) ? enum_words[f].count : 0;
+}
+
 int
 th_feat_parse_value(enum th_feat f, const char *word)
 {
@@ -184,6 +190,18 @@ static unsigned
 mtu_index(uint16_t mtu)
 {
 	return mtu == 1024 ? 0 : mtu == 2048 ? 1 : mtu == 4096 ? 2 : 3;
+}
+
+unsigned
+th_wl_enum_index(const struct th_wl *wl, enum th_feat f)
+{
+	return f == TH_F_MTU ? mtu_index(wl->mtu) : (unsigned)th_wl_get(wl, f);
+}
+
+void
+th_wl_set_enum_index(struct th_wl *wl, enum th_feat f, unsigned i)
+{
+	th_wl_set(wl, f, f == TH_F_MTU ? 1024u << i : i);
 }
 
 uint64_t

@@ -198,6 +198,16 @@ bool th_feat_is_enum(enum th_feat f);
  */
 uint64_t th_wl_get(const struct th_wl *wl, enum th_feat f);
 
+/**
+ * Enumerated feature @p f of @p wl as the index of its value among
+ * th_feat_value_name()'s (MTU 2048: 1); th_feat_value_count() or more when the
+ * value is none of them.
+ */
+unsigned th_wl_enum_index(const struct th_wl *wl, enum th_feat f);
+
+/** Set enumerated feature @p f to its @p i-th value (th_wl_enum_index()'s inverse). */
+void th_wl_set_enum_index(struct th_wl *wl, enum th_feat f, unsigned i);
+
 /** Set feature @p f; TH_F_MSG sets a one-request pattern. Nothing else changes. */
 void th_wl_set(struct th_wl *wl, enum th_feat f, uint64_t v);
 
@@ -241,5 +251,8 @@ int th_feat_parse_value(enum th_feat f, const char *word);
 
 /** The word of enum feature @p f's value index @p v ("UD"); NULL when out of range. */
 const char *th_feat_value_name(enum th_feat f, unsigned v);
+
+/** How many values enumerated feature @p f has (0 for a numeric one). */
+unsigned th_feat_value_count(enum th_feat f);
 
 #endif /* TH_SPACE_H */

@@ -25,12 +25,6 @@ word(enum th_feat f, unsigned v)
 	return w != NULL ? w : "?";
 }
 
-static unsigned
-mtu_bit(uint16_t mtu)
-{
-	return mtu == 1024 ? 0 : mtu == 2048 ? 1 : mtu == 4096 ? 2 : 3;
-}
-
 int
 th_wl_format(const struct th_wl *wl, char *buf, size_t size)
 {
@@ -173,7 +167,7 @@ th_wl_from_conf(
 	if ((r = get_num(c, section, TH_F_MTU, 4096, &v, err, err_size)) != 0)
 		return r;
 	w.mtu = (uint16_t)v;
-	if (mtu_bit(w.mtu) > 2) {
+	if (th_wl_enum_index(&w, TH_F_MTU) >= th_feat_value_count(TH_F_MTU)) {
 		th_conf_where(c, section, "mtu", where, sizeof(where));
 		snprintf(err, err_size, "%s: mtu = %u: expected 1024, 2048 or 4096", where, w.mtu);
 		return -EINVAL;

@@ -52,11 +52,11 @@ breaks(const struct th_sim_known *k, unsigned f, const struct th_limits *l, stru
 	unsigned n = 0, ng, i;
 
 	if (f < TH_F__COUNT && f != TH_F_MSG && th_feat_is_enum(f)) {
-		for (i = 0; i < 3 && n < max; i++) {
+		for (i = 0; i < th_feat_value_count(f) && n < max; i++) {
 			if (m->set[f] & (1u << i))
 				continue;
 			out[n] = k->trigger;
-			th_wl_set(&out[n], f, f == TH_F_MTU ? 1024u << i : i);
+			th_wl_set_enum_index(&out[n], f, i);
 			n++;
 		}
 		return n;
