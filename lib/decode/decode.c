@@ -27,7 +27,6 @@ struct th_decode {
 	struct frag_slot frags[FRAG_SLOTS]; /* fragmented calls: their last fragment ends them */
 	struct th_flow_table *flows;        /* TCP streams */
 	struct th_xid_table *xids;          /* calls waiting for replies */
-	const struct th_flow_counters *fc;  /* flows' counters: a gaps_lost step is a gap */
 	th_decode_op_cb emit;               /* op consumer */
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
@@ -303,18 +302,25 @@ on_orphan_reply(struct th_decode *d, const struct endpoints *ep, const struct th
 	emit_op(d, &op);
 }
 
+/* The key of the call a reply travelling ep answers: the reply's receiver is the client. */
+static inline void
+reply_key(const struct endpoints *ep, uint32_t xid, struct th_xid_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->client = *ep->dst;
+	key->server = *ep->src;
+	key->client_port = ep->dport;
+	key->server_port = ep->sport;
+	key->xid = xid;
+	key->transport = ep->transport;
+}
+
 static struct th_op *
 find_call(struct th_decode *d, const struct endpoints *ep, uint32_t xid)
 {
 	struct th_xid_key key;
 
-	memset(&key, 0, sizeof(key));
-	key.client = *ep->dst;
-	key.server = *ep->src;
-	key.client_port = ep->dport;
-	key.server_port = ep->sport;
-	key.xid = xid;
-	key.transport = ep->transport;
+	reply_key(ep, xid, &key);
 	return th_xid_find(d->xids, &key);
 }
 
@@ -413,24 +419,22 @@ on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *re
 }
 
 /*
- * This segment's direction lost bytes that held a record boundary: whole
- * records went missing. Seen as the reply direction, the calls travelling
- * the other way and still waiting have likely lost their replies; they
- * leave after the short gap timeout rather than the full one. A gap in the
- * call direction names calls that do not exist and changes nothing.
+ * Direction @p dir lost bytes that held a record boundary: whole records
+ * went missing. Seen as the reply direction, the calls travelling the other
+ * way and still waiting have likely lost their replies; they leave after
+ * the short gap timeout rather than the full one. A gap in the call
+ * direction names calls that do not exist and changes nothing. Marking the
+ * same connection again at the same time changes nothing either.
  */
 static void
-on_tcp_gap(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_ns)
+on_tcp_gap(void *ctx, const struct th_flow_key *key, int dir, uint64_t now_ns)
 {
+	struct th_decode *d = ctx;
+	struct endpoints ep = tcp_endpoints(key, dir);
 	struct th_xid_key flow;
 
-	memset(&flow, 0, sizeof(flow));
-	flow.client = m->dst;
-	flow.server = m->src;
-	flow.client_port = m->dport;
-	flow.server_port = m->sport;
-	flow.transport = TH_PKT_L4_TCP;
-	th_xid_reply_gap(d->xids, &flow, ts_ns);
+	reply_key(&ep, 0, &flow);
+	th_xid_reply_gap(d->xids, &flow, now_ns);
 }
 
 struct th_decode *
@@ -447,14 +451,13 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		goto fail;
 	d->emit = emit;
 	d->ctx = ctx;
-	d->flows =
-		th_flow_table_create(cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, d);
+	d->flows = th_flow_table_create(
+		cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, on_tcp_gap, d);
 	if (d->flows == NULL)
 		goto free_decode;
 	d->xids = th_xid_table_create(cfg->calls, cfg->call_timeout_ns, on_xid_leave, d);
 	if (d->xids == NULL)
 		goto free_flows;
-	d->fc = th_flow_table_counters(d->flows);
 	th_xid_table_set_gap_timeout(d->xids, cfg->gap_call_timeout_ns);
 	/* portmap/rpcbind and NFS are where they always are; the rest is learned. */
 	learn_port(d, 111);
@@ -506,15 +509,11 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 		d->s.frames_cut++;
 
 	if (m.l4 == TH_PKT_L4_TCP) {
-		uint64_t gaps = d->fc->gaps_lost;
-
 		d->s.tcp_segments++;
 		if (!th_flow_tcp_input(d->flows, &m, payload, m.payload_len, m.payload_wire_len,
 			    ts_ns, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport)) &&
 			m.payload_len > 0)
 			d->s.not_rpc++;
-		if (d->fc->gaps_lost != gaps)
-			on_tcp_gap(d, &m, ts_ns);
 		return;
 	}
 

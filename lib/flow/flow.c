@@ -47,7 +47,8 @@ struct th_flow_table {
 	uint64_t now_ns;             /* the time th_flow_table_age() was called with */
 	th_flow_record_cb on_record; /* record consumer */
 	th_flow_hunt_cb on_hunt;     /* record-start confirmation, may be NULL */
-	void *ctx;                   /* passed to both callbacks */
+	th_flow_gap_cb on_gap;       /* lost record boundaries, may be NULL */
+	void *ctx;                   /* passed to every callback */
 	struct th_flow_counters c;   /* counters */
 };
 
@@ -78,7 +79,7 @@ th_flow_key_of(const struct th_pkt_meta *m, struct th_flow_key *key)
 
 struct th_flow_table *
 th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_record,
-	th_flow_hunt_cb on_hunt, void *ctx)
+	th_flow_hunt_cb on_hunt, th_flow_gap_cb on_gap, void *ctx)
 {
 	struct th_flow_table *t;
 	int rc;
@@ -101,6 +102,7 @@ th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_reco
 	t->idle_ns = idle_ns;
 	t->on_record = on_record;
 	t->on_hunt = on_hunt;
+	t->on_gap = on_gap;
 	t->ctx = ctx;
 	return t;
 }
@@ -348,13 +350,16 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 	}
 }
 
-/* Bytes are missing before this segment. Step over them when only record data was lost. */
-static void
-on_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
+/*
+ * Bytes are missing before this segment. Step over them when only record data was lost;
+ * returns true when they took a record boundary, or came while hunting (gaps_lost).
+ */
+static bool
+pass_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 {
 	if (h->state == HALF_HUNT) {
 		t->c.gaps_lost++; /* no boundary left to lose, but bytes were missed */
-		return;
+		return true;
 	}
 	if (h->state == HALF_BODY && gap <= h->frag_left) {
 		t->c.gaps_payload++;
@@ -369,21 +374,26 @@ on_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 		 * A last fragment that ended inside the gap cannot be delivered
 		 * here: its end time is unknown. It goes out with the next byte.
 		 */
-		return;
+		return false;
 	}
 	t->c.gaps_lost++;
 	if (h->rec_size > 0 || h->marker_have > 0)
 		t->c.records_lost_gap++;
 	half_reset_record(h);
 	h->state = HALF_HUNT;
+	return true;
 }
 
-/* Bytes were missed: step over them if they were record data; a record they ended completes. */
+/*
+ * Bytes were missed: step over them if they were record data; a record they ended completes.
+ * A boundary they took is reported.
+ */
 static void
 skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
 	uint32_t gap, uint64_t now_ns)
 {
-	on_gap(t, h, gap);
+	if (pass_gap(t, h, gap) && t->on_gap != NULL)
+		t->on_gap(t->ctx, key, dir, now_ns);
 	if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 && h->rec_size > 0)
 		deliver(t, key, dir, h, h->buf, h->kept, now_ns);
 }

@@ -95,11 +95,20 @@ typedef bool (*th_flow_hunt_cb)(
 	void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size);
 
 /**
+ * Called when bytes missing in direction @p dir took a record boundary with
+ * them, or went missing while the direction was hunting: once for each
+ * count of gaps_lost, at the time of the segment that showed the gap.
+ * Whole records of that direction may be lost.
+ */
+typedef void (*th_flow_gap_cb)(void *ctx, const struct th_flow_key *key, int dir, uint64_t now_ns);
+
+/**
  * Create a table for @p flows connections (rounded up to a power of two).
+ * @p on_hunt and @p on_gap may be NULL; @p ctx is passed to every callback.
  * @return NULL with errno ENOMEM or EINVAL.
  */
 struct th_flow_table *th_flow_table_create(uint32_t flows, uint64_t idle_ns,
-	th_flow_record_cb on_record, th_flow_hunt_cb on_hunt, void *ctx);
+	th_flow_record_cb on_record, th_flow_hunt_cb on_hunt, th_flow_gap_cb on_gap, void *ctx);
 
 void th_flow_table_free(struct th_flow_table *t);
 

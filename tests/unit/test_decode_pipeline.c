@@ -271,6 +271,89 @@ addr_is(const struct th_addr *a, const struct ep *e)
 	return memcmp(a->b, mapped, 12) == 0 && memcmp(a->b + 12, e->ip, 4) == 0;
 }
 
+/* ---- A TCP connection: records each way, with sequence numbers kept ---- */
+
+enum tcp_dir {
+	TO_SERVER, /* calls */
+	TO_CLIENT, /* replies */
+};
+
+struct tcp_conn {
+	struct th_decode *d;
+	const struct ep *client;
+	const struct ep *server;
+	uint32_t seq[2]; /* next byte each way, by enum tcp_dir */
+};
+
+/* Frame @p msg as a TCP record: last-fragment marker, then the message. */
+static void
+tcp_record(struct xb *rec, const struct xb *msg)
+{
+	memset(rec, 0, sizeof(*rec));
+	put_marker(rec, (uint32_t)msg->n);
+	memcpy(rec->b + rec->n, msg->b, msg->n);
+	rec->n += msg->n;
+}
+
+/* One GETATTR call or reply as a TCP record. */
+static void
+tcp_getattr(struct xb *rec, uint32_t xid, bool is_reply)
+{
+	struct xb m = {.n = 0};
+
+	if (is_reply)
+		getattr_reply(&m, xid, 1);
+	else
+		getattr_call(&m, xid);
+	tcp_record(rec, &m);
+}
+
+/* The handshake, at @p ts, ts + 10 and ts + 20; the SYNs carry @p cisn and @p sisn. */
+static void
+tcp_open(struct tcp_conn *c, struct th_decode *d, const struct ep *client, const struct ep *server,
+	uint32_t cisn, uint32_t sisn, uint64_t ts)
+{
+	c->d = d;
+	c->client = client;
+	c->server = server;
+	c->seq[TO_SERVER] = cisn + 1;
+	c->seq[TO_CLIENT] = sisn + 1;
+	send_tcp(d, client, server, cisn, 0, TH_TCP_SYN, NULL, 0, ts);
+	send_tcp(d, server, client, sisn, cisn + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, ts + 10);
+	send_tcp(d, client, server, cisn + 1, sisn + 1, TH_TCP_ACK, NULL, 0, ts + 20);
+}
+
+/* The next @p size bytes of @p dir in one segment, acknowledging all the other way. */
+static void
+tcp_segment(struct tcp_conn *c, enum tcp_dir dir, const void *p, size_t size, uint64_t ts)
+{
+	const struct ep *src = dir == TO_SERVER ? c->client : c->server;
+	const struct ep *dst = dir == TO_SERVER ? c->server : c->client;
+
+	send_tcp(c->d, src, dst, c->seq[dir], c->seq[!dir], TH_TCP_ACK, p, size, ts);
+	c->seq[dir] += (uint32_t)size;
+}
+
+/* A GETATTR call (to the server) or reply (to the client), whole in one segment. */
+static void
+tcp_send(struct tcp_conn *c, uint32_t xid, bool is_reply, uint64_t ts)
+{
+	struct xb rec;
+
+	tcp_getattr(&rec, xid, is_reply);
+	tcp_segment(c, is_reply ? TO_CLIENT : TO_SERVER, rec.b, rec.n, ts);
+}
+
+/* The segment that would have carried this call or reply is not in the capture. */
+static void
+tcp_skip(struct tcp_conn *c, uint32_t xid, bool is_reply)
+{
+	struct xb rec;
+
+	tcp_getattr(&rec, xid, is_reply);
+	c->seq[is_reply ? TO_CLIENT : TO_SERVER] += (uint32_t)rec.n;
+}
+
 /* ---- Tests ---- */
 
 static void
@@ -333,32 +416,12 @@ test_tcp_getattr_with_syn(void **state)
 	struct fixture *f = *state;
 	struct th_decode_stats st;
 	struct xb call = {.n = 0}, reply = {.n = 0}, rec;
-	uint32_t cseq = 1000, sseq = 5000;
+	struct tcp_conn c;
 	const struct th_op *op;
 
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, 0, TH_TCP_SYN, NULL, 0, T0);
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, T0 + 10);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq + 1, sseq + 1, TH_TCP_ACK, NULL, 0, T0 + 20);
-	cseq++;
-	sseq++;
-
-	getattr_call(&call, 0x2222);
-	memset(&rec, 0, sizeof(rec));
-	put_marker(&rec, (uint32_t)call.n);
-	memcpy(rec.b + rec.n, call.b, call.n);
-	rec.n += call.n;
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK | TH_TCP_PSH, rec.b, rec.n,
-		T0 + 1000);
-	cseq += (uint32_t)rec.n;
-
-	getattr_reply(&reply, 0x2222, 1);
-	memset(&rec, 0, sizeof(rec));
-	put_marker(&rec, (uint32_t)reply.n);
-	memcpy(rec.b + rec.n, reply.b, reply.n);
-	rec.n += reply.n;
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK | TH_TCP_PSH, rec.b, rec.n,
-		T0 + 1000 + 75000);
-	sseq += (uint32_t)rec.n;
+	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
+	tcp_send(&c, 0x2222, false, T0 + 1000);
+	tcp_send(&c, 0x2222, true, T0 + 1000 + 75000);
 
 	assert_int_equal(f->s->count, 1);
 	op = &f->s->ops[0];
@@ -371,23 +434,13 @@ test_tcp_getattr_with_syn(void **state)
 					       " NFS3 GETATTR OK 75.000 75.000 "));
 
 	/* A second call cut across two segments: latency from its first and its last. */
-	memset(&call, 0, sizeof(call));
 	getattr_call(&call, 0x2223);
-	memset(&rec, 0, sizeof(rec));
-	put_marker(&rec, (uint32_t)call.n);
-	memcpy(rec.b + rec.n, call.b, call.n);
-	rec.n += call.n;
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, 20, T0 + 2 * SEC);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq + 20, sseq, TH_TCP_ACK, rec.b + 20, rec.n - 20,
-		T0 + 2 * SEC + 3000);
-	memset(&reply, 0, sizeof(reply));
+	tcp_record(&rec, &call);
+	tcp_segment(&c, TO_SERVER, rec.b, 20, T0 + 2 * SEC);
+	tcp_segment(&c, TO_SERVER, rec.b + 20, rec.n - 20, T0 + 2 * SEC + 3000);
 	getattr_reply(&reply, 0x2223, 2);
-	memset(&rec, 0, sizeof(rec));
-	put_marker(&rec, (uint32_t)reply.n);
-	memcpy(rec.b + rec.n, reply.b, reply.n);
-	rec.n += reply.n;
-	send_tcp(
-		f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 2 * SEC + 10000);
+	tcp_record(&rec, &reply);
+	tcp_segment(&c, TO_CLIENT, rec.b, rec.n, T0 + 2 * SEC + 10000);
 
 	assert_int_equal(f->s->count, 2);
 	op = &f->s->ops[1];
@@ -487,22 +540,6 @@ test_call_times_out(void **state)
 	assert_int_equal(f->s->count, 1);
 }
 
-/* One GETATTR call or reply as a TCP record: marker, then the message. */
-static void
-tcp_getattr(struct xb *rec, uint32_t xid, bool is_reply)
-{
-	struct xb m = {.n = 0};
-
-	if (is_reply)
-		getattr_reply(&m, xid, 1);
-	else
-		getattr_call(&m, xid);
-	memset(rec, 0, sizeof(*rec));
-	put_marker(rec, (uint32_t)m.n);
-	memcpy(rec->b + rec->n, m.b, m.n);
-	rec->n += m.n;
-}
-
 /*
  * The capture lost the segment with one reply (a SPAN drop): its call,
  * sent before the gap, leaves as a call without reply after the 2 s gap
@@ -515,33 +552,20 @@ test_reply_gap_expires_call(void **state)
 {
 	struct fixture *f = *state;
 	struct th_decode_stats st;
-	struct xb rec;
-	uint32_t cseq = 1000, sseq = 5000;
+	struct tcp_conn c;
 
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, 0, TH_TCP_SYN, NULL, 0, T0);
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, T0 + 10);
-	cseq++;
-	sseq++;
-	tcp_getattr(&rec, 0x5001, false);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 1000);
-	cseq += (uint32_t)rec.n;
-	tcp_getattr(&rec, 0x5002, false);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 2000);
-	cseq += (uint32_t)rec.n;
+	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
+	tcp_send(&c, 0x5001, false, T0 + 1000);
+	tcp_send(&c, 0x5002, false, T0 + 2000);
 
 	/* The reply to 0x5001 is not in the capture; the one to 0x5002 follows the gap. */
-	tcp_getattr(&rec, 0x5001, true);
-	sseq += (uint32_t)rec.n;
-	tcp_getattr(&rec, 0x5002, true);
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 3000);
-	sseq += (uint32_t)rec.n;
+	tcp_skip(&c, 0x5001, true);
+	tcp_send(&c, 0x5002, true, T0 + 3000);
 	assert_int_equal(f->s->count, 1);
 	assert_int_equal(f->s->ops[0].kind, TH_OP_MATCHED);
 	assert_int_equal(f->s->ops[0].xid, 0x5002);
 
-	tcp_getattr(&rec, 0x5003, false);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 4000);
-	cseq += (uint32_t)rec.n;
+	tcp_send(&c, 0x5003, false, T0 + 4000);
 
 	th_decode_housekeep(f->d, T0 + 1000 + 2 * SEC - 1);
 	assert_int_equal(f->s->count, 1);
@@ -555,15 +579,12 @@ test_reply_gap_expires_call(void **state)
 	assert_int_equal(f->s->count, 2);
 
 	/* A late reply to the expired call: counted as a reply without call. */
-	tcp_getattr(&rec, 0x5001, true);
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 9 * SEC + 1);
-	sseq += (uint32_t)rec.n;
+	tcp_send(&c, 0x5001, true, T0 + 9 * SEC + 1);
 	assert_int_equal(f->s->count, 3);
 	assert_int_equal(f->s->ops[2].kind, TH_OP_REPLY_ONLY);
 	assert_int_equal(f->s->ops[2].xid, 0x5001);
 
-	tcp_getattr(&rec, 0x5003, true);
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, T0 + 9 * SEC + 2);
+	tcp_send(&c, 0x5003, true, T0 + 9 * SEC + 2);
 	assert_int_equal(f->s->count, 4);
 	assert_int_equal(f->s->ops[3].kind, TH_OP_MATCHED);
 	assert_int_equal(f->s->ops[3].xid, 0x5003);
@@ -584,20 +605,12 @@ test_call_gap_keeps_calls(void **state)
 {
 	struct fixture *f = *state;
 	struct th_decode_stats st;
-	struct xb rec;
-	uint32_t cseq = 1000, sseq = 5000;
+	struct tcp_conn c;
 
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, 0, TH_TCP_SYN, NULL, 0, T0);
-	send_tcp(f->d, &SERVER, &CLIENT, sseq, cseq + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, T0 + 10);
-	cseq++;
-	sseq++;
-	tcp_getattr(&rec, 0x6001, false);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 1000);
-	cseq += (uint32_t)rec.n;
-	tcp_getattr(&rec, 0x6002, false);
-	cseq += (uint32_t)rec.n; /* lost */
-	tcp_getattr(&rec, 0x6003, false);
-	send_tcp(f->d, &CLIENT, &SERVER, cseq, sseq, TH_TCP_ACK, rec.b, rec.n, T0 + 3000);
+	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
+	tcp_send(&c, 0x6001, false, T0 + 1000);
+	tcp_skip(&c, 0x6002, false);
+	tcp_send(&c, 0x6003, false, T0 + 3000);
 
 	th_decode_housekeep(f->d, T0 + 5 * SEC);
 	assert_int_equal(f->s->count, 0);
@@ -657,34 +670,24 @@ mount_over_tcp(struct fixture *f, uint64_t t)
 {
 	const struct ep client = {{10, 0, 0, 1}, 901};
 	const struct ep mountd = {{10, 0, 0, 2}, 20048};
-	struct xb call = {.n = 0}, reply = {.n = 0}, rec = {.n = 0};
-	uint32_t cseq = 70000, sseq = 90000;
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec;
+	struct tcp_conn c;
 	unsigned before = f->s->count;
 
-	send_tcp(f->d, &client, &mountd, cseq++, 0, TH_TCP_SYN, NULL, 0, t);
-	send_tcp(f->d, &mountd, &client, sseq++, cseq, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, t + 1);
-	send_tcp(f->d, &client, &mountd, cseq, sseq, TH_TCP_ACK, NULL, 0, t + 2);
-
+	tcp_open(&c, f->d, &client, &mountd, 70000, 90000, t);
 	rpc_call(&call, 0x5555, TH_PROG_MOUNT, 3, TH_MOUNT_MNT);
 	put_opaque(&call, "/export", 7);
-	put_marker(&rec, (uint32_t)call.n);
-	memcpy(rec.b + rec.n, call.b, call.n);
-	rec.n += call.n;
-	send_tcp(f->d, &client, &mountd, cseq, sseq, TH_TCP_ACK, rec.b, 10, t + 100);
-	send_tcp(f->d, &client, &mountd, cseq + 10, sseq, TH_TCP_ACK, rec.b + 10, rec.n - 10,
-		t + 200);
-	cseq += (uint32_t)rec.n;
+	tcp_record(&rec, &call);
+	tcp_segment(&c, TO_SERVER, rec.b, 10, t + 100);
+	tcp_segment(&c, TO_SERVER, rec.b + 10, rec.n - 10, t + 200);
 
 	rpc_reply(&reply, 0x5555);
 	put32(&reply, 0); /* MNT3_OK */
 	put_opaque(&reply, FH, sizeof(FH));
 	put32(&reply, 1); /* one flavour: AUTH_SYS */
 	put32(&reply, 1);
-	memset(&rec, 0, sizeof(rec));
-	put_marker(&rec, (uint32_t)reply.n);
-	memcpy(rec.b + rec.n, reply.b, reply.n);
-	rec.n += reply.n;
-	send_tcp(f->d, &mountd, &client, sseq, cseq, TH_TCP_ACK, rec.b, rec.n, t + 900);
+	tcp_record(&rec, &reply);
+	tcp_segment(&c, TO_CLIENT, rec.b, rec.n, t + 900);
 	th_decode_flush(f->d);
 	return f->s->count - before;
 }

@@ -26,6 +26,9 @@ struct seen {
 	uint64_t first_ns[MAX_RECS];
 	uint64_t last_ns[MAX_RECS];
 	int dir[MAX_RECS];
+	unsigned int gaps; /* lost boundaries reported */
+	int gap_dir;       /* direction of the last one */
+	uint64_t gap_ns;   /* and its time */
 };
 
 static void
@@ -48,6 +51,17 @@ on_record(void *ctx, const struct th_flow_key *key, int dir, const struct th_flo
 	s->last_ns[s->n] = rec->last_ns;
 	s->dir[s->n] = dir;
 	s->n++;
+}
+
+static void
+on_gap(void *ctx, const struct th_flow_key *key, int dir, uint64_t now_ns)
+{
+	struct seen *s = ctx;
+
+	(void)key;
+	s->gaps++;
+	s->gap_dir = dir;
+	s->gap_ns = now_ns;
 }
 
 static void
@@ -93,7 +107,7 @@ static void
 conn_init(struct conn *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->t = th_flow_table_create(64, 1000000000ull, on_record, NULL, &c->seen);
+	c->t = th_flow_table_create(64, 1000000000ull, on_record, NULL, on_gap, &c->seen);
 	assert_non_null(c->t);
 	c->c2s.src.b[10] = c->c2s.src.b[11] = 0xff;
 	c->c2s.dst = c->c2s.src;
@@ -260,6 +274,7 @@ test_gap_in_payload_is_stepped_over(void **state)
 	assert_int_equal(c.seen.xid[1], 6);
 	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 1);
 	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 0);
+	assert_int_equal(c.seen.gaps, 0);
 	conn_fini(&c);
 }
 
@@ -286,6 +301,10 @@ test_gap_across_boundary_resyncs_without_wrong_record(void **state)
 	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 1);
 	assert_int_equal(th_flow_table_counters(c.t)->records_lost_gap, 1);
 	assert_int_equal(th_flow_table_counters(c.t)->resyncs, 1);
+	/* reported once, for the client's direction (its address is the higher), at the gap */
+	assert_int_equal(c.seen.gaps, 1);
+	assert_int_equal(c.seen.gap_dir, 1);
+	assert_int_equal(c.seen.gap_ns, 2);
 	conn_fini(&c);
 }
 
