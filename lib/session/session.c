@@ -306,15 +306,13 @@ client_find(const struct th_sess_table *t, const struct th_addr *a)
 	return NIL;
 }
 
-/* The client's index, added when new. NIL when every entry holds state. */
+/* Add a client that client_find() did not find. NIL when every entry holds state. */
 static uint32_t
-client_get(struct th_sess_table *t, const struct th_addr *a)
+client_add(struct th_sess_table *t, const struct th_addr *a)
 {
-	uint32_t i = client_find(t, a), b;
+	uint32_t i, b;
 	struct client *c;
 
-	if (i != NIL)
-		return i;
 	if (t->clients_used < t->cfg.clients) {
 		i = t->clients_used++;
 	} else {
@@ -341,6 +339,15 @@ client_get(struct th_sess_table *t, const struct th_addr *a)
 	t->client_bucket[b] = i;
 	LIST_PUSH(t->clients, &t->client_idle, i);
 	return i;
+}
+
+/* The client's index, added when new. NIL when every entry holds state. */
+static uint32_t
+client_get(struct th_sess_table *t, const struct th_addr *a)
+{
+	uint32_t i = client_find(t, a);
+
+	return i != NIL ? i : client_add(t, a);
 }
 
 static void
@@ -428,19 +435,25 @@ file_evict(struct th_sess_table *t, uint32_t fi)
 	file_release(t, fi);
 }
 
-/* The file's index, added when new (pushing out the least recently used one). */
+/* The file @p i is in use: the most recently used one. */
+static void
+file_use(struct th_sess_table *t, uint32_t i)
+{
+	LIST_DEL(t->files, &t->file_lru, i);
+	LIST_PUSH(t->files, &t->file_lru, i);
+}
+
+/*
+ * Add a file that file_find() did not find (pushing out the least recently used
+ * one). NIL when the only one to push out is pinned.
+ */
 static uint32_t
-file_get(struct th_sess_table *t, const struct th_addr *server, const uint8_t *fh,
+file_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *fh,
 	unsigned int fh_len)
 {
-	uint32_t i = file_find(t, server, fh, fh_len), b;
+	uint32_t i, b;
 	struct file *f;
 
-	if (i != NIL) {
-		LIST_DEL(t->files, &t->file_lru, i);
-		LIST_PUSH(t->files, &t->file_lru, i);
-		return i;
-	}
 	if (t->file_free == NIL) {
 		uint32_t victim = t->file_lru.tail;
 
@@ -462,6 +475,19 @@ file_get(struct th_sess_table *t, const struct th_addr *server, const uint8_t *f
 	f->hnext = t->file_bucket[b];
 	t->file_bucket[b] = i;
 	LIST_PUSH(t->files, &t->file_lru, i);
+	return i;
+}
+
+/* The file's index, added when new (pushing out the least recently used one). */
+static uint32_t
+file_get(struct th_sess_table *t, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len)
+{
+	uint32_t i = file_find(t, server, fh, fh_len);
+
+	if (i == NIL)
+		return file_add(t, server, fh, fh_len);
+	file_use(t, i);
 	return i;
 }
 
@@ -998,8 +1024,8 @@ is_gap(const struct sess *s, const struct th_sess_op *op)
 	return s->next_off != 0 && op->offset > s->next_off && op->offset - s->next_off <= span;
 }
 
-static uint32_t write_open(struct th_sess_table *t, uint32_t i, uint32_t file, uint32_t client,
-	const struct th_sess_op *op);
+static uint32_t write_open(struct th_sess_table *t, uint32_t i, uint32_t p, uint32_t file,
+	uint32_t client, const struct th_sess_op *op);
 
 static void
 do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op,
@@ -1044,7 +1070,7 @@ do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th
 		 * SETATTR was lost, or open(O_WRONLY) without O_TRUNC. Either way the open
 		 * began at the GETATTR, which was no cache read. */
 		t->ctr.write_from_getattr++;
-		i = write_open(t, NIL, file, client, op);
+		i = write_open(t, NIL, p, file, client, op);
 	}
 	if (i == NIL) {
 		i = sess_new(t, file, client, op, kind);
@@ -1063,17 +1089,16 @@ is_write_done(const struct sess *s)
 
 /*
  * The write open @p i (NIL: none) that a truncate, touch or WRITE joins or starts.
- * The user's GETATTR/ACCESS waiting to become a cache read was the close-to-open
- * check of this open (open(O_WRONLY | O_TRUNC) of an existing file sends GETATTR,
- * maybe ACCESS, then SETATTR size 0; touch, GETATTR then SETATTR of times): with
- * no open to join, it becomes the open, which began there; otherwise it goes.
+ * The user's GETATTR/ACCESS waiting to become a cache read, @p p (NIL: none), was
+ * the close-to-open check of this open (open(O_WRONLY | O_TRUNC) of an existing
+ * file sends GETATTR, maybe ACCESS, then SETATTR size 0; touch, GETATTR then
+ * SETATTR of times): with no open to join, it becomes the open, which began
+ * there; otherwise it goes.
  */
 static uint32_t
-write_open(struct th_sess_table *t, uint32_t i, uint32_t file, uint32_t client,
+write_open(struct th_sess_table *t, uint32_t i, uint32_t p, uint32_t file, uint32_t client,
 	const struct th_sess_op *op)
 {
-	uint32_t p = sess_find(t, file, client, op->uid, SK_PENDING);
-
 	if (p != NIL && i == NIL) {
 		sess_rekey(t, p, op->uid, SK_WRITE);
 		t->sess[p].flags = 0;
@@ -1097,7 +1122,7 @@ do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const st
 		sess_close(t, i);
 		i = NIL;
 	}
-	i = write_open(t, i, file, client, op);
+	i = write_open(t, i, sess_find(t, file, client, op->uid, SK_PENDING), file, client, op);
 	sess_add_meta(t, i, op);
 }
 
@@ -1167,12 +1192,12 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 			t->ctr.getattr_no_history++;
 		return false;
 	}
-	if (last_write > last_read && op->call_ns < last_write + t->cfg.write_settle_ns) {
+	if (last_write > last_read) {
 		/* Right after its own write a client may revalidate (an editor's fstat after
 		 * saving): a phantom, unless an ACCESS says a user opened the file. */
-		flags = SF_SETTLE;
-	} else if (last_write > last_read) {
-		if (op->call_ns >= last_write + t->cfg.cache_window_ns)
+		if (op->call_ns < last_write + t->cfg.write_settle_ns)
+			flags = SF_SETTLE;
+		else if (op->call_ns >= last_write + t->cfg.cache_window_ns)
 			return false;
 	} else if (last_read != 0 && op->call_ns >= last_read + t->cfg.cache_window_ns) {
 		return false;
@@ -1397,7 +1422,7 @@ do_touch(struct th_sess_table *t, uint32_t file, uint32_t client, const struct t
 		sess_close(t, i);
 		i = NIL;
 	}
-	i = write_open(t, i, file, client, op);
+	i = write_open(t, i, sess_find(t, file, client, op->uid, SK_PENDING), file, client, op);
 	/* touch closes the file at once: a later truncate or touch is another open. */
 	t->sess[i].flags |= SF_TOUCHED;
 	sess_add_meta(t, i, op);
@@ -1448,17 +1473,24 @@ note_attrs(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
  *   - one at most confirm_ns after the client's last recorded read or write of
  *     the file belongs to the open already reported (a cache read that was the
  *     start of this uncached one, or a read the idle timeout closed);
+ *   - a READDIR page joins the listing in progress (do_data(), no entries
+ *     counted) or is dropped: a listing keeps no history;
  *   - otherwise it goes the normal way (its open's other RPCs were lost too).
- * @return true when the op is dealt with here.
+ * @return true when the op is dealt with here. Otherwise, for a READ, WRITE,
+ * COMMIT or SETATTR, *is_found is set and *file and *client are where
+ * file_find() and client_find() found the op's (NIL: not there), so that the
+ * normal way need not look them up again.
  */
 static bool
-do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
+do_no_reply(struct th_sess_table *t, const struct th_sess_op *op, uint32_t *file, uint32_t *client,
+	bool *is_found)
 {
 	uint8_t kind = op->kind == TH_SESS_WRITE || op->kind == TH_SESS_COMMIT ||
 				       op->kind == TH_SESS_SETATTR
 			       ? SK_WRITE
 			       : SK_READ;
-	uint32_t file, client, i;
+	bool is_dir = op->kind == TH_SESS_READDIR || op->kind == TH_SESS_READDIRPLUS;
+	uint32_t i = NIL;
 	uint64_t last;
 
 	switch (op->kind) {
@@ -1469,20 +1501,6 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
 		return true;
 	case TH_SESS_READDIR:
 	case TH_SESS_READDIRPLUS:
-		/* A listing keeps no history: a page without its reply joins the listing
-		 * in progress (do_data(), no entries counted) or is dropped. */
-		file = file_find(t, &op->server, op->fh, op->fh_len);
-		client = client_find(t, &op->client);
-		if (file != NIL && client != NIL &&
-			(i = sess_find(t, file, client, op->uid, SK_READ)) != NIL &&
-			op->call_ns < t->sess[i].last_ns + t->cfg.idle_ns) {
-			t->sess[i].ops++;
-			t->ctr.no_reply_joined++;
-		} else {
-			t->ctr.no_reply_dirs++;
-		}
-		t->ctr.ops_ignored++;
-		return true;
 	case TH_SESS_READ:
 	case TH_SESS_WRITE:
 	case TH_SESS_COMMIT:
@@ -1491,11 +1509,11 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
 	default:
 		return false;
 	}
-	file = file_find(t, &op->server, op->fh, op->fh_len);
-	client = client_find(t, &op->client);
-	if (file == NIL || client == NIL)
-		goto normal;
-	i = sess_find(t, file, client, op->uid, kind);
+	*file = file_find(t, &op->server, op->fh, op->fh_len);
+	*client = client_find(t, &op->client);
+	*is_found = true;
+	if (*file != NIL && *client != NIL)
+		i = sess_find(t, *file, *client, op->uid, kind);
 	if (i != NIL && op->call_ns < t->sess[i].last_ns + t->cfg.idle_ns) {
 		struct sess *s = &t->sess[i];
 
@@ -1505,9 +1523,18 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
 		if (op->kind == TH_SESS_WRITE)
 			s->transferred += op->count;
 		t->ctr.no_reply_joined++;
+		if (is_dir)
+			t->ctr.ops_ignored++;
 		return true;
 	}
-	i = sess_find(t, file, client, 0, SK_HIST);
+	if (is_dir) {
+		t->ctr.no_reply_dirs++;
+		t->ctr.ops_ignored++;
+		return true;
+	}
+	if (*file == NIL || *client == NIL)
+		goto normal;
+	i = sess_find(t, *file, *client, 0, SK_HIST);
 	if (i != NIL) {
 		last = kind == SK_WRITE ? t->sess[i].next_off : t->sess[i].last_ns;
 		if (last != 0 && op->call_ns <= last + t->cfg.confirm_ns) {
@@ -1526,11 +1553,12 @@ void
 th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 {
 	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
-	bool is_used = false, is_burst = false;
+	bool is_used = false, is_burst = false, is_meta;
+	bool is_found = false; /* client and file looked up already (NIL: not there) */
 	uint8_t kind = op->kind;
 	const uint8_t *fh = op->fh;
 	unsigned int fh_len = op->fh_len;
-	uint32_t client, file;
+	uint32_t client = NIL, file = NIL;
 
 	t->ctr.ops++;
 	if (is_bad(op)) {
@@ -1554,7 +1582,7 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	}
 	if (op_end(op) > t->now_ns)
 		t->now_ns = op_end(op);
-	if ((op->flags & TH_SESS_F_NO_REPLY) && do_no_reply(t, op))
+	if ((op->flags & TH_SESS_F_NO_REPLY) && do_no_reply(t, op, &file, &client, &is_found))
 		return;
 
 	switch (op->kind) {
@@ -1616,7 +1644,11 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		return;
 	}
 
-	client = client_get(t, &op->client);
+	/* The listing case above, or do_no_reply(), may have looked the client up. */
+	if (client == NIL && !is_found)
+		client = client_find(t, &op->client);
+	if (client == NIL)
+		client = client_add(t, &op->client);
 	if (client == NIL)
 		return;
 	if (op->kind == TH_SESS_GETATTR)
@@ -1624,28 +1656,22 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	else if (op->kind == TH_SESS_ACCESS)
 		note_burst_access(t, client, op);
 	/* GETATTR/ACCESS/COMMIT/SETATTR on a file without state change nothing: do not make
-	 * an entry for them (most GETATTRs are of this kind). */
-	if (kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS || kind == TH_SESS_COMMIT ||
-		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) &&
-			!is_touch(t, op))) {
+	 * an entry for them (most GETATTRs are of this kind), unless do_getattr() may make
+	 * one (an empty file). */
+	is_meta =
+		kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS || kind == TH_SESS_COMMIT ||
+		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) && !is_touch(t, op));
+	if (!is_found)
 		file = file_find(t, &op->server, fh, fh_len);
-		if (file == NIL && (kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS) &&
-			is_empty(op))
-			file = file_get(t, &op->server, fh, fh_len); /* do_getattr() */
-		if (file == NIL) {
-			if (kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))
-				t->ctr.getattr_no_history++;
-			t->ctr.ops_ignored++;
-			return;
-		}
-		LIST_DEL(t->files, &t->file_lru, file);
-		LIST_PUSH(t->files, &t->file_lru, file);
-	} else {
-		file = file_get(t, &op->server, fh, fh_len);
-		if (file == NIL) {
-			t->ctr.ops_ignored++;
-			return;
-		}
+	if (file != NIL)
+		file_use(t, file);
+	else if (!is_meta || ((kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS) && is_empty(op)))
+		file = file_add(t, &op->server, fh, fh_len);
+	if (file == NIL) {
+		if (kind == TH_SESS_GETATTR && !(op->flags & TH_SESS_F_IS_DIR))
+			t->ctr.getattr_no_history++;
+		t->ctr.ops_ignored++;
+		return;
 	}
 	t->pin_file = file;
 	note_attrs(t, file, client, op, kind);

@@ -8,95 +8,129 @@
 
 #include "test_session_common.h"
 
+/* A table of small_config(); a test that changes the config calls rebuild(). */
+struct fixture {
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (fx == NULL)
+		return -1;
+	small_config(&fx->c);
+	fx->t = th_sess_create(&fx->c, on_record, on_name, &fx->o);
+	if (fx->t == NULL) {
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	th_sess_free(fx->t);
+	free(fx);
+	return 0;
+}
+
+/* A new table for the fixture's config as the test changed it; the old one goes. */
+static struct th_sess_table *
+rebuild(struct fixture *fx)
+{
+	th_sess_free(fx->t);
+	fx->t = NULL;
+	fx->t = table_new(&fx->c, &fx->o);
+	return fx->t;
+}
+
 /* Reading from offset 0 again is a new open; an out-of-order 0 is not. */
 static void
 test_reread_from_zero(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 65536));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 10 * MS, 65536, 65536));
-	assert_int_equal(o.n_records, 0);
+	assert_int_equal(o->n_records, 0);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 20 * MS, 0, 65536));
-	assert_int_equal(o.n_records, 1);
-	assert_int_equal(o.records[0].open_ns, T0);
-	assert_int_equal(o.records[0].close_ns, T0 + 11 * MS);
-	assert_int_equal(o.records[0].transferred, 131072);
-	assert_int_equal(o.records[0].seq_bytes, 131072);
-	assert_int_equal(o.records[0].ops, 2);
-	assert_int_equal(o.records[0].dir, TH_SESS_DIR_READ);
-	assert_false(o.records[0].is_cache_hit);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].open_ns, T0);
+	assert_int_equal(o->records[0].close_ns, T0 + 11 * MS);
+	assert_int_equal(o->records[0].transferred, 131072);
+	assert_int_equal(o->records[0].seq_bytes, 131072);
+	assert_int_equal(o->records[0].ops, 2);
+	assert_int_equal(o->records[0].dir, TH_SESS_DIR_READ);
+	assert_false(o->records[0].is_cache_hit);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[1].open_ns, T0 + 20 * MS);
-	assert_int_equal(o.records[1].transferred, 65536);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].open_ns, T0 + 20 * MS);
+	assert_int_equal(o->records[1].transferred, 65536);
 
 	/* Read-ahead replies out of order: offset 0 after 64 KiB is still the first open. */
 	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 1 * SEC, 65536, 65536));
 	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 1 * SEC + 1 * MS, 0, 65536));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 3);
-	assert_int_equal(o.records[2].ops, 2);
-	assert_int_equal(o.records[2].transferred, 131072);
-	assert_int_equal(o.records[2].rand_bytes, 131072);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
+	assert_int_equal(o->records[2].ops, 2);
+	assert_int_equal(o->records[2].transferred, 131072);
+	assert_int_equal(o->records[2].rand_bytes, 131072);
 }
 
 /* Idle timeout: an op (or a tick) just before idle_ns keeps the open; at and after closes. */
 static void
 test_idle_boundary(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	const struct th_sess_config *c = &fx->c;
 	uint64_t last;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 4096));
 	last = T0 + 1 * MS;
-	th_sess_tick(t, last + c.idle_ns - 1);
-	assert_int_equal(o.n_records, 0);
-	th_sess_tick(t, last + c.idle_ns);
-	assert_int_equal(o.n_records, 1);
-	assert_int_equal(o.records[0].close_ns, last);
-	th_sess_tick(t, last + c.idle_ns + 1);
-	assert_int_equal(o.n_records, 1);
+	th_sess_tick(t, last + c->idle_ns - 1);
+	assert_int_equal(o->n_records, 0);
+	th_sess_tick(t, last + c->idle_ns);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].close_ns, last);
+	th_sess_tick(t, last + c->idle_ns + 1);
+	assert_int_equal(o->n_records, 1);
 
 	/* The same boundary when the next op arrives before any tick. */
 	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0, 0, 4096));
-	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c.idle_ns - 1, 4096, 4096));
-	assert_int_equal(o.n_records, 1); /* just before: the same open */
-	last = last + c.idle_ns - 1 + 1 * MS;
-	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c.idle_ns, 8192, 4096));
-	assert_int_equal(o.n_records, 2); /* exactly at: a new open */
-	assert_int_equal(o.records[1].ops, 2);
-	assert_int_equal(o.records[1].transferred, 8192);
-	last = last + c.idle_ns + 1 * MS;
-	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c.idle_ns + 1, 12288, 4096));
-	assert_int_equal(o.n_records, 3); /* after: a new open */
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c->idle_ns - 1, 4096, 4096));
+	assert_int_equal(o->n_records, 1); /* just before: the same open */
+	last = last + c->idle_ns - 1 + 1 * MS;
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c->idle_ns, 8192, 4096));
+	assert_int_equal(o->n_records, 2); /* exactly at: a new open */
+	assert_int_equal(o->records[1].ops, 2);
+	assert_int_equal(o->records[1].transferred, 8192);
+	last = last + c->idle_ns + 1 * MS;
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, last + c->idle_ns + 1, 12288, 4096));
+	assert_int_equal(o->n_records, 3); /* after: a new open */
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 4);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 4);
 }
 
 /* Two users reading one file at one client: two opens, neither closes the other. */
 static void
 test_interleaved_users(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1001, T0, 0, 4096));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1002, T0 + 1 * MS, 0, 4096));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1001, T0 + 2 * MS, 4096, 4096));
@@ -104,11 +138,11 @@ test_interleaved_users(void **state)
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1001, T0 + 4 * MS, 8192, 4096));
 	/* Another client, same uid: also its own open. */
 	input(t, mk_rw(TH_SESS_READ, 1, 4, 1001, T0 + 5 * MS, 0, 4096));
-	assert_int_equal(o.n_records, 0);
+	assert_int_equal(o->n_records, 0);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 3);
+	assert_int_equal(o->n_records, 3);
 	for (unsigned int i = 0; i < 3; i++) {
-		const struct th_sess_record *r = &o.records[i];
+		const struct th_sess_record *r = &o->records[i];
 
 		if (r->uid == 1001 && r->client.b[15] == 3) {
 			assert_int_equal(r->transferred, 12288);
@@ -120,21 +154,17 @@ test_interleaved_users(void **state)
 			assert_int_equal(r->transferred, 4096);
 		}
 	}
-	th_sess_free(t);
 }
 
 /* SETATTR size 0, WRITEs and COMMIT are one write open; the next save is another. */
 static void
 test_truncate_in_write_session(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	struct th_sess_op op;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	op = mk(TH_SESS_SETATTR, 1, 3, 1000, T0);
 	op.flags |= TH_SESS_F_TRUNCATE | TH_SESS_F_HAS_SIZE;
 	op.set_size = 0;
@@ -149,26 +179,25 @@ test_truncate_in_write_session(void **state)
 	op.size = 8192;
 	input(t, op);
 	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 30 * MS));
-	assert_int_equal(o.n_records, 0);
+	assert_int_equal(o->n_records, 0);
 
 	/* The editor saves again: truncate to 0 starts the next write open. */
 	op = mk(TH_SESS_SETATTR, 1, 3, 1000, T0 + 5 * SEC);
 	op.flags |= TH_SESS_F_TRUNCATE | TH_SESS_F_HAS_SIZE;
 	op.size = 0;
 	input(t, op);
-	assert_int_equal(o.n_records, 1);
-	assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE);
-	assert_int_equal(o.records[0].open_ns, T0);
-	assert_int_equal(o.records[0].close_ns, T0 + 31 * MS);
-	assert_int_equal(o.records[0].ops, 4);
-	assert_int_equal(o.records[0].transferred, 8192);
-	assert_int_equal(o.records[0].size, 8192);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o->records[0].open_ns, T0);
+	assert_int_equal(o->records[0].close_ns, T0 + 31 * MS);
+	assert_int_equal(o->records[0].ops, 4);
+	assert_int_equal(o->records[0].transferred, 8192);
+	assert_int_equal(o->records[0].size, 8192);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[1].transferred, 0);
-	assert_int_equal(o.records[1].size, 0);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].transferred, 0);
+	assert_int_equal(o->records[1].size, 0);
 	assert_int_equal(th_sess_counters(t)->bad_ops, 0); /* a shrink by truncate is fine */
-	th_sess_free(t);
 }
 
 /* Read a file, let the open close. */
@@ -187,47 +216,44 @@ read_and_close(struct th_sess_table *t, unsigned int file, uint64_t at)
 static void
 test_cache_read_window(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	const struct th_sess_config *c = &fx->c;
 	struct th_sess_op op;
 	uint64_t at = T0 + 3600 * SEC;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	read_and_close(t, 1, T0);
 	read_and_close(t, 2, T0);
-	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o->n_records, 2);
 
 	op = mk(TH_SESS_GETATTR, 1, 3, 1000, at);
 	op.flags |= TH_SESS_F_HAS_SIZE;
 	op.size = 100;
 	input(t, op);
-	th_sess_tick(t, at + 1 * MS + c.confirm_ns - 1);
-	assert_int_equal(o.n_records, 2); /* lazily: a READ could still follow */
-	th_sess_tick(t, at + 1 * MS + c.confirm_ns);
-	assert_int_equal(o.n_records, 3);
-	assert_true(o.records[2].is_cache_hit);
-	assert_int_equal(o.records[2].transferred, 0);
-	assert_int_equal(o.records[2].open_ns, at);
-	assert_int_equal(o.records[2].close_ns, at + 1 * MS); /* the GETATTR's latency */
-	assert_int_equal(o.records[2].size, 100);
-	assert_int_equal(o.records[2].dir, TH_SESS_DIR_READ);
+	th_sess_tick(t, at + 1 * MS + c->confirm_ns - 1);
+	assert_int_equal(o->n_records, 2); /* lazily: a READ could still follow */
+	th_sess_tick(t, at + 1 * MS + c->confirm_ns);
+	assert_int_equal(o->n_records, 3);
+	assert_true(o->records[2].is_cache_hit);
+	assert_int_equal(o->records[2].transferred, 0);
+	assert_int_equal(o->records[2].open_ns, at);
+	assert_int_equal(o->records[2].close_ns, at + 1 * MS); /* the GETATTR's latency */
+	assert_int_equal(o->records[2].size, 100);
+	assert_int_equal(o->records[2].dir, TH_SESS_DIR_READ);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 1);
 
 	/* File 2 was last read at T0 + 1 ms: at the window's end the GETATTR is ignored. */
-	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + 1 * MS + c.cache_window_ns - 1));
-	th_sess_tick(t, T0 + c.cache_window_ns + 10 * SEC);
-	assert_int_equal(o.n_records, 4);
-	assert_true(o.records[3].is_cache_hit);
+	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + 1 * MS + c->cache_window_ns - 1));
+	th_sess_tick(t, T0 + c->cache_window_ns + 10 * SEC);
+	assert_int_equal(o->n_records, 4);
+	assert_true(o->records[3].is_cache_hit);
 	/* Its cache read refreshed the window; a different client never read it. */
-	input(t, mk(TH_SESS_GETATTR, 2, 4, 1000, T0 + c.cache_window_ns + 11 * SEC));
+	input(t, mk(TH_SESS_GETATTR, 2, 4, 1000, T0 + c->cache_window_ns + 11 * SEC));
 	/* File 1's window ran out (refreshed at `at`). */
-	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 1 * MS + c.cache_window_ns));
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 1 * MS + c->cache_window_ns));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 4);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 4);
 }
 
 /* Close-to-open: GETATTR (and ACCESS) then READs is an uncached open that began at the
@@ -235,25 +261,22 @@ test_cache_read_window(void **state)
 static void
 test_close_to_open_getattr(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	uint64_t at = T0 + 600 * SEC;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	read_and_close(t, 1, T0);
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
 	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, at + 2 * MS));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, at + 4 * MS, 0, 100));
 	th_sess_tick(t, at + 10 * SEC);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
-	assert_false(o.records[1].is_cache_hit);
-	assert_int_equal(o.records[1].open_ns, at);
-	assert_int_equal(o.records[1].transferred, 100);
-	assert_int_equal(o.records[1].ops, 3);
+	assert_int_equal(o->n_records, 2);
+	assert_false(o->records[1].is_cache_hit);
+	assert_int_equal(o->records[1].open_ns, at);
+	assert_int_equal(o->records[1].transferred, 100);
+	assert_int_equal(o->records[1].ops, 3);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
 	assert_int_equal(th_sess_counters(t)->cache_reads_confirmed, 1);
 
@@ -262,11 +285,10 @@ test_close_to_open_getattr(void **state)
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, at + 3 * MS, 8192, 4096));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 3);
-	assert_false(o.records[2].is_cache_hit);
-	assert_int_equal(o.records[2].open_ns, at);
-	assert_int_equal(o.records[2].transferred, 4096);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
+	assert_false(o->records[2].is_cache_hit);
+	assert_int_equal(o->records[2].open_ns, at);
+	assert_int_equal(o->records[2].transferred, 4096);
 }
 
 /* ls -l: READDIR (or a LOOKUP burst in one directory) then GETATTRs on read files: no cache
@@ -276,19 +298,16 @@ test_close_to_open_getattr(void **state)
 static void
 test_ls_burst_no_cache_reads(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	struct th_sess_op op;
 	uint64_t at = T0 + 600 * SEC;
 	static const char *const names[] = {"a", "b", "c", "d"};
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	for (unsigned int f = 1; f <= 3; f++)
 		read_and_close(t, f, T0);
-	assert_int_equal(o.n_records, 3);
+	assert_int_equal(o->n_records, 3);
 
 	op = mk(TH_SESS_READDIR, 0, 3, 1000, at);
 	op.fh_len = (uint8_t)snprintf((char *)op.fh, sizeof(op.fh), "D1");
@@ -296,7 +315,7 @@ test_ls_burst_no_cache_reads(void **state)
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + (2 + f) * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 3);
+	assert_int_equal(o->n_records, 3);
 	assert_int_equal(th_sess_counters(t)->phantoms_listing, 3);
 
 	/* After READDIRPLUS, GETATTRs inside the listing window (not a burst) are opens. */
@@ -308,7 +327,7 @@ test_ls_burst_no_cache_reads(void **state)
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 300 * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 6);
+	assert_int_equal(o->n_records, 6);
 	assert_int_equal(th_sess_counters(t)->phantoms_listing, 3);
 
 	/* READ-less LOOKUP burst in one directory (ls -l on NFSv2, or without READDIRPLUS). */
@@ -318,7 +337,7 @@ test_ls_burst_no_cache_reads(void **state)
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + (10 + f) * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 6);
+	assert_int_equal(o->n_records, 6);
 	assert_int_equal(th_sess_counters(t)->phantoms_listing, 6);
 
 	/* LOOKUPs each in another directory are a path walk, not a listing. */
@@ -327,8 +346,8 @@ test_ls_burst_no_cache_reads(void **state)
 		input(t, mk_name(TH_SESS_LOOKUP, i + 1, names[i], (int)i + 1, at + i * MS));
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 10 * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 7);
-	assert_true(o.records[6].is_cache_hit);
+	assert_int_equal(o->n_records, 7);
+	assert_true(o->records[6].is_cache_hit);
 
 	/* An ACCESS with the GETATTR is open evidence even during a listing. */
 	at += 60 * SEC;
@@ -339,36 +358,31 @@ test_ls_burst_no_cache_reads(void **state)
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at + 2 * MS));
 	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, at + 3 * MS));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 8);
-	assert_true(o.records[7].is_cache_hit);
+	assert_int_equal(o->n_records, 8);
+	assert_true(o->records[7].is_cache_hit);
 
 	/* Control: the same GETATTRs with no listing around them. */
 	at += 60 * SEC;
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 2 * SEC));
 	th_sess_tick(t, at + 60 * SEC);
-	assert_int_equal(o.n_records, 11);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 11);
 }
 
 /* stat: LOOKUP then a lone GETATTR on a file the client never read: nothing. */
 static void
 test_stat_alone(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_name(TH_SESS_LOOKUP, 1, "notes.txt", 5, T0));
 	input(t, mk(TH_SESS_GETATTR, 5, 3, 1000, T0 + 2 * MS));
 	th_sess_tick(t, T0 + 3600 * SEC);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 0);
+	assert_int_equal(o->n_records, 0);
 	assert_int_equal(th_sess_counters(t)->getattr_no_history, 1);
-	th_sess_free(t);
 }
 
 /* Reading back what the client wrote: a GETATTR after the write is a cache read of the
@@ -377,131 +391,117 @@ test_stat_alone(void **state)
 static void
 test_write_then_read_back(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	struct th_sess_config *c = &fx->c;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0, 0, 4096));
 	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 10 * MS));
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 500 * MS));
 	th_sess_tick(t, T0 + 60 * SEC);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[0].dir, TH_SESS_DIR_READ);
-	assert_true(o.records[0].is_cache_hit);
-	assert_int_equal(o.records[1].dir, TH_SESS_DIR_WRITE);
-	assert_int_equal(o.records[1].ops, 2);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[0].dir, TH_SESS_DIR_READ);
+	assert_true(o->records[0].is_cache_hit);
+	assert_int_equal(o->records[1].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o->records[1].ops, 2);
 	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 0);
-	th_sess_free(t);
 
-	c.write_settle_ns = 2 * SEC;
-	t = table_new(&c, &o);
+	c->write_settle_ns = 2 * SEC;
+	t = rebuild(fx);
 	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0, 0, 4096));
 	input(t, mk(TH_SESS_COMMIT, 1, 3, 1000, T0 + 10 * MS));
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 500 * MS));
 	th_sess_tick(t, T0 + 60 * SEC);
-	assert_int_equal(o.n_records, 1);
-	assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].dir, TH_SESS_DIR_WRITE);
 	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 1);
 	/* The same with an ACCESS: another user's open (cat right after touch). */
 	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 100 * SEC, 0, 4096));
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1001, T0 + 100 * SEC + 500 * MS));
 	input(t, mk(TH_SESS_ACCESS, 1, 3, 1001, T0 + 100 * SEC + 501 * MS));
 	th_sess_tick(t, T0 + 160 * SEC);
-	assert_int_equal(o.n_records, 3);
-	assert_true(o.records[1].is_cache_hit);
-	assert_int_equal(o.records[1].uid, 1001);
+	assert_int_equal(o->n_records, 3);
+	assert_true(o->records[1].is_cache_hit);
+	assert_int_equal(o->records[1].uid, 1001);
 	/* Later, a cache read of the written data either way. */
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 220 * SEC));
 	th_sess_tick(t, T0 + 230 * SEC);
-	assert_int_equal(o.n_records, 4);
-	assert_true(o.records[3].is_cache_hit);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 4);
+	assert_true(o->records[3].is_cache_hit);
 }
 
 /* CREATE starts the write open of the new file; the user's WRITEs join it. */
 static void
 test_create_then_write(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_name(TH_SESS_CREATE, 1, "new.c", 7, T0));
 	input(t, mk_rw(TH_SESS_WRITE, 7, 3, 1000, T0 + 5 * MS, 0, 300));
 	/* touch: a CREATE alone is a write open of 0 bytes. */
 	input(t, mk_name(TH_SESS_CREATE, 1, "empty", 8, T0 + 6 * MS));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
+	assert_int_equal(o->n_records, 2);
 	for (unsigned int i = 0; i < 2; i++) {
-		assert_int_equal(o.records[i].dir, TH_SESS_DIR_WRITE);
-		if (o.records[i].fh[1] == '7') {
-			assert_int_equal(o.records[i].open_ns, T0);
-			assert_int_equal(o.records[i].transferred, 300);
-			assert_int_equal(o.records[i].ops, 2);
+		assert_int_equal(o->records[i].dir, TH_SESS_DIR_WRITE);
+		if (o->records[i].fh[1] == '7') {
+			assert_int_equal(o->records[i].open_ns, T0);
+			assert_int_equal(o->records[i].transferred, 300);
+			assert_int_equal(o->records[i].ops, 2);
 		} else {
-			assert_int_equal(o.records[i].fh[1], '8');
-			assert_int_equal(o.records[i].transferred, 0);
+			assert_int_equal(o->records[i].fh[1], '8');
+			assert_int_equal(o->records[i].transferred, 0);
 		}
 	}
-	th_sess_free(t);
 }
 
 /* A full table closes its least recently used opens early, counted, and never grows. */
 static void
 test_eviction_counted(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
+	struct fixture *fx = *state;
 	struct th_sess_table *t;
+	struct out *o = &fx->o;
+	struct th_sess_config *c = &fx->c;
 	size_t mem;
 
-	(void)state;
-	small_config(&c);
-	c.sessions = 4;
-	c.files = 64;
-	t = table_new(&c, &o);
+	c->sessions = 4;
+	c->files = 64;
+	t = rebuild(fx);
 	mem = th_sess_memory(t);
 	for (unsigned int f = 1; f <= 6; f++)
 		input(t, mk_rw(TH_SESS_READ, f, 3, 1000, T0 + f * MS, 0, 10));
 	assert_int_equal(th_sess_counters(t)->sessions_evicted, 2);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[0].fh[1], '1'); /* least recently used first */
-	assert_int_equal(o.records[1].fh[1], '2');
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[0].fh[1], '1'); /* least recently used first */
+	assert_int_equal(o->records[1].fh[1], '2');
 	assert_int_equal(th_sess_memory(t), mem);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 6);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 6);
 
-	small_config(&c);
-	c.files = 2;
-	t = table_new(&c, &o);
+	small_config(c);
+	c->files = 2;
+	t = rebuild(fx);
 	for (unsigned int f = 1; f <= 3; f++)
 		input(t, mk_rw(TH_SESS_READ, f, 3, 1000, T0 + f * MS, 0, 10));
 	assert_int_equal(th_sess_counters(t)->files_evicted, 1);
-	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o->n_records, 1);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 3);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
 }
 
 /* Impossible values are counted and skipped; a size that shrinks is counted and believed. */
 static void
 test_bad_ops(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	struct th_sess_op op;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 1ull << 63, 10));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, (1ull << 63) - 5, 10));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 0)); /* no data, no eof */
@@ -518,7 +518,7 @@ test_bad_ops(void **state)
 	input(t, op);
 	assert_int_equal(th_sess_counters(t)->bad_ops, 7);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 0);
+	assert_int_equal(o->n_records, 0);
 
 	/* An empty READ at the end of the file is normal. */
 	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 0);
@@ -531,9 +531,8 @@ test_bad_ops(void **state)
 	input(t, op);
 	assert_int_equal(th_sess_counters(t)->bad_ops, 8);
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[1].size, 10);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].size, 10);
 }
 
 /* Directory detail: READDIR pages are one directory read, MKDIR a directory write. Off by
@@ -541,16 +540,16 @@ test_bad_ops(void **state)
 static void
 test_directory_detail(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
+	struct fixture *fx = *state;
 	struct th_sess_table *t;
+	struct out *o = &fx->o;
+	struct th_sess_config *c = &fx->c;
 	struct th_sess_op op;
 
-	(void)state;
 	for (int detail = 0; detail < 2; detail++) {
-		small_config(&c);
-		c.detail = detail ? TH_SESS_OPENS_DIRS : TH_SESS_OPENS;
-		t = table_new(&c, &o);
+		small_config(c);
+		c->detail = detail ? TH_SESS_OPENS_DIRS : TH_SESS_OPENS;
+		t = rebuild(fx);
 		op = mk(TH_SESS_READDIRPLUS, 9, 3, 1000, T0);
 		op.offset = 0;
 		input(t, op);
@@ -562,18 +561,17 @@ test_directory_detail(void **state)
 		input(t, op);
 		th_sess_flush(t);
 		if (!detail) {
-			assert_int_equal(o.n_records, 0);
+			assert_int_equal(o->n_records, 0);
 		} else {
-			assert_int_equal(o.n_records, 2);
-			assert_true(o.records[0].is_directory);
-			assert_int_equal(o.records[0].dir, TH_SESS_DIR_WRITE); /* MKDIR, at once */
-			assert_int_equal(o.records[0].fh[0], 'F');
-			assert_true(o.records[1].is_directory);
-			assert_int_equal(o.records[1].dir, TH_SESS_DIR_READ);
-			assert_int_equal(o.records[1].ops, 2);
-			assert_int_equal(o.records[1].close_ns, T0 + 3 * MS);
+			assert_int_equal(o->n_records, 2);
+			assert_true(o->records[0].is_directory);
+			assert_int_equal(o->records[0].dir, TH_SESS_DIR_WRITE); /* MKDIR, at once */
+			assert_int_equal(o->records[0].fh[0], 'F');
+			assert_true(o->records[1].is_directory);
+			assert_int_equal(o->records[1].dir, TH_SESS_DIR_READ);
+			assert_int_equal(o->records[1].ops, 2);
+			assert_int_equal(o->records[1].close_ns, T0 + 3 * MS);
 		}
-		th_sess_free(t);
 	}
 }
 
@@ -613,20 +611,19 @@ test_two_tables_owner(void **state)
 static void
 test_random_ops_bounded(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
+	struct fixture *fx = *state;
 	struct th_sess_table *t;
+	struct out *o = &fx->o;
+	struct th_sess_config *c = &fx->c;
 	uint64_t x = 88172645463325252ull, at = T0;
 	size_t mem;
 
-	(void)state;
-	small_config(&c);
-	c.sessions = 8;
-	c.files = 4;
-	c.clients = 2;
-	c.names = 2;
-	c.detail = TH_SESS_OPENS_DIRS;
-	t = table_new(&c, &o);
+	c->sessions = 8;
+	c->files = 4;
+	c->clients = 2;
+	c->names = 2;
+	c->detail = TH_SESS_OPENS_DIRS;
+	t = rebuild(fx);
 	mem = th_sess_memory(t);
 	for (unsigned int i = 0; i < 200000; i++) {
 		struct th_sess_op op;
@@ -659,10 +656,9 @@ test_random_ops_bounded(void **state)
 	}
 	th_sess_flush(t);
 	assert_int_equal(th_sess_memory(t), mem);
-	assert_int_equal(th_sess_counters(t)->records, o.n_records);
-	assert_true(o.n_records > 1000);
+	assert_int_equal(th_sess_counters(t)->records, o->n_records);
+	assert_true(o->n_records > 1000);
 	assert_true(th_sess_counters(t)->bad_ops > 0);
-	th_sess_free(t);
 }
 
 /* Bad configurations are refused with EINVAL. */
@@ -690,32 +686,28 @@ test_config_invalid(void **state)
 static void
 test_getattr_after_read(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	struct th_sess_op op;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	op = mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 100);
 	op.flags |= TH_SESS_F_EOF;
 	input(t, op);
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 200 * MS));
 	th_sess_tick(t, T0 + 60 * SEC);
-	assert_int_equal(o.n_records, 2);
-	assert_true(o.records[0].is_cache_hit);
-	assert_int_equal(o.records[0].open_ns, T0 + 200 * MS);
-	assert_int_equal(o.records[1].transferred, 100);
+	assert_int_equal(o->n_records, 2);
+	assert_true(o->records[0].is_cache_hit);
+	assert_int_equal(o->records[0].open_ns, T0 + 200 * MS);
+	assert_int_equal(o->records[1].transferred, 100);
 
 	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 100 * SEC, 0, 4096));
 	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + 110 * SEC));
 	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 110 * SEC + 2 * MS, 4096, 4096));
 	th_sess_tick(t, T0 + 200 * SEC);
-	assert_int_equal(o.n_records, 3);
-	assert_false(o.records[2].is_cache_hit);
-	assert_int_equal(o.records[2].transferred, 8192);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
+	assert_false(o->records[2].is_cache_hit);
+	assert_int_equal(o->records[2].transferred, 8192);
 }
 
 /* An open revalidates once: two GETATTRs of one file by one user, both without READs, are
@@ -723,24 +715,20 @@ test_getattr_after_read(void **state)
 static void
 test_two_getattrs_two_opens(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	read_and_close(t, 1, T0);
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 100 * SEC));
 	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, T0 + 100 * SEC + MS));
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 100 * SEC + 200 * MS));
 	th_sess_tick(t, T0 + 200 * SEC);
-	assert_int_equal(o.n_records, 3);
-	assert_true(o.records[1].is_cache_hit);
-	assert_int_equal(o.records[1].ops, 2);
-	assert_true(o.records[2].is_cache_hit);
-	assert_int_equal(o.records[2].open_ns, T0 + 100 * SEC + 200 * MS);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
+	assert_true(o->records[1].is_cache_hit);
+	assert_int_equal(o->records[1].ops, 2);
+	assert_true(o->records[2].is_cache_hit);
+	assert_int_equal(o->records[2].open_ns, T0 + 100 * SEC + 200 * MS);
 }
 
 /* cp over a file the client holds: GETATTR (its open), then SETATTR size 0 and WRITEs. One
@@ -748,15 +736,12 @@ test_two_getattrs_two_opens(void **state)
 static void
 test_write_open_takes_its_getattr(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	struct th_sess_op op;
 	uint64_t at = T0 + 100 * SEC;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	read_and_close(t, 1, T0);
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
 	op = mk(TH_SESS_SETATTR, 1, 3, 1000, at + MS);
@@ -764,11 +749,11 @@ test_write_open_takes_its_getattr(void **state)
 	input(t, op);
 	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, at + 2 * MS, 0, 500));
 	th_sess_tick(t, at + 60 * SEC);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[1].dir, TH_SESS_DIR_WRITE);
-	assert_false(o.records[1].is_cache_hit);
-	assert_int_equal(o.records[1].open_ns, at);
-	assert_int_equal(o.records[1].transferred, 500);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].dir, TH_SESS_DIR_WRITE);
+	assert_false(o->records[1].is_cache_hit);
+	assert_int_equal(o->records[1].open_ns, at);
+	assert_int_equal(o->records[1].transferred, 500);
 
 	at += 100 * SEC;
 	input(t, mk(TH_SESS_SETATTR, 1, 3, 1000, at)); /* touch */
@@ -776,11 +761,10 @@ test_write_open_takes_its_getattr(void **state)
 	op.flags |= TH_SESS_F_TRUNCATE;
 	input(t, op);
 	th_sess_tick(t, at + 60 * SEC);
-	assert_int_equal(o.n_records, 4);
-	assert_int_equal(o.records[2].dir, TH_SESS_DIR_WRITE);
-	assert_int_equal(o.records[2].open_ns, at);
-	assert_int_equal(o.records[3].open_ns, at + 5 * SEC);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 4);
+	assert_int_equal(o->records[2].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o->records[2].open_ns, at);
+	assert_int_equal(o->records[3].open_ns, at + 5 * SEC);
 }
 
 /* Opening an empty file reads nothing: with an ACCESS it is a 0-byte cache read even with
@@ -789,14 +773,11 @@ test_write_open_takes_its_getattr(void **state)
 static void
 test_empty_file_and_other_users(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	struct th_sess_op op;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	op = mk(TH_SESS_GETATTR, 7, 3, 1000, T0);
 	op.flags |= TH_SESS_F_HAS_SIZE;
 	input(t, op);
@@ -807,10 +788,10 @@ test_empty_file_and_other_users(void **state)
 	op.flags |= TH_SESS_F_HAS_SIZE;
 	input(t, op);
 	th_sess_tick(t, T0 + 60 * SEC);
-	assert_int_equal(o.n_records, 1);
-	assert_true(o.records[0].is_cache_hit);
-	assert_int_equal(o.records[0].uid, 1000);
-	assert_int_equal(o.records[0].size, 0);
+	assert_int_equal(o->n_records, 1);
+	assert_true(o->records[0].is_cache_hit);
+	assert_int_equal(o->records[0].uid, 1000);
+	assert_int_equal(o->records[0].size, 0);
 	assert_int_equal(th_sess_counters(t)->phantoms_no_access, 1);
 
 	/* User 1000 is writing file 8 (open for 30 s more); user 1001 opens it meanwhile. */
@@ -818,11 +799,10 @@ test_empty_file_and_other_users(void **state)
 	input(t, mk(TH_SESS_GETATTR, 8, 3, 1001, T0 + 104 * SEC));
 	input(t, mk(TH_SESS_ACCESS, 8, 3, 1001, T0 + 104 * SEC + MS));
 	th_sess_tick(t, T0 + 200 * SEC);
-	assert_int_equal(o.n_records, 3);
-	assert_true(o.records[1].is_cache_hit);
-	assert_int_equal(o.records[1].uid, 1001);
-	assert_int_equal(o.records[2].dir, TH_SESS_DIR_WRITE);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
+	assert_true(o->records[1].is_cache_hit);
+	assert_int_equal(o->records[1].uid, 1001);
+	assert_int_equal(o->records[2].dir, TH_SESS_DIR_WRITE);
 }
 
 /* ls -l's lstat of a file (attributes of a regular file of 100 bytes, inode 100 + file). */
@@ -843,26 +823,22 @@ mk_lstat(unsigned int file, uint32_t uid, uint64_t at, uint64_t reply_after)
 static void
 test_burst_delayed_reply(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	uint64_t at = T0 + 600 * SEC;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	for (unsigned int f = 1; f <= 4; f++)
 		read_and_close(t, f, T0);
-	assert_int_equal(o.n_records, 4);
+	assert_int_equal(o->n_records, 4);
 	input(t, mk_lstat(1, 1000, at, 50000));
 	input(t, mk_lstat(2, 1000, at + 100000, 200 * MS));
 	input(t, mk_lstat(3, 1000, at + 200 * MS + 150000, 50000));
 	input(t, mk_lstat(4, 1000, at + 200 * MS + 250000, 50000));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 4);
+	assert_int_equal(o->n_records, 4);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
 	assert_int_equal(th_sess_counters(t)->phantoms_burst, 4);
-	th_sess_free(t);
 }
 
 /* A second user's ls -l on the client before the first burst's GETATTRs were decided: the
@@ -871,14 +847,11 @@ test_burst_delayed_reply(void **state)
 static void
 test_burst_then_other_burst(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 	uint64_t at = T0 + 600 * SEC;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	for (unsigned int f = 1; f <= 3; f++)
 		read_and_close(t, f, T0);
 	for (unsigned int f = 1; f <= 3; f++)
@@ -886,15 +859,14 @@ test_burst_then_other_burst(void **state)
 	for (unsigned int f = 4; f <= 6; f++)
 		input(t, mk_lstat(f, 1001, at + 100 * MS + f * 100000, 50000));
 	th_sess_tick(t, at + 10 * SEC);
-	assert_int_equal(o.n_records, 3);
+	assert_int_equal(o->n_records, 3);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
 	assert_int_equal(th_sess_counters(t)->phantoms_burst, 3);
 	/* A lone GETATTR by the first user later is an open of the cached file again. */
 	input(t, mk_lstat(2, 1000, at + 20 * SEC, 50000));
 	th_sess_tick(t, at + 30 * SEC);
-	assert_int_equal(o.n_records, 4);
-	assert_true(o.records[3].is_cache_hit);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 4);
+	assert_true(o->records[3].is_cache_hit);
 }
 
 /* A call whose reply the tap missed, as the decoder hands it over: no reply, no results. */
@@ -911,23 +883,19 @@ mk_no_reply(struct th_sess_op op)
 static void
 test_tap_getattr_no_reply(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 4096));
 	th_sess_tick(t, T0 + 40 * SEC);
-	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o->n_records, 1);
 	input(t, mk_no_reply(mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 60 * SEC)));
 	input(t, mk_no_reply(mk(TH_SESS_ACCESS, 1, 3, 1000, T0 + 60 * SEC + MS)));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o->n_records, 1);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
 	assert_int_equal(th_sess_counters(t)->no_reply_attrs, 2);
-	th_sess_free(t);
 }
 
 /* A READ whose reply was lost reaches inference after its open was reported: dropped,
@@ -935,32 +903,28 @@ test_tap_getattr_no_reply(void **state)
 static void
 test_tap_read_no_reply_late(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 65536));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 3 * MS, 131072, 65536));
 	th_sess_tick(t, T0 + 40 * SEC);
-	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o->n_records, 1);
 	/* The XID table gives up on the call a minute later. */
 	input(t, mk_no_reply(mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 2 * MS, 65536, 65536)));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 1);
-	assert_int_equal(o.records[0].transferred, 131072);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].transferred, 131072);
 	assert_int_equal(th_sess_counters(t)->no_reply_reported, 1);
 	/* With no open to explain it, a READ call alone is still an open (a READ means
 	 * the file was opened), counted as one whose bytes were not seen. */
 	input(t, mk_no_reply(mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 50 * SEC, 0, 65536)));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[1].transferred, 0);
-	assert_false(o.records[1].is_cache_hit);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].transferred, 0);
+	assert_false(o->records[1].is_cache_hit);
 	assert_int_equal(th_sess_counters(t)->no_reply_opens, 1);
-	th_sess_free(t);
 }
 
 /* A READ lost in the middle of a sequential read, then the revalidating GETATTR and the
@@ -968,21 +932,18 @@ test_tap_read_no_reply_late(void **state)
 static void
 test_tap_read_gap_one_open(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 65536));
 	/* READ at 65536 lost */
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 5 * MS));
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0 + 6 * MS, 131072, 65536));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 1);
-	assert_int_equal(o.records[0].ops, 2);
-	assert_int_equal(o.records[0].transferred, 131072);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].ops, 2);
+	assert_int_equal(o->records[0].transferred, 131072);
 	assert_int_equal(th_sess_counters(t)->read_gaps_joined, 1);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
 
@@ -990,8 +951,7 @@ test_tap_read_gap_one_open(void **state)
 	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, T0 + SEC + 5 * MS));
 	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + SEC + 6 * MS, 1048576, 65536));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 3);
-	th_sess_free(t);
+	assert_int_equal(o->n_records, 3);
 }
 
 /* GETATTR then WRITEs with the truncating SETATTR lost: one write open, from the GETATTR;
@@ -999,59 +959,55 @@ test_tap_read_gap_one_open(void **state)
 static void
 test_tap_write_without_setattr(void **state)
 {
-	struct th_sess_config c;
-	struct out o;
-	struct th_sess_table *t;
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
 
-	(void)state;
-	small_config(&c);
-	t = table_new(&c, &o);
 	input(t, mk_rw(TH_SESS_READ, 1, 3, 1000, T0, 0, 4096));
 	th_sess_tick(t, T0 + 40 * SEC);
-	assert_int_equal(o.n_records, 1);
+	assert_int_equal(o->n_records, 1);
 	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 100 * SEC));
 	/* SETATTR size 0 lost */
 	input(t, mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 100 * SEC + 2 * MS, 0, 8192));
 	th_sess_flush(t);
-	assert_int_equal(o.n_records, 2);
-	assert_int_equal(o.records[1].dir, TH_SESS_DIR_WRITE);
-	assert_int_equal(o.records[1].open_ns, T0 + 100 * SEC);
-	assert_int_equal(o.records[1].transferred, 8192);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].dir, TH_SESS_DIR_WRITE);
+	assert_int_equal(o->records[1].open_ns, T0 + 100 * SEC);
+	assert_int_equal(o->records[1].transferred, 8192);
 	assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
 	assert_int_equal(th_sess_counters(t)->write_from_getattr, 1);
-	th_sess_free(t);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reread_from_zero),
-		cmocka_unit_test(test_idle_boundary),
-		cmocka_unit_test(test_interleaved_users),
-		cmocka_unit_test(test_truncate_in_write_session),
-		cmocka_unit_test(test_cache_read_window),
-		cmocka_unit_test(test_close_to_open_getattr),
-		cmocka_unit_test(test_ls_burst_no_cache_reads),
-		cmocka_unit_test(test_stat_alone),
-		cmocka_unit_test(test_write_then_read_back),
-		cmocka_unit_test(test_create_then_write),
-		cmocka_unit_test(test_eviction_counted),
-		cmocka_unit_test(test_bad_ops),
-		cmocka_unit_test(test_directory_detail),
+		cmocka_unit_test_setup_teardown(test_reread_from_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_boundary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interleaved_users, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncate_in_write_session, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_read_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_to_open_getattr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ls_burst_no_cache_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stat_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_then_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_then_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eviction_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_ops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_directory_detail, setup, teardown),
 		cmocka_unit_test(test_two_tables_owner),
 		cmocka_unit_test(test_config_invalid),
-		cmocka_unit_test(test_random_ops_bounded),
-		cmocka_unit_test(test_getattr_after_read),
-		cmocka_unit_test(test_two_getattrs_two_opens),
-		cmocka_unit_test(test_write_open_takes_its_getattr),
-		cmocka_unit_test(test_empty_file_and_other_users),
-		cmocka_unit_test(test_burst_delayed_reply),
-		cmocka_unit_test(test_burst_then_other_burst),
-		cmocka_unit_test(test_tap_getattr_no_reply),
-		cmocka_unit_test(test_tap_read_no_reply_late),
-		cmocka_unit_test(test_tap_read_gap_one_open),
-		cmocka_unit_test(test_tap_write_without_setattr),
+		cmocka_unit_test_setup_teardown(test_random_ops_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_getattr_after_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_getattrs_two_opens, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_open_takes_its_getattr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_file_and_other_users, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_burst_delayed_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_burst_then_other_burst, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tap_getattr_no_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tap_read_no_reply_late, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tap_read_gap_one_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tap_write_without_setattr, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
