@@ -40,15 +40,14 @@ struct chain {
 	unsigned int count;          /* segments */
 	unsigned int cur;            /* segment being read */
 	struct th_segment_reader *r; /* open reader of segs[cur], or NULL */
-	unsigned int *segments_done; /* progress, shared */
 };
 
 struct progress {
 	bool is_on;                 /* stderr is a terminal (or --progress) */
-	const char *phase;          /* "names" or "export" */
 	unsigned int segments;      /* segments in all */
-	unsigned int segments_done; /* finished in this pass */
-	struct timespec start;      /* of the pass */
+	const struct chain *chains; /* their chains: segments before cur are done */
+	unsigned int chains_count;  /* chains */
+	struct timespec start;      /* of the export */
 	struct timespec last;       /* last redraw */
 	bool is_drawn;              /* a bar is on the screen */
 };
@@ -292,7 +291,6 @@ chain_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_nam
 		}
 		/* A damaged segment ends only itself: the stream goes on with the next one. */
 		c->cur++;
-		(*c->segments_done)++;
 	}
 	return 0;
 }
@@ -304,7 +302,6 @@ chain_rewind(void *ctx)
 
 	th_segment_reader_close(c->r);
 	c->r = NULL;
-	*c->segments_done -= c->cur;
 	c->cur = 0;
 	for (unsigned int i = 0; i < c->count; i++) {
 		c->segs[i]->end_rc = 1;
@@ -348,30 +345,33 @@ since(const struct timespec *a, const struct timespec *b)
 }
 
 static void
-on_progress(void *ctx, uint64_t records, unsigned int sources_done)
+on_progress(void *ctx, uint64_t records)
 {
 	struct progress *p = ctx;
 	struct timespec now;
+	unsigned int done = 0;
 	double elapsed, frac;
 	char bar[31];
 	int fill;
 
-	(void)sources_done;
 	if (!p->is_on)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (p->is_drawn && since(&p->last, &now) < 0.2)
 		return;
 	p->last = now;
+	/* Segments finished: those before each chain's cur (the merge pass's rewind starts a
+	 * chain from its first again). */
+	for (unsigned int i = 0; i < p->chains_count; i++)
+		done += p->chains[i].cur;
 	elapsed = since(&p->start, &now);
-	frac = p->segments > 0 ? (double)p->segments_done / p->segments : 1.0;
+	frac = p->segments > 0 ? (double)done / p->segments : 1.0;
 	fill = (int)(frac * 30);
 	memset(bar, '#', (size_t)fill);
 	memset(bar + fill, '-', (size_t)(30 - fill));
 	bar[30] = '\0';
-	fprintf(stderr, "\r%s [%s] %u/%u segments, %" PRIu64 " records, %.1f M/s   ", p->phase, bar,
-		p->segments_done, p->segments, records,
-		elapsed > 0 ? (double)records / elapsed / 1e6 : 0.0);
+	fprintf(stderr, "\rexport [%s] %u/%u segments, %" PRIu64 " records, %.1f M/s   ", bar, done,
+		p->segments, records, elapsed > 0 ? (double)records / elapsed / 1e6 : 0.0);
 	p->is_drawn = true;
 }
 
@@ -653,7 +653,6 @@ th_cmd_export(int argc, char **argv)
 		}
 		chains[nchains].segs = &order[i];
 		chains[nchains].count = (unsigned int)(j - i);
-		chains[nchains].segments_done = &prog.segments_done;
 		sources[nchains].label = order[i]->path;
 		sources[nchains].next = chain_next;
 		sources[nchains].ctx = &chains[nchains];
@@ -676,7 +675,8 @@ th_cmd_export(int argc, char **argv)
 	}
 	prog.is_on = !is_quiet && (is_force_progress || isatty(STDERR_FILENO));
 	prog.segments = (unsigned int)segs.count - rpc_segments;
-	prog.phase = "export";
+	prog.chains = chains;
+	prog.chains_count = nchains;
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	c.progress = on_progress;
 	c.progress_ctx = &prog;

@@ -16,7 +16,6 @@
 #include "export_private.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -54,7 +53,6 @@ struct exporter {
 	size_t buf_used;                   /**< bytes in buf */
 	FILE *out;                         /**< output */
 	bool is_write_failed;              /**< an fwrite came up short */
-	unsigned int sources_done;         /**< streams at their end (progress) */
 };
 
 void
@@ -259,7 +257,6 @@ fill(struct exporter *x, struct stream *s)
 		rc = s->src->next(s->src->ctx, &type, slot, &x->name_scratch, &x->rpc_scratch);
 		if (rc <= 0) {
 			s->is_done = true;
-			x->sources_done++;
 			continue;
 		}
 		if (type == TH_TRACE_NAME) {
@@ -275,7 +272,7 @@ fill(struct exporter *x, struct stream *s)
 		x->ctr->records_in++;
 		got++;
 		if (x->c->progress != NULL && (x->ctr->records_in & 0xffff) == 0)
-			x->c->progress(x->c->progress_ctx, x->ctr->records_in, x->sources_done);
+			x->c->progress(x->c->progress_ctx, x->ctr->records_in);
 		if (s->ring_count == 0 || t_of(slot) >= t_of(ring_at(s, s->ring_count - 1))) {
 			s->ring_count++;
 		} else if (late_push(s, slot) < 0) {
@@ -669,15 +666,12 @@ names_pass(struct exporter *x, FILE *err)
 		/* The merge pass has nothing to take from names alone: it stays at its end. */
 		if (src->is_names_only) {
 			x->streams[i].is_done = true;
-			x->sources_done++;
 			continue;
 		}
-		/* Damage is reported once, after the merge pass reads the stream again. */
 		if (src->rewind != NULL && (rc = src->rewind(src->ctx)) < 0) {
 			fprintf(err, "export: %s: cannot read it again: %s\n", src->label,
 				strerror(-rc));
 			x->streams[i].is_done = true;
-			x->sources_done++;
 		}
 	}
 	return 0;
@@ -754,23 +748,8 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 	flush_out(&x);
 	if (fflush(out) != 0)
 		x.is_write_failed = true;
-	for (unsigned int i = 0; i < count; i++) {
-		uint64_t recovered = 0;
-		bool is_damaged = false;
-		char why[256] = "";
-
-		if (sources[i].report == NULL)
-			continue;
-		sources[i].report(sources[i].ctx, &recovered, &is_damaged, why, sizeof(why));
-		if (!is_damaged)
-			continue;
-		ctr->sources_damaged++;
-		fprintf(err,
-			"export: %s: %s; %" PRIu64 " records recovered before it, continuing\n",
-			sources[i].label, why[0] != '\0' ? why : "damaged", recovered);
-	}
 	if (c->progress != NULL)
-		c->progress(c->progress_ctx, ctr->records_in, count);
+		c->progress(c->progress_ctx, ctr->records_in);
 	rc = x.is_write_failed ? -EIO : 0;
 free_all:
 	for (unsigned int i = 0; x.streams != NULL && i < count; i++) {

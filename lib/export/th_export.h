@@ -153,7 +153,8 @@ size_t th_export_names_path(const struct th_export_names *n, const struct th_add
  * stream writes only the struct its type names; rpc records may be yielded
  * through @p rpc or skipped by the stream).
  * @return 1 for a record, 0 at the end, -errno when the stream is damaged
- * (the stream ends there; export reports it and goes on with the others).
+ * (the stream ends there and export goes on with the others; the caller, who
+ * knows what the stream is read from, reports the damage).
  */
 typedef int (*th_export_next_fn)(void *ctx, int *type, struct th_trace_open *open,
 	struct th_trace_name *name, struct th_trace_rpc *rpc);
@@ -164,15 +165,11 @@ struct th_export_source {
 	void *ctx;              /**< for next */
 	/** Called between passes to start again from the first record (-errno on failure). */
 	int (*rewind)(void *ctx);
-	/** Records the stream recovered and whether it stopped early, for the report. */
-	void (*report)(
-		void *ctx, uint64_t *recovered, bool *is_damaged, char *why, size_t why_size);
 	/** The stream holds no name records (an opens-only segment): the names pass skips it. */
 	bool is_opens_only;
 	/**
 	 * The stream holds only name records (a names segment): when there is a names pass,
-	 * the merge pass skips it (its damage is reported from the names pass, which then
-	 * does not rewind it).
+	 * the merge pass skips it, and it is not rewound (it is read once).
 	 */
 	bool is_names_only;
 };
@@ -230,32 +227,27 @@ struct th_export_config {
 	struct th_export_hosts *hosts; /**< host names, or NULL: numeric */
 	struct th_export_anon *anon;   /**< pseudonyms, or NULL */
 	/** Called every few thousand records with records read so far (progress), may be NULL. */
-	void (*progress)(void *ctx, uint64_t records, unsigned int sources_done);
+	void (*progress)(void *ctx, uint64_t records);
 	void *progress_ctx;
 };
 
 void th_export_config_defaults(struct th_export_config *c);
 
-/** Counters. X-macro: field, description. */
-#define TH_EXPORT_COUNTER_LIST(X)                                                                  \
-	X(records_in, "open records read")                                                         \
-	X(records_out, "records written")                                                          \
-	X(filtered, "records left out by the filters")                                             \
-	X(names_in, "name records read")                                                           \
-	X(rpcs_skipped, "rpc records skipped (export writes opens)")                               \
-	X(out_of_order, "records later than the merge window allowed (written late)")              \
-	X(sources_damaged, "segments truncated or corrupt (records before the damage kept)")
-
+/** Counters of one th_export_run(). */
 struct th_export_counters {
-#define TH_EXPORT_X(name, text) uint64_t name;
-	TH_EXPORT_COUNTER_LIST(TH_EXPORT_X)
-#undef TH_EXPORT_X
+	uint64_t records_in;   /**< open records read */
+	uint64_t records_out;  /**< records written */
+	uint64_t filtered;     /**< records left out by the filters */
+	uint64_t names_in;     /**< name records read */
+	uint64_t rpcs_skipped; /**< rpc records skipped (export writes opens) */
+	uint64_t out_of_order; /**< records later than the merge window allowed (written late) */
 };
 
 /**
- * Merge, filter and write @p count streams to @p out. A damaged stream is
- * reported on @p err (which segment, records recovered, why) and the export
- * goes on with the rest.
+ * Merge, filter and write @p count streams to @p out. A damaged stream ends
+ * where the damage is (its records before it are kept) and the export goes
+ * on with the rest; reporting it is the caller's. A stream that cannot be
+ * rewound for the merge pass is named on @p err.
  * @return 0; -EIO when writing failed; -ENOMEM.
  */
 int th_export_run(const struct th_export_config *c, struct th_export_source *sources,

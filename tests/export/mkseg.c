@@ -10,6 +10,8 @@
  *   mkseg DIR            the normal set
  *   mkseg DIR crash      one more stream (box 3), flushed and never closed:
  *                        the .tmp a crash leaves
+ *   mkseg DIR crash-names  box 1's name map alone, flushed after its first three
+ *                        names and never closed (the fourth is lost)
  */
 
 #include <stdio.h>
@@ -130,7 +132,7 @@ main(int argc, char **argv)
 	struct th_trace_name n;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkseg DIR [crash]\n");
+		fprintf(stderr, "usage: mkseg DIR [crash|crash-names]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
@@ -145,6 +147,21 @@ main(int argc, char **argv)
 		open_rec(0, 9, &o);
 		th_segment_write_open(cw, &o);
 		/* Exit without closing: the segment stays a .tmp with 4 flushed records. */
+		_exit(0);
+	}
+	if (argc > 2 && strcmp(argv[2], "crash-names") == 0) {
+		struct th_segment_writer *cw = writer(argv[1], 1, 0, TH_SEGMENT_KIND_NAMES);
+
+		/* File 0's path is flushed whole; file 1's name is not. */
+		name_rec(&n, 3, ~0u, BASE - 100 * S, 0, "/srv/projects");
+		th_segment_write_name(cw, &n);
+		name_rec(&n, 2, 3, BASE - 50 * S, 0, "alice");
+		th_segment_write_name(cw, &n);
+		name_rec(&n, 0, 2, BASE - 50 * S, BASE + 10 * S, "alice-thesis-draft.tex");
+		th_segment_write_name(cw, &n);
+		th_segment_writer_flush(cw);
+		name_rec(&n, 1, 3, BASE - 50 * S, 0, "budget-2024.xls");
+		th_segment_write_name(cw, &n);
 		_exit(0);
 	}
 	/* Box 1 runs lcores 0 and 1, box 2 runs lcore 0. */

@@ -69,16 +69,6 @@ mem_rewind(void *ctx)
 }
 
 static void
-mem_report(void *ctx, uint64_t *recovered, bool *is_damaged, char *why, size_t why_size)
-{
-	struct mem *m = ctx;
-
-	*recovered = m->i;
-	*is_damaged = m->fail_rc != 0 && m->i == m->fail_at;
-	snprintf(why, why_size, "corrupt (checksum)");
-}
-
-static void
 addr4(struct th_addr *a, uint8_t x, uint8_t y, uint8_t z, uint8_t w)
 {
 	memset(a, 0, sizeof(*a));
@@ -136,7 +126,6 @@ src_of(struct mem *m)
 		.next = mem_next,
 		.ctx = m,
 		.rewind = mem_rewind,
-		.report = mem_report,
 		.is_names_only = m->is_names_only};
 
 	return s;
@@ -305,7 +294,10 @@ test_merge_window(void **state)
 	}
 }
 
-/* A damaged stream is reported by label with the records recovered; the others go on. */
+/*
+ * A damaged stream ends at the damage with the records before it kept; the others go on.
+ * Saying which one and why is the caller's (tracehound export: tests/export).
+ */
 static void
 test_damaged_stream(void **state)
 {
@@ -324,10 +316,11 @@ test_damaged_stream(void **state)
 	a.fail_at = 2;
 	th_export_config_defaults(&cfg);
 	out = run(&cfg, mems, 2, &ctr, &err);
+	assert_int_equal(ctr.records_in, 6);
 	assert_int_equal(ctr.records_out, 6);
-	assert_int_equal(ctr.sources_damaged, 1);
-	assert_non_null(strstr(err, "box1/opens-0.lz4: corrupt (checksum); 2 records recovered"));
-	assert_null(strstr(err, "box2"));
+	assert_int_equal(a.reads, 2);
+	assert_int_equal(b.reads, 4);
+	assert_string_equal(err, "");
 	free(out);
 	free(err);
 }
@@ -451,8 +444,8 @@ test_name_join(void **state)
 	free(out);
 }
 
-/* A names-only stream is read once, in the names pass, and its damage reported once; without
- * a names pass (text) the merge pass reads it to count the names. */
+/* A names-only stream is read once, in the names pass, up to its damage; without a names pass
+ * (text) the merge pass reads it to count the names. */
 static void
 test_names_only_stream(void **state)
 {
@@ -479,9 +472,7 @@ test_names_only_stream(void **state)
 	assert_int_equal(ctr.records_out, 2);
 	assert_non_null(strstr(out, ",/export/one.txt\n"));
 	assert_non_null(strstr(out, ",8192,\n")); /* two.txt was after the damage */
-	assert_int_equal(ctr.sources_damaged, 1);
-	assert_non_null(strstr(err, "names-1.lz4: corrupt (checksum); 2 records recovered"));
-	assert_null(strstr(strstr(err, "names-1.lz4") + 1, "names-1.lz4"));
+	assert_string_equal(err, "");
 	free(out);
 	free(err);
 
@@ -491,7 +482,7 @@ test_names_only_stream(void **state)
 	assert_int_equal(n.reads, 2);
 	assert_int_equal(ctr.names_in, 2);
 	assert_int_equal(ctr.records_out, 2);
-	assert_int_equal(ctr.sources_damaged, 1);
+	assert_string_equal(err, "");
 	free(out);
 	free(err);
 }
