@@ -46,9 +46,8 @@ struct th_segment_reader {
 	bool has_trailer;
 	struct th_trace_chunk *chunk; /**< tables of the chunk being read */
 	size_t chunk_left;            /**< bytes of the current chunk not yet decoded */
-	uint64_t count;               /**< records returned */
 	uint64_t skipped;             /**< records of a type this version does not know */
-	uint64_t by_type[4];
+	uint64_t by_type[4];          /**< records returned, by enum th_trace_type (0 unused) */
 	enum th_segment_read_state state;
 	int ret;          /**< what next() returns once it has stopped */
 	char detail[160]; /**< why it stopped */
@@ -332,7 +331,6 @@ static int
 read_trailer(struct th_segment_reader *r, size_t len)
 {
 	const uint8_t *p = r->out + r->out_off + 4;
-	uint64_t sum;
 	int ret;
 
 	if (len < TH_SEGMENT_TRAILER_SIZE || memcmp(p, SEG_TRAILER_MAGIC, 8) != 0)
@@ -354,9 +352,8 @@ read_trailer(struct th_segment_reader *r, size_t len)
 		return ret;
 	if (ret > 0)
 		return stop(r, TH_SEGMENT_READ_BAD_TRAILER, "data after the trailer");
-	sum = r->trl.by_type[TH_TRACE_OPEN] + r->trl.by_type[TH_TRACE_NAME] +
-	      r->trl.by_type[TH_TRACE_RPC];
-	if (r->trl.records != r->count + r->skipped || sum != r->count ||
+	/* Equal counts by type also make their sum the records read. */
+	if (r->trl.records != th_segment_reader_count(r) + r->skipped ||
 		r->trl.by_type[TH_TRACE_OPEN] != r->by_type[TH_TRACE_OPEN] ||
 		r->trl.by_type[TH_TRACE_NAME] != r->by_type[TH_TRACE_NAME] ||
 		r->trl.by_type[TH_TRACE_RPC] != r->by_type[TH_TRACE_RPC])
@@ -385,7 +382,6 @@ th_segment_reader_next(struct th_segment_reader *r, struct th_trace_open *open,
 					r, TH_SEGMENT_READ_BAD_RECORD, "a record does not decode");
 			r->out_off += used;
 			r->chunk_left -= used;
-			r->count++;
 			r->by_type[ret]++;
 			return ret;
 		}
@@ -435,7 +431,7 @@ th_segment_reader_next(struct th_segment_reader *r, struct th_trace_open *open,
 uint64_t
 th_segment_reader_count(const struct th_segment_reader *r)
 {
-	return r->count;
+	return r->by_type[TH_TRACE_OPEN] + r->by_type[TH_TRACE_NAME] + r->by_type[TH_TRACE_RPC];
 }
 
 enum th_segment_read_state
@@ -456,23 +452,24 @@ th_segment_reader_describe(struct th_segment_reader *r)
 	switch (r->state) {
 	case TH_SEGMENT_READ_READING:
 		snprintf(r->msg, sizeof(r->msg), "%s: %" PRIu64 " records read so far", r->path,
-			r->count);
+			th_segment_reader_count(r));
 		break;
 	case TH_SEGMENT_READ_COMPLETE:
 		snprintf(r->msg, sizeof(r->msg), "%s: complete, %" PRIu64 " records", r->path,
-			r->count);
+			th_segment_reader_count(r));
 		break;
 	case TH_SEGMENT_READ_TRUNCATED:
 		snprintf(r->msg, sizeof(r->msg),
 			"%s: truncated (%s) after %" PRIu64
 			" records: no trailer, the writer crashed or stopped or the file was cut",
-			r->path, r->detail, r->count);
+			r->path, r->detail, th_segment_reader_count(r));
 		break;
 	default:
 		snprintf(r->msg, sizeof(r->msg),
 			"%s: %s (%s): %" PRIu64
 			" records recovered, the rest of the segment is lost",
-			r->path, th_segment_read_state_name(r->state), r->detail, r->count);
+			r->path, th_segment_read_state_name(r->state), r->detail,
+			th_segment_reader_count(r));
 		break;
 	}
 	return r->msg;

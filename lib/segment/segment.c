@@ -62,8 +62,7 @@ struct th_segment_writer {
 	uint64_t seg_seq;         /**< number of the open segment */
 	uint64_t last_created_ns; /**< keeps names unique and increasing */
 	uint64_t seg_offset;      /**< file bytes written for the open segment */
-	uint64_t seg_records;
-	uint64_t seg_by_type[4];
+	uint64_t seg_by_type[4];  /**< records in the open segment, by enum th_trace_type */
 	uint64_t seg_first_ns;
 	uint64_t seg_last_ns;
 	uint64_t seg_start_ns;  /**< tick clock when the segment began; 0: not yet seen */
@@ -293,7 +292,6 @@ segment_open(struct th_segment_writer *w)
 		return fail(w, -EIO, LZ4F_getErrorName(n), w->tmp_path);
 	w->out_used = n;
 	w->seg_offset = 0;
-	w->seg_records = 0;
 	memset(w->seg_by_type, 0, sizeof(w->seg_by_type));
 	w->seg_first_ns = UINT64_MAX;
 	w->seg_last_ns = 0;
@@ -303,11 +301,19 @@ segment_open(struct th_segment_writer *w)
 	return 0;
 }
 
+/* Records in the open segment. */
+static inline uint64_t
+seg_records(const struct th_segment_writer *w)
+{
+	return w->seg_by_type[TH_TRACE_OPEN] + w->seg_by_type[TH_TRACE_NAME] +
+	       w->seg_by_type[TH_TRACE_RPC];
+}
+
 static void
 encode_trailer(struct th_segment_writer *w)
 {
+	uint64_t lost = 0, records = seg_records(w);
 	uint8_t *p;
-	uint64_t lost = 0;
 
 	close_chunk(w);
 	p = w->stage + w->stage_used;
@@ -317,9 +323,9 @@ encode_trailer(struct th_segment_writer *w)
 	th_le_put16(p + 2, TH_SEGMENT_TRAILER_SIZE);
 	p += SEG_REC_HDR;
 	memcpy(p, SEG_TRAILER_MAGIC, 8);
-	th_le_put64(p + 8, w->seg_records > 0 ? w->seg_first_ns : 0);
+	th_le_put64(p + 8, records > 0 ? w->seg_first_ns : 0);
 	th_le_put64(p + 16, w->seg_last_ns);
-	th_le_put64(p + 24, w->seg_records);
+	th_le_put64(p + 24, records);
 	th_le_put64(p + 32, w->seg_by_type[TH_TRACE_OPEN]);
 	th_le_put64(p + 40, w->seg_by_type[TH_TRACE_NAME]);
 	th_le_put64(p + 48, w->seg_by_type[TH_TRACE_RPC]);
@@ -371,7 +377,7 @@ segment_close(struct th_segment_writer *w, bool is_final)
 	if (w->fd < 0)
 		return 0;
 	/* Nothing recorded in it: a file with only a header tells nobody anything. */
-	if (is_final && w->seg_records == 0) {
+	if (is_final && seg_records(w) == 0) {
 		close(w->fd);
 		w->fd = -1;
 		unlink(w->tmp_path);
@@ -498,7 +504,6 @@ accepted(struct th_segment_writer *w, size_t n, unsigned int type, uint64_t t)
 {
 	w->stage_used += n;
 	w->stage_records++;
-	w->seg_records++;
 	w->seg_by_type[type]++;
 	if (t < w->seg_first_ns)
 		w->seg_first_ns = t;
@@ -635,7 +640,7 @@ th_segment_writer_tick(struct th_segment_writer *w, uint64_t now_ns)
 		w->last_flush_ns = now_ns;
 	if (w->seg_start_ns == 0)
 		w->seg_start_ns = now_ns;
-	if (now_ns - w->seg_start_ns >= w->cfg.rotate_ns && w->seg_records > 0) {
+	if (now_ns - w->seg_start_ns >= w->cfg.rotate_ns && seg_records(w) > 0) {
 		/* Closing fsyncs everything: it is a flush too. */
 		ret = th_segment_writer_rotate(w);
 		w->seg_start_ns = now_ns;
