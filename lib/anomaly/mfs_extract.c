@@ -808,7 +808,8 @@ extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, st
 
 int
 th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
-	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side)
+	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side,
+	struct th_wl *reduced)
 {
 	struct extract *x;
 	struct th_wl red;
@@ -861,6 +862,8 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	for (f = 0; f < TH_F__COUNT; f++)
 		if (failing & (1u << f))
 			th_mfs_widen(out, trigger, (enum th_feat)f);
+	if (reduced != NULL)
+		*reduced = red;
 	runs = x->runs;
 	free(x);
 	return runs;

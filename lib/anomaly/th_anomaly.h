@@ -131,15 +131,19 @@ struct th_mfs_side {
  * always covers @p trigger. When the reduction crossed into a neighbouring
  * cause, that cause goes to @p side (may be NULL) and the trigger's own is
  * extracted again, with the crossed features kept (repeated points cost
- * nothing). About 30-50 experiments, 50-80 after a crossing; every candidate
- * passes th_wl_check() before the oracle sees it. Conditions that validity implies
+ * nothing). @p reduced (may be NULL) gets the reduced point: a point that
+ * triggered with every feature outside the MFS at a benign value, where no
+ * other cause the trigger happened to meet still holds. About 30-50
+ * experiments, 50-80 after a crossing; every candidate passes th_wl_check()
+ * before the oracle sees it. Conditions that validity implies
  * are left out (opcode=READ, not also qp_type=RC); th_mfs_same() compares MFS
  * with them added. Deterministic.
  * @return experiments run (>= 0), or -EINVAL (bad arguments, invalid
  * trigger) or -ENOMEM.
  */
 int th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
-	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side);
+	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side,
+	struct th_wl *reduced);
 
 /**
  * Add the conditions validity implies (opcode=READ implies qp_type=RC,

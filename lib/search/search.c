@@ -378,12 +378,8 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 	struct th_search *s = ctx;
 	struct th_search_exp e;
 	char err[256];
-	unsigned i;
 	int rc;
 
-	/* The cause is known already: the rest of the extraction runs nothing. */
-	if (s->merge_into >= 0)
-		return -ECANCELED;
 	rc = budgeted_run(s, wl, true, &e, err, sizeof(err));
 	if (rc < 0) {
 		if (rc == -ETIME)
@@ -395,21 +391,6 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 		return e.rc;
 	if (!th_verdict_has(&e.v, sym))
 		return 0;
-	/*
-	 * The reduction keeps only moves that still trigger, so a triggering
-	 * point inside an earlier anomaly's MFS (same symptom) means the trigger
-	 * and that anomaly share their cause: the trigger was outside only
-	 * because that MFS came out narrower than the cause (a threshold met
-	 * with little margin). Widening it costs no experiment; bounding and
-	 * verifying the same cause again would cost twenty.
-	 */
-	for (i = 0; i < s->extracting; i++)
-		if (s->anom[i].has_mfs && s->anom[i].symptom == sym &&
-			th_mfs_covers(&s->anom[i].mfs, wl) &&
-			is_near(&s->anom[i].mfs, &s->anom[s->extracting].trigger)) {
-			s->merge_into = (int)i;
-			break;
-		}
 	return 1;
 }
 
@@ -431,12 +412,15 @@ widen_to(struct th_mfs *m, const struct th_wl *w)
 /*
  * An earlier anomaly whose cause reaches @p id's trigger, found with one
  * experiment per candidate, or -1. A candidate's MFS misses the trigger on a
- * few numeric bounds only (is_near()); its own trigger, moved to the new
+ * few numeric bounds only (is_near()); its reduced point, moved to the new
  * trigger's values on those features, is run. If it still shows the symptom,
  * the earlier cause holds at those values and its MFS was narrower than the
  * cause: the new trigger is a re-find, not worth an extraction (about 45
  * experiments). Probing the new trigger moved into the earlier MFS instead
- * would prove nothing: F#8's trigger given F#7's MR count shows F#7.
+ * would prove nothing: F#8's trigger given F#7's MR count shows F#7. Nor
+ * would the earlier trigger: it may carry a second cause its MFS left out
+ * (GPU memory under "dir=bidi sge>=3 mix"), which then shows at any values
+ * of the probed features and widens that MFS over the whole region.
  */
 static int
 find_merge(struct th_search *s, unsigned id)
@@ -446,7 +430,7 @@ find_merge(struct th_search *s, unsigned id)
 
 	for (i = 0; i < id; i++) {
 		const struct th_search_anomaly *k = &s->anom[i];
-		struct th_wl p = k->trigger;
+		struct th_wl p = k->base;
 		uint32_t failing;
 		int rc;
 
@@ -489,6 +473,7 @@ add_side(struct th_search *s, unsigned from, struct th_mfs_side *side, enum th_s
 	if (id >= 0) {
 		side->mfs.symptom = (uint8_t)sym;
 		s->anom[id].mfs = side->mfs;
+		s->anom[id].base = side->at;
 		s->anom[id].has_mfs = true;
 		s->anom[id].mfs_runs = 1;
 		s->anom[id].met_in = (int)from;
@@ -502,38 +487,31 @@ extract(struct th_search *s, unsigned id)
 {
 	struct th_search_anomaly a = s->anom[id];
 	struct th_mfs_side side;
+	struct th_wl base;
 	struct th_mfs m;
 	unsigned before = s->st.mfs_runs;
 	int rc;
 
 	s->is_mfs_aborted = false;
-	s->merge_into = -1;
 	s->extracting = id;
 	memset(&m, 0, sizeof(m));
 	rc = find_merge(s, id);
 	if (s->is_mfs_aborted)
 		return;
-	s->merge_into = -1;
 	if (rc >= 0) {
 		s->anom[id].mfs_runs = s->st.mfs_runs - before;
 		widen_to(&s->anom[rc].mfs, &a.trigger);
 		s->anom[id].same_as = rc;
 		return;
 	}
-	rc = th_mfs_extract(
-		&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s, &m, &side);
+	rc = th_mfs_extract(&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s,
+		&m, &side, &base);
 	s->anom[id].mfs_runs = s->st.mfs_runs - before;
-	if (s->merge_into >= 0 && !s->is_mfs_aborted) {
-		widen_to(&s->anom[s->merge_into].mfs, &a.trigger);
-		s->anom[id].same_as = s->merge_into;
-		s->merge_into = -1;
-		return;
-	}
-	s->merge_into = -1;
 	if (rc < 0 || s->is_mfs_aborted)
 		return;
 	m.symptom = a.symptom;
 	s->anom[id].mfs = m;
+	s->anom[id].base = base;
 	s->anom[id].has_mfs = true;
 	if (side.is_set)
 		add_side(s, id, &side, (enum th_symptom)a.symptom);

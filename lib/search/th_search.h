@@ -110,6 +110,9 @@ struct th_search_anomaly {
 	bool has_mfs;         /**< MFS extracted (not with MFS off, nor when the budget
 				   ran out during extraction) */
 	struct th_mfs mfs;    /**< the conditions, when has_mfs */
+	struct th_wl base;    /**< when has_mfs: a point inside them that triggered with
+				   every other feature benign (th_mfs_extract()'s reduced
+				   point), free of causes the trigger met besides */
 	unsigned mfs_runs;    /**< experiments the extraction ran */
 	int same_as;          /**< the earlier anomaly whose cause this trigger showed
 				   again (its MFS was widened to cover it), or -1 */

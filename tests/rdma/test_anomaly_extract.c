@@ -82,7 +82,7 @@ extract(struct oracle *o, const struct th_wl *trig, const char *expect, unsigned
 	int n;
 
 	assert_true(o->planted(trig));
-	n = th_mfs_extract(trig, o->s, &lim, run, o, &m, NULL);
+	n = th_mfs_extract(trig, o->s, &lim, run, o, &m, NULL, NULL);
 	assert_true(n >= 0);
 	th_mfs_format(&m, text, sizeof(text));
 	if (strcmp(text, expect) != 0)
@@ -212,7 +212,7 @@ test_rc_read_many_mrs(void **state)
 		struct th_mfs got, paper;
 
 		o.calls = 0;
-		assert_true(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &got, NULL) > 0);
+		assert_true(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &got, NULL, NULL) > 0);
 		assert_int_equal(th_mfs_parse("pause: qp_type=RC opcode=READ mr_count>=12288",
 			&paper, NULL, 0), 0);
 		assert_true(th_mfs_same(&got, &paper));
@@ -288,7 +288,7 @@ test_verification_pins_interacting_features(void **state)
 	t.qp_count = 2048;
 	t.mr_count = 8192;
 	t.mr_size = 65536;
-	n = th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, NULL);
+	n = th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, NULL, NULL);
 	assert_true(n > 0);
 	assert_int_equal(o.invalid, 0);
 	th_mfs_format(&m, text, sizeof(text));
@@ -343,7 +343,7 @@ extract_one_of(bool (*planted)(const struct th_wl *), const struct th_wl *t,
 	int n;
 
 	assert_true(planted(t));
-	n = th_mfs_extract(t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL);
+	n = th_mfs_extract(t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL);
 	assert_true(n > 0);
 	assert_int_equal(o.invalid, 0);
 	assert_true(th_mfs_covers(&m, t));
@@ -451,7 +451,7 @@ test_crossing_reports_the_other_cause(void **state)
 
 	(void)state;
 	assert_true(p_ud_small(&t) && !p_rc_small(&t));
-	n = th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, &side);
+	n = th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, &side, NULL);
 	assert_true(n > 0);
 	assert_int_equal(o.invalid, 0);
 	th_mfs_format(&m, text, sizeof(text));
@@ -474,7 +474,7 @@ test_crossing_reports_the_other_cause(void **state)
 	t.qp_type = TH_QP_RC;
 	assert_true(p_rc_small(&t));
 	o.calls = 0;
-	assert_true(th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, &side) > 0);
+	assert_true(th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, &side, NULL) > 0);
 	assert_false(side.is_set);
 }
 
@@ -538,22 +538,22 @@ test_failed_runs_and_bad_input(void **state)
 	t.wq_depth = 1024;
 	t.msg[1] = 2048;
 	/* Failed setups count as experiments and as "does not trigger". */
-	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL);
+	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL);
 	assert_int_equal((unsigned)n, o.calls);
 	assert_int_equal(o.invalid, 0);
 	assert_true(m.feats & (1u << TH_F_QP_TYPE));
 	/* Something that always triggers has an empty MFS after one verification run. */
 	o = (struct oracle){p_always, 0, 0, TH_SYM_PAUSE, 0};
-	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL);
+	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL);
 	assert_true(n > 0);
 	assert_int_equal(m.feats, 0);
 	/* Impossible triggers and missing arguments are refused. */
 	t.opcode = TH_OPC_READ;
-	assert_int_equal(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL), -EINVAL);
+	assert_int_equal(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL), -EINVAL);
 	base(&t);
-	assert_int_equal(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, NULL, &o, &m, NULL), -EINVAL);
-	assert_int_equal(th_mfs_extract(&t, TH_SYM__COUNT, &lim, run, &o, &m, NULL), -EINVAL);
-	assert_int_equal(th_mfs_extract(NULL, TH_SYM_PAUSE, &lim, run, &o, &m, NULL), -EINVAL);
+	assert_int_equal(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, NULL, &o, &m, NULL, NULL), -EINVAL);
+	assert_int_equal(th_mfs_extract(&t, TH_SYM__COUNT, &lim, run, &o, &m, NULL, NULL), -EINVAL);
+	assert_int_equal(th_mfs_extract(NULL, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL), -EINVAL);
 }
 
 /* Random triggers of a planted set: always the planted set, never an impossible point. */
@@ -576,7 +576,7 @@ test_random_triggers(void **state)
 		if (!p_ud_batch(&t))
 			continue;
 		found++;
-		n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL);
+		n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL);
 		assert_true(n >= 0);
 		assert_int_equal(o.invalid, 0);
 		th_mfs_format(&m, text, sizeof(text));

@@ -297,9 +297,13 @@ ud_send(uint16_t wqe_batch, uint32_t wq_depth, uint32_t qp_count)
 	return wl;
 }
 
-/* A search over @p b holding one anomaly: @p mfs_text, found at @p trigger. */
+/*
+ * A search over @p b holding one anomaly: @p mfs_text, found at @p trigger,
+ * extracted down to @p base (NULL: the trigger).
+ */
 static struct th_search *
-search_knowing(const struct th_backend *b, const char *mfs_text, const struct th_wl *trigger)
+search_knowing(const struct th_backend *b, const char *mfs_text, const struct th_wl *trigger,
+	const struct th_wl *base)
 {
 	struct th_search_cfg c;
 	struct th_search *s;
@@ -318,6 +322,7 @@ search_knowing(const struct th_backend *b, const char *mfs_text, const struct th
 	s->anom[0].met_in = -1;
 	s->anom[0].has_mfs = true;
 	s->anom[0].trigger = *trigger;
+	s->anom[0].base = base != NULL ? *base : *trigger;
 	assert_true(th_mfs_covers(&s->anom[0].mfs, trigger));
 	return s;
 }
@@ -344,7 +349,7 @@ test_same_cause_widens(void **state)
 
 	(void)state;
 	fake_init(&f, &b);
-	s = search_knowing(&b, mfs, &first);
+	s = search_knowing(&b, mfs, &first, NULL);
 	t = first;
 	t.mem = TH_MEM_GPU;
 	t.wqe_batch = 256;
@@ -362,7 +367,7 @@ test_same_cause_widens(void **state)
 
 	/* The same trigger with no earlier anomaly: the extraction costs far more. */
 	t.mtu = 1024;
-	s = search_knowing(&b, mfs, &first);
+	s = search_knowing(&b, mfs, &first, NULL);
 	s->anom_count = 0;
 	assert_int_equal(search__exp(s, &t, &e), 0);
 	assert_int_equal(th_search_anomaly_count(s), 1);
@@ -416,7 +421,7 @@ test_other_cause_extracted(void **state)
 	k7 = known(sim, "F#7");
 	k8 = known(sim, "F#8");
 	assert_true(th_mfs_format(&k7->mfs, mfs, sizeof(mfs)) > 0);
-	s = search_knowing(&b, mfs, &k7->trigger);
+	s = search_knowing(&b, mfs, &k7->trigger, NULL);
 	assert_false(th_mfs_covers(&s->anom[0].mfs, &k8->trigger));
 	assert_int_equal(search__exp(s, &k8->trigger, &e), 0);
 	assert_int_equal(th_search_anomaly_count(s), 2);
@@ -424,6 +429,51 @@ test_other_cause_extracted(void **state)
 	assert_true(s->anom[1].has_mfs);
 	assert_true(s->anom[1].mfs_runs > 1);
 	assert_false(th_mfs_covers(&s->anom[0].mfs, &k8->trigger));
+	th_search_free(s);
+	th_sim_free(sim);
+}
+
+/*
+ * A trigger can show two causes, and its MFS keeps one: F's first anomaly
+ * seen in GPU memory is #9 (bidi, SG lists, a mix of small and large
+ * requests) and #12 (bidi in GPU memory) at once, and its MFS says #9.
+ * #12's own trigger (one SGE, one size) misses that MFS on two numeric
+ * bounds. Probed from the earlier trigger, still in GPU memory, those values
+ * pause through #12 and "merge" it, widening #9's MFS over every bidi point;
+ * probed from the reduced point (host memory) they run clean, and #12 gets
+ * its own extraction.
+ */
+static void
+test_second_cause_not_merged(void **state)
+{
+	const struct th_sim_known *k9, *k12;
+	struct th_search_exp e;
+	struct th_backend b;
+	struct th_search *s;
+	struct th_sim *sim;
+	struct th_wl both;
+	char mfs[256];
+
+	(void)state;
+	sim = load_f(&b);
+	k9 = known(sim, "F#9");
+	k12 = known(sim, "F#12");
+	both = k9->trigger;
+	both.mem = TH_MEM_GPU;
+	assert_true(th_mfs_covers(&k12->mfs, &both));
+	assert_true(th_mfs_format(&k9->mfs, mfs, sizeof(mfs)) > 0);
+	s = search_knowing(&b, mfs, &both, &k9->trigger);
+	assert_false(th_mfs_covers(&s->anom[0].mfs, &k12->trigger));
+	assert_int_equal(search__exp(s, &k12->trigger, &e), 0);
+	assert_int_equal(th_search_anomaly_count(s), 2);
+	assert_int_equal(s->anom[1].same_as, -1);
+	assert_true(s->anom[1].has_mfs);
+	assert_false(th_mfs_covers(&s->anom[0].mfs, &k12->trigger));
+	/* #12's MFS needs GPU memory; #9's still needs the SG list. */
+	assert_true(th_mfs_covers(&s->anom[1].mfs, &k12->trigger));
+	assert_false(th_mfs_covers(&s->anom[1].mfs, &k9->trigger));
+	both.sge = 1;
+	assert_false(th_mfs_covers(&s->anom[0].mfs, &both));
 	th_search_free(s);
 	th_sim_free(sim);
 }
@@ -747,6 +797,7 @@ main(void)
 		cmocka_unit_test(test_no_mfs_runs_covered_points),
 		cmocka_unit_test(test_same_cause_widens),
 		cmocka_unit_test(test_other_cause_extracted),
+		cmocka_unit_test(test_second_cause_not_merged),
 		cmocka_unit_test(test_crossed_cause_recorded),
 		cmocka_unit_test(test_budget_respected),
 		cmocka_unit_test(test_anneal_beats_random),
