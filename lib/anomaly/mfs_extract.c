@@ -682,7 +682,7 @@ tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const s
 
 /* A value of feature @p f that @p m allows, drawn at random, written into @p p. */
 static void
-draw_allowed(struct extract *x, const struct th_mfs *m, enum th_feat f, struct th_rng *rng,
+draw_allowed(const struct th_limits *l, const struct th_mfs *m, enum th_feat f, struct th_rng *rng,
 	struct th_wl *p)
 {
 	uint64_t g[TH_WL_GRID_MAX], ok[TH_WL_GRID_MAX];
@@ -696,12 +696,90 @@ draw_allowed(struct extract *x, const struct th_mfs *m, enum th_feat f, struct t
 			th_wl_set_enum_index(p, f, (unsigned)ok[th_rng_below(rng, k)]);
 		return;
 	}
-	n = th_wl_grid(f, p, x->l, g, TH_WL_GRID_MAX);
+	n = th_wl_grid(f, p, l, g, TH_WL_GRID_MAX);
 	for (i = 0; i < n; i++)
 		if (g[i] >= m->range[f].lo && g[i] <= m->range[f].hi)
 			ok[k++] = g[i];
 	if (k != 0)
 		th_wl_set(p, f, ok[th_rng_below(rng, k)]);
+}
+
+/* One of the @p n values of @p g inside @p r, drawn at random; 0 when none is. */
+static uint64_t
+draw_in(const uint64_t *g, unsigned n, const struct th_range *r, struct th_rng *rng)
+{
+	uint64_t ok[TH_WL_GRID_MAX];
+	unsigned k = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (g[i] >= r->lo && g[i] <= r->hi)
+			ok[k++] = g[i];
+	return k != 0 ? ok[th_rng_below(rng, k)] : 0;
+}
+
+/*
+ * A random pattern inside @p m's message bounds on @p p's grid: 1-16
+ * requests, the smallest drawn inside msg_min's interval, the largest inside
+ * msg_max's, the rest between them. Unchanged when the bounds admit none.
+ */
+static void
+draw_pattern(const struct th_limits *l, const struct th_mfs *m, struct th_rng *rng, struct th_wl *p)
+{
+	uint64_t g[TH_WL_GRID_MAX];
+	unsigned n = th_wl_grid(TH_F_MSG, p, l, g, TH_WL_GRID_MAX), i;
+	uint64_t mn = draw_in(g, n, &m->msg_min, rng), mx = draw_in(g, n, &m->msg_max, rng);
+	struct th_range mid;
+
+	if (mn == 0 || mx == 0 || mn > mx)
+		return;
+	memset(p->msg, 0, sizeof(p->msg));
+	p->n_msgs = (uint8_t)(1 + th_rng_below(rng, TH_WL_MSGS_MAX));
+	if (p->n_msgs == 1 && mn != mx)
+		p->n_msgs = 2;
+	mid.lo = mn;
+	mid.hi = mx;
+	p->msg[0] = (uint32_t)mn;
+	p->msg[p->n_msgs - 1] = (uint32_t)mx;
+	for (i = 1; i + 1 < p->n_msgs; i++)
+		p->msg[i] = (uint32_t)draw_in(g, n, &mid, rng);
+}
+
+/* Draws th_mfs_draw() makes: enough for four enumerated conditions of one value each. */
+#define DRAW_TRIES 4096
+
+int
+th_mfs_draw(
+	const struct th_mfs *m, const struct th_limits *l, struct th_rng *rng, struct th_wl *out)
+{
+	unsigned d, f;
+
+	if (m == NULL || l == NULL || rng == NULL || out == NULL)
+		return -EINVAL;
+	for (d = 0; d < DRAW_TRIES; d++) {
+		/*
+		 * Enumerated conditions by rejection, so that the features they
+		 * shape (UD caps the pattern at the MTU) come as a random point
+		 * has them; numeric ones are then drawn inside their bounds.
+		 */
+		th_wl_random(out, l, rng);
+		if (th_mfs_failing(m, out) & enum_mask())
+			continue;
+		for (f = 0; f < TH_F__COUNT; f++) {
+			if (!(m->feats & (1u << f)) || th_feat_is_enum((enum th_feat)f))
+				continue;
+			if (f == TH_F_MSG)
+				draw_pattern(l, m, rng, out);
+			else
+				draw_allowed(l, m, (enum th_feat)f, rng, out);
+		}
+		if (th_wl_check(out, l, NULL, 0) != 0)
+			for (f = 0; f < TH_F__COUNT; f++)
+				if (m->feats & (1u << f))
+					th_wl_repair(out, (enum th_feat)f, l);
+		if (th_wl_check(out, l, NULL, 0) == 0 && th_mfs_covers(m, out))
+			return 0;
+	}
+	return -ENOENT;
 }
 
 /*
@@ -724,7 +802,7 @@ draw_inside(struct extract *x, const struct th_wl *r, const struct th_mfs *m, st
 			if (th_rng_below(rng, 2) == 0)
 				th_wl_copy_feat(p, r, (enum th_feat)f);
 			else if (f != TH_F_MSG)
-				draw_allowed(x, m, (enum th_feat)f, rng, p);
+				draw_allowed(x->l, m, (enum th_feat)f, rng, p);
 		}
 		if (th_wl_check(p, x->l, NULL, 0) != 0)
 			for (f = 0; f < TH_F__COUNT; f++)

@@ -146,6 +146,17 @@ int th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct 
 	struct th_wl *reduced);
 
 /**
+ * A random valid point inside @p m: th_wl_random() points that meet its
+ * enumerated conditions, each constrained numeric feature then moved to a
+ * random value its condition allows (the message pattern: 1-16 requests, the
+ * smallest and largest inside their bounds). Tells how much of an MFS's
+ * region shows its symptom. @return 0, -ENOENT when 4096 draws found no
+ * valid point inside, or -EINVAL.
+ */
+int th_mfs_draw(
+	const struct th_mfs *m, const struct th_limits *l, struct th_rng *rng, struct th_wl *out);
+
+/**
  * Add the conditions validity implies (opcode=READ implies qp_type=RC,
  * qp_type=UD implies opcode=SEND, ...), so that equivalent MFS compare equal.
  */

@@ -504,8 +504,8 @@ extract(struct th_search *s, unsigned id)
 		s->anom[id].same_as = rc;
 		return;
 	}
-	rc = th_mfs_extract(&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s,
-		&m, &side, &base);
+	rc = th_mfs_extract(&a.trigger, (enum th_symptom)a.symptom, s->b->limits, mfs_oracle, s, &m,
+		&side, &base);
 	s->anom[id].mfs_runs = s->st.mfs_runs - before;
 	if (rc < 0 || s->is_mfs_aborted)
 		return;

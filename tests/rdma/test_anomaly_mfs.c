@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "th_anomaly.h"
+#include "th_rng.h"
 
 static void
 round_trip(const char *text)
@@ -217,6 +218,55 @@ test_same_with_implied_conditions(void **state)
 	assert_string_equal(out, "pause: qp_type=RC|UC opcode=WRITE|READ");
 }
 
+/*
+ * Points drawn inside an MFS are valid and inside it, also where random
+ * points practically never are (every request large, F#3's shape), and
+ * spread over what it leaves free; an MFS no valid point meets gives
+ * -ENOENT, never a point outside it.
+ */
+static void
+test_draw_inside(void **state)
+{
+	static const char *const shapes[] = {
+		"pause: qp_type=RC opcode=READ mtu=1024 msg_min>=16384",
+		"pause: qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64 wq_depth>=1024 "
+		"msg_min>=2048 msg_max<=8192",
+		"low_tput: qp_type=RC opcode=WRITE wqe_batch=1 wq_depth<=16 qp_count>=500 "
+		"msg_max<=1024",
+		"pause: dir=bidi sge>=3 msg_min<=1024 msg_max>=65536",
+	};
+	struct th_limits l;
+	struct th_rng rng, again;
+	struct th_mfs m;
+	struct th_wl w, w2;
+	unsigned i, k, mems;
+
+	(void)state;
+	th_limits_default(&l);
+	th_rng_seed(&rng, 5);
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		assert_int_equal(th_mfs_parse(shapes[i], &m, NULL, 0), 0);
+		mems = 0;
+		for (k = 0; k < 200; k++) {
+			again = rng;
+			assert_int_equal(th_mfs_draw(&m, &l, &rng, &w), 0);
+			assert_int_equal(th_wl_check(&w, &l, NULL, 0), 0);
+			assert_true(th_mfs_covers(&m, &w));
+			mems |= 1u << w.mem;
+			assert_int_equal(th_mfs_draw(&m, &l, &again, &w2), 0);
+			assert_true(th_wl_equal(&w, &w2));
+		}
+		assert_int_equal(mems, 7u);
+	}
+	/* UD carries only SEND: nothing valid meets this. */
+	m.feats = 0;
+	assert_int_equal(th_mfs_parse("pause: qp_type=UD wqe_batch>=64", &m, NULL, 0), 0);
+	m.feats |= 1u << TH_F_OPCODE;
+	m.set[TH_F_OPCODE] = 1u << TH_OPC_READ;
+	assert_int_equal(th_mfs_draw(&m, &l, &rng, &w), -ENOENT);
+	assert_int_equal(th_mfs_draw(NULL, &l, &rng, &w), -EINVAL);
+}
+
 int
 main(void)
 {
@@ -227,6 +277,7 @@ main(void)
 		cmocka_unit_test(test_covers),
 		cmocka_unit_test(test_format_truncates_safely),
 		cmocka_unit_test(test_same_with_implied_conditions),
+		cmocka_unit_test(test_draw_inside),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
