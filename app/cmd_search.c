@@ -19,12 +19,15 @@
 #include <sys/stat.h>
 
 #include "th_cmd.h"
+#include "th_rng.h"
 #include "th_search.h"
 #include "th_sim.h"
 
 #define PROFILES_MAX 16
 /* Points of the anomalies-vs-time series (one every 1/60 of the budget). */
 #define SERIES_POINTS 61
+/* Points drawn inside each found MFS to tell how much of it shows the symptom. */
+#define MFS_CHECK_POINTS 50
 
 struct opts {
 	struct th_search_cfg cfg;
@@ -552,6 +555,8 @@ struct cell {
 	double tfind_sum;           /* sum over runs and found anomalies of time found */
 	unsigned tfind_n;
 	double runs_sum, mfs_sum;
+	double prec_sum; /* over found MFS: share of points inside that show the symptom */
+	unsigned prec_n;
 	unsigned *hits; /* per documented anomaly: runs that found it */
 	double *series; /* SERIES_POINTS: sum over seeds of count found by then */
 	double *kth;    /* per k (1..known): sum over runs of time the k-th was
@@ -570,6 +575,45 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * How much of each MFS @p s found holds: the share of random points inside it
+ * (th_mfs_draw()) that show its symptom, run on the simulator after the search
+ * and charged to no budget. An MFS broader than its cause scores low, and
+ * hides what lies in the healthy part from the search, which skips it.
+ */
+static void
+score_mfs(const struct th_search *s, const struct th_backend *b, const struct th_monitor_cfg *mon,
+	uint64_t seed, struct cell *cell)
+{
+	struct th_rng rng;
+	unsigned i, k;
+
+	th_rng_seed(&rng, seed);
+	for (i = 0; i < th_search_anomaly_count(s); i++) {
+		const struct th_search_anomaly *an = th_search_anomaly_get(s, i);
+		unsigned n = 0, shown = 0;
+
+		if (!an->has_mfs)
+			continue;
+		for (k = 0; k < MFS_CHECK_POINTS; k++) {
+			struct th_sample mean;
+			struct th_verdict v;
+			struct th_wl wl;
+			char err[256];
+
+			if (th_mfs_draw(&an->mfs, b->limits, &rng, &wl) != 0 ||
+				th_search_run_one(b, mon, &wl, &mean, &v, err, sizeof(err)) != 0)
+				continue;
+			n++;
+			shown += th_verdict_has(&v, (enum th_symptom)an->symptom);
+		}
+		if (n != 0) {
+			cell->prec_sum += (double)shown / n;
+			cell->prec_n++;
+		}
+	}
 }
 
 static int
@@ -630,6 +674,7 @@ eval_run(const struct opts *o, struct th_sim *sim, enum th_search_algo algo, uin
 		if (t < kc)
 			t++;
 	}
+	score_mfs(s, &b, &cfg.mon, seed, cell);
 	th_search_free(s);
 	return 0;
 }
@@ -714,15 +759,16 @@ cmd_eval(struct opts *o)
 
 			printf("\nprofile %s (%s): %u documented anomalies\n", names[p],
 				o->profile[p], kc);
-			printf("%-13s %13s %7s %8s %7s %10s %8s %8s\n", "algorithm", "found",
-				"of doc", "unknown", "hidden", "t_find_h", "runs", "mfs_runs");
+			printf("%-13s %13s %7s %8s %7s %10s %8s %8s %8s\n", "algorithm", "found",
+				"of doc", "unknown", "hidden", "t_find_h", "runs", "mfs_runs",
+				"mfs_held");
 			for (a = 0; a < na; a++) {
 				const struct cell *c = &cells[a];
 				double m = mean_of(c->found_sum, o->seeds);
 				double var = mean_of(c->found_sq, o->seeds) - m * m;
 
 				printf("%-13s %6.1f ± %4.1f %6.0f%% %8.1f %7.1f %10.2f %8.0f "
-				       "%8.0f\n",
+				       "%8.0f",
 					algo_names[a], m, sqrt(fmax(var, 0)),
 					kc != 0 ? 100 * m / kc : 0,
 					mean_of(c->unknown_sum, o->seeds),
@@ -730,6 +776,10 @@ cmd_eval(struct opts *o)
 					mean_of(c->tfind_sum, c->tfind_n) / 3600,
 					mean_of(c->runs_sum, o->seeds),
 					mean_of(c->mfs_sum, o->seeds));
+				if (c->prec_n != 0)
+					printf(" %7.0f%%\n", 100 * c->prec_sum / c->prec_n);
+				else
+					printf(" %8s\n", "-");
 				for (t = 0; t < SERIES_POINTS; t++)
 					chart[((size_t)p * na + a) * SERIES_POINTS + t] =
 						c->series[t] / o->seeds;

@@ -547,13 +547,12 @@ th_wl_feat_deps(enum th_feat f)
 	}
 }
 
-/* A uniformly drawn grid value within [lo, hi]; @p lo when none fits (odd limits). */
+/* A uniformly drawn value of grid @p g (@p n values) within [lo, hi]; @p lo when none fits. */
 static uint64_t
-draw(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t lo, uint64_t hi,
-	struct th_rng *rng)
+draw_from(const uint64_t *g, unsigned n, uint64_t lo, uint64_t hi, struct th_rng *rng)
 {
-	uint64_t g[TH_WL_GRID_MAX], ok[TH_WL_GRID_MAX];
-	unsigned n = th_wl_grid(f, wl, l, g, TH_WL_GRID_MAX), k = 0, i;
+	uint64_t ok[TH_WL_GRID_MAX];
+	unsigned k = 0, i;
 
 	for (i = 0; i < n; i++)
 		if (g[i] >= lo && g[i] <= hi)
@@ -561,6 +560,16 @@ draw(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t
 	if (k == 0)
 		return lo <= hi || n == 0 ? lo : g[0];
 	return ok[th_rng_below(rng, k)];
+}
+
+/* A uniformly drawn grid value of @p f within [lo, hi]; @p lo when none fits (odd limits). */
+static uint64_t
+draw(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t lo, uint64_t hi,
+	struct th_rng *rng)
+{
+	uint64_t g[TH_WL_GRID_MAX];
+
+	return draw_from(g, th_wl_grid(f, wl, l, g, TH_WL_GRID_MAX), lo, hi, rng);
 }
 
 static uint64_t
@@ -572,13 +581,18 @@ msg_floor(const struct th_wl *wl)
 static void
 draw_msgs(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 {
-	uint64_t cap = msg_cap(wl, l), lo = msg_floor(wl);
-	unsigned i;
+	uint64_t cap = msg_cap(wl, l), lo = msg_floor(wl), g[TH_WL_GRID_MAX], ok[TH_WL_GRID_MAX];
+	unsigned i, n = th_wl_grid(TH_F_MSG, wl, l, g, TH_WL_GRID_MAX), k = 0;
 
+	/* draw_from() for each request, the grid filtered once. */
+	for (i = 0; i < n; i++)
+		if (g[i] >= lo && g[i] <= cap)
+			ok[k++] = g[i];
 	memset(wl->msg, 0, sizeof(wl->msg));
 	wl->n_msgs = TH_WL_MSGS_MAX;
 	for (i = 0; i < wl->n_msgs; i++)
-		wl->msg[i] = sat32(draw(TH_F_MSG, wl, l, lo, cap, rng));
+		wl->msg[i] =
+			sat32(k != 0 ? ok[th_rng_below(rng, k)] : draw_from(g, n, lo, cap, rng));
 }
 
 void
