@@ -42,11 +42,29 @@ json_num(FILE *f, double v)
 		fputs("null", f);
 }
 
+/* One sample's counters as a JSON array with an object per host. */
+static void
+json_hosts(FILE *f, const struct th_sample *smp)
+{
+	unsigned h, c;
+
+	fputc('[', f);
+	for (h = 0; h < TH_HOSTS; h++) {
+		fputs(h != 0 ? ",{" : "{", f);
+		for (c = 0; c < TH_CTR__COUNT; c++) {
+			fprintf(f, "%s\"%s\":", c != 0 ? "," : "", th_ctr_name((enum th_ctr)c));
+			json_num(f, smp->v[h][c]);
+		}
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 int
 th_search_log_exp(FILE *f, const char *algo, uint64_t seed, const struct th_search_exp *e)
 {
 	char wl[1024];
-	unsigned h, c;
+	unsigned i;
 
 	if (th_wl_format(&e->wl, wl, sizeof(wl)) < 0)
 		snprintf(wl, sizeof(wl), "?");
@@ -69,14 +87,13 @@ th_search_log_exp(FILE *f, const char *algo, uint64_t seed, const struct th_sear
 	json_num(f, e->v.bps_frac);
 	fputs(",\"pps_frac\":", f);
 	json_num(f, e->v.pps_frac);
-	fprintf(f, ",\"anomaly\":%d,\"ctr\":[", e->anomaly);
-	for (h = 0; h < TH_HOSTS; h++) {
-		fputs(h != 0 ? ",{" : "{", f);
-		for (c = 0; c < TH_CTR__COUNT; c++) {
-			fprintf(f, "%s\"%s\":", c != 0 ? "," : "", th_ctr_name((enum th_ctr)c));
-			json_num(f, e->mean.v[h][c]);
-		}
-		fputc('}', f);
+	fprintf(f, ",\"anomaly\":%d,\"ctr\":", e->anomaly);
+	json_hosts(f, &e->mean);
+	fputs(",\"samples\":[", f);
+	for (i = 0; e->samples != NULL && i < e->n_samples; i++) {
+		if (i != 0)
+			fputc(',', f);
+		json_hosts(f, &e->samples[i]);
 	}
 	fputs("]}\n", f);
 	return ferror(f) ? -EIO : 0;

@@ -326,6 +326,10 @@ budgeted_run(struct th_search *s, const struct th_wl *wl, bool is_mfs, struct th
 	e->anomaly = -1;
 	e->rc = run_judge(s->b, &s->cfg.mon, wl, s->samples, &e->mean, &e->v, err, err_size);
 	e->err = err;
+	if (e->rc == 0) {
+		e->samples = s->samples;
+		e->n_samples = s->cfg.mon.samples;
+	}
 	s->st.t_s += cost;
 	e->t_s = s->st.t_s;
 	e->index = s->exp_index++;

@@ -65,6 +65,10 @@ struct th_search_exp {
 	struct th_sample mean; /**< per-second counters averaged over the samples */
 	struct th_verdict v;   /**< the monitor's verdict (zeroed when rc < 0) */
 	int anomaly;           /**< id of the anomaly this run revealed first, else -1 */
+	/** The samples themselves, valid during the on_exp call only (NULL when rc < 0). */
+	const struct th_sample *samples;
+	/** How many (the monitor's samples per experiment). */
+	unsigned n_samples;
 };
 
 /**

@@ -66,6 +66,20 @@ if ! cmp -s "$work/a.jsonl" "$work/b.jsonl" || [[ ! -s $work/a.jsonl ]]; then
 	fails=$((fails + 1))
 fi
 expect 0 '"algo":"anneal","seed":3' -- head -1 "$work/a.jsonl"
+# Every experiment logs its per-second samples, and "ctr" is their mean.
+expect 0 'samples ok' -- python3 - "$work/a.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["rc"] < 0:
+        continue
+    assert len(r["samples"]) == 4, line
+    for h, host in enumerate(r["ctr"]):
+        for k, v in host.items():
+            m = sum(s[h][k] for s in r["samples"]) / 4
+            assert abs(m - v) <= 1e-5 * max(1.0, abs(m)), (k, m, v)
+print("samples ok")
+PY
 if [[ -f $work/out1/anomaly-0.ini ]]; then
 	expect 0 'reproduce: tracehound search --profile' -- cat "$work/out1/anomalies.txt"
 	expect 0 'verdict: (pause|.*low_tput)' -- \
