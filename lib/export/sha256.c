@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* SHA-256 (FIPS 180-4 §6.2) and HMAC-SHA-256 (RFC 2104), written from the specifications. */
+/*
+ * SHA-256 (FIPS 180-4 §6.2) and HMAC-SHA-256 (RFC 2104), written from the
+ * specifications. The block function is portable C, or on x86-64 CPUs with
+ * the SHA extensions their two-rounds-per-instruction form (chosen at load
+ * time; th_export_sha256_set_engine() overrides for tests and benchmarks).
+ */
 
 #include "th_export.h"
 
+#include <errno.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_SHA_NI 1
+#endif
 
 static const uint32_t k256[64] = {
 	0x428a2f98,
@@ -80,7 +92,7 @@ ror(uint32_t x, unsigned int n)
 }
 
 static void
-compress(uint32_t h[8], const uint8_t *p)
+compress_portable(uint32_t h[8], const uint8_t *p)
 {
 	uint32_t w[64], a, b, c, d, e, f, g, hh;
 	int i;
@@ -103,6 +115,96 @@ compress(uint32_t h[8], const uint8_t *p)
 		hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
 	}
 	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+#ifdef HAVE_SHA_NI
+/*
+ * The same 64 rounds with SHA-NI. sha256rnds2 runs two rounds on the state
+ * held as {A,B,E,F} and {C,D,G,H} (A in the top lane) with W+K in the low two
+ * lanes; sha256msg1/msg2 extend the schedule four words at a time:
+ * W[t..t+3] = msg2(msg1(W[t-16..t-13], W[t-12..t-9]) + W[t-7..t-4], W[t-4..t-1]).
+ */
+__attribute__((target("sha,sse4.1,ssse3"))) static void
+compress_sha_ni(uint32_t h[8], const uint8_t *p)
+{
+	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+	__m128i abef, cdgh, abef0, cdgh0, t, w[4], wk;
+	unsigned g;
+
+	/* {A,B,C,D} {E,F,G,H} (A in lane 0) to {F,E,B,A} {H,G,D,C}. */
+	t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)h), 0xB1);
+	cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(h + 4)), 0x1B);
+	abef = _mm_alignr_epi8(t, cdgh, 8);
+	cdgh = _mm_blend_epi16(cdgh, t, 0xF0);
+	abef0 = abef;
+	cdgh0 = cdgh;
+	for (g = 0; g < 16; g++) {
+		if (g < 4) {
+			w[g] = _mm_shuffle_epi8(
+				_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+		} else {
+			t = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+			t = _mm_add_epi32(t, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+			w[g & 3] = _mm_sha256msg2_epu32(t, w[(g + 3) & 3]);
+		}
+		wk = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)(k256 + 4 * g)));
+		cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+		abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+	}
+	abef = _mm_add_epi32(abef, abef0);
+	cdgh = _mm_add_epi32(cdgh, cdgh0);
+	/* Back to {A,B,C,D} {E,F,G,H}. */
+	t = _mm_shuffle_epi32(abef, 0x1B);
+	cdgh = _mm_shuffle_epi32(cdgh, 0xB1);
+	_mm_storeu_si128((__m128i *)h, _mm_blend_epi16(t, cdgh, 0xF0));
+	_mm_storeu_si128((__m128i *)(h + 4), _mm_alignr_epi8(cdgh, t, 8));
+}
+
+static bool
+cpu_has_sha_ni(void)
+{
+	unsigned a, b, c, d;
+
+	/* Leaf 1: SSSE3 (ECX bit 9), SSE4.1 (bit 19); leaf 7: SHA (EBX bit 29). */
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & 1u << 9) || !(c & 1u << 19))
+		return false;
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & 1u << 29);
+}
+#endif
+
+static void (*compress)(uint32_t h[8], const uint8_t *p) = compress_portable;
+
+#ifdef HAVE_SHA_NI
+__attribute__((constructor)) static void
+pick_engine(void)
+{
+	if (cpu_has_sha_ni())
+		compress = compress_sha_ni;
+}
+#endif
+
+const char *
+th_export_sha256_engine(void)
+{
+	return compress == compress_portable ? "portable" : "sha-ni";
+}
+
+int
+th_export_sha256_set_engine(const char *name)
+{
+	if (name != NULL && strcmp(name, "portable") == 0) {
+		compress = compress_portable;
+		return 0;
+	}
+#ifdef HAVE_SHA_NI
+	if (name != NULL && strcmp(name, "sha-ni") == 0) {
+		if (!cpu_has_sha_ni())
+			return -ENOTSUP;
+		compress = compress_sha_ni;
+		return 0;
+	}
+#endif
+	return name != NULL && strcmp(name, "sha-ni") == 0 ? -ENOTSUP : -EINVAL;
 }
 
 void

@@ -41,6 +41,17 @@ void th_export_sha256_init(struct th_export_sha256 *s);
 void th_export_sha256_update(struct th_export_sha256 *s, const void *data, size_t size);
 void th_export_sha256_final(struct th_export_sha256 *s, uint8_t out[TH_EXPORT_SHA256_SIZE]);
 void th_export_sha256(const void *data, size_t size, uint8_t out[TH_EXPORT_SHA256_SIZE]);
+/**
+ * The block function in use: "sha-ni" (x86-64 SHA extensions, chosen at load
+ * time when the CPU has them) or "portable".
+ */
+const char *th_export_sha256_engine(void);
+/**
+ * Use block function @p name ("sha-ni" or "portable") from now on, in every
+ * thread: for tests and benchmarks, before hashing starts. @return 0,
+ * -ENOTSUP when this CPU or build lacks it, -EINVAL for another name.
+ */
+int th_export_sha256_set_engine(const char *name);
 
 /** A key prepared once: the inner and outer states after the padded key block. */
 struct th_export_hmac_key {
