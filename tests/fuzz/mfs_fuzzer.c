@@ -3,7 +3,7 @@
 /*
  * MFS text (lib/anomaly): any text is rejected with a message or parses to an
  * MFS whose text form parses back to the same text; membership tests never
- * read outside the structure.
+ * read outside the structure; a point drawn inside it is valid and inside.
  */
 
 #include <stdint.h>
@@ -12,6 +12,7 @@
 
 #include "fuzz_text.h"
 #include "th_anomaly.h"
+#include "th_rng.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,7 +20,9 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[256] = "", out[1024], out2[1024], *text;
+	struct th_limits lim;
 	struct th_mfs m, m2;
+	struct th_rng rng;
 	struct th_wl wl;
 	int r;
 
@@ -42,6 +45,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	th_wl_default(&wl);
 	if (th_mfs_covers(&m, &wl) != th_mfs_covers(&m2, &wl))
+		abort();
+	th_limits_default(&lim);
+	th_rng_seed(&rng, size);
+	if (th_mfs_draw(&m, &lim, &rng, &wl) == 0 &&
+		(th_wl_check(&wl, &lim, NULL, 0) != 0 || !th_mfs_covers(&m, &wl)))
 		abort();
 	return 0;
 }
