@@ -150,7 +150,10 @@ search__anneal(struct th_search *s)
 			w.is_valid = true;
 			continue;
 		}
-		de = search__energy_delta(s, &w.mean, &w.v, &e.mean, &e.v);
+		if (s->cfg.energy != NULL)
+			de = s->cfg.energy(s->cfg.energy_arg, s, &w.wl, &next);
+		else
+			de = search__energy_delta(s, &w.mean, &w.v, &e.mean, &e.v);
 		reward(&w, feat, de);
 		if (de < 0 || th_rng_unit(&s->rng) < exp(-de / w.temp)) {
 			w.wl = next;

@@ -77,6 +77,8 @@ struct th_search_exp {
  */
 typedef void (*th_search_exp_cb)(void *arg, const struct th_search_exp *e);
 
+struct th_search;
+
 /** What a search does and how long. */
 struct th_search_cfg {
 	enum th_search_algo algo;
@@ -96,6 +98,15 @@ struct th_search_cfg {
 	unsigned anomalies_max;    /**< stop recording (not searching) past this many (4096) */
 	th_search_exp_cb on_exp;   /**< observer, or NULL */
 	void *arg;                 /**< its argument */
+	/**
+	 * Annealing: the energy change of a move from @p a to @p b, in place of
+	 * the counters' (NULL: the counters'). For studies of the search itself:
+	 * tests/rdma/search_bounds gives it a judge that knows the profile's
+	 * documented anomalies.
+	 */
+	double (*energy)(
+		void *arg, const struct th_search *s, const struct th_wl *a, const struct th_wl *b);
+	void *energy_arg; /**< its argument */
 	/** A signal handler's flag, or NULL: once nonzero, the search runs no
 	    further experiment and ends as if out of budget (is_interrupted). */
 	const volatile sig_atomic_t *stop;
@@ -137,8 +148,6 @@ struct th_search_stats {
 	double t_s;          /**< testbed seconds spent */
 	bool is_interrupted; /**< ended by cfg.stop, not by the budget */
 };
-
-struct th_search;
 
 /**
  * A search of @p b (which must outlive it) as @p c says.

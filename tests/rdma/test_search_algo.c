@@ -623,6 +623,67 @@ test_anneal_beats_random(void **state)
 	assert_true(anneal > random);
 }
 
+struct energy_probe {
+	double de;      /* what the energy says of every move */
+	unsigned calls; /* moves judged */
+	unsigned moved; /* moves whose points differ (one feature, and what it leads) */
+};
+
+static double
+fixed_energy(void *arg, const struct th_search *s, const struct th_wl *a, const struct th_wl *b)
+{
+	struct energy_probe *p = arg;
+	unsigned f, diff = 0;
+
+	assert_non_null(s);
+	for (f = 0; f < TH_F__COUNT; f++) {
+		struct th_wl t = *a;
+
+		th_wl_copy_feat(&t, b, (enum th_feat)f);
+		diff += !th_wl_equal(&t, a);
+	}
+	p->calls++;
+	p->moved += diff >= 1;
+	return p->de;
+}
+
+/*
+ * An energy given in the configuration replaces the counters': one that calls
+ * every move far uphill has none accepted, one that calls every move downhill
+ * has all accepted. It sees where each move goes from and to.
+ */
+static void
+test_energy_override(void **state)
+{
+	static const double des[] = {1e9, -1};
+	struct th_search_stats st;
+	struct th_search_cfg c;
+	struct th_backend b;
+	struct th_search *s;
+	struct fake f;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct energy_probe p = {des[i], 0, 0};
+
+		fake_init(&f, &b);
+		th_search_cfg_default(&c);
+		c.seed = 4;
+		c.budget_s = 3 * 3600;
+		c.energy = fixed_energy;
+		c.energy_arg = &p;
+		s = th_search_create(&c, &b);
+		assert_non_null(s);
+		assert_int_equal(th_search_run(s), 0);
+		th_search_get_stats(s, &st);
+		assert_true(p.calls > 50);
+		assert_int_equal(p.moved, p.calls);
+		assert_int_equal(st.accepted, i == 0 ? 0 : p.calls);
+		th_search_free(s);
+	}
+}
+
 static void
 test_energy_direction(void **state)
 {
@@ -792,6 +853,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_energy_direction),
+		cmocka_unit_test(test_energy_override),
 		cmocka_unit_test(test_same_seed_same_log),
 		cmocka_unit_test(test_mfs_points_are_skipped),
 		cmocka_unit_test(test_no_mfs_runs_covered_points),
