@@ -28,6 +28,8 @@
 #define SERIES_POINTS 61
 /* Points drawn inside each found MFS to tell how much of it shows the symptom. */
 #define MFS_CHECK_POINTS 50
+/* --skip-mfs files at most. */
+#define SKIP_FILES_MAX 16
 
 struct opts {
 	struct th_search_cfg cfg;
@@ -39,6 +41,8 @@ struct opts {
 	const char *chart;
 	const char *series;
 	const char *known_dir;
+	const char *skip[SKIP_FILES_MAX];
+	unsigned skip_count;
 	unsigned seeds;
 	bool is_eval;
 	bool is_quiet;
@@ -86,8 +90,12 @@ usage(FILE *out)
 		"      --stall N          annealing: restart after N experiments without an\n"
 		"                         anomaly (default %u; 0: never)\n"
 		"  -l, --log FILE         every experiment as JSON Lines\n"
-		"  -o, --out DIR          write DIR/anomalies.txt and DIR/anomaly-<id>.ini (the\n"
-		"                         trigger workloads, replayable with --replay)\n"
+		"  -o, --out DIR          write DIR/anomalies.txt, DIR/anomaly-<id>.ini (the\n"
+		"                         trigger workloads, replayable with --replay) and\n"
+		"                         DIR/mfs.txt (every MFS, one per line)\n"
+		"      --skip-mfs FILE    MFS known already, one per line as in DIR/mfs.txt\n"
+		"                         ('#' comments): their points are not run (repeatable;\n"
+		"                         algorithms with MFS)\n"
 		"  -r, --replay FILE      run the [workload] of FILE once and print the verdict\n"
 		"                         and the documented anomalies it matches\n"
 		"  -k, --known DIR        write the profile's documented anomalies' triggers as\n"
@@ -117,6 +125,7 @@ enum {
 	OPT_SEEDS,
 	OPT_CHART,
 	OPT_SERIES,
+	OPT_SKIP_MFS,
 };
 
 static const struct option options[] = {
@@ -138,6 +147,7 @@ static const struct option options[] = {
 	{"known", required_argument, NULL, 'k'},
 	{"seeds", required_argument, NULL, OPT_SEEDS},
 	{"chart", required_argument, NULL, OPT_CHART},
+	{"skip-mfs", required_argument, NULL, OPT_SKIP_MFS},
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -177,6 +187,18 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *
 	return 0;
 }
 
+/* Append @p v to @p arr (*@p n of @p max used); -EINVAL when full. */
+static int
+push(const char **arr, unsigned *n, unsigned max, const char *opt, const char *v)
+{
+	if (*n == max) {
+		fprintf(stderr, "tracehound search: %s at most %u times\n", opt, max);
+		return -EINVAL;
+	}
+	arr[(*n)++] = v;
+	return 0;
+}
+
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -192,12 +214,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		(c = getopt_long(argc, argv, "p:a:H:s:n:l:o:r:k:eqh", options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (o->profile_count == PROFILES_MAX) {
-				fprintf(stderr, "tracehound search: at most %d profiles\n",
-					PROFILES_MAX);
-				return -EINVAL;
-			}
-			o->profile[o->profile_count++] = optarg;
+			rc = push(o->profile, &o->profile_count, PROFILES_MAX, "--profile", optarg);
 			break;
 		case 'a':
 			rc = th_search_algo_parse(optarg);
@@ -265,6 +282,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SERIES:
 			o->series = optarg;
 			break;
+		case OPT_SKIP_MFS:
+			rc = push(o->skip, &o->skip_count, SKIP_FILES_MAX, "--skip-mfs", optarg);
+			break;
 		case 'q':
 			o->is_quiet = true;
 			break;
@@ -290,7 +310,60 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
 		return -EINVAL;
 	}
+	if (o->skip_count != 0 && (o->is_eval || o->replay != NULL)) {
+		fprintf(stderr, "tracehound search: --skip-mfs goes with a search, not with "
+				"--eval or --replay\n");
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/*
+ * Give @p s the MFS of @p path, one per line ('#' comments, blank lines).
+ * @return 0, or -EINVAL after "path:line: reason" on stderr.
+ */
+static int
+load_skips(struct th_search *s, const char *path)
+{
+	char *line = NULL, err[256];
+	size_t cap = 0;
+	unsigned no = 0;
+	ssize_t n;
+	FILE *f;
+	int rc = 0;
+
+	f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "tracehound search: %s: %s\n", path, strerror(errno));
+		return -EINVAL;
+	}
+	while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+		struct th_mfs m;
+		char *p = line;
+
+		no++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
+					line[n - 1] == '\t'))
+			line[--n] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0' || *p == '#')
+			continue;
+		if (th_mfs_parse(p, &m, err, sizeof(err)) != 0) {
+			fprintf(stderr, "tracehound search: %s:%u: %s\n", path, no, err);
+			rc = -EINVAL;
+		} else if (th_search_add_given(s, &m) != 0) {
+			fprintf(stderr, "tracehound search: %s:%u: out of memory\n", path, no);
+			rc = -EINVAL;
+		}
+	}
+	if (rc == 0 && ferror(f)) {
+		fprintf(stderr, "tracehound search: %s: read failed\n", path);
+		rc = -EINVAL;
+	}
+	free(line);
+	fclose(f);
+	return rc;
 }
 
 /* The profile's documented anomalies, as th_search_score() wants them. */
@@ -486,6 +559,12 @@ cmd_one(struct opts *o)
 		fprintf(stderr, "tracehound search: bad settings: %s\n", strerror(errno));
 		status = 2;
 		goto close_log;
+	}
+	for (k = 0; k < o->skip_count; k++) {
+		if (load_skips(s, o->skip[k]) != 0) {
+			status = 2;
+			goto free_search;
+		}
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -7,7 +7,7 @@
  * anomalies found versus testbed time.
  */
 
-#include "th_search.h"
+#include "search_private.h"
 
 #include <errno.h>
 #include <math.h>
@@ -113,6 +113,36 @@ describe_mfs(const struct th_search_anomaly *a, char *buf, size_t size)
 					 : "not extracted");
 }
 
+/* DIR/mfs.txt: every MFS the search holds, given ones first, one per line. */
+static int
+write_mfs_list(const struct th_search *s, const char *dir)
+{
+	char path[4096], text[2048];
+	unsigned i;
+	FILE *f;
+	int rc;
+
+	if (snprintf(path, sizeof(path), "%s/mfs.txt", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -errno;
+	fputs("# minimal feature sets, one per line: tracehound search --skip-mfs this file\n", f);
+	for (i = 0; i < s->given_count; i++)
+		if (th_mfs_format(&s->given[i], text, sizeof(text)) >= 0)
+			fprintf(f, "%s\n", text);
+	for (i = 0; i < th_search_anomaly_count(s); i++) {
+		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
+
+		if (a->has_mfs && th_mfs_format(&a->mfs, text, sizeof(text)) >= 0)
+			fprintf(f, "%s\n", text);
+	}
+	rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
 int
 th_search_write_anomalies(const struct th_search *s, const char *dir, const char *profile)
 {
@@ -151,7 +181,7 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 	}
 	if (fclose(f) != 0 && rc == 0)
 		rc = -EIO;
-	return rc;
+	return rc < 0 ? rc : write_mfs_list(s, dir);
 }
 
 void
@@ -162,6 +192,8 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 	unsigned i, n = th_search_anomaly_count(s);
 
 	th_search_get_stats(s, &st);
+	if (s->given_count != 0)
+		fprintf(f, "%u MFS given: points inside them were not run\n", s->given_count);
 	fprintf(f, "%4s  %-8s  %8s  %s\n", "id", "symptom", "found_h", "minimal feature set");
 	for (i = 0; i < n; i++) {
 		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);

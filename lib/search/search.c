@@ -114,7 +114,38 @@ th_search_free(struct th_search *s)
 		return;
 	free(s->samples);
 	free(s->anom);
+	free(s->given);
 	free(s);
+}
+
+/* @p arr with room for one more of its @p count elements of @p size (NULL: out of memory). */
+static void *
+grown(void *arr, unsigned count, unsigned *cap, size_t size)
+{
+	unsigned n = *cap != 0 ? *cap * 2 : 16;
+	void *p;
+
+	if (count < *cap)
+		return arr;
+	p = realloc(arr, n * size);
+	if (p != NULL)
+		*cap = n;
+	return p;
+}
+
+int
+th_search_add_given(struct th_search *s, const struct th_mfs *m)
+{
+	struct th_mfs *g;
+
+	if (s == NULL || m == NULL || m->symptom >= TH_SYM__COUNT)
+		return -EINVAL;
+	g = grown(s->given, s->given_count, &s->given_cap, sizeof(*g));
+	if (g == NULL)
+		return -ENOMEM;
+	s->given = g;
+	s->given[s->given_count++] = *m;
+	return 0;
 }
 
 int
@@ -203,6 +234,9 @@ search__covered(const struct th_search *s, const struct th_wl *wl)
 	for (i = 0; i < s->anom_count; i++)
 		if (s->anom[i].has_mfs && th_mfs_covers(&s->anom[i].mfs, wl))
 			return true;
+	for (i = 0; i < s->given_count; i++)
+		if (th_mfs_covers(&s->given[i], wl))
+			return true;
 	return false;
 }
 
@@ -236,14 +270,17 @@ search__random_point(struct th_search *s, struct th_wl *wl)
 
 /*
  * Whether symptom @sym at @wl is an anomaly the search already has: with MFS,
- * one whose MFS (same symptom) covers the point; without (or before its MFS
- * exists), one whose trigger is this very point.
+ * one whose MFS (same symptom) covers the point, or a given MFS does;
+ * without (or before its MFS exists), one whose trigger is this very point.
  */
 static bool
 is_known(const struct th_search *s, const struct th_wl *wl, enum th_symptom sym)
 {
 	unsigned i;
 
+	for (i = 0; s->use_mfs && i < s->given_count; i++)
+		if (s->given[i].symptom == sym && th_mfs_covers(&s->given[i], wl))
+			return true;
 	for (i = 0; i < s->anom_count; i++) {
 		const struct th_search_anomaly *a = &s->anom[i];
 
@@ -260,15 +297,10 @@ add_anomaly(struct th_search *s, const struct th_search_exp *e, enum th_symptom 
 {
 	struct th_search_anomaly *a;
 
-	if (s->anom_count == s->anom_cap) {
-		unsigned cap = s->anom_cap != 0 ? s->anom_cap * 2 : 16;
-
-		a = realloc(s->anom, cap * sizeof(*a));
-		if (a == NULL)
-			return -ENOMEM;
-		s->anom = a;
-		s->anom_cap = cap;
-	}
+	a = grown(s->anom, s->anom_count, &s->anom_cap, sizeof(*a));
+	if (a == NULL)
+		return -ENOMEM;
+	s->anom = a;
 	a = &s->anom[s->anom_count];
 	memset(a, 0, sizeof(*a));
 	a->id = s->anom_count;

@@ -24,6 +24,9 @@ struct th_search {
 	struct th_search_anomaly *anom;
 	unsigned anom_count;
 	unsigned anom_cap;
+	struct th_mfs *given; /* MFS known before the search (th_search_add_given) */
+	unsigned given_count;
+	unsigned given_cap;
 	unsigned exp_index;             /* experiments published so far */
 	double diag_max[TH_CTR__COUNT]; /* largest value seen per counter (hosts summed) */
 	struct th_search_stats st;
@@ -38,7 +41,7 @@ struct th_search {
  */
 int search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e);
 
-/* Whether an MFS the search holds covers @wl (any symptom). */
+/* Whether an MFS the search holds or was given covers @wl (any symptom). */
 bool search__covered(const struct th_search *s, const struct th_wl *wl);
 
 /*

@@ -163,6 +163,15 @@ void th_search_free(struct th_search *s);
  */
 int th_search_run(struct th_search *s);
 
+/**
+ * Before th_search_run(): treat anomaly @p m as found already. Algorithms
+ * with MFS skip every point it covers and record no anomaly of its symptom
+ * inside it: an earlier run's MFS (DIR/mfs.txt of th_search_write_anomalies()),
+ * or a cause known from elsewhere. Ignored without MFS. @return 0, -EINVAL
+ * (bad symptom) or -ENOMEM.
+ */
+int th_search_add_given(struct th_search *s, const struct th_mfs *m);
+
 unsigned th_search_anomaly_count(const struct th_search *s);
 const struct th_search_anomaly *th_search_anomaly_get(const struct th_search *s, unsigned i);
 void th_search_get_stats(const struct th_search *s, struct th_search_stats *st);
@@ -213,8 +222,10 @@ int th_search_log_exp(FILE *f, const char *algo, uint64_t seed, const struct th_
  * The anomaly list: for each anomaly, DIR/anomaly-<id>.ini (its trigger as
  * a workload file) and one entry in DIR/anomalies.txt with symptom, time,
  * MFS text and the command that reproduces it (`tracehound search --profile
- * @p profile --replay DIR/anomaly-<id>.ini`). @p dir must exist.
- * @return 0, or a negative errno.
+ * @p profile --replay DIR/anomaly-<id>.ini`); and DIR/mfs.txt, every MFS the
+ * search holds (given ones first) one per line, which a later search takes
+ * with th_search_add_given(). @p dir must exist. @return 0, or a negative
+ * errno.
  */
 int th_search_write_anomalies(const struct th_search *s, const char *dir, const char *profile);
 

@@ -89,6 +89,21 @@ else
 	fails=$((fails + 1))
 fi
 
+# A later search skips what an earlier one found: DIR/mfs.txt goes back in with --skip-mfs.
+if [[ -s $work/out1/mfs.txt ]]; then
+	n=$(grep -vc '^#' "$work/out1/mfs.txt")
+	expect 0 "^$n MFS given" -- "$th" search --profile "$prof" --hours 0.5 --seed 4 \
+		--skip-mfs "$work/out1/mfs.txt"
+else
+	echo "FAIL: --out wrote no mfs.txt"
+	fails=$((fails + 1))
+fi
+{ echo '# two good lines, then a bad one'; echo 'pause: dir=loopback'; echo;
+	echo 'low_tput: qp_type=UD wq_depth>=1024'; echo 'pause: qp_count>=lots'; } > "$work/bad-mfs.txt"
+expect 2 'bad-mfs.txt:5: ' -- "$th" search --profile "$prof" --hours 0.1 --skip-mfs "$work/bad-mfs.txt"
+expect 2 'skip-mfs goes with a search' -- "$th" search --eval --profile "$prof" --seeds 1 \
+	--hours 0.1 --skip-mfs "$work/bad-mfs.txt"
+
 # SIGINT ends a long search with what it found: summary, anomaly list, a whole log.
 "$th" search --profile "$prof" --hours 10000 --log "$work/int.jsonl" --out "$work/int" \
 	> "$work/int.out" 2> "$work/int.err" &

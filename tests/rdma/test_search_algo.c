@@ -433,6 +433,73 @@ test_other_cause_extracted(void **state)
 	th_sim_free(sim);
 }
 
+struct given_watch {
+	const struct th_sim *sim;
+	unsigned inside; /* search-chosen runs inside a documented anomaly's conditions */
+	unsigned runs;
+};
+
+static void
+on_exp_given(void *arg, const struct th_search_exp *e)
+{
+	struct given_watch *w = arg;
+	unsigned k;
+
+	if (e->is_mfs)
+		return;
+	w->runs++;
+	for (k = 0; k < th_sim_known_count(w->sim); k++)
+		if (th_mfs_covers(&th_sim_known_get(w->sim, k)->mfs, &e->wl))
+			w->inside++;
+}
+
+/*
+ * MFS given before a search (an earlier run's DIR/mfs.txt) are skipped like
+ * found ones: given every documented anomaly of F, a 10-hour search runs no
+ * point inside any of them and finds none of them again.
+ */
+static void
+test_given_mfs_skipped(void **state)
+{
+	struct th_search_known known[16];
+	struct th_search_stats st;
+	struct th_search_cfg c;
+	struct th_backend b;
+	struct th_search *s;
+	struct th_sim *sim;
+	struct given_watch w;
+	double first[16];
+	unsigned k, kc;
+
+	(void)state;
+	sim = load_f(&b);
+	kc = th_sim_known_count(sim);
+	assert_true(kc <= 16);
+	memset(&w, 0, sizeof(w));
+	w.sim = sim;
+	th_search_cfg_default(&c);
+	c.on_exp = on_exp_given;
+	c.arg = &w;
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	for (k = 0; k < kc; k++) {
+		known[k].id = th_sim_known_get(sim, k)->id;
+		known[k].mfs = &th_sim_known_get(sim, k)->mfs;
+		assert_int_equal(th_search_add_given(s, known[k].mfs), 0);
+	}
+	assert_int_equal(s->given_count, kc);
+	assert_int_equal(th_search_run(s), 0);
+	th_search_get_stats(s, &st);
+	assert_true(w.runs > 100);
+	assert_int_equal(w.inside, 0);
+	assert_true(st.skipped > 0);
+	th_search_score(s, known, kc, first);
+	for (k = 0; k < kc; k++)
+		assert_true(first[k] < 0);
+	th_search_free(s);
+	th_sim_free(sim);
+}
+
 /*
  * A trigger can show two causes, and its MFS keeps one: F's first anomaly
  * seen in GPU memory is #9 (bidi, SG lists, a mix of small and large
@@ -860,6 +927,7 @@ main(void)
 		cmocka_unit_test(test_same_cause_widens),
 		cmocka_unit_test(test_other_cause_extracted),
 		cmocka_unit_test(test_second_cause_not_merged),
+		cmocka_unit_test(test_given_mfs_skipped),
 		cmocka_unit_test(test_crossed_cause_recorded),
 		cmocka_unit_test(test_budget_respected),
 		cmocka_unit_test(test_anneal_beats_random),
