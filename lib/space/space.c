@@ -547,29 +547,42 @@ th_wl_feat_deps(enum th_feat f)
 	}
 }
 
-/* A uniformly drawn value of grid @p g (@p n values) within [lo, hi]; @p lo when none fits. */
-static uint64_t
-draw_from(const uint64_t *g, unsigned n, uint64_t lo, uint64_t hi, struct th_rng *rng)
-{
-	uint64_t ok[TH_WL_GRID_MAX];
-	unsigned k = 0, i;
+/* Grid values of a feature within [lo, hi], to draw from uniformly with pick(). */
+struct pool {
+	uint64_t v[TH_WL_GRID_MAX];
+	unsigned n;
+	uint64_t none; /* what pick() gives when no value fits (odd limits) */
+};
 
+static void
+pool_fill(struct pool *p, enum th_feat f, const struct th_wl *wl, const struct th_limits *l,
+	uint64_t lo, uint64_t hi)
+{
+	uint64_t g[TH_WL_GRID_MAX];
+	unsigned n = th_wl_grid(f, wl, l, g, TH_WL_GRID_MAX), i;
+
+	p->n = 0;
 	for (i = 0; i < n; i++)
 		if (g[i] >= lo && g[i] <= hi)
-			ok[k++] = g[i];
-	if (k == 0)
-		return lo <= hi || n == 0 ? lo : g[0];
-	return ok[th_rng_below(rng, k)];
+			p->v[p->n++] = g[i];
+	p->none = lo <= hi || n == 0 ? lo : g[0];
 }
 
-/* A uniformly drawn grid value of @p f within [lo, hi]; @p lo when none fits (odd limits). */
+static uint64_t
+pick(const struct pool *p, struct th_rng *rng)
+{
+	return p->n != 0 ? p->v[th_rng_below(rng, p->n)] : p->none;
+}
+
+/* A uniformly drawn grid value of @p f within [lo, hi]. */
 static uint64_t
 draw(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t lo, uint64_t hi,
 	struct th_rng *rng)
 {
-	uint64_t g[TH_WL_GRID_MAX];
+	struct pool p;
 
-	return draw_from(g, th_wl_grid(f, wl, l, g, TH_WL_GRID_MAX), lo, hi, rng);
+	pool_fill(&p, f, wl, l, lo, hi);
+	return pick(&p, rng);
 }
 
 static uint64_t
@@ -581,18 +594,14 @@ msg_floor(const struct th_wl *wl)
 static void
 draw_msgs(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 {
-	uint64_t cap = msg_cap(wl, l), lo = msg_floor(wl), g[TH_WL_GRID_MAX], ok[TH_WL_GRID_MAX];
-	unsigned i, n = th_wl_grid(TH_F_MSG, wl, l, g, TH_WL_GRID_MAX), k = 0;
+	struct pool p;
+	unsigned i;
 
-	/* draw_from() for each request, the grid filtered once. */
-	for (i = 0; i < n; i++)
-		if (g[i] >= lo && g[i] <= cap)
-			ok[k++] = g[i];
+	pool_fill(&p, TH_F_MSG, wl, l, msg_floor(wl), msg_cap(wl, l));
 	memset(wl->msg, 0, sizeof(wl->msg));
 	wl->n_msgs = TH_WL_MSGS_MAX;
 	for (i = 0; i < wl->n_msgs; i++)
-		wl->msg[i] =
-			sat32(k != 0 ? ok[th_rng_below(rng, k)] : draw_from(g, n, lo, cap, rng));
+		wl->msg[i] = sat32(pick(&p, rng));
 }
 
 void
