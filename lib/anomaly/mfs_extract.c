@@ -680,30 +680,6 @@ tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const s
 /* Draws (free: nothing runs) to find one valid point inside the MFS. */
 #define DRAWS_MAX 64
 
-/* A value of feature @p f that @p m allows, drawn at random, written into @p p. */
-static void
-draw_allowed(const struct th_limits *l, const struct th_mfs *m, enum th_feat f, struct th_rng *rng,
-	struct th_wl *p)
-{
-	uint64_t g[TH_WL_GRID_MAX], ok[TH_WL_GRID_MAX];
-	unsigned n, k = 0, i;
-
-	if (th_feat_is_enum(f)) {
-		for (i = 0; i < 32; i++)
-			if (m->set[f] & (1u << i))
-				ok[k++] = i;
-		if (k != 0)
-			th_wl_set_enum_index(p, f, (unsigned)ok[th_rng_below(rng, k)]);
-		return;
-	}
-	n = th_wl_grid(f, p, l, g, TH_WL_GRID_MAX);
-	for (i = 0; i < n; i++)
-		if (g[i] >= m->range[f].lo && g[i] <= m->range[f].hi)
-			ok[k++] = g[i];
-	if (k != 0)
-		th_wl_set(p, f, ok[th_rng_below(rng, k)]);
-}
-
 /* One of the @p n values of @p g inside @p r, drawn at random; 0 when none is. */
 static uint64_t
 draw_in(const uint64_t *g, unsigned n, const struct th_range *r, struct th_rng *rng)
@@ -715,6 +691,44 @@ draw_in(const uint64_t *g, unsigned n, const struct th_range *r, struct th_rng *
 		if (g[i] >= r->lo && g[i] <= r->hi)
 			ok[k++] = g[i];
 	return k != 0 ? ok[th_rng_below(rng, k)] : 0;
+}
+
+/* A value of feature @p f that @p m allows, drawn at random, written into @p p. */
+static void
+draw_allowed(const struct th_limits *l, const struct th_mfs *m, enum th_feat f, struct th_rng *rng,
+	struct th_wl *p)
+{
+	uint64_t g[TH_WL_GRID_MAX], v;
+	unsigned n = 0, i;
+
+	if (th_feat_is_enum(f)) {
+		for (i = 0; i < 32; i++)
+			if (m->set[f] & (1u << i))
+				g[n++] = i;
+		if (n != 0)
+			th_wl_set_enum_index(p, f, (unsigned)g[th_rng_below(rng, n)]);
+		return;
+	}
+	n = th_wl_grid(f, p, l, g, TH_WL_GRID_MAX);
+	v = draw_in(g, n, &m->range[f], rng);
+	if (v != 0)
+		th_wl_set(p, f, v);
+}
+
+/*
+ * Whether @p p, once the features @p m constrains are repaired where it is
+ * invalid, is a valid point inside @p m.
+ */
+static bool
+fits(const struct th_limits *l, const struct th_mfs *m, struct th_wl *p)
+{
+	unsigned f;
+
+	if (th_wl_check(p, l, NULL, 0) != 0)
+		for (f = 0; f < TH_F__COUNT; f++)
+			if (m->feats & (1u << f))
+				th_wl_repair(p, (enum th_feat)f, l);
+	return th_wl_check(p, l, NULL, 0) == 0 && th_mfs_covers(m, p);
 }
 
 /*
@@ -772,11 +786,7 @@ th_mfs_draw(
 			else
 				draw_allowed(l, m, (enum th_feat)f, rng, out);
 		}
-		if (th_wl_check(out, l, NULL, 0) != 0)
-			for (f = 0; f < TH_F__COUNT; f++)
-				if (m->feats & (1u << f))
-					th_wl_repair(out, (enum th_feat)f, l);
-		if (th_wl_check(out, l, NULL, 0) == 0 && th_mfs_covers(m, out))
+		if (fits(l, m, out))
 			return 0;
 	}
 	return -ENOENT;
@@ -804,11 +814,7 @@ draw_inside(struct extract *x, const struct th_wl *r, const struct th_mfs *m, st
 			else if (f != TH_F_MSG)
 				draw_allowed(x->l, m, (enum th_feat)f, rng, p);
 		}
-		if (th_wl_check(p, x->l, NULL, 0) != 0)
-			for (f = 0; f < TH_F__COUNT; f++)
-				if (m->feats & (1u << f))
-					th_wl_repair(p, (enum th_feat)f, x->l);
-		if (th_wl_check(p, x->l, NULL, 0) == 0 && th_mfs_covers(m, p) && !th_wl_equal(p, r))
+		if (fits(x->l, m, p) && !th_wl_equal(p, r))
 			return true;
 	}
 	return false;
