@@ -634,8 +634,8 @@ struct cell {
 	double tfind_sum;           /* sum over runs and found anomalies of time found */
 	unsigned tfind_n;
 	double runs_sum, mfs_sum;
-	double prec_sum; /* over found MFS: share of points inside that show the symptom */
-	unsigned prec_n;
+	double held_sum; /* over found MFS: share of points inside that show the symptom */
+	unsigned held_n;
 	unsigned *hits; /* per documented anomaly: runs that found it */
 	double *series; /* SERIES_POINTS: sum over seeds of count found by then */
 	double *kth;    /* per k (1..known): sum over runs of time the k-th was
@@ -689,8 +689,8 @@ score_mfs(const struct th_search *s, const struct th_backend *b, const struct th
 			shown += th_verdict_has(&v, (enum th_symptom)an->symptom);
 		}
 		if (n != 0) {
-			cell->prec_sum += (double)shown / n;
-			cell->prec_n++;
+			cell->held_sum += (double)shown / n;
+			cell->held_n++;
 		}
 	}
 }
@@ -855,8 +855,8 @@ cmd_eval(struct opts *o)
 					mean_of(c->tfind_sum, c->tfind_n) / 3600,
 					mean_of(c->runs_sum, o->seeds),
 					mean_of(c->mfs_sum, o->seeds));
-				if (c->prec_n != 0)
-					printf(" %7.0f%%\n", 100 * c->prec_sum / c->prec_n);
+				if (c->held_n != 0)
+					printf(" %7.0f%%\n", 100 * c->held_sum / c->held_n);
 				else
 					printf(" %8s\n", "-");
 				for (t = 0; t < SERIES_POINTS; t++)

@@ -529,7 +529,6 @@ extract(struct th_search *s, unsigned id)
 	int rc;
 
 	s->is_mfs_aborted = false;
-	s->extracting = id;
 	memset(&m, 0, sizeof(m));
 	rc = find_merge(s, id);
 	if (s->is_mfs_aborted)

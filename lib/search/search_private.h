@@ -19,7 +19,6 @@ struct th_search {
 	bool use_diag;             /* diagnostic counters in the energy */
 	bool is_out_of_budget;     /* the next experiment did not fit: stop */
 	bool is_mfs_aborted;       /* the budget ran out during an extraction */
-	unsigned extracting;       /* extraction: the anomaly being extracted */
 	struct th_sample *samples; /* mon.samples per-second samples of one run */
 	struct th_search_anomaly *anom;
 	unsigned anom_count;
