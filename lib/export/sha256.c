@@ -192,19 +192,21 @@ th_export_sha256_engine(void)
 int
 th_export_sha256_set_engine(const char *name)
 {
-	if (name != NULL && strcmp(name, "portable") == 0) {
+	if (name == NULL)
+		return -EINVAL;
+	if (strcmp(name, "portable") == 0) {
 		compress = compress_portable;
 		return 0;
 	}
+	if (strcmp(name, "sha-ni") != 0)
+		return -EINVAL;
 #ifdef HAVE_SHA_NI
-	if (name != NULL && strcmp(name, "sha-ni") == 0) {
-		if (!cpu_has_sha_ni())
-			return -ENOTSUP;
+	if (cpu_has_sha_ni()) {
 		compress = compress_sha_ni;
 		return 0;
 	}
 #endif
-	return name != NULL && strcmp(name, "sha-ni") == 0 ? -ENOTSUP : -EINVAL;
+	return -ENOTSUP;
 }
 
 void
