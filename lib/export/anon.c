@@ -14,33 +14,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "th_sat.h"
+
 /*
  * A pseudonym costs an HMAC (a prefix-preserving address one per bit: 128 for IPv6) and a
  * trace repeats its addresses, users and handles, so each pseudonym is kept once computed.
- * One table per kind of value, allocated at its full size with the key and never grown
- * (memory is bounded): sets of CACHE_WAYS entries; a value whose set is full replaces the
- * set's oldest entry, and the replacement is counted. A replaced pseudonym is computed again
- * when its value comes back: slower, never different. A set's tags (hash bits and key
- * length) fill half a cache line and an address's entry another half, so a lookup reads a
- * line of tags and, on a match, the entry's line or two.
+ * One bounded set-associative table (lib/sat) per kind of value, allocated at its full size
+ * with the key and never grown, its pages mapped in as they fill: a value whose set is full
+ * replaces the set's oldest entry, and the replacement is counted. A replaced pseudonym is
+ * computed again when its value comes back: slower, never different.
  */
-#define CACHE_WAYS 8
-#define CACHE_LINE 64
-#define ADDR_SETS_LOG2 15 /* 262144 addresses: 9 MB with their tags */
-#define ID_SETS_LOG2 9    /* 4096 uids and gids: 80 KB */
-#define FH_SETS_LOG2 15   /* 262144 handles: 21 MB */
-#define ID_KEY_SIZE 5     /* kind tag, value (little-endian) */
-#define TAG_LEN_MASK 0xffu
+#define ADDR_ENTRIES 262144 /* addresses: 11 MB */
+#define ID_ENTRIES 4096     /* uids and gids: 90 KB */
+#define FH_ENTRIES 262144   /* handles: 24 MB */
+#define ID_KEY_SIZE 5       /* kind tag, value (little-endian) */
 
+/* An entry: key length, key (key_max bytes), pseudonym (out_size), when it was made. */
 struct cache {
-	uint32_t *tag;     /**< sets * CACHE_WAYS: hash bits | key length + 1; 0: free */
-	uint8_t *ent;      /**< sets * CACHE_WAYS entries of size bytes: pseudonym, key */
-	uint8_t *oldest;   /**< per set: the way replaced next */
-	void *tag_mem;     /**< allocations tag and ent are aligned in */
-	void *ent_mem;     /**< (to free) */
-	uint32_t set_mask; /**< sets - 1 (a power of two) */
-	uint16_t size;     /**< an entry's bytes: a multiple of 16 */
-	uint8_t out_size;  /**< pseudonym bytes, before the key */
+	struct th_sat t;
+	uint16_t key_max;  /**< key bytes at most */
+	uint16_t out_size; /**< pseudonym bytes */
+	uint64_t made;     /**< entries made so far: the oldest of a full set goes first */
 	uint64_t replaced; /**< entries given up for newer values */
 };
 
@@ -53,92 +47,39 @@ struct th_export_anon {
 	struct th_export_anon_counters counts; /**< pseudonyms computed (replaced: see caches) */
 };
 
-/* Zeroed, cache-line aligned. calloc: pages a trace never touches are never mapped in. */
-static void *
-zalloc_lines(size_t size, void **mem)
-{
-	uintptr_t p;
-
-	*mem = calloc(1, size + CACHE_LINE);
-	if (*mem == NULL)
-		return NULL;
-	p = ((uintptr_t)*mem + CACHE_LINE - 1) & ~(uintptr_t)(CACHE_LINE - 1);
-	return (void *)p;
-}
-
 static int
-cache_init(struct cache *c, unsigned int sets_log2, unsigned int key_max, unsigned int out_size)
+cache_init(struct cache *c, uint32_t entries, unsigned int key_max, unsigned int out_size)
 {
-	size_t sets = (size_t)1 << sets_log2;
-
-	c->set_mask = (uint32_t)(sets - 1);
-	c->out_size = (uint8_t)out_size;
-	c->size = (uint16_t)((out_size + key_max + 15) & ~15u);
-	c->tag = zalloc_lines(sets * CACHE_WAYS * sizeof(*c->tag), &c->tag_mem);
-	c->ent = zalloc_lines(sets * CACHE_WAYS * c->size, &c->ent_mem);
-	c->oldest = calloc(sets, 1);
-	return c->tag != NULL && c->ent != NULL && c->oldest != NULL ? 0 : -ENOMEM;
-}
-
-static void
-cache_free(struct cache *c)
-{
-	free(c->tag_mem);
-	free(c->ent_mem);
-	free(c->oldest);
-}
-
-static uint64_t
-key_hash(const uint8_t *k, size_t n)
-{
-	uint64_t h = n * 0x9e3779b97f4a7c15ull, w;
-
-	for (; n >= 8; k += 8, n -= 8) {
-		memcpy(&w, k, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
-	if (n > 0) {
-		w = 0;
-		memcpy(&w, k, n);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-	}
-	h ^= h >> 29;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 32);
+	c->key_max = (uint16_t)key_max;
+	c->out_size = (uint16_t)out_size;
+	return th_sat_init_lazy(&c->t, entries, 1 + key_max + out_size + sizeof(uint64_t));
 }
 
 /*
- * Where the pseudonym of @p key (@p len bytes, at most what the table was made for) is kept.
+ * Where the pseudonym of @p key (@p len bytes, at most the table's key_max) is kept.
  * *is_new says it was not there: the entry is then the key's, and the caller writes the
  * pseudonym into it.
  */
 static uint8_t *
 cache_get(struct cache *c, const uint8_t *key, size_t len, bool *is_new)
 {
-	uint64_t h = key_hash(key, len);
-	size_t set = (size_t)(h & c->set_mask) * CACHE_WAYS, i;
-	uint32_t tag = ((uint32_t)(h >> 32) & ~TAG_LEN_MASK) | (uint32_t)(len + 1);
-	uint8_t *e;
+	uint8_t k[1 + TH_TRACE_FH_MAX], *e;
+	uint32_t h = th_sat_hash(key, len);
+	size_t made = 1 + c->key_max + c->out_size;
+	bool evicted;
 
-	for (i = set; i < set + CACHE_WAYS; i++) {
-		if (c->tag[i] != tag)
-			continue;
-		e = c->ent + i * c->size;
-		if (memcmp(e + c->out_size, key, len) == 0) {
-			*is_new = false;
-			return e;
-		}
+	k[0] = (uint8_t)len;
+	memcpy(k + 1, key, len);
+	e = th_sat_find(&c->t, h, k, 1 + len);
+	*is_new = e == NULL;
+	if (e == NULL) {
+		e = th_sat_claim(&c->t, h, made, &evicted);
+		c->replaced += evicted;
+		memcpy(e, k, 1 + len);
+		c->made++;
+		memcpy(e + made, &c->made, sizeof(c->made));
 	}
-	i = set + c->oldest[set / CACHE_WAYS];
-	c->oldest[set / CACHE_WAYS] = (uint8_t)((i - set + 1) % CACHE_WAYS);
-	if (c->tag[i] != 0)
-		c->replaced++;
-	c->tag[i] = tag;
-	e = c->ent + i * c->size;
-	memcpy(e + c->out_size, key, len);
-	*is_new = true;
-	return e;
+	return e + 1 + c->key_max;
 }
 
 struct th_export_anon *
@@ -155,10 +96,10 @@ th_export_anon_create(const void *key, size_t key_size, bool is_prefix_preservin
 		return NULL;
 	th_export_hmac_init(&a->key, key, key_size);
 	a->is_prefix_preserving = is_prefix_preserving;
-	if (cache_init(&a->addrs, ADDR_SETS_LOG2, sizeof(struct th_addr), sizeof(struct th_addr)) <
+	if (cache_init(&a->addrs, ADDR_ENTRIES, sizeof(struct th_addr), sizeof(struct th_addr)) <
 			0 ||
-		cache_init(&a->ids, ID_SETS_LOG2, ID_KEY_SIZE, sizeof(uint32_t)) < 0 ||
-		cache_init(&a->fhs, FH_SETS_LOG2, TH_TRACE_FH_MAX, TH_EXPORT_ANON_FH_SIZE) < 0) {
+		cache_init(&a->ids, ID_ENTRIES, ID_KEY_SIZE, sizeof(uint32_t)) < 0 ||
+		cache_init(&a->fhs, FH_ENTRIES, TH_TRACE_FH_MAX, TH_EXPORT_ANON_FH_SIZE) < 0) {
 		th_export_anon_free(a);
 		errno = ENOMEM;
 		return NULL;
@@ -171,9 +112,9 @@ th_export_anon_free(struct th_export_anon *a)
 {
 	if (a == NULL)
 		return;
-	cache_free(&a->addrs);
-	cache_free(&a->ids);
-	cache_free(&a->fhs);
+	th_sat_fini(&a->addrs.t);
+	th_sat_fini(&a->ids.t);
+	th_sat_fini(&a->fhs.t);
 	/* The key states let anyone recompute pseudonyms: do not leave them in freed memory. */
 	memset(&a->key, 0, sizeof(a->key));
 	free(a);

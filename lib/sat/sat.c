@@ -19,33 +19,47 @@ entry_at(const struct th_sat *t, size_t slot)
 	return t->entries + slot * t->entry_size;
 }
 
-int
-th_sat_init(struct th_sat *t, uint32_t entries, size_t entry_size)
+static int
+init(struct th_sat *t, uint32_t entries, size_t entry_size, bool is_lazy)
 {
 	uint32_t sets = 1;
+	size_t size;
 
 	memset(t, 0, sizeof(*t));
 	if (entries == 0 || entries > (1u << 26) || entry_size == 0)
 		return -EINVAL;
 	while (sets * TH_SAT_WAYS < entries)
 		sets <<= 1;
+	size = (size_t)sets * TH_SAT_WAYS * entry_size;
 	t->sig = calloc((size_t)sets * TH_SAT_WAYS, sizeof(*t->sig));
-	if (t->sig == NULL)
+	t->entries = is_lazy ? calloc(1, size) : malloc(size);
+	if (t->sig == NULL || t->entries == NULL) {
+		free(t->sig);
+		free(t->entries);
+		memset(t, 0, sizeof(*t));
 		return -ENOMEM;
+	}
 	/*
 	 * Touch every page now: a capture box wants its memory committed at
 	 * start, not page faults in the middle of a burst.
 	 */
-	t->entries = malloc((size_t)sets * TH_SAT_WAYS * entry_size);
-	if (t->entries == NULL) {
-		free(t->sig);
-		t->sig = NULL;
-		return -ENOMEM;
-	}
-	memset(t->entries, 0, (size_t)sets * TH_SAT_WAYS * entry_size);
+	if (!is_lazy)
+		memset(t->entries, 0, size);
 	t->entry_size = entry_size;
 	t->set_mask = sets - 1;
 	return 0;
+}
+
+int
+th_sat_init(struct th_sat *t, uint32_t entries, size_t entry_size)
+{
+	return init(t, entries, entry_size, false);
+}
+
+int
+th_sat_init_lazy(struct th_sat *t, uint32_t entries, size_t entry_size)
+{
+	return init(t, entries, entry_size, true);
 }
 
 void

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TH_SAT_WAYS 8
 
@@ -30,10 +31,15 @@ struct th_sat {
 };
 
 /**
- * Allocate room for at least @p entries entries of @p entry_size bytes.
- * @return 0, -EINVAL (0 or more than 2^26 entries), -ENOMEM.
+ * Allocate room for at least @p entries entries of @p entry_size bytes, every
+ * page touched now (a capture box commits its memory at start, not in the
+ * middle of a burst). @return 0, -EINVAL (0 or more than 2^26 entries),
+ * -ENOMEM.
  */
 int th_sat_init(struct th_sat *t, uint32_t entries, size_t entry_size);
+
+/** th_sat_init() with pages mapped only as entries fill them (batch tools). */
+int th_sat_init_lazy(struct th_sat *t, uint32_t entries, size_t entry_size);
 
 /** Free what th_sat_init() allocated. */
 void th_sat_fini(struct th_sat *t);
@@ -65,6 +71,33 @@ uint32_t th_sat_sweep_all(struct th_sat *t, bool (*expire)(void *ctx, void *entr
 
 /** Bytes allocated. */
 size_t th_sat_memory(const struct th_sat *t);
+
+/**
+ * A hash of @p n bytes for in-memory tables (never stored: byte order does
+ * not matter). Keys that differ only in their last bytes (addresses, the top
+ * of a little-endian word) still spread over the low bits that pick a set.
+ */
+static inline uint32_t
+th_sat_hash(const void *key, size_t n)
+{
+	const uint8_t *p = key;
+	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull, v;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&v, p, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (n > 0) {
+		v = 0;
+		memcpy(&v, p, n);
+		h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
 
 /** Sets in the table. */
 static inline uint32_t

@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_sat.h"
 #include "trace_private.h"
 
 enum { T_ADDR, T_USER, T_FILE, T_FLOW, T_COUNT };
@@ -219,31 +220,6 @@ th_trace_chunk_has_room(const struct th_trace_chunk *c)
 	       c->t[T_FLOW].count + 1 <= c->t[T_FLOW].max;
 }
 
-/* Hash for the encoder's index only: it never reaches the file, so byte order does not matter. */
-static inline uint32_t
-hash_key(const uint8_t *p, size_t n)
-{
-	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull, v;
-
-	while (n >= 8) {
-		memcpy(&v, p, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-		p += 8;
-		n -= 8;
-	}
-	if (n > 0) {
-		v = 0;
-		memcpy(&v, p, n);
-		h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
-	}
-	/* Addresses differ in their last bytes, the top of a word: fold them down to the slots. */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
 /*
  * Find @key; @return its index, or t->count when absent with *slot the empty
  * hash slot it would take.
@@ -251,7 +227,7 @@ hash_key(const uint8_t *p, size_t n)
 static inline uint32_t
 tbl_find(const struct tbl *t, const uint8_t *key, size_t len, uint32_t *slot)
 {
-	uint32_t i = hash_key(key, len) & t->mask;
+	uint32_t i = th_sat_hash(key, len) & t->mask;
 
 	for (;; i = (i + 1) & t->mask) {
 		uint32_t e = t->slot[i];
