@@ -109,19 +109,36 @@ open_rec(unsigned int stream, unsigned int i, struct th_trace_open *o)
 	o->size = 65536 + 4096u * file;
 }
 
-static void
-name_rec(struct th_trace_name *n, unsigned int file, unsigned int dir_file, uint64_t from,
-	uint64_t to, const char *name)
+/* The name map of box 1: a mount path, a directory, files, and a rename half-way. */
+static const struct {
+	unsigned int file, dir_file; /* dir_file ~0u: a mount path */
+	int from_s, to_s;            /* seconds from BASE; to_s 0: still valid */
+	const char *name;
+} names[] = {
+	{3, ~0u, -100, 0, "/srv/projects"},
+	{2, 3, -50, 0, "alice"},
+	{0, 2, -50, 10, "alice-thesis-draft.tex"},
+	{0, 2, 10, 0, "alice-thesis, final.tex"},
+	{1, 3, -50, 0, "budget-2024.xls"},
+	{4, ~0u, -10, 0, "salaries \"Q3\".ods"},
+};
+
+/* Write names[i] to @p w. */
+static int
+write_name(struct th_segment_writer *w, unsigned int i)
 {
-	memset(n, 0, sizeof(*n));
-	n->from_ns = from;
-	n->to_ns = to;
-	server_of(file, &n->server);
-	fh_of(file, n->fh, &n->fh_len);
-	if (dir_file != ~0u)
-		fh_of(dir_file, n->dir_fh, &n->dir_fh_len);
-	n->name_len = (uint16_t)strlen(name);
-	memcpy(n->name, name, n->name_len + 1);
+	struct th_trace_name n;
+
+	memset(&n, 0, sizeof(n));
+	n.from_ns = BASE + (uint64_t)((int64_t)names[i].from_s * (int64_t)S);
+	n.to_ns = names[i].to_s != 0 ? BASE + (uint64_t)names[i].to_s * S : 0;
+	server_of(names[i].file, &n.server);
+	fh_of(names[i].file, n.fh, &n.fh_len);
+	if (names[i].dir_file != ~0u)
+		fh_of(names[i].dir_file, n.dir_fh, &n.dir_fh_len);
+	n.name_len = (uint16_t)strlen(names[i].name);
+	memcpy(n.name, names[i].name, n.name_len + 1);
+	return th_segment_write_name(w, &n);
 }
 
 int
@@ -129,7 +146,6 @@ main(int argc, char **argv)
 {
 	struct th_segment_writer *w[3], *nw;
 	struct th_trace_open o;
-	struct th_trace_name n;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: mkseg DIR [crash|crash-names]\n");
@@ -153,15 +169,11 @@ main(int argc, char **argv)
 		struct th_segment_writer *cw = writer(argv[1], 1, 0, TH_SEGMENT_KIND_NAMES);
 
 		/* File 0's path is flushed whole; file 1's name is not. */
-		name_rec(&n, 3, ~0u, BASE - 100 * S, 0, "/srv/projects");
-		th_segment_write_name(cw, &n);
-		name_rec(&n, 2, 3, BASE - 50 * S, 0, "alice");
-		th_segment_write_name(cw, &n);
-		name_rec(&n, 0, 2, BASE - 50 * S, BASE + 10 * S, "alice-thesis-draft.tex");
-		th_segment_write_name(cw, &n);
+		write_name(cw, 0);
+		write_name(cw, 1);
+		write_name(cw, 2);
 		th_segment_writer_flush(cw);
-		name_rec(&n, 1, 3, BASE - 50 * S, 0, "budget-2024.xls");
-		th_segment_write_name(cw, &n);
+		write_name(cw, 4);
 		_exit(0);
 	}
 	/* Box 1 runs lcores 0 and 1, box 2 runs lcore 0. */
@@ -181,20 +193,10 @@ main(int argc, char **argv)
 	for (unsigned int s = 0; s < 3; s++)
 		if (th_segment_writer_close(w[s]) != 0)
 			return 1;
-	/* The name map of box 1: a mount path, a directory, files, and a rename half-way. */
 	nw = writer(argv[1], 1, 0, TH_SEGMENT_KIND_NAMES);
-	name_rec(&n, 3, ~0u, BASE - 100 * S, 0, "/srv/projects");
-	th_segment_write_name(nw, &n);
-	name_rec(&n, 2, 3, BASE - 50 * S, 0, "alice");
-	th_segment_write_name(nw, &n);
-	name_rec(&n, 0, 2, BASE - 50 * S, BASE + 10 * S, "alice-thesis-draft.tex");
-	th_segment_write_name(nw, &n);
-	name_rec(&n, 0, 2, BASE + 10 * S, 0, "alice-thesis, final.tex");
-	th_segment_write_name(nw, &n);
-	name_rec(&n, 1, 3, BASE - 50 * S, 0, "budget-2024.xls");
-	th_segment_write_name(nw, &n);
-	name_rec(&n, 4, ~0u, BASE - 10 * S, 0, "salaries \"Q3\".ods");
-	th_segment_write_name(nw, &n);
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (write_name(nw, i) != 0)
+			return 1;
 	if (th_segment_writer_close(nw) != 0)
 		return 1;
 	return 0;
