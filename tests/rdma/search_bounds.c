@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "th_search.h"
+#include "report.h"
 #include "th_sim.h"
 
 struct judge {
@@ -158,7 +159,8 @@ main(int argc, char **argv)
 {
 	unsigned seeds = 10;
 	double hours = 10;
-	int i = 1, rc = 0;
+	const char *const *paths;
+	int i = 1, n, rc = 0;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (strcmp(argv[i], "--seeds") == 0)
@@ -172,12 +174,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: search_bounds [--seeds N] [--hours H] [profile.ini ...]\n");
 		return 2;
 	}
-	if (i < argc) {
-		for (; i < argc; i++)
-			rc |= bounds(argv[i], seeds, hours);
-	} else {
-		rc |= bounds(TH_SOURCE_ROOT "/config/rdma/F.ini", seeds, hours);
-		rc |= bounds(TH_SOURCE_ROOT "/config/rdma/H.ini", seeds, hours);
-	}
+	paths = report_profiles(argc, argv, i, &n);
+	for (i = 0; i < n; i++)
+		rc |= bounds(paths[i], seeds, hours);
 	return rc ? 1 : 0;
 }

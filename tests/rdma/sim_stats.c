@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "th_rng.h"
+#include "report.h"
 #include "th_sim.h"
 
 #define SAMPLES 3
@@ -152,18 +153,15 @@ int
 main(int argc, char **argv)
 {
 	unsigned points = 100000;
-	int i, rc = 0;
+	const char *const *paths;
+	int i, n, rc = 0;
 
 	if (argc > 1)
 		points = (unsigned)strtoul(argv[1], NULL, 10);
 	if (points == 0)
 		points = 1;
-	if (argc > 2) {
-		for (i = 2; i < argc; i++)
-			rc |= stats(argv[i], points);
-	} else {
-		rc |= stats(TH_SOURCE_ROOT "/config/rdma/F.ini", points);
-		rc |= stats(TH_SOURCE_ROOT "/config/rdma/H.ini", points);
-	}
+	paths = report_profiles(argc, argv, 2, &n);
+	for (i = 0; i < n; i++)
+		rc |= stats(paths[i], points);
 	return rc ? 1 : 0;
 }

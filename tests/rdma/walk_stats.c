@@ -33,6 +33,7 @@
 
 #include "th_rng.h"
 #include "th_search.h"
+#include "report.h"
 #include "th_sim.h"
 
 #define STEPS_DEFAULT 100
@@ -226,7 +227,8 @@ int
 main(int argc, char **argv)
 {
 	unsigned walks = 100, steps = STEPS_DEFAULT;
-	int i = 1, rc = 0;
+	const char *const *paths;
+	int i = 1, n, rc = 0;
 
 	if (argc > 2 && strcmp(argv[1], "--steps") == 0) {
 		steps = (unsigned)strtoul(argv[2], NULL, 10);
@@ -238,12 +240,8 @@ main(int argc, char **argv)
 		walks = 1;
 	if (steps == 0)
 		steps = 1;
-	if (i < argc) {
-		for (; i < argc; i++)
-			rc |= stats(argv[i], walks, steps);
-	} else {
-		rc |= stats(TH_SOURCE_ROOT "/config/rdma/F.ini", walks, steps);
-		rc |= stats(TH_SOURCE_ROOT "/config/rdma/H.ini", walks, steps);
-	}
+	paths = report_profiles(argc, argv, i, &n);
+	for (i = 0; i < n; i++)
+		rc |= stats(paths[i], walks, steps);
 	return rc ? 1 : 0;
 }
