@@ -7,7 +7,9 @@
  * after each anomaly restart at a random point. The temperature is relaxed
  * (high start, slow decay, a floor) because the goal is many distinct
  * anomalies, not one global optimum: escaping a basin matters more than
- * settling in it.
+ * settling in it. Restart points have one or two request sizes most of the
+ * time (th_wl_random_shaped()): many anomalies need every request small,
+ * large or in a band, which a walk from sixteen random sizes rarely reaches.
  */
 
 #include <errno.h>
@@ -86,7 +88,7 @@ restart(struct th_search *s, struct walk *w, bool is_counted)
 	/* What mattered near the last anomaly matters less for the next one. */
 	for (f = 0; f < TH_F__COUNT; f++)
 		w->w[f] = sqrt(w->w[f]);
-	search__random_point(s, &w->wl);
+	search__random_point(s, &w->wl, true);
 	w->temp = s->cfg.temp;
 	w->stall = 0;
 	w->is_valid = false;

@@ -234,7 +234,7 @@ search__bo(struct th_search *s)
 		for (i = 0; i < n; i++)
 			o[i] = ring[(count - n + i) % win];
 		if (n < BO_INIT || !gp_fit(&g, o, n, ys) || !choose(s, &g, o, n, &wl))
-			search__random_point(s, &wl);
+			search__random_point(s, &wl, false);
 		rc = search__exp(s, &wl, &e);
 		if (rc == -ETIME || rc == -EINVAL) {
 			rc = 0;

@@ -4,6 +4,8 @@
  * Random search, the paper's first baseline: uniformly drawn valid points,
  * helped by MFS like the others (covered points are not run, each new
  * anomaly gets its MFS), so the comparison isolates the choice of points.
+ * Its shaped variant draws the points annealing restarts from: what those
+ * draws find without a walk.
  */
 
 #include <errno.h>
@@ -19,7 +21,7 @@ search__random(struct th_search *s)
 	while (!s->is_out_of_budget) {
 		struct th_wl wl;
 
-		search__random_point(s, &wl);
+		search__random_point(s, &wl, s->cfg.algo == TH_SEARCH_RANDOM_SHAPED);
 		rc = search__exp(s, &wl, &e);
 		if (rc == -ETIME)
 			break;

@@ -153,6 +153,7 @@ th_search_run(struct th_search *s)
 {
 	switch (s->cfg.algo) {
 	case TH_SEARCH_RANDOM:
+	case TH_SEARCH_RANDOM_SHAPED:
 		return search__random(s);
 	case TH_SEARCH_BO:
 		return search__bo(s);
@@ -257,12 +258,15 @@ search__runnable(struct th_search *s, const struct th_wl *wl)
 }
 
 void
-search__random_point(struct th_search *s, struct th_wl *wl)
+search__random_point(struct th_search *s, struct th_wl *wl, bool is_shaped)
 {
 	unsigned i;
 
 	for (i = 0; i < s->cfg.skip_max; i++) {
-		th_wl_random(wl, s->b->limits, &s->rng);
+		if (is_shaped)
+			th_wl_random_shaped(wl, s->b->limits, &s->rng);
+		else
+			th_wl_random(wl, s->b->limits, &s->rng);
 		if (search__runnable(s, wl))
 			return;
 	}

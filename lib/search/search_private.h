@@ -49,8 +49,12 @@ bool search__covered(const struct th_search *s, const struct th_wl *wl);
  */
 bool search__runnable(struct th_search *s, const struct th_wl *wl);
 
-/* A random valid point no MFS covers (after skip_max tries: the last one drawn). */
-void search__random_point(struct th_search *s, struct th_wl *wl);
+/*
+ * A random valid point no MFS covers (after skip_max tries: the last one
+ * drawn); with @is_shaped its pattern is one or two sizes most of the time
+ * (th_wl_random_shaped()).
+ */
+void search__random_point(struct th_search *s, struct th_wl *wl, bool is_shaped);
 
 /*
  * The energy change of Algorithm 1 as the annealing walk uses it:

@@ -35,6 +35,7 @@
 	X(ANNEAL_PERF, "anneal-perf", "simulated annealing, performance counters only, MFS")       \
 	X(ANNEAL_NOMFS, "anneal-nomfs", "simulated annealing, both counter kinds, no MFS")         \
 	X(RANDOM, "random", "uniform random points, MFS")                                          \
+	X(RANDOM_SHAPED, "random-shaped", "random points shaped as annealing's restarts, MFS")     \
 	X(BO, "bo", "Bayesian optimisation of diagnostic counters (GP + EI), MFS")
 
 enum th_search_algo {

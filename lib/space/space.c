@@ -630,6 +630,24 @@ th_wl_random(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
 	draw_msgs(wl, l, rng);
 }
 
+void
+th_wl_random_shaped(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng)
+{
+	unsigned shape, a, b, i;
+	uint32_t size[2];
+
+	th_wl_random(wl, l, rng);
+	shape = th_rng_below(rng, 4);
+	if (shape == 3)
+		return;
+	a = th_rng_below(rng, wl->n_msgs);
+	b = th_rng_below(rng, wl->n_msgs);
+	size[0] = wl->msg[a];
+	size[1] = wl->msg[b];
+	for (i = 0; i < wl->n_msgs; i++)
+		wl->msg[i] = size[shape == 2 ? th_rng_below(rng, 2) : 0];
+}
+
 /* Largest grid value of @p f at most @p hi (at least the grid's first). */
 static uint64_t
 grid_floor(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t hi)

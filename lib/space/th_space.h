@@ -121,6 +121,17 @@ int th_wl_check(const struct th_wl *wl, const struct th_limits *l, char *err, si
 void th_wl_random(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng);
 
 /**
+ * A random valid point as th_wl_random() draws it, its pattern then reshaped:
+ * every request one of the drawn sizes (half the draws), every request one of
+ * two of them (a quarter), or the drawn vector as it is (a quarter). A
+ * pattern of sixteen independent sizes all but never has every request small,
+ * large or in one band, which a third of the documented anomalies need; one
+ * or two sizes, the way benchmark traffic is shaped, often do, and mutations
+ * add variety from there. The vector stays TH_WL_MSGS_MAX long.
+ */
+void th_wl_random_shaped(struct th_wl *wl, const struct th_limits *l, struct th_rng *rng);
+
+/**
  * Change feature @p f of @p wl to another legal value (a neighbour on its
  * grid, sometimes a jump; the message pattern: one request moved, added or
  * dropped, or all of them a grid step up or down, one of its sizes alone, or

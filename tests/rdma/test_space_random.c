@@ -354,6 +354,52 @@ test_pattern_vector_and_moves(void **state)
 	assert_true(shifted > 2000 / 20);
 }
 
+/* Distinct request sizes in @p wl's pattern, at most three counted. */
+static unsigned
+sizes_in(const struct th_wl *wl)
+{
+	uint32_t seen[3];
+	unsigned n = 0, i, j;
+
+	for (i = 0; i < wl->n_msgs && n < 3; i++) {
+		for (j = 0; j < n && seen[j] != wl->msg[i]; j++)
+			;
+		if (j == n)
+			seen[n++] = wl->msg[i];
+	}
+	return n;
+}
+
+static void
+test_shaped_patterns(void **state)
+{
+	unsigned one = 0, two = 0, small = 0, i;
+	struct th_rng a, b;
+	struct th_wl wl, w2;
+
+	(void)state;
+	th_rng_seed(&a, 9);
+	th_rng_seed(&b, 9);
+	for (i = 0; i < DRAWS; i++) {
+		th_wl_random_shaped(&wl, &lim, &a);
+		th_wl_random_shaped(&w2, &lim, &b);
+		assert_true(th_wl_equal(&wl, &w2));
+		assert_int_equal(th_wl_check(&wl, &lim, NULL, 0), 0);
+		assert_int_equal(wl.n_msgs, TH_WL_MSGS_MAX);
+		one += sizes_in(&wl) == 1;
+		two += sizes_in(&wl) == 2;
+		if (wl.qp_type != TH_QP_UD)
+			small += th_wl_msg_max(&wl) <= 1024;
+	}
+	print_message("shaped: one size %u, two sizes %u, RC/UC requests <= 1 KiB only %u of %u\n",
+		one, two, small, DRAWS);
+	/* Half one size, a quarter two (fewer: both draws can be one size). */
+	assert_true(one > DRAWS * 48 / 100 && one < DRAWS * 56 / 100);
+	assert_true(two > DRAWS * 20 / 100 && two < DRAWS * 25 / 100);
+	/* What th_wl_random() all but never draws (test_pattern_vector_and_moves). */
+	assert_true(small > DRAWS / 20);
+}
+
 static void
 test_encode_in_unit_cube(void **state)
 {
@@ -405,6 +451,7 @@ main(void)
 		cmocka_unit_test(test_mutate_fixes_dependents),
 		cmocka_unit_test(test_mutate_mostly_neighbours),
 		cmocka_unit_test(test_pattern_vector_and_moves),
+		cmocka_unit_test(test_shaped_patterns),
 		cmocka_unit_test(test_encode_in_unit_cube),
 	};
 
