@@ -880,6 +880,11 @@ cmd_eval(struct opts *o)
 				fa / fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds),
 					     1e-9),
 				fa / fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9));
+			/* What no search can beat: every documented anomaly found. */
+			printf("ceiling: all %u documented would be %.2fx random, %.2fx bo\n", kc,
+				kc / fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds),
+					     1e-9),
+				kc / fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9));
 			kmfs = (unsigned)floor(mean_of(nm->found_sum, o->seeds));
 			if (kmfs > 0)
 				printf("MFS: %u anomalies (what anneal-nomfs reaches) in %.2f h "

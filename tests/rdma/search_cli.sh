@@ -126,6 +126,9 @@ fi
 expect 0 'anneal-nomfs +[0-9.]+ ± ' -- "$th" search --eval --profile "$prof" --seeds 2 \
 	--hours 0.5 --chart "$work/c.svg"
 expect 0 '<polyline' -- cat "$work/c.svg"
+# It says what no search could beat: every documented anomaly against the baselines.
+expect 0 'ceiling: all [0-9]+ documented would be [0-9.]+x random' -- "$th" search --eval \
+	--profile "$prof" --seeds 2 --hours 0.5
 
 echo "search_cli: $passed passed, $fails failed"
 [[ $fails -eq 0 ]]
