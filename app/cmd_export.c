@@ -706,6 +706,16 @@ th_cmd_export(int argc, char **argv)
 			" names, %" PRIu64 " late (raise --window)\n",
 			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered,
 			ctr.names_in, ctr.out_of_order);
+	if (!is_quiet && c.anon != NULL) {
+		struct th_export_anon_counters ac;
+
+		th_export_anon_counters(c.anon, &ac);
+		fprintf(stderr,
+			"tracehound export: pseudonyms computed: %" PRIu64 " addresses, %" PRIu64
+			" uids and gids, %" PRIu64 " handles; %" PRIu64
+			" replaced in full tables (computed again when they return)\n",
+			ac.addrs, ac.ids, ac.fhs, ac.replaced);
+	}
 	if (status == 0 && damaged > 0)
 		status = 3;
 free_all:

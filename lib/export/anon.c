@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "th_le.h"
 #include "th_sat.h"
 
 /*
@@ -39,12 +40,11 @@ struct cache {
 };
 
 struct th_export_anon {
-	struct th_export_hmac_key key;         /**< prepared HMAC key */
-	bool is_prefix_preserving;             /**< Crypto-PAn-like addresses */
-	struct cache addrs;                    /**< address -> address pseudonym */
-	struct cache ids;                      /**< ('u' or 'g', value) -> 32-bit pseudonym */
-	struct cache fhs;                      /**< handle -> TH_EXPORT_ANON_FH_SIZE bytes */
-	struct th_export_anon_counters counts; /**< pseudonyms computed (replaced: see caches) */
+	struct th_export_hmac_key key; /**< prepared HMAC key */
+	bool is_prefix_preserving;     /**< Crypto-PAn-like addresses */
+	struct cache addrs;            /**< address -> address pseudonym */
+	struct cache ids;              /**< ('u' or 'g', value) -> 32-bit pseudonym */
+	struct cache fhs;              /**< handle -> TH_EXPORT_ANON_FH_SIZE bytes */
 };
 
 static int
@@ -123,7 +123,9 @@ th_export_anon_free(struct th_export_anon *a)
 void
 th_export_anon_counters(const struct th_export_anon *a, struct th_export_anon_counters *c)
 {
-	*c = a->counts;
+	c->addrs = a->addrs.made;
+	c->ids = a->ids.made;
+	c->fhs = a->fhs.made;
 	c->replaced = a->addrs.replaced + a->ids.replaced + a->fhs.replaced;
 }
 
@@ -231,7 +233,6 @@ th_export_anon_addr(struct th_export_anon *a, const struct th_addr *in, struct t
 		else
 			flat(a, in, &pseudo);
 		memcpy(p, pseudo.b, sizeof(pseudo.b));
-		a->counts.addrs++;
 	}
 	memcpy(out->b, p, sizeof(out->b));
 }
@@ -239,12 +240,11 @@ th_export_anon_addr(struct th_export_anon *a, const struct th_addr *in, struct t
 static uint32_t
 anon_u32(struct th_export_anon *a, char kind, uint32_t v)
 {
-	uint8_t key[ID_KEY_SIZE] = {(uint8_t)kind, (uint8_t)v, (uint8_t)(v >> 8),
-		(uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-	uint8_t mac[TH_EXPORT_SHA256_SIZE], *p;
+	uint8_t key[ID_KEY_SIZE] = {(uint8_t)kind}, mac[TH_EXPORT_SHA256_SIZE], *p;
 	bool is_new;
 	uint32_t out;
 
+	th_le_put32(key + 1, v);
 	p = cache_get(&a->ids, key, sizeof(key), &is_new);
 	if (!is_new) {
 		memcpy(&out, p, sizeof(out));
@@ -254,7 +254,6 @@ anon_u32(struct th_export_anon *a, char kind, uint32_t v)
 	th_export_hmac2(&a->key, key, 1, key + 1, sizeof(key) - 1, mac);
 	out = (uint32_t)mac[0] << 24 | (uint32_t)mac[1] << 16 | (uint32_t)mac[2] << 8 | mac[3];
 	memcpy(p, &out, sizeof(out));
-	a->counts.ids++;
 	return out;
 }
 
@@ -288,7 +287,6 @@ th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_l
 	memcpy(out, mac, TH_EXPORT_ANON_FH_SIZE);
 	if (p != NULL)
 		memcpy(p, mac, TH_EXPORT_ANON_FH_SIZE);
-	a->counts.fhs++;
 }
 
 size_t

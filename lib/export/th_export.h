@@ -100,20 +100,18 @@ uint32_t th_export_anon_gid(struct th_export_anon *a, uint32_t gid);
 void th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_len,
 	uint8_t out[TH_EXPORT_ANON_FH_SIZE]);
 
-/** Pseudonym counters. X-macro: field, description. */
-#define TH_EXPORT_ANON_COUNTER_LIST(X)                                                             \
-	X(addrs, "address pseudonyms computed")                                                    \
-	X(ids, "uid and gid pseudonyms computed")                                                  \
-	X(fhs, "handle pseudonyms computed")                                                       \
-	X(replaced, "kept pseudonyms that gave way to newer ones (the tables are full)")
-
+/** Pseudonym counters. */
 struct th_export_anon_counters {
-#define TH_EXPORT_X(name, text) uint64_t name;
-	TH_EXPORT_ANON_COUNTER_LIST(TH_EXPORT_X)
-#undef TH_EXPORT_X
+	uint64_t addrs;    /**< address pseudonyms computed */
+	uint64_t ids;      /**< uid and gid pseudonyms computed */
+	uint64_t fhs;      /**< handle pseudonyms computed */
+	uint64_t replaced; /**< kept pseudonyms that gave way to newer ones (a full set) */
 };
 
-/** The counters since th_export_anon_create(). */
+/**
+ * The counters since th_export_anon_create(): pseudonyms computed and kept
+ * (a handle longer than TH_TRACE_FH_MAX, which no trace holds, is neither).
+ */
 void th_export_anon_counters(const struct th_export_anon *a, struct th_export_anon_counters *c);
 /**
  * Path pseudonym: every '/'-separated component replaced by 16 hex digits of

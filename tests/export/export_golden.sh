@@ -159,6 +159,13 @@ for fmt in text csv json; do
 		passed=$((passed + 1))
 	done
 done
+# The summary counts what was computed: the input's 5 addresses, 4 uids and gids, 6 handles.
+"$th" export --anonymise "$work/key1" "${in[@]}" 2> "$work/anon.err" > /dev/null
+if grep -q 'pseudonyms computed: 5 addresses, 4 uids and gids, 6 handles; 0 replaced' "$work/anon.err"; then
+	passed=$((passed + 1))
+else
+	fail "anonymised export's summary: $(tail -1 "$work/anon.err")"
+fi
 # Pseudonyms are a function of the key only: this file pins them across versions and boxes.
 if [[ ${UPDATE:-0} == 1 ]]; then
 	cp "$work/anon-text" "$golden/anon-text.golden"
