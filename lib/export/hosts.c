@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "th_sat.h"
+
 struct host_ent {
 	struct th_addr addr; /**< key */
 	char *name;          /**< NULL: looked up, no name */
@@ -57,23 +59,12 @@ th_export_hosts_free(struct th_export_hosts *h)
 	free(h);
 }
 
-static size_t
-hash(const struct th_addr *a)
-{
-	uint64_t x, y;
-
-	memcpy(&x, a->b, 8);
-	memcpy(&y, a->b + 8, 8);
-	x = (x ^ (y * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-	return (size_t)(x ^ (x >> 31));
-}
-
 static struct host_ent *
 slot(const struct th_export_hosts *h, const struct th_addr *a)
 {
 	size_t mask = h->size - 1, j;
 
-	for (j = hash(a) & mask; h->e[j].is_used; j = (j + 1) & mask)
+	for (j = th_sat_hash(a->b, sizeof(a->b)) & mask; h->e[j].is_used; j = (j + 1) & mask)
 		if (memcmp(&h->e[j].addr, a, sizeof(*a)) == 0)
 			break;
 	return &h->e[j];
