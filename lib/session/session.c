@@ -1476,21 +1476,17 @@ note_attrs(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
  *   - a READDIR page joins the listing in progress (do_data(), no entries
  *     counted) or is dropped: a listing keeps no history;
  *   - otherwise it goes the normal way (its open's other RPCs were lost too).
- * @return true when the op is dealt with here. Otherwise, for a READ, WRITE,
- * COMMIT or SETATTR, *is_found is set and *file and *client are where
- * file_find() and client_find() found the op's (NIL: not there), so that the
- * normal way need not look them up again.
+ * @return true when the op is dealt with here.
  */
 static bool
-do_no_reply(struct th_sess_table *t, const struct th_sess_op *op, uint32_t *file, uint32_t *client,
-	bool *is_found)
+do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
 {
 	uint8_t kind = op->kind == TH_SESS_WRITE || op->kind == TH_SESS_COMMIT ||
 				       op->kind == TH_SESS_SETATTR
 			       ? SK_WRITE
 			       : SK_READ;
 	bool is_dir = op->kind == TH_SESS_READDIR || op->kind == TH_SESS_READDIRPLUS;
-	uint32_t i = NIL;
+	uint32_t i = NIL, file, client;
 	uint64_t last;
 
 	switch (op->kind) {
@@ -1509,11 +1505,10 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op, uint32_t *file
 	default:
 		return false;
 	}
-	*file = file_find(t, &op->server, op->fh, op->fh_len);
-	*client = client_find(t, &op->client);
-	*is_found = true;
-	if (*file != NIL && *client != NIL)
-		i = sess_find(t, *file, *client, op->uid, kind);
+	file = file_find(t, &op->server, op->fh, op->fh_len);
+	client = client_find(t, &op->client);
+	if (file != NIL && client != NIL)
+		i = sess_find(t, file, client, op->uid, kind);
 	if (i != NIL && op->call_ns < t->sess[i].last_ns + t->cfg.idle_ns) {
 		struct sess *s = &t->sess[i];
 
@@ -1532,9 +1527,9 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op, uint32_t *file
 		t->ctr.ops_ignored++;
 		return true;
 	}
-	if (*file == NIL || *client == NIL)
+	if (file == NIL || client == NIL)
 		goto normal;
-	i = sess_find(t, *file, *client, 0, SK_HIST);
+	i = sess_find(t, file, client, 0, SK_HIST);
 	if (i != NIL) {
 		last = kind == SK_WRITE ? t->sess[i].next_off : t->sess[i].last_ns;
 		if (last != 0 && op->call_ns <= last + t->cfg.confirm_ns) {
@@ -1554,7 +1549,6 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 {
 	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
 	bool is_used = false, is_burst = false, is_meta;
-	bool is_found = false; /* client and file looked up already (NIL: not there) */
 	uint8_t kind = op->kind;
 	const uint8_t *fh = op->fh;
 	unsigned int fh_len = op->fh_len;
@@ -1582,7 +1576,7 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	}
 	if (op_end(op) > t->now_ns)
 		t->now_ns = op_end(op);
-	if ((op->flags & TH_SESS_F_NO_REPLY) && do_no_reply(t, op, &file, &client, &is_found))
+	if ((op->flags & TH_SESS_F_NO_REPLY) && do_no_reply(t, op))
 		return;
 
 	switch (op->kind) {
@@ -1644,11 +1638,9 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		return;
 	}
 
-	/* The listing case above, or do_no_reply(), may have looked the client up. */
-	if (client == NIL && !is_found)
-		client = client_find(t, &op->client);
+	/* The listing case above may have looked the client up. */
 	if (client == NIL)
-		client = client_add(t, &op->client);
+		client = client_get(t, &op->client);
 	if (client == NIL)
 		return;
 	if (op->kind == TH_SESS_GETATTR)
@@ -1661,8 +1653,7 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	is_meta =
 		kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS || kind == TH_SESS_COMMIT ||
 		(kind == TH_SESS_SETATTR && !(op->flags & TH_SESS_F_TRUNCATE) && !is_touch(t, op));
-	if (!is_found)
-		file = file_find(t, &op->server, fh, fh_len);
+	file = file_find(t, &op->server, fh, fh_len);
 	if (file != NIL)
 		file_use(t, file);
 	else if (!is_meta || ((kind == TH_SESS_GETATTR || kind == TH_SESS_ACCESS) && is_empty(op)))
