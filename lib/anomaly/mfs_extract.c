@@ -501,7 +501,7 @@ bound(struct extract *x, struct th_wl *r, uint32_t kept, uint32_t all, struct th
 	unsigned i;
 
 	for (i = 0; i < TH_F__COUNT; i++)
-		if ((kept & enum_mask()) & (1u << i))
+		if (th_feat_is_enum((enum th_feat)i) && (kept & (1u << i)))
 			probe_enum(x, r, (enum th_feat)i, all, out, &hits);
 	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (!(kept & (1u << nums[i].f)))

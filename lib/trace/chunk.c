@@ -85,15 +85,18 @@ enum { T_ADDR, T_USER, T_FILE, T_FLOW, T_COUNT };
 #define USER_KEY_SIZE (4 + 4)
 #define FLOW_KEY_SIZE (16 + 16 + 2 + 2 + 4 + 2)
 
+/* A key slot: the key's bytes rounded up to 8. */
+#define KEY_CAP(n) (((n) + 7u) & ~7u)
+
 /* Entries, bytes a key may take, and hash slots (a power of two, twice the entries). */
 static const struct {
 	uint32_t max;
 	uint32_t key_cap;
 } tbl_shape[T_COUNT] = {
-	[T_ADDR] = {TBL_SMALL, 16},
-	[T_USER] = {TBL_SMALL, 8},
-	[T_FILE] = {TBL_FILES, 88},
-	[T_FLOW] = {TBL_SMALL, 48},
+	[T_ADDR] = {TBL_SMALL, KEY_CAP(sizeof(struct th_addr))},
+	[T_USER] = {TBL_SMALL, KEY_CAP(USER_KEY_SIZE)},
+	[T_FILE] = {TBL_FILES, KEY_CAP(FILE_KEY_MAX)},
+	[T_FLOW] = {TBL_SMALL, KEY_CAP(FLOW_KEY_SIZE)},
 };
 
 struct tbl {
