@@ -161,6 +161,22 @@ on_later_fragment(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_
 		fs->is_used = false;
 }
 
+/*
+ * The key of a call: its sender is the client. For a reply (@p is_reply) travelling
+ * @p ep, the key of the call it answers: the reply's receiver is the client.
+ */
+static inline void
+call_key(const struct endpoints *ep, uint32_t xid, bool is_reply, struct th_xid_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->client = is_reply ? *ep->dst : *ep->src;
+	key->server = is_reply ? *ep->src : *ep->dst;
+	key->client_port = is_reply ? ep->dport : ep->sport;
+	key->server_port = is_reply ? ep->sport : ep->dport;
+	key->xid = xid;
+	key->transport = ep->transport;
+}
+
 static void
 on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
 	const struct th_flow_record *rec)
@@ -176,13 +192,7 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 	if (msg->flavor == TH_AUTH_GSS)
 		d->s.rpc_gss++;
 
-	memset(&key, 0, sizeof(key));
-	key.client = *ep->src;
-	key.server = *ep->dst;
-	key.client_port = ep->sport;
-	key.server_port = ep->dport;
-	key.xid = msg->xid;
-	key.transport = ep->transport;
+	call_key(ep, msg->xid, false, &key);
 	op = th_xid_call(d->xids, &key, rec->first_ns);
 	if (op == NULL)
 		return; /* a retransmission, counted on the waiting call */
@@ -302,25 +312,12 @@ on_orphan_reply(struct th_decode *d, const struct endpoints *ep, const struct th
 	emit_op(d, &op);
 }
 
-/* The key of the call a reply travelling ep answers: the reply's receiver is the client. */
-static inline void
-reply_key(const struct endpoints *ep, uint32_t xid, struct th_xid_key *key)
-{
-	memset(key, 0, sizeof(*key));
-	key->client = *ep->dst;
-	key->server = *ep->src;
-	key->client_port = ep->dport;
-	key->server_port = ep->sport;
-	key->xid = xid;
-	key->transport = ep->transport;
-}
-
 static struct th_op *
 find_call(struct th_decode *d, const struct endpoints *ep, uint32_t xid)
 {
 	struct th_xid_key key;
 
-	reply_key(ep, xid, &key);
+	call_key(ep, xid, true, &key);
 	return th_xid_find(d->xids, &key);
 }
 
@@ -433,7 +430,7 @@ on_tcp_gap(void *ctx, const struct th_flow_key *key, int dir, uint64_t now_ns)
 	struct endpoints ep = tcp_endpoints(key, dir);
 	struct th_xid_key flow;
 
-	reply_key(&ep, 0, &flow);
+	call_key(&ep, 0, true, &flow);
 	th_xid_reply_gap(d->xids, &flow, now_ns);
 }
 
