@@ -59,8 +59,7 @@ static const char *const status_names[] = {
 #undef TH_PKT_X
 };
 
-/* The first 12 bytes of an IPv4-mapped IPv6 address (RFC 4291 2.5.5.2). */
-static const uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+const uint8_t th_addr_v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 const char *
 th_pkt_status_str(enum th_pkt_status status)
@@ -80,13 +79,6 @@ static inline uint32_t
 ld32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void
-set_v4(struct th_addr *a, const uint8_t *ip)
-{
-	memcpy(a->b, v4_mapped_prefix, sizeof(v4_mapped_prefix));
-	memcpy(a->b + 12, ip, 4);
 }
 
 static inline uint32_t
@@ -183,8 +175,8 @@ parse_ipv4(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 		return TH_PKT_BAD_L3;
 	m->ip_version = 4;
 	m->l3_offset = (uint16_t)l3;
-	set_v4(&m->src, h + 12);
-	set_v4(&m->dst, h + 16);
+	th_addr_set_v4(&m->src, h + 12);
+	th_addr_set_v4(&m->dst, h + 16);
 	proto = h[9];
 	m->l4 = proto;
 	if (proto != TH_PKT_L4_TCP && proto != TH_PKT_L4_UDP)
@@ -347,7 +339,7 @@ th_pkt_parse(const uint8_t *frame, uint32_t caplen, enum th_pkt_link link, struc
 bool
 th_addr_is_v4(const struct th_addr *a)
 {
-	return memcmp(a->b, v4_mapped_prefix, sizeof(v4_mapped_prefix)) == 0;
+	return memcmp(a->b, th_addr_v4_prefix, sizeof(th_addr_v4_prefix)) == 0;
 }
 
 /* A group without leading zeros, as RFC 5952 wants; printf is too slow for per-op use. */
@@ -419,7 +411,7 @@ th_addr_parse(const char *s, struct th_addr *out)
 	uint8_t b4[4];
 
 	if (inet_pton(AF_INET, s, b4) == 1) {
-		set_v4(out, b4);
+		th_addr_set_v4(out, b4);
 		return 4;
 	}
 	if (inet_pton(AF_INET6, s, out->b) == 1)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /** Link types, numbered as pcap's LINKTYPE_* values. */
 enum th_pkt_link {
@@ -117,6 +118,17 @@ enum th_pkt_status th_pkt_parse(
 
 /** True when @p a is an IPv4-mapped address. */
 bool th_addr_is_v4(const struct th_addr *a);
+
+/** The first 12 bytes of an IPv4-mapped address (::ffff:a.b.c.d, RFC 4291 2.5.5.2). */
+extern const uint8_t th_addr_v4_prefix[12];
+
+/** Make @p a the IPv4-mapped form of the 4 bytes at @p ip. */
+static inline void
+th_addr_set_v4(struct th_addr *a, const uint8_t *ip)
+{
+	memcpy(a->b, th_addr_v4_prefix, sizeof(th_addr_v4_prefix));
+	memcpy(a->b + 12, ip, 4);
+}
 
 /**
  * Write @p a as text (dotted quad for IPv4-mapped, RFC 5952 for IPv6).

@@ -16,9 +16,6 @@
 #include "th_pkt.h"
 #include "th_trace.h"
 
-/* The first 12 bytes of an IPv4-mapped address (::ffff:a.b.c.d, th_pkt.h). */
-static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
 static inline uint8_t *
 put_var(uint8_t *p, uint64_t v)
 {
@@ -100,8 +97,7 @@ get_addr(struct cur *c, bool v4, struct th_addr *a)
 	if (v4) {
 		if (!has(c, 4))
 			return -EBADMSG;
-		memcpy(a->b, v4_prefix, sizeof(v4_prefix));
-		memcpy(a->b + 12, c->p, 4);
+		th_addr_set_v4(a, c->p);
 		c->p += 4;
 		return 0;
 	}
