@@ -44,7 +44,6 @@ struct chain {
 
 struct progress {
 	bool is_on;                 /* stderr is a terminal (or --progress) */
-	unsigned int segments;      /* segments in all */
 	const struct chain *chains; /* their chains: segments before cur are done */
 	unsigned int chains_count;  /* chains */
 	struct timespec start;      /* of the export */
@@ -349,7 +348,7 @@ on_progress(void *ctx, uint64_t records)
 {
 	struct progress *p = ctx;
 	struct timespec now;
-	unsigned int done = 0;
+	unsigned int done = 0, segments = 0;
 	double elapsed, frac;
 	char bar[31];
 	int fill;
@@ -362,16 +361,18 @@ on_progress(void *ctx, uint64_t records)
 	p->last = now;
 	/* Segments finished: those before each chain's cur (the merge pass's rewind starts a
 	 * chain from its first again). */
-	for (unsigned int i = 0; i < p->chains_count; i++)
+	for (unsigned int i = 0; i < p->chains_count; i++) {
 		done += p->chains[i].cur;
+		segments += p->chains[i].count;
+	}
 	elapsed = since(&p->start, &now);
-	frac = p->segments > 0 ? (double)done / p->segments : 1.0;
+	frac = segments > 0 ? (double)done / segments : 1.0;
 	fill = (int)(frac * 30);
 	memset(bar, '#', (size_t)fill);
 	memset(bar + fill, '-', (size_t)(30 - fill));
 	bar[30] = '\0';
 	fprintf(stderr, "\rexport [%s] %u/%u segments, %" PRIu64 " records, %.1f M/s   ", bar, done,
-		p->segments, records, elapsed > 0 ? (double)records / elapsed / 1e6 : 0.0);
+		segments, records, elapsed > 0 ? (double)records / elapsed / 1e6 : 0.0);
 	p->is_drawn = true;
 }
 
@@ -406,7 +407,7 @@ th_cmd_export(int argc, char **argv)
 	struct chain *chains = NULL;
 	struct th_export_source *sources = NULL;
 	struct progress prog = {0};
-	unsigned int nchains = 0, damaged = 0, rpc_segments = 0;
+	unsigned int nchains = 0, damaged = 0;
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
 	FILE *out = stdout;
@@ -647,7 +648,6 @@ th_cmd_export(int argc, char **argv)
 		/* RPC records (a decode lcore's) are not what export writes: their segments are
 		 * not read at all, and the progress bar does not wait for them. */
 		if (order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS) {
-			rpc_segments += (unsigned int)(j - i);
 			i = j;
 			continue;
 		}
@@ -674,7 +674,6 @@ th_cmd_export(int argc, char **argv)
 		}
 	}
 	prog.is_on = !is_quiet && (is_force_progress || isatty(STDERR_FILENO));
-	prog.segments = (unsigned int)segs.count - rpc_segments;
 	prog.chains = chains;
 	prog.chains_count = nchains;
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
