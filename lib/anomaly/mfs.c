@@ -419,6 +419,50 @@ th_mfs_normalize(struct th_mfs *m)
 	}
 }
 
+/* @p m's condition on @p f: a set (enumerated) or ranges; all values where unconstrained. */
+static void
+condition(const struct th_mfs *m, enum th_feat f, uint32_t *set, struct th_range r[2])
+{
+	static const struct th_range any = {0, UINT64_MAX};
+	bool is_set = (m->feats & (1u << f)) != 0;
+
+	*set = is_set ? m->set[f] : (1u << th_feat_value_count(f)) - 1;
+	r[0] = !is_set ? any : f == TH_F_MSG ? m->msg_min : m->range[f];
+	r[1] = !is_set || f != TH_F_MSG ? any : m->msg_max;
+}
+
+static bool
+range_within(const struct th_range *a, const struct th_range *b)
+{
+	return a->lo >= b->lo && a->hi <= b->hi;
+}
+
+bool
+th_mfs_within(const struct th_mfs *a, const struct th_mfs *b)
+{
+	struct th_mfs x = *a, y = *b;
+	struct th_range rx[2], ry[2];
+	uint32_t sx, sy;
+	unsigned f;
+
+	if (a->symptom != b->symptom)
+		return false;
+	th_mfs_normalize(&x);
+	th_mfs_normalize(&y);
+	for (f = 0; f < TH_F__COUNT; f++) {
+		if (!(y.feats & (1u << f)))
+			continue;
+		condition(&x, (enum th_feat)f, &sx, rx);
+		condition(&y, (enum th_feat)f, &sy, ry);
+		if (th_feat_is_enum((enum th_feat)f) ? (sx & ~sy) != 0
+						     : !range_within(&rx[0], &ry[0]))
+			return false;
+		if (!range_within(&rx[1], &ry[1]))
+			return false;
+	}
+	return true;
+}
+
 bool
 th_mfs_same(const struct th_mfs *a, const struct th_mfs *b)
 {

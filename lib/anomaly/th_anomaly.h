@@ -91,6 +91,14 @@ bool th_mfs_covers(const struct th_mfs *m, const struct th_wl *wl);
 uint32_t th_mfs_failing(const struct th_mfs *m, const struct th_wl *wl);
 
 /**
+ * Whether every point @p a covers is one @p b covers, by their conditions
+ * (same symptom; a feature @p b constrains must be constrained at least as
+ * tightly by @p a). An anomaly whose MFS lies within another's is a special
+ * case of it: the search met the same cause under narrower conditions.
+ */
+bool th_mfs_within(const struct th_mfs *a, const struct th_mfs *b);
+
+/**
  * Text form, one condition per word: "pause: qp_type=UD opcode=SEND
  * wqe_batch>=64 wq_depth>=256", also "mtu=1024|2048", "qp_count=16..512",
  * "msg_max<=1024", "msg_min>=16384".

@@ -113,6 +113,29 @@ describe_mfs(const struct th_search_anomaly *a, char *buf, size_t size)
 					 : "not extracted");
 }
 
+/*
+ * The anomaly whose MFS holds anomaly @p i's (an earlier one when two are
+ * alike), or -1: @p i is then a special case the search met of a cause it
+ * also found under wider conditions.
+ */
+static int
+inside_of(const struct th_search *s, unsigned i)
+{
+	const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
+	unsigned j;
+
+	if (!a->has_mfs)
+		return -1;
+	for (j = 0; j < th_search_anomaly_count(s); j++) {
+		const struct th_search_anomaly *b = th_search_anomaly_get(s, j);
+
+		if (j != i && b->has_mfs && th_mfs_within(&a->mfs, &b->mfs) &&
+			(j < i || !th_mfs_within(&b->mfs, &a->mfs)))
+			return (int)b->id;
+	}
+	return -1;
+}
+
 /* DIR/mfs.txt: every MFS the search holds, given ones first, one per line. */
 static int
 write_mfs_list(const struct th_search *s, const char *dir)
@@ -149,7 +172,7 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 	char path[4096], text[2048];
 	unsigned i, n = th_search_anomaly_count(s);
 	FILE *f;
-	int rc = 0;
+	int rc = 0, inside;
 
 	if (snprintf(path, sizeof(path), "%s/anomalies.txt", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -174,6 +197,10 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 		fprintf(f, "  mfs: %s  (%u experiments)\n", text, a->mfs_runs);
 		if (a->met_in >= 0)
 			fprintf(f, "  met while extracting anomaly %d's MFS\n", a->met_in);
+		inside = inside_of(s, i);
+		if (inside >= 0)
+			fprintf(f, "  a special case of anomaly %d (its MFS holds this one)\n",
+				inside);
 		if (th_wl_format(&a->trigger, text, sizeof(text)) >= 0)
 			fprintf(f, "  trigger: %s\n", text);
 		fprintf(f, "  reproduce: tracehound search --profile %s --replay %s\n", profile,
@@ -189,7 +216,8 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 {
 	struct th_search_stats st;
 	char text[2048];
-	unsigned i, n = th_search_anomaly_count(s);
+	unsigned i, n = th_search_anomaly_count(s), causes = 0;
+	int inside;
 
 	th_search_get_stats(s, &st);
 	if (s->given_count != 0)
@@ -203,14 +231,21 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600, text);
 		if (a->met_in >= 0)
 			fprintf(f, "  (met extracting %d)", a->met_in);
+		inside = inside_of(s, i);
+		if (inside >= 0)
+			fprintf(f, "  (inside %d)", inside);
+		else if (a->same_as < 0)
+			causes++;
 		fputc('\n', f);
 	}
 	fprintf(f,
-		"%u anomalies in %.2f testbed hours%s: %u experiments, %u for MFS, %u failed, "
+		"%u anomalies, %u distinct (the others met a cause found already), in "
+		"%.2f testbed hours%s: %u experiments, %u for MFS, %u failed, "
 		"%u skipped (covered), %u rejected, %u restarts, %u moves accepted, %u known "
 		"anomalies shown again\n",
-		n, st.t_s / 3600, st.is_interrupted ? " (interrupted)" : "", st.runs, st.mfs_runs,
-		st.failed, st.skipped, st.rejected, st.restarts, st.accepted, st.duplicates);
+		n, causes, st.t_s / 3600, st.is_interrupted ? " (interrupted)" : "", st.runs,
+		st.mfs_runs, st.failed, st.skipped, st.rejected, st.restarts, st.accepted,
+		st.duplicates);
 }
 
 /* Jaccard similarity of two sets of constrained features. */

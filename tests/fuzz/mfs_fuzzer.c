@@ -3,7 +3,9 @@
 /*
  * MFS text (lib/anomaly): any text is rejected with a message or parses to an
  * MFS whose text form parses back to the same text; membership tests never
- * read outside the structure; a point drawn inside it is valid and inside.
+ * read outside the structure; a point drawn inside it is valid and inside;
+ * it lies within itself, its parsed-back copy and the empty MFS of its
+ * symptom, and the empty one within it only when it constrains nothing.
  */
 
 #include <stdint.h>
@@ -21,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[256] = "", out[1024], out2[1024], *text;
 	struct th_limits lim;
-	struct th_mfs m, m2;
+	struct th_mfs m, m2, none;
 	struct th_rng rng;
 	struct th_wl wl;
 	int r;
@@ -45,6 +47,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	th_wl_default(&wl);
 	if (th_mfs_covers(&m, &wl) != th_mfs_covers(&m2, &wl))
+		abort();
+	memset(&none, 0, sizeof(none));
+	none.symptom = m.symptom;
+	if (!th_mfs_within(&m, &m) || !th_mfs_within(&m, &m2) || !th_mfs_within(&m2, &m) ||
+		!th_mfs_within(&m, &none) || (m.feats == 0 && !th_mfs_within(&none, &m)))
 		abort();
 	th_limits_default(&lim);
 	th_rng_seed(&rng, size);

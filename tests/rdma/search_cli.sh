@@ -4,8 +4,9 @@
 # tracehound search as a user meets it: a documented anomaly's trigger
 # replays as that anomaly, bad workload files and profiles are refused with
 # file:line (exit 2), impossible workloads never reach the backend, the same
-# seed writes the same log, an interrupted search keeps what it found, and a
-# small evaluation prints its table.
+# seed writes the same log, an interrupted search keeps what it found and
+# tells special cases of a cause from distinct ones, and a small evaluation
+# prints its table.
 #   search_cli.sh TRACEHOUND SOURCE_ROOT
 set -u
 th=$1
@@ -87,6 +88,23 @@ if [[ -f $work/out1/anomaly-0.ini ]]; then
 else
 	echo "FAIL: a 1-hour search on F found nothing"
 	fails=$((fails + 1))
+fi
+
+# A full search counts distinct causes: anomalies neither inside another's MFS nor
+# widening one; anomalies.txt names the same special cases as the summary.
+"$th" search --profile "$prof" --seed 1 --out "$work/full" > "$work/full.out" 2>&1
+total=$(sed -nE 's/^([0-9]+) anomalies, [0-9]+ distinct.*/\1/p' "$work/full.out")
+distinct=$(sed -nE 's/^[0-9]+ anomalies, ([0-9]+) distinct.*/\1/p' "$work/full.out")
+inside=$(grep -cE '^ +[0-9]+ .*\(inside [0-9]+\)$' "$work/full.out")
+widened=$(grep -cE '^ +[0-9]+ .* = [0-9]+ \(its MFS widened' "$work/full.out")
+special=$(grep -c 'a special case of anomaly' "$work/full/anomalies.txt")
+if [[ -z $total || $inside -eq 0 || $((total - inside - widened)) -ne ${distinct:--1} ||
+	$special -ne $inside ]]; then
+	echo "FAIL: $total anomalies, $distinct distinct, $inside inside another, $widened" \
+		"widened, $special special cases in anomalies.txt"
+	fails=$((fails + 1))
+else
+	passed=$((passed + 1))
 fi
 
 # A later search skips what an earlier one found: DIR/mfs.txt goes back in with --skip-mfs.
