@@ -463,6 +463,52 @@ th_mfs_within(const struct th_mfs *a, const struct th_mfs *b)
 	return true;
 }
 
+/* Whether @p r admits every value a valid workload may give a numeric feature (1 to @p max). */
+static bool
+admits_all(const struct th_range *r, uint64_t max)
+{
+	return r->lo <= 1 && r->hi >= max;
+}
+
+void
+th_mfs_drop_void(struct th_mfs *m, const struct th_limits *l)
+{
+	static const struct th_range any = {0, UINT64_MAX};
+	uint64_t g[TH_WL_GRID_MAX];
+	struct th_wl def;
+	unsigned f, n;
+	bool is_void;
+
+	th_wl_default(&def);
+	for (f = 0; f < TH_F__COUNT; f++) {
+		if (!(m->feats & (1u << f)))
+			continue;
+		if (th_feat_is_enum((enum th_feat)f)) {
+			uint32_t all = (1u << th_feat_value_count((enum th_feat)f)) - 1;
+
+			is_void = (m->set[f] & all) == all;
+		} else {
+			/* The grid ends at the limit: the largest value a workload may have. */
+			n = th_wl_grid((enum th_feat)f, &def, l, g, TH_WL_GRID_MAX);
+			if (n == 0)
+				continue;
+			if (f != TH_F_MSG) {
+				is_void = admits_all(&m->range[f], g[n - 1]);
+			} else {
+				/* The pattern's two bounds go one at a time, the feature with both.
+				 */
+				if (admits_all(&m->msg_min, g[n - 1]))
+					m->msg_min = any;
+				if (admits_all(&m->msg_max, g[n - 1]))
+					m->msg_max = any;
+				is_void = range_full(&m->msg_min) && range_full(&m->msg_max);
+			}
+		}
+		if (is_void)
+			m->feats &= ~(1u << f);
+	}
+}
+
 bool
 th_mfs_same(const struct th_mfs *a, const struct th_mfs *b)
 {

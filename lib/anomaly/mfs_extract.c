@@ -946,6 +946,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	for (f = 0; f < TH_F__COUNT; f++)
 		if (failing & (1u << f))
 			th_mfs_widen(out, trigger, (enum th_feat)f);
+	th_mfs_drop_void(out, l);
 	if (reduced != NULL)
 		*reduced = red;
 	runs = x->runs;

@@ -170,6 +170,13 @@ int th_mfs_draw(
  */
 void th_mfs_normalize(struct th_mfs *m);
 
+/**
+ * Drop the conditions that admit every value a valid workload under @p l can
+ * have ("sge=1..32" with 32 SGEs the most, "mtu=1024|2048|4096"): widening
+ * and bisection can leave them, and they constrain nothing.
+ */
+void th_mfs_drop_void(struct th_mfs *m, const struct th_limits *l);
+
 /** Whether @p a and @p b state the same conditions once normalized (symptom included). */
 bool th_mfs_same(const struct th_mfs *a, const struct th_mfs *b);
 

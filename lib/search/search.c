@@ -439,7 +439,7 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
  * value (is_near() left no enumerated one failing).
  */
 static void
-widen_to(struct th_mfs *m, const struct th_wl *w)
+widen_to(struct th_mfs *m, const struct th_wl *w, const struct th_limits *l)
 {
 	uint32_t failing = th_mfs_failing(m, w);
 	unsigned f;
@@ -447,6 +447,7 @@ widen_to(struct th_mfs *m, const struct th_wl *w)
 	for (f = 0; f < TH_F__COUNT; f++)
 		if ((failing & (1u << f)) && !th_feat_is_enum((enum th_feat)f))
 			th_mfs_widen(m, w, (enum th_feat)f);
+	th_mfs_drop_void(m, l);
 }
 
 /*
@@ -539,7 +540,7 @@ extract(struct th_search *s, unsigned id)
 		return;
 	if (rc >= 0) {
 		s->anom[id].mfs_runs = s->st.mfs_runs - before;
-		widen_to(&s->anom[rc].mfs, &a.trigger);
+		widen_to(&s->anom[rc].mfs, &a.trigger, s->b->limits);
 		s->anom[id].same_as = rc;
 		return;
 	}

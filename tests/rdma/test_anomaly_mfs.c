@@ -329,6 +329,52 @@ test_within(void **state)
 	assert_false(within("pause: mtu=1024|2048", "pause: mtu=1024|4096"));
 }
 
+/*
+ * A condition that admits every value a workload may have says nothing: it
+ * goes, and nothing else does. Widening and bisection leave such conditions
+ * ("qp_count=1..20000" after a trigger with one QP widened one with many).
+ */
+static void
+test_drop_void(void **state)
+{
+	static const char *const cases[][2] = {
+		{"pause: mtu=1024|2048|4096 dir=loopback sge=1..32 qp_count=1..20000 "
+		 "msg_min=64..786432",
+			"pause: dir=loopback msg_min=64..786432"},
+		{"pause: mtu=1024|4096 sge=2..32 qp_count<=19999 msg_min<=1048576 "
+		 "msg_max<=1048576",
+			"pause: mtu=1024|4096 sge=2..32 qp_count<=19999"},
+		{"low_tput: qp_type=RC|UC|UD mr_size<=1073741824 mr_count>=0 wq_depth=1..32768",
+			"low_tput:"},
+		{"pause: msg_max<=1048576", "pause:"},
+		{"pause: msg_min<=1024 msg_max<=1048576", "pause: msg_min<=1024"},
+		{"pause: msg_min=0..1048576 msg_max>=65536", "pause: msg_max>=65536"},
+	};
+	struct th_limits l;
+	struct th_rng rng;
+	struct th_mfs m, d;
+	struct th_wl w;
+	char out[512];
+	unsigned i, k, inside = 0;
+
+	(void)state;
+	th_limits_default(&l);
+	th_rng_seed(&rng, 3);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(th_mfs_parse(cases[i][0], &m, NULL, 0), 0);
+		d = m;
+		th_mfs_drop_void(&d, &l);
+		th_mfs_format(&d, out, sizeof(out));
+		assert_string_equal(out, cases[i][1]);
+		for (k = 0; k < 2000; k++) {
+			th_wl_random(&w, &l, &rng);
+			assert_int_equal(th_mfs_covers(&m, &w), th_mfs_covers(&d, &w));
+			inside += th_mfs_covers(&m, &w);
+		}
+	}
+	assert_true(inside > 100);
+}
+
 int
 main(void)
 {
@@ -341,6 +387,7 @@ main(void)
 		cmocka_unit_test(test_same_with_implied_conditions),
 		cmocka_unit_test(test_draw_inside),
 		cmocka_unit_test(test_within),
+		cmocka_unit_test(test_drop_void),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
