@@ -44,6 +44,7 @@ struct opts {
 	const char *skip[SKIP_FILES_MAX];
 	unsigned skip_count;
 	unsigned seeds;
+	unsigned repeat; /* --replay runs */
 	bool is_eval;
 	bool is_quiet;
 };
@@ -84,6 +85,8 @@ usage(FILE *out)
 		"      --pause-ratio R    pause anomaly at pause time / time >= R (default %g)\n"
 		"      --shortfall F      throughput anomaly below (1 - F) of both limits\n"
 		"                         (default %g)\n"
+		"      --confirm N        run a new anomaly's trigger N more times; it is\n"
+		"                         recorded only if each shows the symptom (default %u)\n"
 		"      --temp T           annealing temperature at each (re)start (default %g)\n"
 		"      --decay D          annealing temperature factor per step (default %g)\n"
 		"      --temp-min T       annealing temperature floor (default %g)\n"
@@ -98,6 +101,8 @@ usage(FILE *out)
 		"                         algorithms with MFS)\n"
 		"  -r, --replay FILE      run the [workload] of FILE once and print the verdict\n"
 		"                         and the documented anomalies it matches\n"
+		"      --repeat N         with --replay: run it N times (the noise differs) and\n"
+		"                         say in how many it showed each symptom\n"
 		"  -k, --known DIR        write the profile's documented anomalies' triggers as\n"
 		"                         DIR/<id>.ini (F#3: F-3.ini) and list them\n"
 		"  -e, --eval             every algorithm x profile x seed: anomalies found\n"
@@ -112,7 +117,7 @@ usage(FILE *out)
 		"an\n"
 		"impossible workload.\n",
 		d.budget_s / 3600, (unsigned long long)d.seed, d.mon.samples, d.mon.pause_ratio,
-		d.mon.shortfall, d.temp, d.decay, d.temp_min, d.stall_steps);
+		d.mon.shortfall, d.confirm_runs, d.temp, d.decay, d.temp_min, d.stall_steps);
 }
 
 enum {
@@ -126,6 +131,8 @@ enum {
 	OPT_CHART,
 	OPT_SERIES,
 	OPT_SKIP_MFS,
+	OPT_REPEAT,
+	OPT_CONFIRM,
 };
 
 static const struct option options[] = {
@@ -148,6 +155,8 @@ static const struct option options[] = {
 	{"seeds", required_argument, NULL, OPT_SEEDS},
 	{"chart", required_argument, NULL, OPT_CHART},
 	{"skip-mfs", required_argument, NULL, OPT_SKIP_MFS},
+	{"repeat", required_argument, NULL, OPT_REPEAT},
+	{"confirm", required_argument, NULL, OPT_CONFIRM},
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -209,6 +218,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	th_search_cfg_default(&o->cfg);
 	o->seeds = 5;
+	o->repeat = 1;
 	optind = 1;
 	while (rc == 0 &&
 		(c = getopt_long(argc, argv, "p:a:H:s:n:l:o:r:k:eqh", options, NULL)) != -1) {
@@ -282,6 +292,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SERIES:
 			o->series = optarg;
 			break;
+		case OPT_CONFIRM:
+			rc = parse_u64("confirm", optarg, 0, 10, &u);
+			o->cfg.confirm_runs = (unsigned)u;
+			break;
+		case OPT_REPEAT:
+			rc = parse_u64("repeat", optarg, 1, 1000, &u);
+			o->repeat = (unsigned)u;
+			break;
 		case OPT_SKIP_MFS:
 			rc = push(o->skip, &o->skip_count, SKIP_FILES_MAX, "--skip-mfs", optarg);
 			break;
@@ -308,6 +326,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->is_eval && o->replay != NULL) {
 		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
+		return -EINVAL;
+	}
+	if (o->repeat != 1 && o->replay == NULL) {
+		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
 		return -EINVAL;
 	}
 	if (o->skip_count != 0 && (o->is_eval || o->replay != NULL)) {
@@ -407,6 +429,11 @@ print_verdict(FILE *f, const struct th_verdict *v)
 		v->bps_frac * 100, v->pps_frac * 100);
 }
 
+/*
+ * Run --replay's workload --repeat times. Each run draws new noise, so a
+ * point near a threshold (a pause ratio about 0.1%) shows its symptom in
+ * some runs only: the count says how firmly it holds.
+ */
 static int
 cmd_replay(const struct opts *o)
 {
@@ -416,7 +443,7 @@ cmd_replay(const struct opts *o)
 	struct th_sim *sim;
 	struct th_wl wl;
 	char err[512], text[1024];
-	unsigned i, matches = 0;
+	unsigned i, r, shown[TH_SYM__COUNT] = {0}, any = 0, matches = 0;
 	int rc;
 
 	rc = th_wl_load(o->replay, &wl, err, sizeof(err));
@@ -428,32 +455,40 @@ cmd_replay(const struct opts *o)
 	if (sim == NULL)
 		return 2;
 	th_sim_backend(sim, &b);
-	rc = th_search_run_one(&b, &o->cfg.mon, &wl, &mean, &v, err, sizeof(err));
-	if (rc == -EINVAL) {
-		fprintf(stderr, "tracehound search: %s: impossible workload on %s: %s\n", o->replay,
-			th_sim_name(sim), err);
-		th_sim_free(sim);
-		return 2;
+	for (r = 0; r < o->repeat; r++) {
+		rc = th_search_run_one(&b, &o->cfg.mon, &wl, &mean, &v, err, sizeof(err));
+		if (rc == -EINVAL) {
+			fprintf(stderr, "tracehound search: %s: impossible workload on %s: %s\n",
+				o->replay, th_sim_name(sim), err);
+			th_sim_free(sim);
+			return 2;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "tracehound search: %s: the run failed: %s\n", o->replay,
+				err);
+			th_sim_free(sim);
+			return 1;
+		}
+		if (r == 0 && th_wl_format(&wl, text, sizeof(text)) >= 0)
+			printf("workload: %s\n", text);
+		print_verdict(stdout, &v);
+		for (i = 0; i < TH_SYM__COUNT; i++)
+			shown[i] += th_verdict_has(&v, (enum th_symptom)i);
+		any += th_verdict_is_anomalous(&v);
 	}
-	if (rc < 0) {
-		fprintf(stderr, "tracehound search: %s: the run failed: %s\n", o->replay, err);
-		th_sim_free(sim);
-		return 1;
-	}
-	if (th_wl_format(&wl, text, sizeof(text)) >= 0)
-		printf("workload: %s\n", text);
-	print_verdict(stdout, &v);
+	if (o->repeat > 1)
+		printf("shown in %u of %u runs (pause %u, low_tput %u)\n", any, o->repeat,
+			shown[TH_SYM_PAUSE], shown[TH_SYM_LOW_TPUT]);
 	for (i = 0; i < th_sim_known_count(sim); i++) {
 		const struct th_sim_known *k = th_sim_known_get(sim, i);
 
-		if (!th_verdict_has(&v, (enum th_symptom)k->mfs.symptom) ||
-			!th_mfs_covers(&k->mfs, &wl))
+		if (shown[k->mfs.symptom] == 0 || !th_mfs_covers(&k->mfs, &wl))
 			continue;
 		th_mfs_format(&k->mfs, text, sizeof(text));
 		printf("matches documented anomaly %s: %s\n", k->id, text);
 		matches++;
 	}
-	if (th_verdict_is_anomalous(&v) && matches == 0)
+	if (any != 0 && matches == 0)
 		printf("matches no documented anomaly of profile %s\n", th_sim_name(sim));
 	th_sim_free(sim);
 	return 0;

@@ -242,10 +242,10 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 		"%u anomalies, %u distinct (the others met a cause found already), in "
 		"%.2f testbed hours%s: %u experiments, %u for MFS, %u failed, "
 		"%u skipped (covered), %u rejected, %u restarts, %u moves accepted, %u known "
-		"anomalies shown again\n",
+		"anomalies shown again, %u confirming runs, %u anomalous points not confirmed\n",
 		n, causes, st.t_s / 3600, st.is_interrupted ? " (interrupted)" : "", st.runs,
 		st.mfs_runs, st.failed, st.skipped, st.rejected, st.restarts, st.accepted,
-		st.duplicates);
+		st.duplicates, st.confirm_runs, st.unconfirmed);
 }
 
 /* Jaccard similarity of two sets of constrained features. */

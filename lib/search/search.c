@@ -72,6 +72,7 @@ th_search_cfg_default(struct th_search_cfg *c)
 	c->bo_candidates = 96;
 	c->skip_max = 200;
 	c->anomalies_max = 4096;
+	c->confirm_runs = 1;
 }
 
 struct th_search *
@@ -83,7 +84,8 @@ th_search_create(const struct th_search_cfg *c, const struct th_backend *b)
 		b->limits == NULL || (unsigned)c->algo >= TH_SEARCH__COUNT || !(c->budget_s >= 0) ||
 		c->mon.samples == 0 || c->mon.samples > 3600 || !(c->temp > 0) ||
 		!(c->decay > 0 && c->decay <= 1) || !(c->temp_min > 0) || c->bo_window < 2 ||
-		c->bo_window > 1024 || c->bo_candidates == 0 || c->skip_max == 0) {
+		c->bo_window > 1024 || c->bo_candidates == 0 || c->skip_max == 0 ||
+		c->confirm_runs > 10) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -557,43 +559,88 @@ extract(struct th_search *s, unsigned id)
 		add_side(s, id, &side, (enum th_symptom)a.symptom);
 }
 
-int
-search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e)
+/*
+ * The symptom of @p e that is a new anomaly, or -1. Pauses throttle the
+ * sender, so a paused point is usually short of its rate too: that shortfall
+ * is the pause's, not a second anomaly.
+ */
+static int
+new_symptom(struct th_search *s, const struct th_search_exp *e)
 {
-	static const enum th_symptom order[] = {TH_SYM_PAUSE, TH_SYM_LOW_TPUT};
-	int new_ids[2] = {-1, -1};
+	enum th_symptom sym = e->v.pause ? TH_SYM_PAUSE : TH_SYM_LOW_TPUT;
+
+	if (e->rc != 0 || !th_verdict_is_anomalous(&e->v))
+		return -1;
+	if (is_known(s, &e->wl, sym) || s->anom_count >= s->cfg.anomalies_max) {
+		s->st.duplicates++;
+		return -1;
+	}
+	return (int)sym;
+}
+
+/*
+ * Run @p wl again cfg.confirm_runs times: 1 when every run shows @p sym, 0
+ * when one does not (counted), or the budget's -ETIME. They are the
+ * search's runs (the point it chose, once more); the last one that showed
+ * the symptom stands in @p last.
+ */
+static int
+confirm(struct th_search *s, const struct th_wl *wl, enum th_symptom sym,
+	struct th_search_exp *last)
+{
+	struct th_search_exp c;
 	char err[256];
 	unsigned i;
 	int rc;
 
+	for (i = 0; i < s->cfg.confirm_runs; i++) {
+		rc = budgeted_run(s, wl, false, &c, err, sizeof(err));
+		if (rc < 0)
+			return rc;
+		s->st.confirm_runs++;
+		if (c.rc != 0 || !th_verdict_has(&c.v, sym)) {
+			publish(s, &c);
+			s->st.unconfirmed++;
+			return 0;
+		}
+		if (i + 1 < s->cfg.confirm_runs)
+			publish(s, &c);
+		*last = c;
+	}
+	return 1;
+}
+
+int
+search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e)
+{
+	struct th_search_exp c, *at = e;
+	char err[256];
+	int rc, sym, id;
+
 	rc = budgeted_run(s, wl, false, e, err, sizeof(err));
 	if (rc < 0)
 		return rc;
-	for (i = 0; e->rc == 0 && i < 2; i++) {
-		if (!th_verdict_has(&e->v, order[i]))
-			continue;
-		/*
-		 * Pauses throttle the sender, so a paused point is usually short of
-		 * its rate too: that shortfall is the pause's, not a second anomaly.
+	sym = new_symptom(s, e);
+	if (sym >= 0 && s->cfg.confirm_runs > 0) {
+		/* The trigger goes to the log before the runs it causes (they reuse its samples).
 		 */
-		if (order[i] == TH_SYM_LOW_TPUT && e->v.pause)
-			continue;
-		if (is_known(s, wl, order[i]) || s->anom_count >= s->cfg.anomalies_max) {
-			s->st.duplicates++;
-			continue;
-		}
-		rc = add_anomaly(s, e, order[i]);
-		if (rc < 0)
+		publish(s, e);
+		rc = confirm(s, wl, (enum th_symptom)sym, &c);
+		if (rc <= 0)
 			return rc;
-		new_ids[i] = rc;
-		if (e->anomaly < 0)
-			e->anomaly = rc;
+		at = &c;
 	}
-	/* The trigger goes to the log before the MFS experiments it causes. */
-	publish(s, e);
-	for (i = 0; s->use_mfs && i < 2; i++)
-		if (new_ids[i] >= 0)
-			extract(s, (unsigned)new_ids[i]);
+	if (sym >= 0) {
+		id = add_anomaly(s, at, (enum th_symptom)sym);
+		if (id < 0)
+			return id;
+		at->anomaly = id;
+		e->anomaly = id;
+	}
+	/* The run that recorded the anomaly goes to the log before the MFS experiments. */
+	publish(s, at);
+	if (sym >= 0 && s->use_mfs)
+		extract(s, (unsigned)e->anomaly);
 	return 0;
 }
 

@@ -65,7 +65,8 @@ struct th_search_exp {
 	struct th_wl wl;       /**< the point */
 	struct th_sample mean; /**< per-second counters averaged over the samples */
 	struct th_verdict v;   /**< the monitor's verdict (zeroed when rc < 0) */
-	int anomaly;           /**< id of the anomaly this run revealed first, else -1 */
+	int anomaly;           /**< id of the anomaly this run recorded (the last confirming
+				    run, or the trigger with confirm_runs 0), else -1 */
 	/** The samples themselves, valid during the on_exp call only (NULL when rc < 0). */
 	const struct th_sample *samples;
 	/** How many (the monitor's samples per experiment). */
@@ -97,6 +98,10 @@ struct th_search_cfg {
 	unsigned bo_candidates;    /**< BO: points scored by EI per step (default 96) */
 	unsigned skip_max;         /**< covered points in a row before a random restart (200) */
 	unsigned anomalies_max;    /**< stop recording (not searching) past this many (4096) */
+	unsigned confirm_runs;     /**< runs of a new anomaly's trigger that must show its
+					symptom again before it is recorded (default 1; 0:
+					none): near a threshold the noise fakes single hits,
+					and an MFS extracted from such a point is noise */
 	th_search_exp_cb on_exp;   /**< observer, or NULL */
 	void *arg;                 /**< its argument */
 	/**
@@ -138,7 +143,8 @@ struct th_search_anomaly {
 
 /** Counts over one search. */
 struct th_search_stats {
-	unsigned runs;       /**< experiments chosen by the search */
+	unsigned runs;         /**< experiments chosen by the search (confirmations too) */
+	unsigned confirm_runs; /**< runs of a new anomaly's trigger again (cfg.confirm_runs) */
 	unsigned mfs_runs;   /**< experiments run by MFS extraction */
 	unsigned failed;     /**< backend runs that returned an error */
 	unsigned skipped;    /**< points not run because an MFS covers them */
@@ -146,6 +152,7 @@ struct th_search_stats {
 	unsigned restarts;   /**< annealing restarts at a random point */
 	unsigned accepted;   /**< annealing moves accepted */
 	unsigned duplicates; /**< anomalous points not recorded: same symptom as a known one */
+	unsigned unconfirmed; /**< anomalous points not recorded: a confirming run missed */
 	double t_s;          /**< testbed seconds spent */
 	bool is_interrupted; /**< ended by cfg.stop, not by the budget */
 };

@@ -30,6 +30,7 @@ struct fake {
 	struct th_limits lim;
 	unsigned runs;       /* backend calls */
 	unsigned fail_every; /* fail every n-th run (0: never) */
+	bool is_flicker;     /* rule 1 pauses on odd-numbered runs only, as at a threshold */
 	double cost;         /* testbed seconds per run */
 };
 
@@ -91,7 +92,8 @@ fake_run(void *ctx, const struct th_wl *wl, unsigned n, struct th_sample *out, c
 		out[i].v[0][TH_CTR_TX_PKTS] = tput * LINE_PPS;
 		out[i].v[1][TH_CTR_RX_BYTES] = tput * LINE_BPS / 8;
 		out[i].v[1][TH_CTR_RX_PKTS] = tput * LINE_PPS;
-		out[i].v[1][TH_CTR_PAUSE_US] = rule_pause(wl) ? 5000 : 0;
+		out[i].v[1][TH_CTR_PAUSE_US] =
+			rule_pause(wl) && (!f->is_flicker || f->runs % 2 == 1) ? 5000 : 0;
 		out[i].v[1][TH_CTR_RWQE_MISS] = 1000 * exp(3 * grad1);
 		out[i].v[1][TH_CTR_MTT_MISS] = 1000 * exp(3 * grad2);
 	}
@@ -696,6 +698,62 @@ test_budget_respected(void **state)
 	}
 }
 
+/*
+ * A point at a threshold shows its symptom in some runs only, and an MFS
+ * extracted from it is noise. With one confirming run (the default) an
+ * anomaly is recorded only when its trigger shows it twice in a row: the
+ * planted pause here shows on every other backend call, so it is never
+ * recorded and each meeting counts as not confirmed; without confirmation
+ * the same search records it. The steady rule 2 is recorded either way.
+ */
+static void
+test_flaky_trigger_not_recorded(void **state)
+{
+	struct th_search_stats st;
+	struct th_search_cfg c;
+	struct th_backend b;
+	struct th_search *s;
+	struct fake f;
+	unsigned confirm, i, pauses, lows;
+
+	(void)state;
+	for (confirm = 0; confirm < 2; confirm++) {
+		fake_init(&f, &b);
+		f.is_flicker = true;
+		th_search_cfg_default(&c);
+		assert_int_equal(c.confirm_runs, 1);
+		c.seed = 3;
+		c.stall_steps = 0;
+		c.confirm_runs = confirm;
+		s = th_search_create(&c, &b);
+		assert_non_null(s);
+		assert_int_equal(th_search_run(s), 0);
+		th_search_get_stats(s, &st);
+		pauses = lows = 0;
+		for (i = 0; i < th_search_anomaly_count(s); i++) {
+			const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
+
+			pauses += a->symptom == TH_SYM_PAUSE && rule_pause(&a->trigger);
+			lows += a->symptom == TH_SYM_LOW_TPUT && rule_low(&a->trigger);
+		}
+		print_message("confirm %u: %u pauses, %u low, %u not confirmed in %u runs\n",
+			confirm, pauses, lows, st.unconfirmed, st.confirm_runs);
+		assert_true(lows > 0);
+		if (confirm == 0) {
+			assert_true(pauses > 0);
+			assert_int_equal(st.unconfirmed, 0);
+			assert_int_equal(st.confirm_runs, 0);
+		} else {
+			assert_int_equal(pauses, 0);
+			assert_true(st.unconfirmed > 0);
+			/* Each recorded anomaly cost one confirming run, each unconfirmed one too.
+			 */
+			assert_true(st.confirm_runs >= st.unconfirmed + lows);
+		}
+		th_search_free(s);
+	}
+}
+
 /* Anomalies found over seeds 1..n: how many distinct planted rules per run, summed. */
 static unsigned
 planted_found(enum th_search_algo algo, unsigned seeds, double hours)
@@ -983,6 +1041,7 @@ main(void)
 		cmocka_unit_test(test_shaped_restarts_reach_banded_patterns),
 		cmocka_unit_test(test_crossed_cause_recorded),
 		cmocka_unit_test(test_budget_respected),
+		cmocka_unit_test(test_flaky_trigger_not_recorded),
 		cmocka_unit_test(test_anneal_beats_random),
 		cmocka_unit_test(test_energy_normalised),
 		cmocka_unit_test(test_score_credits_once),
