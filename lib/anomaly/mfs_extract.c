@@ -680,25 +680,12 @@ tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const s
 /* Draws (free: nothing runs) to find one valid point inside the MFS. */
 #define DRAWS_MAX 64
 
-/* One of the @p n values of @p g inside @p r, drawn at random; 0 when none is. */
-static uint64_t
-draw_in(const uint64_t *g, unsigned n, const struct th_range *r, struct th_rng *rng)
-{
-	uint64_t ok[TH_WL_GRID_MAX];
-	unsigned k = 0, i;
-
-	for (i = 0; i < n; i++)
-		if (g[i] >= r->lo && g[i] <= r->hi)
-			ok[k++] = g[i];
-	return k != 0 ? ok[th_rng_below(rng, k)] : 0;
-}
-
 /* A value of feature @p f that @p m allows, drawn at random, written into @p p. */
 static void
 draw_allowed(const struct th_limits *l, const struct th_mfs *m, enum th_feat f, struct th_rng *rng,
 	struct th_wl *p)
 {
-	uint64_t g[TH_WL_GRID_MAX], v;
+	uint64_t g[32], v;
 	unsigned n = 0, i;
 
 	if (th_feat_is_enum(f)) {
@@ -709,9 +696,7 @@ draw_allowed(const struct th_limits *l, const struct th_mfs *m, enum th_feat f, 
 			th_wl_set_enum_index(p, f, (unsigned)g[th_rng_below(rng, n)]);
 		return;
 	}
-	n = th_wl_grid(f, p, l, g, TH_WL_GRID_MAX);
-	v = draw_in(g, n, &m->range[f], rng);
-	if (v != 0)
+	if (th_wl_grid_pick(f, p, l, m->range[f].lo, m->range[f].hi, rng, &v))
 		th_wl_set(p, f, v);
 }
 
@@ -739,23 +724,23 @@ fits(const struct th_limits *l, const struct th_mfs *m, struct th_wl *p)
 static void
 draw_pattern(const struct th_limits *l, const struct th_mfs *m, struct th_rng *rng, struct th_wl *p)
 {
-	uint64_t g[TH_WL_GRID_MAX];
-	unsigned n = th_wl_grid(TH_F_MSG, p, l, g, TH_WL_GRID_MAX), i;
-	uint64_t mn = draw_in(g, n, &m->msg_min, rng), mx = draw_in(g, n, &m->msg_max, rng);
-	struct th_range mid;
+	uint64_t mn, mx, v;
+	unsigned i;
 
-	if (mn == 0 || mx == 0 || mn > mx)
+	if (!th_wl_grid_pick(TH_F_MSG, p, l, m->msg_min.lo, m->msg_min.hi, rng, &mn) ||
+		!th_wl_grid_pick(TH_F_MSG, p, l, m->msg_max.lo, m->msg_max.hi, rng, &mx) || mn > mx)
 		return;
 	memset(p->msg, 0, sizeof(p->msg));
 	p->n_msgs = (uint8_t)(1 + th_rng_below(rng, TH_WL_MSGS_MAX));
 	if (p->n_msgs == 1 && mn != mx)
 		p->n_msgs = 2;
-	mid.lo = mn;
-	mid.hi = mx;
 	p->msg[0] = (uint32_t)mn;
 	p->msg[p->n_msgs - 1] = (uint32_t)mx;
-	for (i = 1; i + 1 < p->n_msgs; i++)
-		p->msg[i] = (uint32_t)draw_in(g, n, &mid, rng);
+	for (i = 1; i + 1 < p->n_msgs; i++) {
+		v = mn;
+		th_wl_grid_pick(TH_F_MSG, p, l, mn, mx, rng, &v);
+		p->msg[i] = (uint32_t)v;
+	}
 }
 
 /* Draws th_mfs_draw() makes: enough for four enumerated conditions of one value each. */

@@ -585,6 +585,19 @@ draw(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t
 	return pick(&p, rng);
 }
 
+bool
+th_wl_grid_pick(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t lo,
+	uint64_t hi, struct th_rng *rng, uint64_t *v)
+{
+	struct pool p;
+
+	pool_fill(&p, f, wl, l, lo, hi);
+	if (p.n == 0)
+		return false;
+	*v = pick(&p, rng);
+	return true;
+}
+
 static uint64_t
 msg_floor(const struct th_wl *wl)
 {

@@ -237,6 +237,13 @@ unsigned th_wl_grid(enum th_feat f, const struct th_wl *wl, const struct th_limi
 	uint64_t *vals, unsigned max);
 
 /**
+ * A value of @p f's grid (for @p wl) within [@p lo, @p hi], drawn uniformly,
+ * in *@p v. @return false, @p v untouched, when no grid value lies there.
+ */
+bool th_wl_grid_pick(enum th_feat f, const struct th_wl *wl, const struct th_limits *l, uint64_t lo,
+	uint64_t hi, struct th_rng *rng, uint64_t *v);
+
+/**
  * Features th_wl_mutate() may change besides @p f to keep the point valid, as
  * a bit set over enum th_feat (qp_type: opcode and msg; wqe_batch: wq_depth;
  * mr_size: mr_count and msg; ...).
