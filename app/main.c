@@ -13,6 +13,20 @@ struct command {
 	const char *summary;
 };
 
+#ifndef TH_HAVE_CAPTURE
+/* This build has no DPDK: say so rather than "not a command". */
+static int
+no_capture(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "tracehound: capture is not in this build: DPDK was not found when it was "
+			"built (meson setup -Dcapture=enabled with libdpdk-dev installed)\n");
+	return 2;
+}
+#define th_cmd_capture no_capture
+#endif
+
 static const struct command commands[] = {
 	{"capture", th_cmd_capture, "decode NFS/RPC traffic from DPDK ports into a per-RPC log"},
 	{"gen", th_cmd_gen, "write a pcap of synthetic NFS traffic and its ground truth"},
