@@ -166,6 +166,9 @@ expect 0 '<polyline' -- cat "$work/c.svg"
 # It says what no search could beat: every documented anomaly against the baselines.
 expect 0 'ceiling: all [0-9]+ documented would be [0-9.]+x random' -- "$th" search --eval \
 	--profile "$prof" --seeds 2 --hours 0.5
+# And what MFS did to the time, in the direction it went.
+expect 0 '^MFS: [0-9]+ anomalies .* \([0-9.]+x (faster|slower); target: 2x faster\)' -- \
+	"$th" search --eval --profile "$prof" --seeds 2 --hours 2
 
 echo "search_cli: $passed passed, $fails failed"
 [[ $fails -eq 0 ]]
