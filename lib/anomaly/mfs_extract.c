@@ -14,10 +14,11 @@
  *    qp_count>=320").
  * 2. Bound each kept feature in the reduced context: other values of an
  *    enumerated one (a value that triggers joins the set only if it needs
- *    the same other conditions), the interval of a numeric one by bisection
- *    between the benign value and the far end of the grid, the message
- *    pattern on its smallest and largest request. Bounding may free a
- *    feature validity held (wq_depth >= wqe_batch): reduce again.
+ *    the same other conditions and triggers at the trigger's own values
+ *    too), the interval of a numeric one by bisection between the benign
+ *    value and the far end of the grid, the message pattern on its smallest
+ *    and largest request. Bounding may free a feature validity held
+ *    (wq_depth >= wqe_batch): reduce again.
  * 3. Benign values can be causes too (RC WRITE): one run per unconstrained
  *    enumerated feature at another value.
  * 4. Verify: the reduced point triggered when last moved; a few random points
@@ -52,6 +53,7 @@ struct extract {
 	th_mfs_oracle oracle;
 	void *ctx;
 	enum th_symptom s;
+	const struct th_wl *trigger; /* the point the extraction started from */
 	int runs;        /* oracle calls, failed ones included */
 	unsigned cached; /* entries written to cache[], ring after CACHE_SIZE */
 	struct th_wl cache[CACHE_SIZE];
@@ -96,9 +98,11 @@ try(struct extract *x, const struct th_wl *wl)
  *
  * An alternative that triggers joins the set only when it is the same cause:
  * each other condition in @p others must still be needed there (moving it to
- * its benign value stops the anomaly). Loopback traffic that pauses on its own
- * does not widen "dir=bidi sge>=3 ..." to "dir=bidi|loopback sge>=3 ...",
- * which would cover (and hide from the search) the loopback anomaly's points.
+ * its benign value stops the anomaly), and it must show the symptom at the
+ * trigger's own values too (holds_at_trigger()). Loopback traffic that
+ * pauses on its own does not widen "dir=bidi sge>=3 ..." to
+ * "dir=bidi|loopback sge>=3 ...", which would cover (and hide from the
+ * search) the loopback anomaly's points.
  */
 static bool benign(
 	const struct extract *x, const struct th_wl *r, enum th_feat f, struct th_wl *out);
@@ -116,6 +120,27 @@ is_same_cause(struct extract *x, const struct th_wl *w, uint32_t others)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Whether value @p i of @p f shows the symptom at the trigger's own values
+ * too (a point it cannot carry says nothing: true). The reduced point has
+ * every other feature benign, and a neighbouring cause may need just those
+ * benign values: H#17's small RC SENDs fire at the reduced point of H#15's
+ * UD trigger, whose own requests are large. Taking RC into H#15's MFS would
+ * make the search skip H#17's region.
+ */
+static bool
+holds_at_trigger(struct extract *x, enum th_feat f, unsigned i)
+{
+	struct th_wl w = *x->trigger;
+
+	if (th_wl_enum_index(&w, f) == i)
+		return true;
+	th_wl_set_enum_index(&w, f, i);
+	if (th_wl_check(&w, x->l, NULL, 0) != 0 && th_wl_repair(&w, f, x->l) != 0)
+		return true;
+	return try(x, &w) != TRY_MISS;
 }
 
 static void
@@ -140,7 +165,8 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 			repaired = true;
 		}
 		r = try(x, &w);
-		if (r == TRY_HIT && is_same_cause(x, &w, others & ~(1u << f))) {
+		if (r == TRY_HIT && is_same_cause(x, &w, others & ~(1u << f)) &&
+			holds_at_trigger(x, f, i)) {
 			set |= 1u << i;
 			continue;
 		}
@@ -898,6 +924,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	x->oracle = oracle;
 	x->ctx = ctx;
 	x->s = s;
+	x->trigger = trigger;
 	/* The caller saw the trigger show the symptom: it costs no experiment. */
 	remember(x, trigger, true);
 	extract_pass(x, trigger, 0, out, &red);

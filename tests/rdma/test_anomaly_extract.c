@@ -436,6 +436,61 @@ p_ud_or_rc_small(const struct th_wl *w)
 	return p_ud_small(w) || p_rc_small(w);
 }
 
+/*
+ * Shaped after the paper's H#15 (UD SENDs into deep queues over many QPs)
+ * beside H#17 (RC SENDs in small batches into deep queues over more QPs).
+ * The reduced point of a UD trigger posts batches of one, so RC fires there
+ * through the RC rule, with the same depth and QP count still needed. At
+ * the trigger's own values (batches of 32) RC does not fire: the MFS keeps
+ * qp_type=UD and leaves the RC rule's region to the search.
+ */
+static bool
+p_ud_deep(const struct th_wl *w)
+{
+	return w->qp_type == TH_QP_UD && w->wq_depth >= 512 && w->qp_count >= 32;
+}
+
+static bool
+p_rc_small_batch(const struct th_wl *w)
+{
+	return w->qp_type == TH_QP_RC && w->opcode == TH_OPC_SEND && w->wqe_batch <= 16 &&
+	       w->wq_depth >= 512 && w->qp_count >= 64;
+}
+
+static bool
+p_ud_deep_or_rc_small(const struct th_wl *w)
+{
+	return p_ud_deep(w) || p_rc_small_batch(w);
+}
+
+static void
+test_neighbour_value_not_taken_in(void **state)
+{
+	struct oracle o = {p_ud_deep_or_rc_small, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+	struct th_mfs m;
+	struct th_wl w;
+
+	(void)state;
+	/* Large UD SENDs in batches of 32 into deep queues over 192 QPs. */
+	assert_int_equal(th_wl_parse("mem=local qp_type=UD opcode=SEND dir=oneway mtu=4096 "
+				     "wqe_batch=32 sge=1 wq_depth=1024 qp_count=192 mr_count=16 "
+				     "mr_size=1048576 msg=2048,4096",
+				 &t, NULL, 0),
+		0);
+	assert_int_equal(th_wl_check(&t, &lim, NULL, 0), 0);
+	assert_true(p_ud_deep(&t));
+	w = t;
+	w.qp_type = TH_QP_RC;
+	assert_false(p_rc_small_batch(&w));
+	w.wqe_batch = 1;
+	assert_true(p_rc_small_batch(&w));
+	extract(&o, &t, "pause: qp_type=UD wq_depth>=512 qp_count>=32", 60);
+	assert_int_equal(
+		th_mfs_parse("pause: qp_type=UD wq_depth>=512 qp_count>=32", &m, NULL, 0), 0);
+	assert_false(th_mfs_covers(&m, &w));
+}
+
 static void
 test_crossing_reports_the_other_cause(void **state)
 {
@@ -606,6 +661,7 @@ main(void)
 		cmocka_unit_test(test_overlapping_rules_give_one),
 		cmocka_unit_test(test_other_anomaly_does_not_widen_a_set),
 		cmocka_unit_test(test_crossing_reports_the_other_cause),
+		cmocka_unit_test(test_neighbour_value_not_taken_in),
 		cmocka_unit_test(test_random_triggers_of_overlapping_rules),
 	};
 
