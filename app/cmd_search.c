@@ -45,6 +45,7 @@ struct opts {
 	unsigned skip_count;
 	unsigned seeds;
 	unsigned repeat; /* --replay runs */
+	bool is_repeat;  /* --repeat was given */
 	bool is_eval;
 	bool is_quiet;
 };
@@ -299,6 +300,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_REPEAT:
 			rc = parse_u64("repeat", optarg, 1, 1000, &u);
 			o->repeat = (unsigned)u;
+			o->is_repeat = true;
 			break;
 		case OPT_SKIP_MFS:
 			rc = push(o->skip, &o->skip_count, SKIP_FILES_MAX, "--skip-mfs", optarg);
@@ -328,7 +330,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
 		return -EINVAL;
 	}
-	if (o->repeat != 1 && o->replay == NULL) {
+	if (o->is_repeat && o->replay == NULL) {
 		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
 		return -EINVAL;
 	}

@@ -20,15 +20,19 @@ no_capture(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	fprintf(stderr, "tracehound: capture is not in this build: DPDK was not found when it was "
-			"built (meson setup -Dcapture=enabled with libdpdk-dev installed)\n");
+	fprintf(stderr, "tracehound: capture is not in this build: it was built without DPDK "
+			"(-Dcapture=disabled, or libdpdk-dev missing)\n");
 	return 2;
 }
 #define th_cmd_capture no_capture
 #endif
 
 static const struct command commands[] = {
+#ifdef TH_HAVE_CAPTURE
 	{"capture", th_cmd_capture, "decode NFS/RPC traffic from DPDK ports into a per-RPC log"},
+#else
+	{"capture", th_cmd_capture, "(not in this build: it was built without DPDK)"},
+#endif
 	{"gen", th_cmd_gen, "write a pcap of synthetic NFS traffic and its ground truth"},
 	{"probe", th_cmd_probe, "measure disk random-read latency at queue depth 1"},
 	{"export", th_cmd_export, "merge, filter, anonymise trace segments: text, CSV, JSON"},

@@ -239,7 +239,8 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 		fputc('\n', f);
 	}
 	fprintf(f,
-		"%u anomalies, %u distinct (the others met a cause found already), in "
+		"%u anomalies, %u distinct (the rest lie inside another's MFS or were merged "
+		"into one), in "
 		"%.2f testbed hours%s: %u experiments, %u for MFS, %u failed, "
 		"%u skipped (covered), %u rejected, %u restarts, %u moves accepted, %u known "
 		"anomalies shown again, %u confirming runs, %u anomalous points not confirmed\n",

@@ -560,52 +560,57 @@ extract(struct th_search *s, unsigned id)
 }
 
 /*
- * The symptom of @p e that is a new anomaly, or -1. Pauses throttle the
- * sender, so a paused point is usually short of its rate too: that shortfall
- * is the pause's, not a second anomaly.
+ * The symptom verdict @p v stands for. Pauses throttle the sender, so a
+ * paused point is usually short of its rate too: that shortfall is the
+ * pause's, not a second anomaly.
  */
+static int
+symptom_of(const struct th_verdict *v)
+{
+	return v->pause ? TH_SYM_PAUSE : v->low_tput ? TH_SYM_LOW_TPUT : -1;
+}
+
+/* The symptom of @p e that is a new anomaly, or -1 (a known one is counted). */
 static int
 new_symptom(struct th_search *s, const struct th_search_exp *e)
 {
-	enum th_symptom sym = e->v.pause ? TH_SYM_PAUSE : TH_SYM_LOW_TPUT;
+	int sym = e->rc == 0 ? symptom_of(&e->v) : -1;
 
-	if (e->rc != 0 || !th_verdict_is_anomalous(&e->v))
+	if (sym < 0)
 		return -1;
-	if (is_known(s, &e->wl, sym) || s->anom_count >= s->cfg.anomalies_max) {
+	if (is_known(s, &e->wl, (enum th_symptom)sym) || s->anom_count >= s->cfg.anomalies_max) {
 		s->st.duplicates++;
 		return -1;
 	}
-	return (int)sym;
+	return sym;
 }
 
 /*
- * Run @p wl again cfg.confirm_runs times: 1 when every run shows @p sym, 0
- * when one does not (counted), or the budget's -ETIME. They are the
- * search's runs (the point it chose, once more); the last one that showed
- * the symptom stands in @p last.
+ * Run @p wl again cfg.confirm_runs times: 1 when every run shows @p sym (as
+ * new_symptom() reads a verdict), 0 when one does not or fails to set up
+ * (counted as not confirmed), or the budget's -ETIME (then neither). They
+ * are the search's runs (the point it chose, once more); the last one stands
+ * in @p last, its reason text in @p err.
  */
 static int
-confirm(struct th_search *s, const struct th_wl *wl, enum th_symptom sym,
-	struct th_search_exp *last)
+confirm(struct th_search *s, const struct th_wl *wl, int sym, struct th_search_exp *last, char *err,
+	size_t err_size)
 {
-	struct th_search_exp c;
-	char err[256];
 	unsigned i;
 	int rc;
 
 	for (i = 0; i < s->cfg.confirm_runs; i++) {
-		rc = budgeted_run(s, wl, false, &c, err, sizeof(err));
+		rc = budgeted_run(s, wl, false, last, err, err_size);
 		if (rc < 0)
 			return rc;
 		s->st.confirm_runs++;
-		if (c.rc != 0 || !th_verdict_has(&c.v, sym)) {
-			publish(s, &c);
+		if (last->rc != 0 || symptom_of(&last->v) != sym) {
+			publish(s, last);
 			s->st.unconfirmed++;
 			return 0;
 		}
 		if (i + 1 < s->cfg.confirm_runs)
-			publish(s, &c);
-		*last = c;
+			publish(s, last);
 	}
 	return 1;
 }
@@ -614,7 +619,7 @@ int
 search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e)
 {
 	struct th_search_exp c, *at = e;
-	char err[256];
+	char err[256], c_err[256];
 	int rc, sym, id;
 
 	rc = budgeted_run(s, wl, false, e, err, sizeof(err));
@@ -622,10 +627,9 @@ search__exp(struct th_search *s, const struct th_wl *wl, struct th_search_exp *e
 		return rc;
 	sym = new_symptom(s, e);
 	if (sym >= 0 && s->cfg.confirm_runs > 0) {
-		/* The trigger goes to the log before the runs it causes (they reuse its samples).
-		 */
+		/* The trigger is logged first: the confirming runs reuse its samples' buffer. */
 		publish(s, e);
-		rc = confirm(s, wl, (enum th_symptom)sym, &c);
+		rc = confirm(s, wl, sym, &c, c_err, sizeof(c_err));
 		if (rc <= 0)
 			return rc;
 		at = &c;

@@ -152,7 +152,9 @@ struct th_search_stats {
 	unsigned restarts;   /**< annealing restarts at a random point */
 	unsigned accepted;   /**< annealing moves accepted */
 	unsigned duplicates; /**< anomalous points not recorded: same symptom as a known one */
-	unsigned unconfirmed; /**< anomalous points not recorded: a confirming run missed */
+	unsigned unconfirmed; /**< anomalous points not recorded: a confirming run showed
+				   another verdict or failed to set up (a confirmation the
+				   budget cut short is not counted) */
 	double t_s;          /**< testbed seconds spent */
 	bool is_interrupted; /**< ended by cfg.stop, not by the budget */
 };

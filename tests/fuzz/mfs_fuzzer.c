@@ -5,8 +5,8 @@
  * MFS whose text form parses back to the same text; membership tests never
  * read outside the structure; a point drawn inside it is valid and inside;
  * it lies within itself, its parsed-back copy and the empty MFS of its
- * symptom, and the empty one within it only when it constrains nothing;
- * dropping the conditions that admit every valid value keeps membership.
+ * symptom, and the empty one within it when it constrains nothing; dropping
+ * the conditions that admit every valid value keeps membership.
  */
 
 #include <stdint.h>

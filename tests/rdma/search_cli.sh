@@ -37,7 +37,7 @@ done
 # point shows its symptom in some runs only, so the count is what a user checks.
 expect 0 '^shown in 6 of 6 runs \(pause 6, ' -- "$th" search --profile "$prof" \
 	--replay "$work/known/F-12.ini" --repeat 6
-expect 2 'repeat goes with --replay' -- "$th" search --profile "$prof" --repeat 3
+expect 2 'repeat goes with --replay' -- "$th" search --profile "$prof" --repeat 1
 expect 2 '--confirm wants an integer' -- "$th" search --profile "$prof" --confirm 11
 
 # A workload file with a bad value, a missing key, a typo key: file:line, exit 2.

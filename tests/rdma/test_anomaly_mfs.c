@@ -357,6 +357,9 @@ test_drop_void(void **state)
 		{"pause: msg_max<=1048576", "pause:"},
 		{"pause: msg_min<=1024 msg_max<=1048576", "pause: msg_min<=1024"},
 		{"pause: msg_min=0..1048576 msg_max>=65536", "pause: msg_max>=65536"},
+		/* A bound at the grid's first value still excludes smaller valid values. */
+		{"pause: mr_size>=4096 msg_min>=64", "pause: mr_size>=4096 msg_min>=64"},
+		{"pause: sge=2..32 qp_count=1..19999", "pause: sge=2..32 qp_count=1..19999"},
 	};
 	struct th_limits l;
 	struct th_rng rng;
@@ -376,6 +379,14 @@ test_drop_void(void **state)
 		assert_string_equal(out, cases[i][1]);
 		for (k = 0; k < 2000; k++) {
 			th_wl_random(&w, &l, &rng);
+			/* Every tenth point off the grids: valid values start at 1. */
+			if (k % 10 == 0) {
+				w.mr_size = 1 + th_rng_below(&rng, 4095);
+				w.msg[0] = 1 + th_rng_below(&rng, 63);
+				w.sge = 1;
+			}
+			if (th_wl_check(&w, &l, NULL, 0) != 0)
+				continue;
 			assert_int_equal(th_mfs_covers(&m, &w), th_mfs_covers(&d, &w));
 			inside += th_mfs_covers(&m, &w);
 		}
