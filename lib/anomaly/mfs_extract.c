@@ -486,19 +486,6 @@ reduce(struct extract *x, struct th_wl *r, uint32_t skip)
 	return kept;
 }
 
-/* The enumerated features, a bit per enum th_feat. */
-static uint32_t
-enum_mask(void)
-{
-	uint32_t m = 0;
-	unsigned f;
-
-	for (f = 0; f < TH_F__COUNT; f++)
-		if (th_feat_is_enum((enum th_feat)f))
-			m |= 1u << f;
-	return m;
-}
-
 /*
  * The condition of each kept feature, measured in the reduced context (every
  * other feature benign or kept): the other values of an enumerated one, the
@@ -660,6 +647,18 @@ th_mfs_widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f)
 	}
 }
 
+void
+th_mfs_widen_to(struct th_mfs *m, const struct th_wl *w, const struct th_limits *l)
+{
+	uint32_t failing = th_mfs_failing(m, w);
+	unsigned f;
+
+	for (f = 0; f < TH_F__COUNT; f++)
+		if (failing & (1u << f))
+			th_mfs_widen(m, w, (enum th_feat)f);
+	th_mfs_drop_void(m, l);
+}
+
 /*
  * @p p lies inside @p m but did not trigger, so @p m lacks a condition. Walk
  * from the reduced point @p r toward @p p one feature at a time, keeping each
@@ -787,7 +786,7 @@ th_mfs_draw(
 		 * has them; numeric ones are then drawn inside their bounds.
 		 */
 		th_wl_random(out, l, rng);
-		if (th_mfs_failing(m, out) & enum_mask())
+		if (th_mfs_failing(m, out) & th_feat_enum_mask())
 			continue;
 		for (f = 0; f < TH_F__COUNT; f++) {
 			if (!(m->feats & (1u << f)) || th_feat_is_enum((enum th_feat)f))
@@ -908,8 +907,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 {
 	struct extract *x;
 	struct th_wl red;
-	uint32_t crossed, failing;
-	unsigned f;
+	uint32_t crossed;
 	int runs;
 
 	if (side != NULL)
@@ -938,10 +936,11 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * MFS to the trigger instead would join both causes into one that
 	 * holds for neither (and hide #6 behind #2's trigger).
 	 */
-	crossed = th_mfs_failing(out, trigger) & enum_mask();
+	crossed = th_mfs_failing(out, trigger) & th_feat_enum_mask();
 	if (crossed != 0) {
 		if (side != NULL && th_mfs_covers(out, &red)) {
 			side->mfs = *out;
+			th_mfs_drop_void(&side->mfs, l);
 			side->at = red;
 			side->is_set = true;
 		}
@@ -954,11 +953,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * anomaly, so its values belong in: otherwise the search meets the
 	 * same point again and records it as new.
 	 */
-	failing = th_mfs_failing(out, trigger);
-	for (f = 0; f < TH_F__COUNT; f++)
-		if (failing & (1u << f))
-			th_mfs_widen(out, trigger, (enum th_feat)f);
-	th_mfs_drop_void(out, l);
+	th_mfs_widen_to(out, trigger, l);
 	if (reduced != NULL)
 		*reduced = red;
 	runs = x->runs;

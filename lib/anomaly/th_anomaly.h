@@ -187,4 +187,10 @@ bool th_mfs_same(const struct th_mfs *a, const struct th_mfs *b);
  */
 void th_mfs_widen(struct th_mfs *m, const struct th_wl *w, enum th_feat f);
 
+/**
+ * Let @p m admit @p w: th_mfs_widen() on every condition @p w fails, then
+ * th_mfs_drop_void() under @p l.
+ */
+void th_mfs_widen_to(struct th_mfs *m, const struct th_wl *w, const struct th_limits *l);
+
 #endif /* TH_ANOMALY_H */

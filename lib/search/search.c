@@ -401,16 +401,9 @@ publish(struct th_search *s, const struct th_search_exp *e)
 static bool
 is_near(const struct th_mfs *m, const struct th_wl *w)
 {
-	uint32_t failing = th_mfs_failing(m, w), f;
-	unsigned n = 0;
+	uint32_t failing = th_mfs_failing(m, w);
 
-	for (f = 0; f < TH_F__COUNT; f++) {
-		if (!(failing & (1u << f)))
-			continue;
-		if (th_feat_is_enum((enum th_feat)f) || ++n > NEAR_MAX)
-			return false;
-	}
-	return true;
+	return !(failing & th_feat_enum_mask()) && __builtin_popcount(failing) <= NEAR_MAX;
 }
 
 /* th_mfs_oracle: one MFS experiment, charged to the budget and published. */
@@ -434,22 +427,6 @@ mfs_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
 	if (!th_verdict_has(&e.v, sym))
 		return 0;
 	return 1;
-}
-
-/*
- * Let @p m admit @p w: each numeric condition @p w fails is widened to @p w's
- * value (is_near() left no enumerated one failing).
- */
-static void
-widen_to(struct th_mfs *m, const struct th_wl *w, const struct th_limits *l)
-{
-	uint32_t failing = th_mfs_failing(m, w);
-	unsigned f;
-
-	for (f = 0; f < TH_F__COUNT; f++)
-		if ((failing & (1u << f)) && !th_feat_is_enum((enum th_feat)f))
-			th_mfs_widen(m, w, (enum th_feat)f);
-	th_mfs_drop_void(m, l);
 }
 
 /*
@@ -542,7 +519,7 @@ extract(struct th_search *s, unsigned id)
 		return;
 	if (rc >= 0) {
 		s->anom[id].mfs_runs = s->st.mfs_runs - before;
-		widen_to(&s->anom[rc].mfs, &a.trigger, s->b->limits);
+		th_mfs_widen_to(&s->anom[rc].mfs, &a.trigger, s->b->limits);
 		s->anom[id].same_as = rc;
 		return;
 	}

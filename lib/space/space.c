@@ -86,6 +86,18 @@ th_feat_is_enum(enum th_feat f)
 	return (unsigned)f < TH_F__COUNT && enum_words[f].names != NULL;
 }
 
+uint32_t
+th_feat_enum_mask(void)
+{
+	uint32_t m = 0;
+	unsigned f;
+
+	for (f = 0; f < TH_F__COUNT; f++)
+		if (th_feat_is_enum((enum th_feat)f))
+			m |= 1u << f;
+	return m;
+}
+
 const char *
 th_feat_value_name(enum th_feat f, unsigned v)
 {

@@ -203,6 +203,9 @@ void th_wl_default(struct th_wl *wl);
 /** Enumerated features (a bit set in struct th_mfs) vs numeric ones (an interval). */
 bool th_feat_is_enum(enum th_feat f);
 
+/** The enumerated features, a bit per enum th_feat. */
+uint32_t th_feat_enum_mask(void);
+
 /**
  * Feature @p f of @p wl as a number: the enum value, the MTU in bytes, the
  * count or size; TH_F_MSG reads the largest request.
