@@ -44,8 +44,7 @@ struct opts {
 	const char *skip[SKIP_FILES_MAX];
 	unsigned skip_count;
 	unsigned seeds;
-	unsigned repeat; /* --replay runs */
-	bool is_repeat;  /* --repeat was given */
+	unsigned repeat; /* --replay runs (0: --repeat not given, one run) */
 	bool is_eval;
 	bool is_quiet;
 };
@@ -219,7 +218,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	th_search_cfg_default(&o->cfg);
 	o->seeds = 5;
-	o->repeat = 1;
 	optind = 1;
 	while (rc == 0 &&
 		(c = getopt_long(argc, argv, "p:a:H:s:n:l:o:r:k:eqh", options, NULL)) != -1) {
@@ -300,7 +298,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_REPEAT:
 			rc = parse_u64("repeat", optarg, 1, 1000, &u);
 			o->repeat = (unsigned)u;
-			o->is_repeat = true;
 			break;
 		case OPT_SKIP_MFS:
 			rc = push(o->skip, &o->skip_count, SKIP_FILES_MAX, "--skip-mfs", optarg);
@@ -330,7 +327,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
 		return -EINVAL;
 	}
-	if (o->is_repeat && o->replay == NULL) {
+	if (o->repeat != 0 && o->replay == NULL) {
 		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
 		return -EINVAL;
 	}
@@ -366,10 +363,8 @@ load_skips(struct th_search *s, const char *path)
 		char *p = line;
 
 		no++;
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
-					line[n - 1] == '\t'))
-			line[--n] = '\0';
-		while (*p == ' ' || *p == '\t')
+		/* th_mfs_parse() skips white space itself; this only finds blank lines. */
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 			p++;
 		if (*p == '\0' || *p == '#')
 			continue;
@@ -457,7 +452,7 @@ cmd_replay(const struct opts *o)
 	if (sim == NULL)
 		return 2;
 	th_sim_backend(sim, &b);
-	for (r = 0; r < o->repeat; r++) {
+	for (r = 0; r < (o->repeat != 0 ? o->repeat : 1); r++) {
 		rc = th_search_run_one(&b, &o->cfg.mon, &wl, &mean, &v, err, sizeof(err));
 		if (rc == -EINVAL) {
 			fprintf(stderr, "tracehound search: %s: impossible workload on %s: %s\n",
@@ -870,7 +865,7 @@ cmd_eval(struct opts *o)
 		if (is_ok && known != NULL && first != NULL) {
 			const struct cell *an = &cells[TH_SEARCH_ANNEAL];
 			const struct cell *nm = &cells[TH_SEARCH_ANNEAL_NOMFS];
-			double fa = mean_of(an->found_sum, o->seeds);
+			double fa = mean_of(an->found_sum, o->seeds), fr, fb;
 			unsigned kmfs;
 
 			printf("\nprofile %s (%s): %u documented anomalies\n", names[p],
@@ -911,17 +906,14 @@ cmd_eval(struct opts *o)
 					printf(" %5u", cells[a].hits[k]);
 				printf("\n");
 			}
+			fr = fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds), 1e-9);
+			fb = fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9);
 			printf("targets: anneal finds %.0f%% of documented (>= 90%%); "
 			       "anneal/random %.2fx, anneal/bo %.2fx (>= 1.6x)\n",
-				kc != 0 ? 100 * fa / kc : 0,
-				fa / fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds),
-					     1e-9),
-				fa / fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9));
+				kc != 0 ? 100 * fa / kc : 0, fa / fr, fa / fb);
 			/* What no search can beat: every documented anomaly found. */
 			printf("ceiling: all %u documented would be %.2fx random, %.2fx bo\n", kc,
-				kc / fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds),
-					     1e-9),
-				kc / fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9));
+				kc / fr, kc / fb);
 			kmfs = (unsigned)floor(mean_of(nm->found_sum, o->seeds));
 			if (kmfs > 0) {
 				double with = hours_to(an, kmfs, o->seeds);

@@ -25,14 +25,13 @@ no_capture(int argc, char **argv)
 	return 2;
 }
 #define th_cmd_capture no_capture
+#define CAPTURE_SUMMARY "(not in this build: it was built without DPDK)"
+#else
+#define CAPTURE_SUMMARY "decode NFS/RPC traffic from DPDK ports into a per-RPC log"
 #endif
 
 static const struct command commands[] = {
-#ifdef TH_HAVE_CAPTURE
-	{"capture", th_cmd_capture, "decode NFS/RPC traffic from DPDK ports into a per-RPC log"},
-#else
-	{"capture", th_cmd_capture, "(not in this build: it was built without DPDK)"},
-#endif
+	{"capture", th_cmd_capture, CAPTURE_SUMMARY},
 	{"gen", th_cmd_gen, "write a pcap of synthetic NFS traffic and its ground truth"},
 	{"probe", th_cmd_probe, "measure disk random-read latency at queue depth 1"},
 	{"export", th_cmd_export, "merge, filter, anonymise trace segments: text, CSV, JSON"},
