@@ -641,13 +641,14 @@ th_cmd_export(int argc, char **argv)
 	qsort(order, segs.count, sizeof(*order), cmp_seg);
 	for (size_t i = 0; i < segs.count;) {
 		size_t j = i + 1;
+		int kind = order[i]->is_header_ok ? (int)order[i]->hdr.kind : -1;
 
 		/* A segment whose header is unreadable is a chain of its own (and reported). */
 		while (j < segs.count && same_stream(order[i], order[j]))
 			j++;
 		/* RPC records (a decode lcore's) are not what export writes: their segments are
 		 * not read at all, and the progress bar does not wait for them. */
-		if (order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS) {
+		if (kind == TH_SEGMENT_KIND_RPCS) {
 			i = j;
 			continue;
 		}
@@ -657,10 +658,8 @@ th_cmd_export(int argc, char **argv)
 		sources[nchains].next = chain_next;
 		sources[nchains].ctx = &chains[nchains];
 		sources[nchains].rewind = chain_rewind;
-		sources[nchains].is_opens_only =
-			order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_OPENS;
-		sources[nchains].is_names_only =
-			order[i]->is_header_ok && order[i]->hdr.kind == TH_SEGMENT_KIND_NAMES;
+		sources[nchains].is_opens_only = kind == TH_SEGMENT_KIND_OPENS;
+		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES;
 		nchains++;
 		i = j;
 	}

@@ -169,6 +169,20 @@ th_export_anon_load_key(const char *path, uint8_t *key, size_t size, size_t *key
 	return 0;
 }
 
+/* @p out: an address of the input's family made of the first bytes of @p bytes. */
+static void
+put_pseudonym(bool is_v4, const uint8_t *bytes, struct th_addr *out)
+{
+	if (is_v4) {
+		th_addr_set_v4(out, bytes);
+		return;
+	}
+	memcpy(out->b, bytes, 16);
+	/* An IPv6 pseudonym that happens to look IPv4-mapped would change the family. */
+	if (th_addr_is_v4(out))
+		out->b[0] = 0x20;
+}
+
 static void
 prefix_preserving(const struct th_export_anon *a, const struct th_addr *in, struct th_addr *out)
 {
@@ -190,16 +204,7 @@ prefix_preserving(const struct th_export_anon *a, const struct th_addr *in, stru
 		res[i / 8] |= (uint8_t)((in_bit ^ (mac[0] >> 7)) << (7 - i % 8));
 		prefix[i / 8] |= (uint8_t)(in_bit << (7 - i % 8));
 	}
-	if (is_v4) {
-		/* The input's IPv4-mapped prefix, the pseudonym's address. */
-		*out = *in;
-		memcpy(out->b + 12, res, 4);
-	} else {
-		memcpy(out->b, res, 16);
-		/* An IPv6 pseudonym that happens to look IPv4-mapped would change the family. */
-		if (th_addr_is_v4(out))
-			out->b[0] = 0x20;
-	}
+	put_pseudonym(is_v4, res, out);
 }
 
 static void
@@ -209,14 +214,7 @@ flat(const struct th_export_anon *a, const struct th_addr *in, struct th_addr *o
 	uint8_t tag[2] = {'a', is_v4 ? 4 : 6}, mac[TH_EXPORT_SHA256_SIZE];
 
 	th_export_hmac2(&a->key, tag, sizeof(tag), in->b, sizeof(in->b), mac);
-	if (is_v4) {
-		*out = *in;
-		memcpy(out->b + 12, mac, 4);
-	} else {
-		memcpy(out->b, mac, 16);
-		if (th_addr_is_v4(out))
-			out->b[0] = 0x20;
-	}
+	put_pseudonym(is_v4, mac, out);
 }
 
 void

@@ -248,7 +248,6 @@ struct th_export_counters {
 	uint64_t records_out;  /**< records written */
 	uint64_t filtered;     /**< records left out by the filters */
 	uint64_t names_in;     /**< name records read */
-	uint64_t rpcs_skipped; /**< rpc records skipped (export writes opens) */
 	uint64_t out_of_order; /**< records later than the merge window allowed (written late) */
 };
 

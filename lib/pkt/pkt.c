@@ -336,12 +336,6 @@ th_pkt_parse(const uint8_t *frame, uint32_t caplen, enum th_pkt_link link, struc
 	return TH_PKT_NOT_IP;
 }
 
-bool
-th_addr_is_v4(const struct th_addr *a)
-{
-	return memcmp(a->b, th_addr_v4_prefix, sizeof(th_addr_v4_prefix)) == 0;
-}
-
 /* A group without leading zeros, as RFC 5952 wants; printf is too slow for per-op use. */
 static char *
 put_hex16(char *p, uint16_t v)

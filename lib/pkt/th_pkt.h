@@ -116,11 +116,15 @@ struct th_pkt_meta {
 enum th_pkt_status th_pkt_parse(
 	const uint8_t *frame, uint32_t caplen, enum th_pkt_link link, struct th_pkt_meta *m);
 
-/** True when @p a is an IPv4-mapped address. */
-bool th_addr_is_v4(const struct th_addr *a);
-
 /** The first 12 bytes of an IPv4-mapped address (::ffff:a.b.c.d, RFC 4291 2.5.5.2). */
 extern const uint8_t th_addr_v4_prefix[12];
+
+/** True when @p a is an IPv4-mapped address (inline: export asks per record and host). */
+static inline bool
+th_addr_is_v4(const struct th_addr *a)
+{
+	return memcmp(a->b, th_addr_v4_prefix, sizeof(th_addr_v4_prefix)) == 0;
+}
 
 /** Make @p a the IPv4-mapped form of the 4 bytes at @p ip. */
 static inline void

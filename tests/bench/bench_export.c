@@ -74,9 +74,7 @@ file_fh(uint64_t f, uint8_t *fh, uint8_t *fh_len)
 static void
 server_of(uint64_t v, struct th_addr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->b[10] = a->b[11] = 0xff;
-	a->b[12] = 10, a->b[15] = (uint8_t)(1 + v % 4);
+	th_addr_set_v4(a, (const uint8_t[4]){10, 0, 0, (uint8_t)(1 + v % 4)});
 }
 
 /* Open i of stream s: an hour of trace in all, a few hundred clients, 8-32-byte handles;

@@ -35,7 +35,7 @@ struct mem {
 	int fail_rc;         /* returned at fail_at; 0: none */
 	unsigned int fail_at;
 	bool is_names_only; /* passed on to the source */
-	unsigned int reads; /* records returned, over all passes */
+	unsigned int reads; /* records returned, over all passes of one run() */
 };
 
 static int
@@ -143,6 +143,7 @@ run(const struct th_export_config *c, struct mem **mems, unsigned int count,
 
 	for (unsigned int i = 0; i < count; i++) {
 		mems[i]->i = 0;
+		mems[i]->reads = 0;
 		src[i] = src_of(mems[i]);
 	}
 	assert_int_equal(th_export_run(c, src, count, out, err, ctr), 0);
@@ -476,7 +477,6 @@ test_names_only_stream(void **state)
 	free(out);
 	free(err);
 
-	n.reads = 0;
 	cfg.format = TH_EXPORT_FORMAT_TEXT;
 	out = run(&cfg, mems, 2, &ctr, &err);
 	assert_int_equal(n.reads, 2);
