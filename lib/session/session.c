@@ -306,13 +306,15 @@ client_find(const struct th_sess_table *t, const struct th_addr *a)
 	return NIL;
 }
 
-/* Add a client that client_find() did not find. NIL when every entry holds state. */
+/* The client's index, added when new. NIL when every entry holds state. */
 static uint32_t
-client_add(struct th_sess_table *t, const struct th_addr *a)
+client_get(struct th_sess_table *t, const struct th_addr *a)
 {
-	uint32_t i, b;
+	uint32_t i = client_find(t, a), b;
 	struct client *c;
 
+	if (i != NIL)
+		return i;
 	if (t->clients_used < t->cfg.clients) {
 		i = t->clients_used++;
 	} else {
@@ -339,15 +341,6 @@ client_add(struct th_sess_table *t, const struct th_addr *a)
 	t->client_bucket[b] = i;
 	LIST_PUSH(t->clients, &t->client_idle, i);
 	return i;
-}
-
-/* The client's index, added when new. NIL when every entry holds state. */
-static uint32_t
-client_get(struct th_sess_table *t, const struct th_addr *a)
-{
-	uint32_t i = client_find(t, a);
-
-	return i != NIL ? i : client_add(t, a);
 }
 
 static void
@@ -1112,9 +1105,12 @@ write_open(struct th_sess_table *t, uint32_t i, uint32_t p, uint32_t file, uint3
 	return i != NIL ? i : sess_new(t, file, client, op, SK_WRITE);
 }
 
-/* SETATTR-truncate or CREATE: joins a write open that moved no data yet, else opens. */
-static void
-do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
+/*
+ * The write open a SETATTR-truncate, CREATE or touch belongs to: one that
+ * moved no data yet, else a new one (an earlier write was its own open).
+ */
+static uint32_t
+write_join(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
 {
 	uint32_t i = open_find(t, file, client, op, SK_WRITE);
 
@@ -1122,8 +1118,14 @@ do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const st
 		sess_close(t, i);
 		i = NIL;
 	}
-	i = write_open(t, i, sess_find(t, file, client, op->uid, SK_PENDING), file, client, op);
-	sess_add_meta(t, i, op);
+	return write_open(t, i, sess_find(t, file, client, op->uid, SK_PENDING), file, client, op);
+}
+
+/* SETATTR-truncate or CREATE: joins a write open that moved no data yet, else opens. */
+static void
+do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
+{
+	sess_add_meta(t, write_join(t, file, client, op), op);
 }
 
 /* The op's attributes say the object is an empty regular file. */
@@ -1414,15 +1416,11 @@ is_touch(const struct th_sess_table *t, const struct th_sess_op *op)
 static void
 do_touch(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
 {
-	uint32_t i = open_find(t, file, client, op, SK_WRITE);
+	uint32_t i;
 
 	t->ctr.touch_opens++;
-	/* Only the CREATE of this touch is joined; an earlier write was its own open. */
-	if (i != NIL && is_write_done(&t->sess[i])) {
-		sess_close(t, i);
-		i = NIL;
-	}
-	i = write_open(t, i, sess_find(t, file, client, op->uid, SK_PENDING), file, client, op);
+	/* Only the CREATE of this touch is joined. */
+	i = write_join(t, file, client, op);
 	/* touch closes the file at once: a later truncate or touch is another open. */
 	t->sess[i].flags |= SF_TOUCHED;
 	sess_add_meta(t, i, op);
@@ -1527,10 +1525,7 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
 		t->ctr.ops_ignored++;
 		return true;
 	}
-	if (file == NIL || client == NIL)
-		goto normal;
-	i = sess_find(t, file, client, 0, SK_HIST);
-	if (i != NIL) {
+	if (file != NIL && client != NIL && (i = sess_find(t, file, client, 0, SK_HIST)) != NIL) {
 		last = kind == SK_WRITE ? t->sess[i].next_off : t->sess[i].last_ns;
 		if (last != 0 && op->call_ns <= last + t->cfg.confirm_ns) {
 			t->ctr.no_reply_reported++;
@@ -1538,7 +1533,6 @@ do_no_reply(struct th_sess_table *t, const struct th_sess_op *op)
 			return true;
 		}
 	}
-normal:
 	if (op->kind == TH_SESS_READ || op->kind == TH_SESS_WRITE)
 		t->ctr.no_reply_opens++;
 	return false;
