@@ -27,6 +27,12 @@ th_export_format_parse(const char *s)
 	return -EINVAL;
 }
 
+const char *
+th_export_format_name(enum th_export_format f)
+{
+	return (unsigned)f < TH_EXPORT_FORMAT_COUNT ? format_names[f] : "?";
+}
+
 int
 th_export_net_parse(const char *s, struct th_export_net *out)
 {

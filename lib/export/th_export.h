@@ -200,6 +200,9 @@ enum th_export_format {
 /** Parse "text", "csv", "json"/"jsonl". @return the format or -EINVAL. */
 int th_export_format_parse(const char *s);
 
+/** "text", "csv" or "json" (what th_export_format_parse() reads back). */
+const char *th_export_format_name(enum th_export_format f);
+
 /** An address with a prefix length (a filter on server or client). */
 struct th_export_net {
 	struct th_addr addr;

@@ -201,12 +201,16 @@ mem_rewind(void *ctx)
 	return 0;
 }
 
-static const char *
-format_name(int format)
+/* A fresh pseudonym table in @p c (every export starts with an empty one); exits when none. */
+static void
+fresh_anon(struct th_export_config *c, const char *key, size_t key_size, bool is_prefix)
 {
-	return format == TH_EXPORT_FORMAT_CSV    ? "csv"
-	       : format == TH_EXPORT_FORMAT_JSON ? "json"
-						 : "text";
+	th_export_anon_free(c->anon);
+	c->anon = th_export_anon_create(key, key_size, is_prefix);
+	if (c->anon == NULL) {
+		fprintf(stderr, "bench_export: cannot create the pseudonym table\n");
+		exit(1);
+	}
 }
 
 int
@@ -338,18 +342,12 @@ main(int argc, char **argv)
 	if (is_anon) {
 		mode = is_prefix ? "anonymised, prefix-preserving" : "anonymised";
 		printf("SHA-256: %s\n", th_export_sha256_engine());
-		c.anon = th_export_anon_create(key, sizeof(key) - 1, is_prefix);
-		if (c.anon == NULL)
-			return 1;
 	}
 	for (unsigned int r = 0; r < runs; r++) {
 		double dt;
 
-		/* A fresh pseudonym cache per run, as every export starts with. */
-		if (is_anon && r > 0) {
-			th_export_anon_free(c.anon);
-			c.anon = th_export_anon_create(key, sizeof(key) - 1, is_prefix);
-		}
+		if (is_anon)
+			fresh_anon(&c, key, sizeof(key) - 1, is_prefix);
 		for (unsigned int i = 0; i < nseg; i++) {
 			unsigned int kind;
 
@@ -369,7 +367,8 @@ main(int argc, char **argv)
 			th_segment_reader_close(segs[i].r);
 		printf("export to %s (%s), from %u segments: %llu records in %.3f s = %.2f M "
 		       "records/s\n",
-			format_name(format), mode, nseg, (unsigned long long)ctr.records_out, dt,
+			th_export_format_name((enum th_export_format)format), mode, nseg,
+			(unsigned long long)ctr.records_out, dt,
 			(double)ctr.records_out / dt / 1e6);
 		if ((double)ctr.records_out / dt > best)
 			best = (double)ctr.records_out / dt;
@@ -411,13 +410,12 @@ main(int argc, char **argv)
 			src[s].is_opens_only = s < streams;
 			src[s].is_names_only = s == streams;
 		}
-		if (is_anon) {
-			th_export_anon_free(c.anon);
-			c.anon = th_export_anon_create(key, sizeof(key) - 1, is_prefix);
-		}
+		if (is_anon)
+			fresh_anon(&c, key, sizeof(key) - 1, is_prefix);
 		t0 = now();
 		th_export_run(&c, src, streams + 1, null_out, stderr, &ctr);
-		printf("merge + %s only, from memory: %.2f M records/s\n", format_name(format),
+		printf("merge + %s only, from memory: %.2f M records/s\n",
+			th_export_format_name((enum th_export_format)format),
 			(double)ctr.records_out / (now() - t0) / 1e6);
 		free(names);
 		free(v);
