@@ -25,10 +25,13 @@
  *    inside the MFS must trigger too. One that does not names a missing
  *    condition: walk from the reduced point toward it one feature at a time;
  *    the step that stops the anomaly is the feature to bound and add.
- * 5. A reduction move of an enumerated feature can cross into a neighbouring
+ * 5. Split: an enumerated condition with several values holds one cause
+ *    only if no value needs less than the reduced point's (split_causes()).
+ * 6. A reduction move of an enumerated feature can cross into a neighbouring
  *    cause (UD SEND moved to RC, where another anomaly fires): the MFS then
  *    excludes the trigger's own value. That MFS goes to the caller as a
- *    second cause, and 1-4 run again with the crossed feature kept.
+ *    second cause, and 1-5 run again with the crossed feature kept and the
+ *    other cause's values left out.
  *
  * About 30-50 experiments per anomaly (reduce 9, bound 20, benign values 3,
  * verify 8 on F), 50-80 after a crossing. Repeated points come from a cache.
@@ -54,6 +57,7 @@ struct extract {
 	void *ctx;
 	enum th_symptom s;
 	const struct th_wl *trigger; /* the point the extraction started from */
+	uint32_t deny[TH_F__COUNT];  /* values of a neighbouring cause: never joined */
 	int runs;        /* oracle calls, failed ones included */
 	unsigned cached; /* entries written to cache[], ring after CACHE_SIZE */
 	struct th_wl cache[CACHE_SIZE];
@@ -158,6 +162,10 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 
 		if (i == cur)
 			continue;
+		if (x->deny[f] & (1u << i)) {
+			missed = true;
+			continue;
+		}
 		th_wl_set_enum_index(&w, f, i);
 		if (th_wl_check(&w, x->l, NULL, 0) != 0) {
 			if (th_wl_repair(&w, f, x->l) != 0)
@@ -867,6 +875,164 @@ verify(struct extract *x, const struct th_wl *r, const struct th_wl *trig, struc
 }
 
 /*
+ * @p w with numeric condition @p g of @p m broken: the nearest grid value
+ * outside the bounds when @p is_far is false, the farthest otherwise (the
+ * pattern: its largest request past msg_max, else its smallest below
+ * msg_min). False when no valid point lies outside.
+ */
+static bool
+outside(const struct extract *x, const struct th_wl *w, const struct th_mfs *m, enum th_feat g,
+	bool is_far, struct th_wl *out)
+{
+	const struct th_range *r = g == TH_F_MSG ? &m->msg_max : &m->range[g];
+	uint64_t v[TH_WL_GRID_MAX];
+	unsigned n = th_wl_grid(g, w, x->l, v, TH_WL_GRID_MAX), side, i;
+
+	for (side = 0; side < 2; side++) {
+		if (g == TH_F_MSG && side == 1)
+			r = &m->msg_min;
+		for (i = 0; i < n; i++) {
+			/* nearest first: up from the bound above, down below */
+			unsigned k = (side == 0) != is_far ? i : n - 1 - i; /* is_far: reversed */
+			uint64_t u = v[k];
+
+			if (side == 0 ? u <= r->hi : u >= r->lo)
+				continue;
+			if (g == TH_F_MSG) {
+				make_pattern(w, side == 0 ? th_wl_msg_min(w) : u,
+					side == 0 ? u : th_wl_msg_max(w), out);
+			} else {
+				*out = *w;
+				th_wl_set(out, g, u);
+			}
+			if (th_wl_check(out, x->l, NULL, 0) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* @p w with numeric feature @p g at the end of its grid farther from @p w's value. */
+static bool
+far_end(const struct extract *x, const struct th_wl *w, enum th_feat g, struct th_wl *out)
+{
+	uint64_t v[TH_WL_GRID_MAX], cur = th_wl_get(w, g);
+	unsigned n = th_wl_grid(g, w, x->l, v, TH_WL_GRID_MAX);
+
+	if (n == 0)
+		return false;
+	*out = *w;
+	th_wl_set(out, g, cur - v[0] > v[n - 1] - cur ? v[0] : v[n - 1]);
+	if (th_wl_check(out, x->l, NULL, 0) != 0 && th_wl_repair(out, g, x->l) != 0)
+		return false;
+	return !th_wl_equal(out, w);
+}
+
+/* Numeric features other than the pattern that @p m leaves free. */
+static bool
+is_free_num(const struct th_mfs *m, unsigned g)
+{
+	return !th_feat_is_enum((enum th_feat)g) && g != TH_F_MSG && !(m->feats & (1u << g));
+}
+
+/* @p r with enumerated feature @p f at value @p v, dependents repaired. */
+static bool
+with_value(
+	const struct extract *x, const struct th_wl *r, enum th_feat f, unsigned v, struct th_wl *w)
+{
+	*w = *r;
+	th_wl_set_enum_index(w, f, v);
+	return th_wl_check(w, x->l, NULL, 0) == 0 || th_wl_repair(w, f, x->l) == 0;
+}
+
+/*
+ * Whether value @p v of @p f shows the symptom with one of @p m's numeric
+ * conditions broken, near its bound and far from it: then @p v needs less
+ * than @p r's value does, a cause of its own.
+ */
+static bool
+needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enum th_feat f,
+	unsigned v)
+{
+	struct th_wl w, near, far;
+	unsigned g;
+
+	if (!with_value(x, r, f, v, &w))
+		return false;
+	for (g = 0; g < TH_F__COUNT; g++)
+		if (!th_feat_is_enum((enum th_feat)g) && (m->feats & (1u << g)) &&
+			outside(x, &w, m, (enum th_feat)g, false, &near) &&
+			outside(x, &w, m, (enum th_feat)g, true, &far) &&
+			try(x, &near) == TRY_HIT && try(x, &far) == TRY_HIT)
+			return true;
+	return false;
+}
+
+/*
+ * The reduced point's value may need a condition the MFS lacks because a
+ * benign value meets it (H#17's small batches: the reduction moved
+ * wqe_batch to 1 and kept it there). The trigger's own value @p v, when it
+ * differs, is checked against each such free feature: one run with all of
+ * them at their far ends settles most MFS; otherwise, per feature, where
+ * the reduced point misses at the far end and @p v still shows the symptom,
+ * @p v leaves the set and the condition is measured for what stays.
+ */
+static void
+split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_feat f, unsigned v)
+{
+	struct th_wl all = *r, far, w, wf;
+	unsigned g;
+
+	for (g = 0; g < TH_F__COUNT; g++)
+		if (is_free_num(m, g) && far_end(x, &all, (enum th_feat)g, &far))
+			all = far;
+	if ((!th_wl_equal(&all, r) && try(x, &all) == TRY_HIT) || !with_value(x, r, f, v, &w))
+		return;
+	for (g = 0; g < TH_F__COUNT; g++) {
+		if (!is_free_num(m, g) || !far_end(x, r, (enum th_feat)g, &far) ||
+			try(x, &far) != TRY_MISS || !far_end(x, &w, (enum th_feat)g, &wf) ||
+			try(x, &wf) != TRY_HIT)
+			continue;
+		m->set[f] &= ~(1u << v);
+		add_condition(x, r, (enum th_feat)g, m);
+		return;
+	}
+}
+
+/*
+ * An enumerated condition that admits several values claims one cause for
+ * all of them, but what probe_enum() checked was measured before later
+ * rounds, tightening and the benign-value runs added conditions, at the
+ * reduced point's value only. A value that needs less than that value
+ * (H#15's UD SENDs pause in batches of any size, H#17's RC SENDs only in
+ * small ones) is a cause of its own and leaves the set: one MFS for both
+ * would cover, and hide from the search, the points of the cause that needs
+ * more. When the trigger's own value leaves, th_mfs_extract() reports the
+ * rest as a second cause and extracts the trigger's own. Runs only for
+ * conditions with several values.
+ */
+static void
+split_causes(struct extract *x, const struct th_wl *r, struct th_mfs *m)
+{
+	unsigned f, v;
+
+	for (f = 0; f < TH_F__COUNT; f++) {
+		unsigned cur = th_wl_enum_index(r, (enum th_feat)f);
+		unsigned own = th_wl_enum_index(x->trigger, (enum th_feat)f);
+
+		if (!th_feat_is_enum((enum th_feat)f) || !(m->feats & (1u << f)) ||
+			__builtin_popcount(m->set[f]) < 2)
+			continue;
+		if (own != cur && (m->set[f] & (1u << own)))
+			split_free(x, r, m, (enum th_feat)f, own);
+		for (v = 0; v < th_feat_value_count((enum th_feat)f); v++)
+			if (v != cur && (m->set[f] & (1u << v)) &&
+				needs_less(x, r, m, (enum th_feat)f, v))
+				m->set[f] &= ~(1u << v);
+	}
+}
+
+/*
  * One extraction from @p trigger into @p out; @p red gets the reduced point
  * (it triggered when last moved). Features in @p pinned never move to a
  * benign value: they are kept and bounded like any feature that could not.
@@ -898,6 +1064,7 @@ extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, st
 	}
 	check_benign_enums(x, red, kept, out);
 	verify(x, red, trigger, out);
+	split_causes(x, red, out);
 }
 
 int
@@ -908,6 +1075,7 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	struct extract *x;
 	struct th_wl red;
 	uint32_t crossed;
+	unsigned f;
 	int runs;
 
 	if (side != NULL)
@@ -934,7 +1102,9 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * the reduced point; the trigger's own comes from a second pass that
 	 * keeps those features where the trigger has them. Widening the first
 	 * MFS to the trigger instead would join both causes into one that
-	 * holds for neither (and hide #6 behind #2's trigger).
+	 * holds for neither (and hide #6 behind #2's trigger). The second pass
+	 * never takes the first cause's values back in: they showed a cause
+	 * of their own there (H#17's RC beside H#15's UD trigger).
 	 */
 	crossed = th_mfs_failing(out, trigger) & th_feat_enum_mask();
 	if (crossed != 0) {
@@ -944,6 +1114,9 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 			side->at = red;
 			side->is_set = true;
 		}
+		for (f = 0; f < TH_F__COUNT; f++)
+			if (crossed & (1u << f))
+				x->deny[f] = out->set[f];
 		extract_pass(x, trigger, crossed, out, &red);
 	}
 	/*

@@ -240,7 +240,8 @@ test_sge_and_sets(void **state)
 	t.sge = 8;
 	t.msg[0] = 16384;
 	t.msg[1] = 65536;
-	extract(&o, &t, "pause: dir=bidi|loopback mtu=2048|4096 sge>=2 msg_min>=16384", 40);
+	/* 2 of the 42: bidi and 2048 once more each, sge below its bound (split_causes()) */
+	extract(&o, &t, "pause: dir=bidi|loopback mtu=2048|4096 sge>=2 msg_min>=16384", 42);
 }
 
 /* GPU memory with loopback: only enumerated conditions, few experiments. */
@@ -491,6 +492,49 @@ test_neighbour_value_not_taken_in(void **state)
 	assert_false(th_mfs_covers(&m, &w));
 }
 
+/*
+ * The same two rules, from a UD trigger that meets both: small batches, so
+ * RC fires at the trigger's own values too and passes every check of a
+ * single value. The batch bound the RC rule needs is one the UD rule lacks
+ * (UD still fires in batches of 256): two causes, one MFS each, and neither
+ * covers the other's region. Before split_causes(), this extraction gave
+ * "qp_type=RC|UD wq_depth>=512 qp_count>=64", which covers the RC rule's
+ * points and kept the search from ever recording it.
+ */
+static void
+test_shared_trigger_split_by_cause(void **state)
+{
+	struct oracle o = {p_ud_deep_or_rc_small, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs_side side;
+	struct th_wl t, w;
+	struct th_mfs m;
+	char text[512];
+	int n;
+
+	(void)state;
+	assert_int_equal(th_wl_parse("mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 "
+				     "wqe_batch=2 sge=1 wq_depth=2048 qp_count=64 mr_count=64 "
+				     "mr_size=1048576 msg=64",
+				 &t, NULL, 0),
+		0);
+	w = t;
+	w.qp_type = TH_QP_RC;
+	assert_true(p_ud_deep(&t) && p_rc_small_batch(&w));
+	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, &side, NULL);
+	assert_true(n > 0);
+	assert_int_equal(o.invalid, 0);
+	th_mfs_format(&m, text, sizeof(text));
+	print_message("own cause   %s (%d experiments)\n", text, n);
+	assert_string_equal(text, "pause: qp_type=UD wq_depth>=512 qp_count>=32");
+	assert_true(side.is_set);
+	th_mfs_format(&side.mfs, text, sizeof(text));
+	print_message("other cause %s\n", text);
+	assert_string_equal(
+		text, "pause: qp_type=RC opcode=SEND wqe_batch<=16 wq_depth>=512 qp_count>=64");
+	assert_false(th_mfs_covers(&m, &w));
+	assert_false(th_mfs_covers(&side.mfs, &t));
+}
+
 static void
 test_crossing_reports_the_other_cause(void **state)
 {
@@ -662,6 +706,7 @@ main(void)
 		cmocka_unit_test(test_other_anomaly_does_not_widen_a_set),
 		cmocka_unit_test(test_crossing_reports_the_other_cause),
 		cmocka_unit_test(test_neighbour_value_not_taken_in),
+		cmocka_unit_test(test_shared_trigger_split_by_cause),
 		cmocka_unit_test(test_random_triggers_of_overlapping_rules),
 	};
 
