@@ -492,6 +492,22 @@ test_neighbour_value_not_taken_in(void **state)
 	assert_false(th_mfs_covers(&m, &w));
 }
 
+/* Extract from @p t, which lies where two causes meet: @p own and @p other get both MFS. */
+static void
+extract_two(struct oracle *o, const struct th_wl *t, struct th_mfs *m, struct th_mfs_side *side,
+	char *own, char *other)
+{
+	int n = th_mfs_extract(t, o->s, &lim, run, o, m, side, NULL);
+
+	assert_true(n > 0);
+	assert_int_equal(o->invalid, 0);
+	th_mfs_format(m, own, 512);
+	print_message("own cause   %s (%d experiments)\n", own, n);
+	assert_true(side->is_set);
+	th_mfs_format(&side->mfs, other, 512);
+	print_message("other cause %s\n", other);
+}
+
 /*
  * The same two rules, from a UD trigger that meets both: small batches, so
  * RC fires at the trigger's own values too and passes every check of a
@@ -508,8 +524,7 @@ test_shared_trigger_split_by_cause(void **state)
 	struct th_mfs_side side;
 	struct th_wl t, w;
 	struct th_mfs m;
-	char text[512];
-	int n;
+	char own[512], other[512];
 
 	(void)state;
 	assert_int_equal(th_wl_parse("mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 "
@@ -520,17 +535,10 @@ test_shared_trigger_split_by_cause(void **state)
 	w = t;
 	w.qp_type = TH_QP_RC;
 	assert_true(p_ud_deep(&t) && p_rc_small_batch(&w));
-	n = th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, &side, NULL);
-	assert_true(n > 0);
-	assert_int_equal(o.invalid, 0);
-	th_mfs_format(&m, text, sizeof(text));
-	print_message("own cause   %s (%d experiments)\n", text, n);
-	assert_string_equal(text, "pause: qp_type=UD wq_depth>=512 qp_count>=32");
-	assert_true(side.is_set);
-	th_mfs_format(&side.mfs, text, sizeof(text));
-	print_message("other cause %s\n", text);
+	extract_two(&o, &t, &m, &side, own, other);
+	assert_string_equal(own, "pause: qp_type=UD wq_depth>=512 qp_count>=32");
 	assert_string_equal(
-		text, "pause: qp_type=RC opcode=SEND wqe_batch<=16 wq_depth>=512 qp_count>=64");
+		other, "pause: qp_type=RC opcode=SEND wqe_batch<=16 wq_depth>=512 qp_count>=64");
 	assert_false(th_mfs_covers(&m, &w));
 	assert_false(th_mfs_covers(&side.mfs, &t));
 }
@@ -545,20 +553,12 @@ test_crossing_reports_the_other_cause(void **state)
 		.msg = {256, 1024}};
 	struct th_mfs_side side;
 	struct th_mfs m;
-	char text[512];
-	int n;
+	char own[512], text[512];
 
 	(void)state;
 	assert_true(p_ud_small(&t) && !p_rc_small(&t));
-	n = th_mfs_extract(&t, TH_SYM_LOW_TPUT, &lim, run, &o, &m, &side, NULL);
-	assert_true(n > 0);
-	assert_int_equal(o.invalid, 0);
-	th_mfs_format(&m, text, sizeof(text));
-	print_message("own cause   %s (%d experiments)\n", text, n);
-	assert_string_equal(text, "low_tput: qp_type=UD wqe_batch<=8 wq_depth>=1024 qp_count>=16");
-	assert_true(side.is_set);
-	th_mfs_format(&side.mfs, text, sizeof(text));
-	print_message("other cause %s\n", text);
+	extract_two(&o, &t, &m, &side, own, text);
+	assert_string_equal(own, "low_tput: qp_type=UD wqe_batch<=8 wq_depth>=1024 qp_count>=16");
 	/*
 	 * The RC rule's conditions as its own extraction would give them, less
 	 * any a benign value meets (wqe_batch went to 1 on the way, so its upper
