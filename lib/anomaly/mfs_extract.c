@@ -912,7 +912,7 @@ outside(const struct extract *x, const struct th_wl *w, const struct th_mfs *m, 
 	return false;
 }
 
-/* @p w with numeric feature @p g at the end of its grid farther from @p w's value. */
+/* @p w with numeric feature @p g at the end of its grid farther (log scale) from @p w's value. */
 static bool
 far_end(const struct extract *x, const struct th_wl *w, enum th_feat g, struct th_wl *out)
 {
@@ -922,7 +922,7 @@ far_end(const struct extract *x, const struct th_wl *w, enum th_feat g, struct t
 	if (n == 0)
 		return false;
 	*out = *w;
-	th_wl_set(out, g, cur - v[0] > v[n - 1] - cur ? v[0] : v[n - 1]);
+	th_wl_set(out, g, ratio(cur, v[0]) > ratio(cur, v[n - 1]) ? v[0] : v[n - 1]);
 	if (th_wl_check(out, x->l, NULL, 0) != 0 && th_wl_repair(out, g, x->l) != 0)
 		return false;
 	return !th_wl_equal(out, w);
