@@ -134,15 +134,22 @@ is_same_cause(struct extract *x, const struct th_wl *w, uint32_t others)
  * UD trigger, whose own requests are large. Taking RC into H#15's MFS would
  * make the search skip H#17's region.
  */
+/* @p r with enumerated feature @p f at value @p v, dependents repaired. */
+static bool
+with_value(
+	const struct extract *x, const struct th_wl *r, enum th_feat f, unsigned v, struct th_wl *w)
+{
+	*w = *r;
+	th_wl_set_enum_index(w, f, v);
+	return th_wl_check(w, x->l, NULL, 0) == 0 || th_wl_repair(w, f, x->l) == 0;
+}
+
 static bool
 holds_at_trigger(struct extract *x, enum th_feat f, unsigned i)
 {
-	struct th_wl w = *x->trigger;
+	struct th_wl w;
 
-	if (th_wl_enum_index(&w, f) == i)
-		return true;
-	th_wl_set_enum_index(&w, f, i);
-	if (th_wl_check(&w, x->l, NULL, 0) != 0 && th_wl_repair(&w, f, x->l) != 0)
+	if (th_wl_enum_index(x->trigger, f) == i || !with_value(x, x->trigger, f, i, &w))
 		return true;
 	return try(x, &w) != TRY_MISS;
 }
@@ -935,26 +942,18 @@ is_free_num(const struct th_mfs *m, unsigned g)
 	return !th_feat_is_enum((enum th_feat)g) && g != TH_F_MSG && !(m->feats & (1u << g));
 }
 
-/* @p r with enumerated feature @p f at value @p v, dependents repaired. */
-static bool
-with_value(
-	const struct extract *x, const struct th_wl *r, enum th_feat f, unsigned v, struct th_wl *w)
-{
-	*w = *r;
-	th_wl_set_enum_index(w, f, v);
-	return th_wl_check(w, x->l, NULL, 0) == 0 || th_wl_repair(w, f, x->l) == 0;
-}
-
 /*
  * Whether value @p v of @p f shows the symptom with one of @p m's numeric
- * conditions broken, near its bound and far from it: then @p v needs less
- * than @p r's value does, a cause of its own.
+ * conditions broken, near its bound and far from it, where @p r (another
+ * value) stops just past the bound: then @p v needs less than @p r's value
+ * does, a cause of its own. A bound @p r does not stop at (one widened to
+ * the trigger, or pinned) says nothing.
  */
 static bool
 needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enum th_feat f,
 	unsigned v)
 {
-	struct th_wl w, near, far;
+	struct th_wl w, near, far, r_near;
 	unsigned g;
 
 	if (!with_value(x, r, f, v, &w))
@@ -963,7 +962,9 @@ needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enu
 		if (!th_feat_is_enum((enum th_feat)g) && (m->feats & (1u << g)) &&
 			outside(x, &w, m, (enum th_feat)g, false, &near) &&
 			outside(x, &w, m, (enum th_feat)g, true, &far) &&
-			try(x, &near) == TRY_HIT && try(x, &far) == TRY_HIT)
+			outside(x, r, m, (enum th_feat)g, false, &r_near) &&
+			try(x, &near) == TRY_HIT && try(x, &far) == TRY_HIT &&
+			try(x, &r_near) == TRY_MISS)
 			return true;
 	return false;
 }
@@ -974,13 +975,15 @@ needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enu
  * wqe_batch to 1 and kept it there). The trigger's own value @p v, when it
  * differs, is checked against each such free feature: one run with all of
  * them at their far ends settles most MFS; otherwise, per feature, where
- * the reduced point misses at the far end and @p v still shows the symptom,
- * @p v leaves the set and the condition is measured for what stays.
+ * the reduced point misses at the far end (moved dependents still inside
+ * the MFS), @p v still shows the symptom there, and a bound on the feature
+ * is measured at @p r, @p v leaves the set and the bound joins the MFS.
  */
 static void
 split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_feat f, unsigned v)
 {
-	struct th_wl all = *r, far, w, wf;
+	struct th_wl all = *r, far, w, wf, base;
+	struct th_mfs t;
 	unsigned g;
 
 	for (g = 0; g < TH_F__COUNT; g++)
@@ -990,11 +993,17 @@ split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_f
 		return;
 	for (g = 0; g < TH_F__COUNT; g++) {
 		if (!is_free_num(m, g) || !far_end(x, r, (enum th_feat)g, &far) ||
-			try(x, &far) != TRY_MISS || !far_end(x, &w, (enum th_feat)g, &wf) ||
-			try(x, &wf) != TRY_HIT)
+			th_mfs_failing(m, &far) != 0 || try(x, &far) != TRY_MISS ||
+			!far_end(x, &w, (enum th_feat)g, &wf) || try(x, &wf) != TRY_HIT)
+			continue;
+		memset(&t, 0, sizeof(t));
+		base = *r;
+		probe_num(x, &base, (enum th_feat)g, MOVE_NONE, NO_MISS, &t);
+		if (!(t.feats & (1u << g)))
 			continue;
 		m->set[f] &= ~(1u << v);
-		add_condition(x, r, (enum th_feat)g, m);
+		m->feats |= 1u << g;
+		m->range[g] = t.range[g];
 		return;
 	}
 }
@@ -1008,11 +1017,12 @@ split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_f
  * small ones) is a cause of its own and leaves the set: one MFS for both
  * would cover, and hide from the search, the points of the cause that needs
  * more. When the trigger's own value leaves, th_mfs_extract() reports the
- * rest as a second cause and extracts the trigger's own. Runs only for
- * conditions with several values.
+ * rest as a second cause and extracts the trigger's own; in that second
+ * pass (@p keep_own) the trigger's value stays, since the MFS is widened to
+ * the trigger anyway. Runs only for conditions with several values.
  */
 static void
-split_causes(struct extract *x, const struct th_wl *r, struct th_mfs *m)
+split_causes(struct extract *x, const struct th_wl *r, bool keep_own, struct th_mfs *m)
 {
 	unsigned f, v;
 
@@ -1023,10 +1033,10 @@ split_causes(struct extract *x, const struct th_wl *r, struct th_mfs *m)
 		if (!th_feat_is_enum((enum th_feat)f) || !(m->feats & (1u << f)) ||
 			__builtin_popcount(m->set[f]) < 2)
 			continue;
-		if (own != cur && (m->set[f] & (1u << own)))
+		if (own != cur && (m->set[f] & (1u << own)) && !keep_own)
 			split_free(x, r, m, (enum th_feat)f, own);
 		for (v = 0; v < th_feat_value_count((enum th_feat)f); v++)
-			if (v != cur && (m->set[f] & (1u << v)) &&
+			if (v != cur && (m->set[f] & (1u << v)) && !(keep_own && v == own) &&
 				needs_less(x, r, m, (enum th_feat)f, v))
 				m->set[f] &= ~(1u << v);
 	}
@@ -1064,7 +1074,7 @@ extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, st
 	}
 	check_benign_enums(x, red, kept, out);
 	verify(x, red, trigger, out);
-	split_causes(x, red, out);
+	split_causes(x, red, pinned != 0, out);
 }
 
 int
@@ -1108,15 +1118,17 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 */
 	crossed = th_mfs_failing(out, trigger) & th_feat_enum_mask();
 	if (crossed != 0) {
-		if (side != NULL && th_mfs_covers(out, &red)) {
-			side->mfs = *out;
-			th_mfs_drop_void(&side->mfs, l);
-			side->at = red;
-			side->is_set = true;
+		if (th_mfs_covers(out, &red)) {
+			if (side != NULL) {
+				side->mfs = *out;
+				th_mfs_drop_void(&side->mfs, l);
+				side->at = red;
+				side->is_set = true;
+			}
+			for (f = 0; f < TH_F__COUNT; f++)
+				if (crossed & (1u << f))
+					x->deny[f] = out->set[f];
 		}
-		for (f = 0; f < TH_F__COUNT; f++)
-			if (crossed & (1u << f))
-				x->deny[f] = out->set[f];
 		extract_pass(x, trigger, crossed, out, &red);
 	}
 	/*

@@ -240,8 +240,8 @@ test_sge_and_sets(void **state)
 	t.sge = 8;
 	t.msg[0] = 16384;
 	t.msg[1] = 65536;
-	/* 2 of the 42: bidi and 2048 once more each, sge below its bound (split_causes()) */
-	extract(&o, &t, "pause: dir=bidi|loopback mtu=2048|4096 sge>=2 msg_min>=16384", 42);
+	/* 2 of the 41: bidi and 2048 with msg_min below its bound (split_causes()) */
+	extract(&o, &t, "pause: dir=bidi|loopback mtu=2048|4096 sge>=2 msg_min>=16384", 41);
 }
 
 /* GPU memory with loopback: only enumerated conditions, few experiments. */
@@ -543,6 +543,120 @@ test_shared_trigger_split_by_cause(void **state)
 	assert_false(th_mfs_covers(&side.mfs, &t));
 }
 
+/*
+ * Remote and GPU memory pause alike, except over 16-64 QPs. Verification
+ * pins qp_count and widening stretches it to the trigger's 1536, a bound
+ * the reduced point does not stop at either: breaking it says nothing
+ * about which value needs what, and neither value may leave the set
+ * (split_causes() once dropped "remote" here from 84 of 200 triggers).
+ */
+static bool
+p_far_memory(const struct th_wl *w)
+{
+	return (w->mem == TH_MEM_REMOTE || w->mem == TH_MEM_GPU) &&
+	       !(w->qp_count >= 16 && w->qp_count <= 64);
+}
+
+static void
+test_stale_bound_splits_nothing(void **state)
+{
+	struct oracle o = {p_far_memory, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs m;
+	struct th_wl t;
+	char text[512];
+
+	(void)state;
+	assert_int_equal(th_wl_parse("mem=gpu qp_type=RC opcode=SEND dir=bidi mtu=1024 wqe_batch=1 "
+				     "sge=4 wq_depth=2048 qp_count=1536 mr_count=65536 "
+				     "mr_size=131072 msg=4096",
+				 &t, NULL, 0),
+		0);
+	assert_true(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL) > 0);
+	th_mfs_format(&m, text, sizeof(text));
+	print_message("%s\n", text);
+	assert_non_null(strstr(text, "mem=remote|gpu"));
+}
+
+/*
+ * Remote-memory RC pauses with shallow queues, UD at any depth. Moving the
+ * reduced point's batch to its far end (256) drags wq_depth past 128 with
+ * it: the miss there is the depth's, and the RC cause met on the side must
+ * not come out pinned to batches of one.
+ */
+static bool
+p_rc_shallow_or_ud(const struct th_wl *w)
+{
+	return w->mem == TH_MEM_REMOTE &&
+	       ((w->qp_type == TH_QP_RC && w->wq_depth <= 128) || w->qp_type == TH_QP_UD);
+}
+
+static void
+test_dragged_feature_not_blamed(void **state)
+{
+	struct oracle o = {p_rc_shallow_or_ud, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs_side side;
+	struct th_mfs m;
+	struct th_wl t;
+	char own[512], other[512];
+
+	(void)state;
+	assert_int_equal(th_wl_parse("mem=remote qp_type=UD opcode=SEND dir=oneway mtu=1024 "
+				     "wqe_batch=8 sge=16 wq_depth=128 qp_count=4096 mr_count=768 "
+				     "mr_size=8388608 msg=1024",
+				 &t, NULL, 0),
+		0);
+	extract_two(&o, &t, &m, &side, own, other);
+	assert_string_equal(own, "pause: mem=remote qp_type=UD");
+	assert_string_equal(other, "pause: mem=remote qp_type=RC wq_depth<=128");
+}
+
+/*
+ * Two rules where the second extraction pass meets a value other than the
+ * trigger's again: UD pauses deep over many QPs in loopback (any SG list)
+ * or one-way with short SG lists, RC SENDs in small batches one-way or
+ * bidirectional. In the second pass the trigger's own value stays in the
+ * set (the MFS is widened to the trigger regardless), so no bound is
+ * measured for a value that is about to be put back: UD loopback with eight
+ * SGEs is inside the UD cause's MFS.
+ */
+static bool
+p_ud_loop_or_short(const struct th_wl *w)
+{
+	return w->qp_type == TH_QP_UD && w->wq_depth >= 512 && w->qp_count >= 32 &&
+	       (w->dir == TH_DIR_LOOPBACK || (w->dir == TH_DIR_ONEWAY && w->sge <= 4));
+}
+
+static bool
+p_ud_loop_or_short_or_rc(const struct th_wl *w)
+{
+	return p_ud_loop_or_short(w) ||
+	       (w->qp_type == TH_QP_RC && w->opcode == TH_OPC_SEND && w->wqe_batch <= 16 &&
+		       w->wq_depth >= 512 && w->qp_count >= 64 && w->dir != TH_DIR_LOOPBACK);
+}
+
+static void
+test_second_pass_keeps_trigger_value(void **state)
+{
+	struct oracle o = {p_ud_loop_or_short_or_rc, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs_side side;
+	struct th_mfs m;
+	struct th_wl t, w;
+	char own[512], other[512];
+
+	(void)state;
+	assert_int_equal(th_wl_parse("mem=gpu qp_type=UD opcode=SEND dir=loopback mtu=1024 "
+				     "wqe_batch=2 sge=4 wq_depth=2048 qp_count=1536 mr_count=65536 "
+				     "mr_size=131072 msg=1024,1024,1024,1024,1024,1024,1024,1024,"
+				     "1024,1024,1024,1024,1024,1024,128,1024",
+				 &t, NULL, 0),
+		0);
+	extract_two(&o, &t, &m, &side, own, other);
+	w = t;
+	w.sge = 8;
+	assert_true(p_ud_loop_or_short(&w));
+	assert_true(th_mfs_covers(&m, &w));
+}
+
 static void
 test_crossing_reports_the_other_cause(void **state)
 {
@@ -707,6 +821,9 @@ main(void)
 		cmocka_unit_test(test_crossing_reports_the_other_cause),
 		cmocka_unit_test(test_neighbour_value_not_taken_in),
 		cmocka_unit_test(test_shared_trigger_split_by_cause),
+		cmocka_unit_test(test_stale_bound_splits_nothing),
+		cmocka_unit_test(test_dragged_feature_not_blamed),
+		cmocka_unit_test(test_second_pass_keeps_trigger_value),
 		cmocka_unit_test(test_random_triggers_of_overlapping_rules),
 	};
 
