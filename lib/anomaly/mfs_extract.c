@@ -679,7 +679,10 @@ th_mfs_widen_to(struct th_mfs *m, const struct th_wl *w, const struct th_limits 
  * from the reduced point @p r toward @p p one feature at a time, keeping each
  * step that still triggers; the first step that does not names the feature,
  * which gets a condition measured where it mattered. The trigger @p trig
- * stays covered (it showed the anomaly, whatever the walk found).
+ * stays covered (it showed the anomaly, whatever the walk found) unless an
+ * enumerated condition excludes it already: @p m then describes a
+ * neighbouring cause (th_mfs_extract()), which the trigger's values would
+ * only widen over points of neither.
  */
 static void
 tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const struct th_wl *trig,
@@ -705,7 +708,7 @@ tighten(struct extract *x, const struct th_wl *r, const struct th_wl *p, const s
 				continue;
 			}
 			add_condition(x, &q, f, m);
-			if (!th_mfs_covers(m, trig))
+			if (!(th_mfs_failing(m, trig) & ~(1u << f) & th_feat_enum_mask()))
 				th_mfs_widen(m, trig, f);
 			return;
 		}
@@ -1073,6 +1076,8 @@ extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, st
 		kept |= fresh;
 	}
 	check_benign_enums(x, red, kept, out);
+	/* Verification draws from one cause, and may add a condition a second split needs. */
+	split_causes(x, red, pinned != 0, out);
 	verify(x, red, trigger, out);
 	split_causes(x, red, pinned != 0, out);
 }

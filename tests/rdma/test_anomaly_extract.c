@@ -617,7 +617,10 @@ test_dragged_feature_not_blamed(void **state)
  * bidirectional. In the second pass the trigger's own value stays in the
  * set (the MFS is widened to the trigger regardless), so no bound is
  * measured for a value that is about to be put back: UD loopback with eight
- * SGEs is inside the UD cause's MFS.
+ * SGEs is inside the UD cause's MFS. The RC cause, met on the side, is split
+ * from UD before verification draws its points, and is not widened to the
+ * UD trigger's loopback: RC loopback is outside it (it had
+ * "dir=oneway|loopback" before).
  */
 static bool
 p_ud_loop_or_short(const struct th_wl *w)
@@ -655,6 +658,9 @@ test_second_pass_keeps_trigger_value(void **state)
 	w.sge = 8;
 	assert_true(p_ud_loop_or_short(&w));
 	assert_true(th_mfs_covers(&m, &w));
+	assert_string_equal(own, "pause: qp_type=UD dir=loopback wq_depth>=512 qp_count>=32");
+	assert_string_equal(other, "pause: qp_type=RC opcode=SEND dir=oneway wqe_batch<=16 "
+				   "wq_depth>=512 qp_count>=64");
 }
 
 static void
