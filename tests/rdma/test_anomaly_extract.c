@@ -53,6 +53,14 @@ setup(void **state)
 	return 0;
 }
 
+/* @p text as a trigger: it must parse and be a point the device can run. */
+static void
+parse_trigger(const char *text, struct th_wl *t)
+{
+	assert_int_equal(th_wl_parse(text, t, NULL, 0), 0);
+	assert_int_equal(th_wl_check(t, &lim, NULL, 0), 0);
+}
+
 /* A busy trigger: every feature away from th_wl_default() so each one is probed. */
 static void
 base(struct th_wl *wl)
@@ -474,12 +482,10 @@ test_neighbour_value_not_taken_in(void **state)
 
 	(void)state;
 	/* Large UD SENDs in batches of 32 into deep queues over 192 QPs. */
-	assert_int_equal(th_wl_parse("mem=local qp_type=UD opcode=SEND dir=oneway mtu=4096 "
-				     "wqe_batch=32 sge=1 wq_depth=1024 qp_count=192 mr_count=16 "
-				     "mr_size=1048576 msg=2048,4096",
-				 &t, NULL, 0),
-		0);
-	assert_int_equal(th_wl_check(&t, &lim, NULL, 0), 0);
+	parse_trigger("mem=local qp_type=UD opcode=SEND dir=oneway mtu=4096 "
+		      "wqe_batch=32 sge=1 wq_depth=1024 qp_count=192 mr_count=16 "
+		      "mr_size=1048576 msg=2048,4096",
+		&t);
 	assert_true(p_ud_deep(&t));
 	w = t;
 	w.qp_type = TH_QP_RC;
@@ -527,11 +533,10 @@ test_shared_trigger_split_by_cause(void **state)
 	char own[512], other[512];
 
 	(void)state;
-	assert_int_equal(th_wl_parse("mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 "
-				     "wqe_batch=2 sge=1 wq_depth=2048 qp_count=64 mr_count=64 "
-				     "mr_size=1048576 msg=64",
-				 &t, NULL, 0),
-		0);
+	parse_trigger("mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 "
+		      "wqe_batch=2 sge=1 wq_depth=2048 qp_count=64 mr_count=64 "
+		      "mr_size=1048576 msg=64",
+		&t);
 	w = t;
 	w.qp_type = TH_QP_RC;
 	assert_true(p_ud_deep(&t) && p_rc_small_batch(&w));
@@ -566,11 +571,10 @@ test_stale_bound_splits_nothing(void **state)
 	char text[512];
 
 	(void)state;
-	assert_int_equal(th_wl_parse("mem=gpu qp_type=RC opcode=SEND dir=bidi mtu=1024 wqe_batch=1 "
-				     "sge=4 wq_depth=2048 qp_count=1536 mr_count=65536 "
-				     "mr_size=131072 msg=4096",
-				 &t, NULL, 0),
-		0);
+	parse_trigger("mem=gpu qp_type=RC opcode=SEND dir=bidi mtu=1024 wqe_batch=1 "
+		      "sge=4 wq_depth=2048 qp_count=1536 mr_count=65536 "
+		      "mr_size=131072 msg=4096",
+		&t);
 	assert_true(th_mfs_extract(&t, TH_SYM_PAUSE, &lim, run, &o, &m, NULL, NULL) > 0);
 	th_mfs_format(&m, text, sizeof(text));
 	print_message("%s\n", text);
@@ -600,11 +604,10 @@ test_dragged_feature_not_blamed(void **state)
 	char own[512], other[512];
 
 	(void)state;
-	assert_int_equal(th_wl_parse("mem=remote qp_type=UD opcode=SEND dir=oneway mtu=1024 "
-				     "wqe_batch=8 sge=16 wq_depth=128 qp_count=4096 mr_count=768 "
-				     "mr_size=8388608 msg=1024",
-				 &t, NULL, 0),
-		0);
+	parse_trigger("mem=remote qp_type=UD opcode=SEND dir=oneway mtu=1024 "
+		      "wqe_batch=8 sge=16 wq_depth=128 qp_count=4096 mr_count=768 "
+		      "mr_size=8388608 msg=1024",
+		&t);
 	extract_two(&o, &t, &m, &side, own, other);
 	assert_string_equal(own, "pause: mem=remote qp_type=UD");
 	assert_string_equal(other, "pause: mem=remote qp_type=RC wq_depth<=128");
@@ -647,12 +650,11 @@ test_second_pass_keeps_trigger_value(void **state)
 	char own[512], other[512];
 
 	(void)state;
-	assert_int_equal(th_wl_parse("mem=gpu qp_type=UD opcode=SEND dir=loopback mtu=1024 "
-				     "wqe_batch=2 sge=4 wq_depth=2048 qp_count=1536 mr_count=65536 "
-				     "mr_size=131072 msg=1024,1024,1024,1024,1024,1024,1024,1024,"
-				     "1024,1024,1024,1024,1024,1024,128,1024",
-				 &t, NULL, 0),
-		0);
+	parse_trigger("mem=gpu qp_type=UD opcode=SEND dir=loopback mtu=1024 "
+		      "wqe_batch=2 sge=4 wq_depth=2048 qp_count=1536 mr_count=65536 "
+		      "mr_size=131072 msg=1024,1024,1024,1024,1024,1024,1024,1024,"
+		      "1024,1024,1024,1024,1024,1024,128,1024",
+		&t);
 	extract_two(&o, &t, &m, &side, own, other);
 	w = t;
 	w.sge = 8;
