@@ -884,40 +884,55 @@ verify(struct extract *x, const struct th_wl *r, const struct th_wl *trig, struc
 	}
 }
 
+/* Ways to break a numeric condition: above or below its range; four for the pattern. */
+static unsigned
+side_count(enum th_feat g)
+{
+	return g == TH_F_MSG ? 4 : 2;
+}
+
 /*
- * @p w with numeric condition @p g of @p m broken: the nearest grid value
- * outside the bounds when @p is_far is false, the farthest otherwise (the
- * pattern: its largest request past msg_max, else its smallest below
- * msg_min). False when no valid point lies outside.
+ * @p w with numeric condition @p g of @p m broken on side @p sd (below
+ * side_count(g)): the nearest grid value past the bound when @p is_far is
+ * false, the farthest otherwise. The pattern's sides: its largest request
+ * past msg_max, its smallest below msg_min, its largest below msg_max (all
+ * small), its smallest past msg_min (all large), so a mixed pattern's
+ * "msg_min<=1024 msg_max>=65536" breaks too. False when no valid point
+ * lies on that side.
  */
 static bool
 outside(const struct extract *x, const struct th_wl *w, const struct th_mfs *m, enum th_feat g,
-	bool is_far, struct th_wl *out)
+	unsigned sd, bool is_far, struct th_wl *out)
 {
-	const struct th_range *r = g == TH_F_MSG ? &m->msg_max : &m->range[g];
+	const struct th_range *r = &m->range[g];
+	bool is_above = sd == 0 || sd == 3, moves_max = sd == 0 || sd == 2;
 	uint64_t v[TH_WL_GRID_MAX];
-	unsigned n = th_wl_grid(g, w, x->l, v, TH_WL_GRID_MAX), side, i;
+	unsigned n = th_wl_grid(g, w, x->l, v, TH_WL_GRID_MAX), i;
 
-	for (side = 0; side < 2; side++) {
-		if (g == TH_F_MSG && side == 1)
-			r = &m->msg_min;
-		for (i = 0; i < n; i++) {
-			/* nearest first: up from the bound above, down below */
-			unsigned k = (side == 0) != is_far ? i : n - 1 - i; /* is_far: reversed */
-			uint64_t u = v[k];
+	if (g == TH_F_MSG)
+		r = moves_max ? &m->msg_max : &m->msg_min;
+	for (i = 0; i < n; i++) {
+		/* nearest first: up from a bound above, down from one below */
+		uint64_t u = v[is_above != is_far ? i : n - 1 - i];
+		uint64_t lo = th_wl_msg_min(w), hi = th_wl_msg_max(w);
 
-			if (side == 0 ? u <= r->hi : u >= r->lo)
-				continue;
-			if (g == TH_F_MSG) {
-				make_pattern(w, side == 0 ? th_wl_msg_min(w) : u,
-					side == 0 ? u : th_wl_msg_max(w), out);
+		if (is_above ? u <= r->hi : u >= r->lo)
+			continue;
+		if (g == TH_F_MSG) {
+			if (moves_max) {
+				hi = u;
+				lo = lo < u ? lo : u;
 			} else {
-				*out = *w;
-				th_wl_set(out, g, u);
+				lo = u;
+				hi = hi > u ? hi : u;
 			}
-			if (th_wl_check(out, x->l, NULL, 0) == 0)
-				return true;
+			make_pattern(w, lo, hi, out);
+		} else {
+			*out = *w;
+			th_wl_set(out, g, u);
 		}
+		if (th_wl_check(out, x->l, NULL, 0) == 0)
+			return true;
 	}
 	return false;
 }
@@ -957,18 +972,21 @@ needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enu
 	unsigned v)
 {
 	struct th_wl w, near, far, r_near;
-	unsigned g;
+	unsigned g, sd;
 
 	if (!with_value(x, r, f, v, &w))
 		return false;
-	for (g = 0; g < TH_F__COUNT; g++)
-		if (!th_feat_is_enum((enum th_feat)g) && (m->feats & (1u << g)) &&
-			outside(x, &w, m, (enum th_feat)g, false, &near) &&
-			outside(x, &w, m, (enum th_feat)g, true, &far) &&
-			outside(x, r, m, (enum th_feat)g, false, &r_near) &&
-			try(x, &near) == TRY_HIT && try(x, &far) == TRY_HIT &&
-			try(x, &r_near) == TRY_MISS)
-			return true;
+	for (g = 0; g < TH_F__COUNT; g++) {
+		if (th_feat_is_enum((enum th_feat)g) || !(m->feats & (1u << g)))
+			continue;
+		for (sd = 0; sd < side_count((enum th_feat)g); sd++)
+			if (outside(x, &w, m, (enum th_feat)g, sd, false, &near) &&
+				outside(x, &w, m, (enum th_feat)g, sd, true, &far) &&
+				outside(x, r, m, (enum th_feat)g, sd, false, &r_near) &&
+				try(x, &near) == TRY_HIT && try(x, &far) == TRY_HIT &&
+				try(x, &r_near) == TRY_MISS)
+				return true;
+	}
 	return false;
 }
 

@@ -665,6 +665,35 @@ test_second_pass_keeps_trigger_value(void **state)
 				   "wq_depth>=512 qp_count>=64");
 }
 
+/*
+ * Bidirectional traffic pauses on a mix of small and large requests (F#9's
+ * shape), loop traffic on several requests one of which is large, whatever
+ * the small end. At the reduced point, which keeps the mix, loopback fires
+ * too and stops where the pattern becomes one request, as bidi does: it
+ * passes the single-value checks. Breaking the mix's small end (every
+ * request large) stops bidi but not loopback: a cause of its own, out of
+ * the set. Needs outside() to break a mixed pattern.
+ */
+static bool
+p_mix_or_loop_large(const struct th_wl *w)
+{
+	return (w->dir == TH_DIR_BIDI && th_wl_msg_min(w) <= 1024 && th_wl_msg_max(w) >= 65536) ||
+	       (w->dir == TH_DIR_LOOPBACK && w->n_msgs >= 2 && th_wl_msg_max(w) >= 65536);
+}
+
+static void
+test_mixed_pattern_split(void **state)
+{
+	struct oracle o = {p_mix_or_loop_large, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_wl t;
+
+	(void)state;
+	parse_trigger("mem=local qp_type=RC opcode=WRITE dir=bidi mtu=4096 wqe_batch=1 sge=1 "
+		      "wq_depth=128 qp_count=1 mr_count=4 mr_size=1048576 msg=512,65536",
+		&t);
+	extract(&o, &t, "pause: dir=bidi msg_min<=1024 msg_max>=65536", 40);
+}
+
 static void
 test_crossing_reports_the_other_cause(void **state)
 {
@@ -832,6 +861,7 @@ main(void)
 		cmocka_unit_test(test_stale_bound_splits_nothing),
 		cmocka_unit_test(test_dragged_feature_not_blamed),
 		cmocka_unit_test(test_second_pass_keeps_trigger_value),
+		cmocka_unit_test(test_mixed_pattern_split),
 		cmocka_unit_test(test_random_triggers_of_overlapping_rules),
 	};
 
