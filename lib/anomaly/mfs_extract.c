@@ -57,7 +57,8 @@ struct extract {
 	void *ctx;
 	enum th_symptom s;
 	const struct th_wl *trigger; /* the point the extraction started from */
-	uint32_t deny[TH_F__COUNT];  /* values of a neighbouring cause: never joined */
+	struct th_mfs other;         /* a neighbouring cause met in the first pass */
+	bool has_other;
 	int runs;        /* oracle calls, failed ones included */
 	unsigned cached; /* entries written to cache[], ring after CACHE_SIZE */
 	struct th_wl cache[CACHE_SIZE];
@@ -126,14 +127,6 @@ is_same_cause(struct extract *x, const struct th_wl *w, uint32_t others)
 	return true;
 }
 
-/*
- * Whether value @p i of @p f shows the symptom at the trigger's own values
- * too (a point it cannot carry says nothing: true). The reduced point has
- * every other feature benign, and a neighbouring cause may need just those
- * benign values: H#17's small RC SENDs fire at the reduced point of H#15's
- * UD trigger, whose own requests are large. Taking RC into H#15's MFS would
- * make the search skip H#17's region.
- */
 /* @p r with enumerated feature @p f at value @p v, dependents repaired. */
 static bool
 with_value(
@@ -144,6 +137,14 @@ with_value(
 	return th_wl_check(w, x->l, NULL, 0) == 0 || th_wl_repair(w, f, x->l) == 0;
 }
 
+/*
+ * Whether value @p i of @p f shows the symptom at the trigger's own values
+ * too (a point it cannot carry says nothing: true). The reduced point has
+ * every other feature benign, and a neighbouring cause may need just those
+ * benign values: H#17's small RC SENDs fire at the reduced point of H#15's
+ * UD trigger, whose own requests are large. Taking RC into H#15's MFS would
+ * make the search skip H#17's region.
+ */
 static bool
 holds_at_trigger(struct extract *x, enum th_feat f, unsigned i)
 {
@@ -169,15 +170,16 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 
 		if (i == cur)
 			continue;
-		if (x->deny[f] & (1u << i)) {
-			missed = true;
-			continue;
-		}
 		th_wl_set_enum_index(&w, f, i);
 		if (th_wl_check(&w, x->l, NULL, 0) != 0) {
 			if (th_wl_repair(&w, f, x->l) != 0)
 				continue;
 			repaired = true;
+		}
+		/* A point of the neighbouring cause met in the first pass proves nothing here. */
+		if (x->has_other && th_mfs_covers(&x->other, &w)) {
+			missed = true;
+			continue;
 		}
 		r = try(x, &w);
 		if (r == TRY_HIT && is_same_cause(x, &w, others & ~(1u << f)) &&
@@ -1108,7 +1110,6 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	struct extract *x;
 	struct th_wl red;
 	uint32_t crossed;
-	unsigned f;
 	int runs;
 
 	if (side != NULL)
@@ -1136,8 +1137,8 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	 * keeps those features where the trigger has them. Widening the first
 	 * MFS to the trigger instead would join both causes into one that
 	 * holds for neither (and hide #6 behind #2's trigger). The second pass
-	 * never takes the first cause's values back in: they showed a cause
-	 * of their own there (H#17's RC beside H#15's UD trigger).
+	 * never takes a value in on a point inside the first cause's MFS: the
+	 * symptom there is that cause's (H#17's RC beside H#15's UD trigger).
 	 */
 	crossed = th_mfs_failing(out, trigger) & th_feat_enum_mask();
 	if (crossed != 0) {
@@ -1148,9 +1149,8 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 				side->at = red;
 				side->is_set = true;
 			}
-			for (f = 0; f < TH_F__COUNT; f++)
-				if (crossed & (1u << f))
-					x->deny[f] = out->set[f];
+			x->other = *out;
+			x->has_other = true;
 		}
 		extract_pass(x, trigger, crossed, out, &red);
 	}

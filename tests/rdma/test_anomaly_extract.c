@@ -694,6 +694,40 @@ test_mixed_pattern_split(void **state)
 	extract(&o, &t, "pause: dir=bidi msg_min<=1024 msg_max>=65536", 40);
 }
 
+/*
+ * UD deep over many QPs in any direction, RC SENDs in batches of 8 or more
+ * one-way. From a UD loopback trigger the reduction crosses to RC one-way;
+ * that cause's MFS also says "dir=oneway", which the trigger fails too. The
+ * second pass must still let UD take one-way in: only points inside the RC
+ * cause's MFS are that cause's. (Values of every crossed feature were kept
+ * out once, giving "qp_type=UD dir=bidi|loopback ...": UD one-way was in
+ * neither MFS.)
+ */
+static bool
+p_ud_deep_or_rc_oneway(const struct th_wl *w)
+{
+	return p_ud_deep(w) ||
+	       (w->qp_type == TH_QP_RC && w->opcode == TH_OPC_SEND && w->dir == TH_DIR_ONEWAY &&
+		       w->wqe_batch >= 8 && w->wq_depth >= 512 && w->qp_count >= 64);
+}
+
+static void
+test_other_cause_keeps_only_its_points(void **state)
+{
+	struct oracle o = {p_ud_deep_or_rc_oneway, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs_side side;
+	struct th_mfs m;
+	struct th_wl t;
+	char own[512], other[512];
+
+	(void)state;
+	parse_trigger("mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 wqe_batch=32 sge=1 "
+		      "wq_depth=2048 qp_count=64 mr_count=64 mr_size=1048576 msg=64",
+		&t);
+	extract_two(&o, &t, &m, &side, own, other);
+	assert_string_equal(own, "pause: qp_type=UD wq_depth>=512 qp_count>=32");
+}
+
 static void
 test_crossing_reports_the_other_cause(void **state)
 {
@@ -862,6 +896,7 @@ main(void)
 		cmocka_unit_test(test_dragged_feature_not_blamed),
 		cmocka_unit_test(test_second_pass_keeps_trigger_value),
 		cmocka_unit_test(test_mixed_pattern_split),
+		cmocka_unit_test(test_other_cause_keeps_only_its_points),
 		cmocka_unit_test(test_random_triggers_of_overlapping_rules),
 	};
 
