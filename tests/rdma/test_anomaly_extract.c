@@ -514,6 +514,24 @@ extract_two(struct oracle *o, const struct th_wl *t, struct th_mfs *m, struct th
 	print_message("other cause %s\n", other);
 }
 
+/* Extract from @p text under @p planted: the own MFS and, unless NULL, the other cause's. */
+static void
+two_causes(bool (*planted)(const struct th_wl *), const char *text, const char *own_expect,
+	const char *other_expect)
+{
+	struct oracle o = {planted, 0, 0, TH_SYM_PAUSE, 0};
+	struct th_mfs_side side;
+	struct th_mfs m;
+	struct th_wl t;
+	char own[512], other[512];
+
+	parse_trigger(text, &t);
+	extract_two(&o, &t, &m, &side, own, other);
+	assert_string_equal(own, own_expect);
+	if (other_expect != NULL)
+		assert_string_equal(other, other_expect);
+}
+
 /*
  * The same two rules, from a UD trigger that meets both: small batches, so
  * RC fires at the trigger's own values too and passes every check of a
@@ -597,20 +615,11 @@ p_rc_shallow_or_ud(const struct th_wl *w)
 static void
 test_dragged_feature_not_blamed(void **state)
 {
-	struct oracle o = {p_rc_shallow_or_ud, 0, 0, TH_SYM_PAUSE, 0};
-	struct th_mfs_side side;
-	struct th_mfs m;
-	struct th_wl t;
-	char own[512], other[512];
-
 	(void)state;
-	parse_trigger("mem=remote qp_type=UD opcode=SEND dir=oneway mtu=1024 "
-		      "wqe_batch=8 sge=16 wq_depth=128 qp_count=4096 mr_count=768 "
-		      "mr_size=8388608 msg=1024",
-		&t);
-	extract_two(&o, &t, &m, &side, own, other);
-	assert_string_equal(own, "pause: mem=remote qp_type=UD");
-	assert_string_equal(other, "pause: mem=remote qp_type=RC wq_depth<=128");
+	two_causes(p_rc_shallow_or_ud,
+		"mem=remote qp_type=UD opcode=SEND dir=oneway mtu=1024 wqe_batch=8 sge=16 "
+		"wq_depth=128 qp_count=4096 mr_count=768 mr_size=8388608 msg=1024",
+		"pause: mem=remote qp_type=UD", "pause: mem=remote qp_type=RC wq_depth<=128");
 }
 
 /*
@@ -714,18 +723,11 @@ p_ud_deep_or_rc_oneway(const struct th_wl *w)
 static void
 test_other_cause_keeps_only_its_points(void **state)
 {
-	struct oracle o = {p_ud_deep_or_rc_oneway, 0, 0, TH_SYM_PAUSE, 0};
-	struct th_mfs_side side;
-	struct th_mfs m;
-	struct th_wl t;
-	char own[512], other[512];
-
 	(void)state;
-	parse_trigger("mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 wqe_batch=32 sge=1 "
-		      "wq_depth=2048 qp_count=64 mr_count=64 mr_size=1048576 msg=64",
-		&t);
-	extract_two(&o, &t, &m, &side, own, other);
-	assert_string_equal(own, "pause: qp_type=UD wq_depth>=512 qp_count>=32");
+	two_causes(p_ud_deep_or_rc_oneway,
+		"mem=local qp_type=UD opcode=SEND dir=loopback mtu=1024 wqe_batch=32 sge=1 "
+		"wq_depth=2048 qp_count=64 mr_count=64 mr_size=1048576 msg=64",
+		"pause: qp_type=UD wq_depth>=512 qp_count>=32", NULL);
 }
 
 static void
