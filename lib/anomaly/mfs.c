@@ -419,6 +419,13 @@ th_mfs_normalize(struct th_mfs *m)
 	}
 }
 
+/* Every value of enumerated feature @p f, a bit each. */
+static uint32_t
+all_values(enum th_feat f)
+{
+	return (1u << th_feat_value_count(f)) - 1;
+}
+
 /* @p m's condition on @p f: a set (enumerated) or ranges; all values where unconstrained. */
 static void
 condition(const struct th_mfs *m, enum th_feat f, uint32_t *set, struct th_range r[2])
@@ -426,7 +433,7 @@ condition(const struct th_mfs *m, enum th_feat f, uint32_t *set, struct th_range
 	static const struct th_range any = {0, UINT64_MAX};
 	bool is_set = (m->feats & (1u << f)) != 0;
 
-	*set = is_set ? m->set[f] : (1u << th_feat_value_count(f)) - 1;
+	*set = is_set ? m->set[f] : all_values(f);
 	r[0] = !is_set ? any : f == TH_F_MSG ? m->msg_min : m->range[f];
 	r[1] = !is_set || f != TH_F_MSG ? any : m->msg_max;
 }
@@ -484,7 +491,7 @@ th_mfs_drop_void(struct th_mfs *m, const struct th_limits *l)
 		if (!(m->feats & (1u << f)))
 			continue;
 		if (th_feat_is_enum((enum th_feat)f)) {
-			uint32_t all = (1u << th_feat_value_count((enum th_feat)f)) - 1;
+			uint32_t all = all_values((enum th_feat)f);
 
 			is_void = (m->set[f] & all) == all;
 		} else {
@@ -495,8 +502,7 @@ th_mfs_drop_void(struct th_mfs *m, const struct th_limits *l)
 			if (f != TH_F_MSG) {
 				is_void = admits_all(&m->range[f], g[n - 1]);
 			} else {
-				/* The pattern's two bounds go one at a time, the feature with both.
-				 */
+				/* Each pattern bound on its own; the feature with both. */
 				if (admits_all(&m->msg_min, g[n - 1]))
 					m->msg_min = any;
 				if (admits_all(&m->msg_max, g[n - 1]))

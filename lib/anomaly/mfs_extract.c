@@ -604,6 +604,23 @@ intersect(struct th_range *a, const struct th_range *b)
 }
 
 /*
+ * The interval of numeric feature @p f where the anomaly shows, measured at
+ * @p q (a triggering point) by bisection. False when it shows across the
+ * whole grid: no bound.
+ */
+static bool
+measure_num(struct extract *x, const struct th_wl *q, enum th_feat f, struct th_range *r)
+{
+	struct th_wl w = *q;
+	struct th_mfs t;
+
+	memset(&t, 0, sizeof(t));
+	probe_num(x, &w, f, MOVE_NONE, NO_MISS, &t);
+	*r = t.range[f];
+	return (t.feats & (1u << f)) != 0;
+}
+
+/*
  * Add a condition on @p f measured at @p q (a triggering point) to @p m, or
  * narrow the one @p m has: the measured one contains @p q's value, which @p m's
  * contains too, so the result is never empty.
@@ -632,13 +649,14 @@ add_condition(struct extract *x, const struct th_wl *q, enum th_feat f, struct t
 			m->msg_max = t.msg_max;
 		}
 	} else {
-		probe_num(x, &w, f, MOVE_NONE, NO_MISS, &t);
-		if (!(t.feats & (1u << f)))
-			pin(&t, q, f);
+		struct th_range r;
+
+		if (!measure_num(x, q, f, &r))
+			r.lo = r.hi = th_wl_get(q, f);
 		if (had)
-			intersect(&m->range[f], &t.range[f]);
+			intersect(&m->range[f], &r);
 		else
-			m->range[f] = t.range[f];
+			m->range[f] = r;
 	}
 	m->feats |= 1u << f;
 }
@@ -1005,8 +1023,8 @@ needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enu
 static void
 split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_feat f, unsigned v)
 {
-	struct th_wl all = *r, far, w, wf, base;
-	struct th_mfs t;
+	struct th_wl all = *r, far, w, wf;
+	struct th_range bound;
 	unsigned g;
 
 	for (g = 0; g < TH_F__COUNT; g++)
@@ -1019,14 +1037,11 @@ split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_f
 			th_mfs_failing(m, &far) != 0 || try(x, &far) != TRY_MISS ||
 			!far_end(x, &w, (enum th_feat)g, &wf) || try(x, &wf) != TRY_HIT)
 			continue;
-		memset(&t, 0, sizeof(t));
-		base = *r;
-		probe_num(x, &base, (enum th_feat)g, MOVE_NONE, NO_MISS, &t);
-		if (!(t.feats & (1u << g)))
+		if (!measure_num(x, r, (enum th_feat)g, &bound))
 			continue;
 		m->set[f] &= ~(1u << v);
 		m->feats |= 1u << g;
-		m->range[g] = t.range[g];
+		m->range[g] = bound;
 		return;
 	}
 }
