@@ -170,5 +170,17 @@ expect 0 'ceiling: all [0-9]+ documented would be [0-9.]+x random' -- "$th" sear
 expect 0 '^MFS: [0-9]+ anomalies .* \([0-9.]+x (faster|slower); target: 2x faster\)' -- \
 	"$th" search --eval --profile "$prof" --seeds 2 --hours 2
 
+# MFS experiments spent on causes met before: some in ten hours on F (its GPU,
+# socket and loopback pauses are met again), never more than all MFS experiments.
+"$th" search --eval --profile "$prof" --seeds 3 --hours 10 > "$work/again.out"
+if awk '$1 ~ /^(anneal|anneal-perf|random|random-shaped|bo)$/ && $3 == "±" {
+		n++; if ($11 > $10) bad = 1; if ($1 == "anneal" && $11 <= 0) bad = 1 }
+	END { exit !(n == 5 && !bad) }' "$work/again.out"; then
+	passed=$((passed + 1))
+else
+	echo "FAIL: mfs_again column: $(grep -E '^(algorithm|anneal|random|bo)' "$work/again.out")"
+	fails=$((fails + 1))
+fi
+
 echo "search_cli: $passed passed, $fails failed"
 [[ $fails -eq 0 ]]
