@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_bytes.h"
 #include "th_nfs.h"
 #include "th_rpc.h"
 
@@ -242,9 +243,8 @@ eof_from_tail(struct th_op *op, const uint8_t *tail)
 			  (op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
 			(op->vers == 2 && op->proc == TH_NFS2_READDIR)))
 		return false;
-	follows = (uint32_t)tail[0] << 24 | (uint32_t)tail[1] << 16 | (uint32_t)tail[2] << 8 |
-		  tail[3];
-	eof = (uint32_t)tail[4] << 24 | (uint32_t)tail[5] << 16 | (uint32_t)tail[6] << 8 | tail[7];
+	follows = th_be_get32(tail);
+	eof = th_be_get32(tail + 4);
 	if (follows != 0 || eof > 1)
 		return false;
 	op->reply.eof = eof != 0;
@@ -411,7 +411,7 @@ on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *re
 		return true;
 	if (!th_rpc_looks_like_reply(rec, size))
 		return false;
-	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 | (uint32_t)rec[2] << 8 | rec[3];
+	xid = th_be_get32(rec);
 	return find_call(ctx, &ep, xid) != NULL;
 }
 

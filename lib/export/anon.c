@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "th_le.h"
+#include "th_bytes.h"
 #include "th_sat.h"
 
 /*
@@ -250,7 +250,7 @@ anon_u32(struct th_export_anon *a, char kind, uint32_t v)
 	}
 	/* The HMAC of the tag, then the value's 4 bytes (the key holds both, in that order). */
 	th_export_hmac2(&a->key, key, 1, key + 1, sizeof(key) - 1, mac);
-	out = (uint32_t)mac[0] << 24 | (uint32_t)mac[1] << 16 | (uint32_t)mac[2] << 8 | mac[3];
+	out = th_be_get32(mac);
 	memcpy(p, &out, sizeof(out));
 	return out;
 }

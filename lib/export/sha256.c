@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "th_bytes.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -98,8 +100,7 @@ compress_portable(uint32_t h[8], const uint8_t *p)
 	int i;
 
 	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+		w[i] = th_be_get32(p + 4 * i);
 	for (i = 16; i < 64; i++) {
 		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
 		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -261,12 +262,8 @@ th_export_sha256_final(struct th_export_sha256 *s, uint8_t out[TH_EXPORT_SHA256_
 	for (i = 0; i < 8; i++)
 		s->buf[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
 	compress(s->h, s->buf);
-	for (i = 0; i < 8; i++) {
-		out[4 * i] = (uint8_t)(s->h[i] >> 24);
-		out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
-		out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
-		out[4 * i + 3] = (uint8_t)s->h[i];
-	}
+	for (i = 0; i < 8; i++)
+		th_be_put32(out + 4 * i, s->h[i]);
 }
 
 void

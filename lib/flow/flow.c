@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_bytes.h"
 #include "th_rpc.h"
 #include "th_sat.h"
 
@@ -214,7 +215,7 @@ looks_like_record(struct th_flow_table *t, const struct th_flow_key *key, int di
 
 	if (len < 4 + 12)
 		return false;
-	marker = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	marker = th_be_get32(p);
 	flen = marker & 0x7fffffffu;
 	if (flen < 12 || flen > TH_FLOW_FRAG_MAX)
 		return false;
@@ -284,8 +285,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			if (h->marker_have < 4)
 				return;
 			h->marker_have = 0;
-			marker = (uint32_t)h->marker[0] << 24 | (uint32_t)h->marker[1] << 16 |
-				 (uint32_t)h->marker[2] << 8 | h->marker[3];
+			marker = th_be_get32(h->marker);
 			flen = marker & 0x7fffffffu;
 			if (flen > TH_FLOW_FRAG_MAX ||
 				(uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {

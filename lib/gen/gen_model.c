@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_bytes.h"
+
 /* ---- Random draws ---- */
 
 bool
@@ -301,12 +303,8 @@ addr_v6(struct th_addr *a, uint16_t net, uint32_t host)
 	memset(a->b, 0, 16);
 	a->b[0] = 0xfd;
 	a->b[1] = 0x00;
-	a->b[6] = (uint8_t)(net >> 8);
-	a->b[7] = (uint8_t)net;
-	a->b[12] = (uint8_t)(host >> 24);
-	a->b[13] = (uint8_t)(host >> 16);
-	a->b[14] = (uint8_t)(host >> 8);
-	a->b[15] = (uint8_t)host;
+	th_be_put16(a->b + 6, net);
+	th_be_put32(a->b + 12, host);
 }
 
 /* Spread a share over indices evenly: exactly floor(n * share) of n get it. */

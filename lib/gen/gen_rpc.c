@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+#include "th_bytes.h"
+
 /* ---- XDR ---- */
 
 void
@@ -37,10 +39,7 @@ gen_xdr_u32(struct gen_xdr *x, uint32_t v)
 {
 	if (!room(x, 4))
 		return;
-	x->p[0] = (uint8_t)(v >> 24);
-	x->p[1] = (uint8_t)(v >> 16);
-	x->p[2] = (uint8_t)(v >> 8);
-	x->p[3] = (uint8_t)v;
+	th_be_put32(x->p, v);
 	x->p += 4;
 }
 

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_bytes.h"
+
 #define ETH_MIN 60 /* Ethernet minimum frame without FCS */
 #define TCP_HDR 20
 #define TCP_SYN_OPTS 8 /* MSS, NOP, window scale */
@@ -117,22 +119,6 @@ gen_csum_fold(uint32_t sum)
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)~sum;
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 /* ---- heap ---- */
@@ -276,17 +262,17 @@ put_l2(const struct gen_wire *wi, uint8_t *p, const struct gen_flow *f, int dir)
 	memcpy(p, dir == 0 ? s->mac : c->mac, 6);
 	memcpy(p + 6, dir == 0 ? c->mac : s->mac, 6);
 	if (wi->w->cfg->vlan_tags == 2) {
-		put16(p + at, 0x88a8); /* 802.1ad service tag, then the customer tag */
-		put16(p + at + 2, c->vlan[0]);
-		put16(p + at + 4, 0x8100);
-		put16(p + at + 6, c->vlan[1]);
+		th_be_put16(p + at, 0x88a8); /* 802.1ad service tag, then the customer tag */
+		th_be_put16(p + at + 2, c->vlan[0]);
+		th_be_put16(p + at + 4, 0x8100);
+		th_be_put16(p + at + 6, c->vlan[1]);
 		at += 8;
 	} else if (wi->w->cfg->vlan_tags == 1) {
-		put16(p + at, 0x8100);
-		put16(p + at + 2, c->vlan[0]);
+		th_be_put16(p + at, 0x8100);
+		th_be_put16(p + at + 2, c->vlan[0]);
 		at += 4;
 	}
-	put16(p + at, c->is_v6 ? 0x86dd : 0x0800);
+	th_be_put16(p + at, c->is_v6 ? 0x86dd : 0x0800);
 	return at + 2;
 }
 
@@ -309,8 +295,8 @@ put_l3(const struct gen_wire *wi, uint8_t *p, const struct gen_flow *f, int dir,
 
 	flow_addrs(wi, f, dir, &src, &dst);
 	if (flow_client(wi, f)->is_v6) {
-		put32(p, 0x60000000);
-		put16(p + 4, (uint16_t)payload_size);
+		th_be_put32(p, 0x60000000);
+		th_be_put16(p + 4, (uint16_t)payload_size);
 		p[6] = proto;
 		p[7] = 64;
 		memcpy(p + 8, src, 16);
@@ -319,12 +305,12 @@ put_l3(const struct gen_wire *wi, uint8_t *p, const struct gen_flow *f, int dir,
 	}
 	p[0] = 0x45;
 	p[1] = 0;
-	put16(p + 2, (uint16_t)(20 + payload_size));
-	put16(p + 4, 0); /* id: set by the caller */
-	put16(p + 6, frag_field);
+	th_be_put16(p + 2, (uint16_t)(20 + payload_size));
+	th_be_put16(p + 4, 0); /* id: set by the caller */
+	th_be_put16(p + 6, frag_field);
 	p[8] = 64;
 	p[9] = proto;
-	put16(p + 10, 0);
+	th_be_put16(p + 10, 0);
 	memcpy(p + 12, src + 12, 4);
 	memcpy(p + 16, dst + 12, 4);
 	return 20;
@@ -333,9 +319,9 @@ put_l3(const struct gen_wire *wi, uint8_t *p, const struct gen_flow *f, int dir,
 static void
 ipv4_finish(uint8_t *ip, uint16_t id)
 {
-	put16(ip + 4, id);
-	put16(ip + 10, 0);
-	put16(ip + 10, gen_csum_fold(gen_csum_add(0, ip, 20)));
+	th_be_put16(ip + 4, id);
+	th_be_put16(ip + 10, 0);
+	th_be_put16(ip + 10, gen_csum_fold(gen_csum_add(0, ip, 20)));
 }
 
 /* Sum of the pseudo header for TCP/UDP over IPv4 or IPv6. */
@@ -400,22 +386,22 @@ tcp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, uint8_t
 	put_l2(wi, fr->data, f, dir);
 	put_l3(wi, fr->data + l2, f, dir, TH_PKT_L4_TCP, tcp_size, 0x4000 /* DF */);
 	t = fr->data + fr->l4_offset;
-	put16(t, dir == 0 ? f->client_port : f->server_port);
-	put16(t + 2, dir == 0 ? f->server_port : f->client_port);
-	put32(t + 4, seq);
-	put32(t + 8, 0);
+	th_be_put16(t, dir == 0 ? f->client_port : f->server_port);
+	th_be_put16(t + 2, dir == 0 ? f->server_port : f->client_port);
+	th_be_put32(t + 4, seq);
+	th_be_put32(t + 8, 0);
 	t[12] = (uint8_t)(((TCP_HDR + (is_syn ? TCP_SYN_OPTS : 0)) / 4) << 4);
 	t[13] = flags;
 	/* SYNs carry an unscaled window; later segments the scaled 8 MB one. */
-	put16(t + 14, 0xffff);
-	put16(t + 16, 0);
-	put16(t + 18, 0);
+	th_be_put16(t + 14, 0xffff);
+	th_be_put16(t + 16, 0);
+	th_be_put16(t + 18, 0);
 	if (is_syn) {
 		uint16_t mss = (uint16_t)(wi->w->cfg->mtu - l3 - TCP_HDR);
 
 		t[20] = 2; /* MSS */
 		t[21] = 4;
-		put16(t + 22, mss);
+		th_be_put16(t + 22, mss);
 		t[24] = 1; /* NOP */
 		t[25] = 3; /* window scale */
 		t[26] = 3;
@@ -479,7 +465,7 @@ put_record(struct gen_wire *wi, size_t *len, const uint8_t *rec, uint32_t size)
 		else
 			part = 1 + th_rng_below(rng, (size - done) / 2);
 
-		put32(wi->stream + *len, part | (i + 1 == n_frags ? 0x80000000u : 0));
+		th_be_put32(wi->stream + *len, part | (i + 1 == n_frags ? 0x80000000u : 0));
 		memcpy(wi->stream + *len + 4, rec + done, part);
 		*len += 4 + part;
 		done += part;
@@ -600,8 +586,8 @@ udp_frame(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t ts, const u
 		if (is_frag) {
 			ip[40] = TH_PKT_L4_UDP;
 			ip[41] = 0;
-			put16(ip + 42, (uint16_t)(frag_off | (has_more ? 1 : 0)));
-			put32(ip + 44, ident);
+			th_be_put16(ip + 42, (uint16_t)(frag_off | (has_more ? 1 : 0)));
+			th_be_put32(ip + 44, ident);
 		}
 	} else {
 		put_l3(wi, ip, f, dir, TH_PKT_L4_UDP, size,
@@ -634,16 +620,16 @@ udp_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t, const uin
 	if (dlen > 65535 - 48 || stream_reserve(wi, dlen) != 0)
 		return -EINVAL;
 	u = wi->stream;
-	put16(u, dir == 0 ? f->client_port : f->server_port);
-	put16(u + 2, dir == 0 ? f->server_port : f->client_port);
-	put16(u + 4, (uint16_t)dlen);
-	put16(u + 6, 0);
+	th_be_put16(u, dir == 0 ? f->client_port : f->server_port);
+	th_be_put16(u + 2, dir == 0 ? f->server_port : f->client_port);
+	th_be_put16(u + 4, (uint16_t)dlen);
+	th_be_put16(u + 6, 0);
 	memcpy(u + UDP_HDR, rec, size);
 	/* The checksum covers the whole datagram, so it is computed before cutting. */
 	put_l3(wi, pseudo, f, dir, TH_PKT_L4_UDP, dlen, 0);
 	sum = pseudo_sum(pseudo, is_v6, TH_PKT_L4_UDP, dlen);
 	sum = gen_csum_fold(gen_csum_add(sum, u, dlen));
-	put16(u + 6, sum == 0 ? 0xffff : (uint16_t)sum);
+	th_be_put16(u + 6, sum == 0 ? 0xffff : (uint16_t)sum);
 	ident = is_v6 ? (uint32_t)f->client_idx << 16 | h->ip_id : h->ip_id;
 	h->ip_id++;
 	*first_ns = t;
@@ -731,13 +717,13 @@ tcp_finish(struct gen_wire *wi, struct gen_frame *fr)
 		h->last_ack = ack;
 		h->has_sent_ack = true;
 	}
-	put32(t + 4, fr->seq);
-	put32(t + 8, ack);
+	th_be_put32(t + 4, fr->seq);
+	th_be_put32(t + 8, ack);
 	if (!is_v6)
 		ipv4_finish(ip, h->ip_id++);
-	put16(t + 16, 0);
+	th_be_put16(t + 16, 0);
 	sum = pseudo_sum(ip, is_v6, TH_PKT_L4_TCP, l4_size);
-	put16(t + 16, gen_csum_fold(gen_csum_add(sum, t, l4_size)));
+	th_be_put16(t + 16, gen_csum_fold(gen_csum_add(sum, t, l4_size)));
 	return true;
 }
 

@@ -24,7 +24,7 @@ enum { NF2SOCK = 6, NF2BAD = 7, NF2FIFO = 8 };
 static inline uint64_t
 timeval_ns(const uint8_t *p)
 {
-	return (uint64_t)nfs_be32(p) * 1000000000u + (uint64_t)nfs_be32(p + 4) * 1000u;
+	return (uint64_t)th_be_get32(p) * 1000000000u + (uint64_t)th_be_get32(p + 4) * 1000u;
 }
 
 static void
@@ -35,8 +35,8 @@ fattr(struct nfs_dec *d, struct th_nfs_attr *a)
 
 	if (p == NULL)
 		return;
-	type = nfs_be32(p);
-	mode = nfs_be32(p + 4);
+	type = th_be_get32(p);
+	mode = th_be_get32(p + 4);
 	if (type > NF2FIFO) {
 		nfs_bad(d);
 		return;
@@ -49,12 +49,12 @@ fattr(struct nfs_dec *d, struct th_nfs_attr *a)
 		type = TH_NFS_NON;
 	a->type = type; /* NFNON..NFLNK have the ftype3 numbers */
 	a->mode = mode & 07777;
-	a->nlink = nfs_be32(p + 8);
-	a->uid = nfs_be32(p + 12);
-	a->gid = nfs_be32(p + 16);
-	a->size = nfs_be32(p + 20);
+	a->nlink = th_be_get32(p + 8);
+	a->uid = th_be_get32(p + 12);
+	a->gid = th_be_get32(p + 16);
+	a->size = th_be_get32(p + 20);
 	/* blocksize (24), rdev (28), blocks (32), fsid (36) are not traced */
-	a->fileid = nfs_be32(p + 40);
+	a->fileid = th_be_get32(p + 40);
 	/* atime (44) */
 	a->mtime_ns = timeval_ns(p + 52);
 	a->ctime_ns = timeval_ns(p + 60);
@@ -69,8 +69,8 @@ sattr(struct nfs_dec *d, struct th_nfs_call *out)
 
 	if (p == NULL)
 		return;
-	mode = nfs_be32(p);
-	size = nfs_be32(p + 12);
+	mode = th_be_get32(p);
+	size = th_be_get32(p + 12);
 	if (mode != SATTR_UNSET) {
 		out->has_set_mode = true;
 		out->set_mode = mode;

@@ -27,7 +27,7 @@ enum { SET_TO_CLIENT_TIME = 2 };
 static inline uint64_t
 time_ns(const uint8_t *p)
 {
-	return (uint64_t)nfs_be32(p) * 1000000000u + nfs_be32(p + 4);
+	return (uint64_t)th_be_get32(p) * 1000000000u + th_be_get32(p + 4);
 }
 
 /*
@@ -42,19 +42,19 @@ fattr3(struct nfs_dec *d, struct th_nfs_attr *a)
 
 	if (p == NULL)
 		return;
-	type = nfs_be32(p);
+	type = th_be_get32(p);
 	if (type < TH_NFS_REG || type > TH_NFS_FIFO) {
 		nfs_bad(d);
 		return;
 	}
 	a->type = type;
-	a->mode = nfs_be32(p + 4);
-	a->nlink = nfs_be32(p + 8);
-	a->uid = nfs_be32(p + 12);
-	a->gid = nfs_be32(p + 16);
-	a->size = nfs_be64(p + 20);
+	a->mode = th_be_get32(p + 4);
+	a->nlink = th_be_get32(p + 8);
+	a->uid = th_be_get32(p + 12);
+	a->gid = th_be_get32(p + 16);
+	a->size = th_be_get64(p + 20);
 	/* used (28), rdev (36), fsid (44) are not traced */
-	a->fileid = nfs_be64(p + 52);
+	a->fileid = th_be_get64(p + 52);
 	/* atime (60) */
 	a->mtime_ns = time_ns(p + 68);
 	a->ctime_ns = time_ns(p + 76);
@@ -78,7 +78,7 @@ pre_op_attr(struct nfs_dec *d, struct th_nfs_pre_attr *pre)
 	p = nfs_take(d, NFS3_WCC_ATTR_SIZE);
 	if (p == NULL)
 		return;
-	pre->size = nfs_be64(p);
+	pre->size = th_be_get64(p);
 	pre->mtime_ns = time_ns(p + 8);
 	pre->ctime_ns = time_ns(p + 16);
 	pre->is_present = true;

@@ -72,19 +72,6 @@ nfs_result(const struct nfs_dec *d)
 	return d->x.is_short ? TH_NFS_SHORT : TH_NFS_OK;
 }
 
-/* Unchecked big-endian loads, for runs whose length was checked once. */
-static inline uint32_t
-nfs_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t
-nfs_be64(const uint8_t *p)
-{
-	return (uint64_t)nfs_be32(p) << 32 | nfs_be32(p + 4);
-}
-
 /*
  * Reserve @p size bytes: returns where they start, or NULL (cursor short)
  * when the buffer does not hold them all.

@@ -27,9 +27,9 @@ mapping(struct nfs_dec *d, struct th_nfs_call *out)
 
 	if (p == NULL)
 		return;
-	out->pmap_prog = nfs_be32(p);
-	out->pmap_vers = nfs_be32(p + 4);
-	out->pmap_prot = nfs_be32(p + 8);
+	out->pmap_prog = th_be_get32(p);
+	out->pmap_vers = th_be_get32(p + 4);
+	out->pmap_prot = th_be_get32(p + 8);
 	/* The port (p + 12) of SET/UNSET has no place in the call yet. */
 }
 

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "th_bytes.h"
+
 /* Stacked VLAN tags accepted before giving up; real networks use one or two. */
 #define PKT_MAX_VLAN 8
 /* IPv6 extension headers walked before calling the chain malformed. */
@@ -69,18 +71,6 @@ th_pkt_status_str(enum th_pkt_status status)
 	return status_names[status];
 }
 
-static inline uint16_t
-ld16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-ld32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static inline uint32_t
 min_u32(uint32_t a, uint32_t b)
 {
@@ -117,10 +107,10 @@ parse_l4(const uint8_t *f, uint32_t caplen, uint32_t l4, uint32_t ip_end, uint8_
 			return TH_PKT_BAD_L4;
 		if (hlen > caplen - l4)
 			return TH_PKT_TRUNC_L4;
-		m->sport = ld16(h);
-		m->dport = ld16(h + 2);
-		m->tcp_seq = ld32(h + 4);
-		m->tcp_ack = ld32(h + 8);
+		m->sport = th_be_get16(h);
+		m->dport = th_be_get16(h + 2);
+		m->tcp_seq = th_be_get32(h + 4);
+		m->tcp_ack = th_be_get32(h + 8);
 		m->tcp_flags = h[13];
 		pay = l4 + hlen;
 		end = ip_end;
@@ -132,11 +122,11 @@ parse_l4(const uint8_t *f, uint32_t caplen, uint32_t l4, uint32_t ip_end, uint8_
 			return TH_PKT_BAD_L4;
 		if (caplen - l4 < UDP_HLEN)
 			return TH_PKT_TRUNC_L4;
-		ulen = ld16(h + 4);
+		ulen = th_be_get16(h + 4);
 		if (ulen < UDP_HLEN)
 			return TH_PKT_BAD_L4;
-		m->sport = ld16(h);
-		m->dport = ld16(h + 2);
+		m->sport = th_be_get16(h);
+		m->dport = th_be_get16(h + 2);
 		m->tcp_seq = 0;
 		m->tcp_ack = 0;
 		m->tcp_flags = 0;
@@ -170,7 +160,7 @@ parse_ipv4(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 		return TH_PKT_BAD_L3;
 	if (caplen - l3 < hlen)
 		return TH_PKT_TRUNC_L3;
-	tot = ld16(h + 2);
+	tot = th_be_get16(h + 2);
 	if (tot < hlen)
 		return TH_PKT_BAD_L3;
 	m->ip_version = 4;
@@ -181,9 +171,9 @@ parse_ipv4(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 	m->l4 = proto;
 	if (proto != TH_PKT_L4_TCP && proto != TH_PKT_L4_UDP)
 		return TH_PKT_NOT_TCP_UDP;
-	frag = ld16(h + 6);
+	frag = th_be_get16(h + 6);
 	if (frag & 0x3fff) {
-		m->frag_id = ld16(h + 4);
+		m->frag_id = th_be_get16(h + 4);
 		m->is_last_frag = (frag & 0x2000) == 0;
 	}
 	if (frag & 0x1fff)
@@ -209,7 +199,7 @@ parse_ipv6(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 	memcpy(m->src.b, h + 8, 16);
 	memcpy(m->dst.b, h + 24, 16);
 	off = l3 + IPV6_HLEN;
-	end = off + ld16(h + 4);
+	end = off + th_be_get16(h + 4);
 	nh = h[6];
 
 	/*
@@ -236,10 +226,10 @@ parse_ipv6(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 			return TH_PKT_TRUNC_L3;
 		h = f + off;
 		if (nh == IPPROTO_FRAGMENT_) {
-			uint16_t fo = ld16(h + 2);
+			uint16_t fo = th_be_get16(h + 2);
 
 			len = 8;
-			m->frag_id = (uint32_t)ld16(h + 4) << 16 | ld16(h + 6);
+			m->frag_id = (uint32_t)th_be_get16(h + 4) << 16 | th_be_get16(h + 6);
 			m->is_last_frag = (fo & 1) == 0;
 			if (fo & 0xfff8) {
 				/* Later fragment: say which protocol it belongs to if we can. */
@@ -279,19 +269,19 @@ th_pkt_parse(const uint8_t *frame, uint32_t caplen, enum th_pkt_link link, struc
 	case TH_PKT_LINK_ETHERNET:
 		if (caplen < ETH_HLEN)
 			return TH_PKT_TRUNC_L2;
-		type = ld16(frame + 12);
+		type = th_be_get16(frame + 12);
 		off = ETH_HLEN;
 		break;
 	case TH_PKT_LINK_LINUX_SLL:
 		if (caplen < SLL_HLEN)
 			return TH_PKT_TRUNC_L2;
-		type = ld16(frame + 14);
+		type = th_be_get16(frame + 14);
 		off = SLL_HLEN;
 		break;
 	case TH_PKT_LINK_LINUX_SLL2:
 		if (caplen < SLL2_HLEN)
 			return TH_PKT_TRUNC_L2;
-		type = ld16(frame);
+		type = th_be_get16(frame);
 		off = SLL2_HLEN;
 		break;
 	case TH_PKT_LINK_RAW:
@@ -320,11 +310,11 @@ th_pkt_parse(const uint8_t *frame, uint32_t caplen, enum th_pkt_link link, struc
 			return TH_PKT_NOT_IP;
 		if (caplen - off < VLAN_HLEN)
 			return TH_PKT_TRUNC_L2;
-		vid = ld16(frame + off) & 0x0fff;
+		vid = th_be_get16(frame + off) & 0x0fff;
 		if (n == 0)
 			m->vlan_outer = vid;
 		m->vlan_inner = vid;
-		type = ld16(frame + off + 2);
+		type = th_be_get16(frame + off + 2);
 		off += VLAN_HLEN;
 	}
 	m->vlan_count = (uint8_t)n;
@@ -363,7 +353,7 @@ th_addr_format(const struct th_addr *a, char *buf, size_t size)
 		return snprintf(buf, size, "%u.%u.%u.%u", a->b[12], a->b[13], a->b[14], a->b[15]);
 
 	for (i = 0; i < 8; i++)
-		g[i] = ld16(a->b + 2 * i);
+		g[i] = th_be_get16(a->b + 2 * i);
 	/* RFC 5952 4.2: compress the longest run of two or more zero groups, the first on a tie. */
 	for (i = 0; i < 8;) {
 		int j = i;

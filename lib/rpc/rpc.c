@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "th_bytes.h"
 #include "th_nfs.h"
 #include "th_xdr.h"
 
@@ -131,12 +132,6 @@ th_rpc_decode(const uint8_t *buf, size_t size, struct th_rpc_msg *m)
 	return st;
 }
 
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 bool
 th_rpc_is_followed(uint32_t prog, uint32_t vers)
 {
@@ -148,14 +143,14 @@ th_rpc_looks_like_call(const uint8_t *buf, size_t size)
 {
 	uint32_t prog, vers, flavor;
 
-	if (size < 32 || be32(buf + 4) != TH_RPC_CALL || be32(buf + 8) != 2)
+	if (size < 32 || th_be_get32(buf + 4) != TH_RPC_CALL || th_be_get32(buf + 8) != 2)
 		return false;
-	prog = be32(buf + 12);
-	vers = be32(buf + 16);
-	flavor = be32(buf + 24);
+	prog = th_be_get32(buf + 12);
+	vers = th_be_get32(buf + 16);
+	flavor = th_be_get32(buf + 24);
 	if (!th_rpc_is_followed(prog, vers))
 		return false;
-	return flavor <= RPCSEC_GSS && be32(buf + 28) <= AUTH_BODY_MAX;
+	return flavor <= RPCSEC_GSS && th_be_get32(buf + 28) <= AUTH_BODY_MAX;
 }
 
 bool
@@ -163,15 +158,15 @@ th_rpc_looks_like_reply(const uint8_t *buf, size_t size)
 {
 	uint32_t stat;
 
-	if (size < 12 || be32(buf + 4) != TH_RPC_REPLY)
+	if (size < 12 || th_be_get32(buf + 4) != TH_RPC_REPLY)
 		return false;
-	stat = be32(buf + 8);
+	stat = th_be_get32(buf + 8);
 	if (stat == 1)
-		return size < 16 || be32(buf + 12) <= 1;
+		return size < 16 || th_be_get32(buf + 12) <= 1;
 	if (stat != 0 || size < 24)
 		return false;
 	/* verifier flavor, length, then accept_stat when the verifier is empty */
-	if (be32(buf + 12) > RPCSEC_GSS || be32(buf + 16) > AUTH_BODY_MAX)
+	if (th_be_get32(buf + 12) > RPCSEC_GSS || th_be_get32(buf + 16) > AUTH_BODY_MAX)
 		return false;
-	return be32(buf + 16) != 0 || be32(buf + 20) <= 5;
+	return th_be_get32(buf + 16) != 0 || th_be_get32(buf + 20) <= 5;
 }

@@ -4,7 +4,7 @@
 
 /* Layout constants shared by the writer and the reader; byte order is th_le.h. */
 
-#include "th_le.h"
+#include "th_bytes.h"
 
 #define SEG_HEADER_MAGIC "THSEGHDR"
 #define SEG_TRAILER_MAGIC "THSEGEND"

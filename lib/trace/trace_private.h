@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "th_le.h"
+#include "th_bytes.h"
 #include "th_pkt.h"
 #include "th_trace.h"
 

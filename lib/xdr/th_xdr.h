@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "th_bytes.h"
+
 struct th_xdr {
 	const uint8_t *p;   /**< next byte to read */
 	const uint8_t *end; /**< one past the last readable byte */
@@ -52,7 +54,7 @@ th_xdr_u32(struct th_xdr *x, uint32_t *v)
 		x->p = x->end;
 		return false;
 	}
-	*v = (uint32_t)x->p[0] << 24 | (uint32_t)x->p[1] << 16 | (uint32_t)x->p[2] << 8 | x->p[3];
+	*v = th_be_get32(x->p);
 	x->p += 4;
 	return true;
 }

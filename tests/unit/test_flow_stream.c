@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "th_bytes.h"
 #include "th_flow.h"
 
 #define MAX_RECS 64
@@ -64,15 +65,6 @@ on_gap(void *ctx, const struct th_flow_key *key, int dir, uint64_t now_ns)
 	s->gap_ns = now_ns;
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* An NFSv3 call record: marker + header + @p body_size bytes of filler. Returns bytes written. */
 static size_t
 make_call(uint8_t *p, uint32_t xid, uint32_t body_size)
@@ -80,17 +72,17 @@ make_call(uint8_t *p, uint32_t xid, uint32_t body_size)
 	uint32_t rec = 40 + body_size;
 	size_t i;
 
-	put32(p, 0x80000000u | rec);
-	put32(p + 4, xid);
-	put32(p + 8, 0);       /* CALL */
-	put32(p + 12, 2);      /* rpcvers */
-	put32(p + 16, 100003); /* NFS */
-	put32(p + 20, 3);
-	put32(p + 24, 6); /* READ */
-	put32(p + 28, 0); /* AUTH_NONE */
-	put32(p + 32, 0);
-	put32(p + 36, 0); /* verifier */
-	put32(p + 40, 0);
+	th_be_put32(p, 0x80000000u | rec);
+	th_be_put32(p + 4, xid);
+	th_be_put32(p + 8, 0);       /* CALL */
+	th_be_put32(p + 12, 2);      /* rpcvers */
+	th_be_put32(p + 16, 100003); /* NFS */
+	th_be_put32(p + 20, 3);
+	th_be_put32(p + 24, 6); /* READ */
+	th_be_put32(p + 28, 0); /* AUTH_NONE */
+	th_be_put32(p + 32, 0);
+	th_be_put32(p + 36, 0); /* verifier */
+	th_be_put32(p + 40, 0);
 	for (i = 0; i < body_size; i++)
 		p[44 + i] = (uint8_t)(i * 7 + 1);
 	return 4 + rec;
@@ -216,11 +208,11 @@ test_multi_fragment_record(void **state)
 	conn_init(&c);
 	n = make_call(buf, 0x99, 40); /* 84 bytes: marker + 80 */
 	/* Re-frame the 80 record bytes as fragments of 30, 30 and 20. */
-	put32(wire, 30);
+	th_be_put32(wire, 30);
 	memcpy(wire + 4, buf + 4, 30);
-	put32(wire + 34, 30);
+	th_be_put32(wire + 34, 30);
 	memcpy(wire + 38, buf + 34, 30);
-	put32(wire + 68, 0x80000000u | 20);
+	th_be_put32(wire + 68, 0x80000000u | 20);
 	memcpy(wire + 72, buf + 64, 20);
 	seg(&c, wire, 0, 92, 1);
 	assert_int_equal(c.seen.n, 1);
@@ -368,7 +360,7 @@ test_impossible_marker_hunts(void **state)
 
 	(void)state;
 	conn_init(&c);
-	put32(buf, 0xffffffffu); /* 2 GiB fragment: not RPC */
+	th_be_put32(buf, 0xffffffffu); /* 2 GiB fragment: not RPC */
 	memset(buf + 4, 0, 60);
 	seg(&c, buf, 0, 64, 1);
 	c.seq += 64;

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "th_bytes.h"
+
 struct xb {
 	uint8_t b[4096];
 	size_t n;
@@ -20,10 +22,8 @@ static inline void
 put32(struct xb *x, uint32_t v)
 {
 	assert_true(x->n + 4 <= sizeof(x->b));
-	x->b[x->n++] = (uint8_t)(v >> 24);
-	x->b[x->n++] = (uint8_t)(v >> 16);
-	x->b[x->n++] = (uint8_t)(v >> 8);
-	x->b[x->n++] = (uint8_t)v;
+	th_be_put32(x->b + x->n, v);
+	x->n += 4;
 }
 
 static inline void
