@@ -39,8 +39,14 @@ struct cache {
 	uint64_t replaced; /**< entries given up for newer values */
 };
 
+/* Records announced to th_export_anon_prefetch() whose entries are not asked for yet. */
+#define PREFETCH_LAG 4
+
 struct th_export_anon {
 	struct th_export_hmac_key key; /**< prepared HMAC key */
+	uint32_t lag[PREFETCH_LAG][3]; /**< announced: client, server, handle hashes */
+	unsigned int lag_count;        /**< announced, entries not loaded yet */
+	unsigned int lag_next;         /**< next lag[] slot */
 	bool is_prefix_preserving;     /**< Crypto-PAn-like addresses */
 	struct cache addrs;            /**< address -> address pseudonym */
 	struct cache ids;              /**< ('u' or 'g', value) -> 32-bit pseudonym */
@@ -285,6 +291,32 @@ th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_l
 	memcpy(out, mac, TH_EXPORT_ANON_FH_SIZE);
 	if (p != NULL)
 		memcpy(p, mac, TH_EXPORT_ANON_FH_SIZE);
+}
+
+static void
+prefetch_entries(struct th_export_anon *a, const uint32_t h[3])
+{
+	th_sat_prefetch_entries(&a->addrs.t, h[0]);
+	th_sat_prefetch_entries(&a->addrs.t, h[1]);
+	th_sat_prefetch_entries(&a->fhs.t, h[2]);
+}
+
+void
+th_export_anon_prefetch(struct th_export_anon *a, const struct th_trace_open *r)
+{
+	uint32_t *h = a->lag[a->lag_next];
+
+	if (a->lag_count == PREFETCH_LAG)
+		prefetch_entries(a, h);
+	else
+		a->lag_count++;
+	h[0] = th_sat_hash(r->client.b, sizeof(r->client.b));
+	h[1] = th_sat_hash(r->server.b, sizeof(r->server.b));
+	h[2] = th_sat_hash(r->fh, r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
+	th_sat_prefetch(&a->addrs.t, h[0]);
+	th_sat_prefetch(&a->addrs.t, h[1]);
+	th_sat_prefetch(&a->fhs.t, h[2]);
+	a->lag_next = (a->lag_next + 1) % PREFETCH_LAG;
 }
 
 size_t

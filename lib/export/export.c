@@ -25,6 +25,8 @@
 #define OUT_BUF_SIZE (256 * 1024)
 #define LINE_MAX_SIZE 2048 /* one record in any format, path included */
 #define PATH_MAX_SIZE 1024
+/* Records of a stream ahead of its head whose pseudonyms are prefetched (see prefetch_ahead()). */
+#define PREFETCH_AHEAD 8
 
 struct stream {
 	struct th_export_source *src; /**< where records come from */
@@ -279,6 +281,28 @@ fill(struct exporter *x, struct stream *s)
 		if (t_of(slot) > s->max_seen_ns)
 			s->max_seen_ns = t_of(slot);
 	}
+	return 0;
+}
+
+/*
+ * A stream's records wait in its ring for the merge window (a minute of
+ * trace: thousands of records), so the ones about to be written are no longer
+ * in cache; nor are their pseudonyms, in tables larger than the caches. Both
+ * are loaded a few records ahead of the stream's head, so that writing them
+ * does not wait for memory.
+ */
+static void
+prefetch_ahead(const struct exporter *x, const struct stream *s)
+{
+	if (s->ring_count > 2 * PREFETCH_AHEAD) {
+		const char *r = (const char *)ring_at(s, 2 * PREFETCH_AHEAD);
+
+		for (size_t off = 0; off < sizeof(struct th_trace_open); off += 64)
+			__builtin_prefetch(r + off);
+		__builtin_prefetch(r + sizeof(struct th_trace_open) - 1);
+	}
+	if (x->c->anon != NULL && s->ring_count > PREFETCH_AHEAD)
+		th_export_anon_prefetch(x->c->anon, ring_at(s, PREFETCH_AHEAD));
 }
 
 /* ---- k-way merge over the streams' heads ---- */
@@ -737,6 +761,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 			rc = fill(&x, s);
 			if (rc < 0)
 				goto free_all;
+			prefetch_ahead(&x, s);
 			if (head(s) == NULL)
 				x.heap[0] = x.heap[--x.heap_count];
 			if (x.heap_count > 0)

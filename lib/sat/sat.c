@@ -83,6 +83,22 @@ th_sat_find(const struct th_sat *t, uint32_t hash, const void *key, size_t key_s
 	return NULL;
 }
 
+void
+th_sat_prefetch_entries(const struct th_sat *t, uint32_t hash)
+{
+	size_t base = (size_t)(hash & t->set_mask) * TH_SAT_WAYS, w;
+	uint32_t sig = sig_of(hash);
+
+	for (w = base; w < base + TH_SAT_WAYS; w++) {
+		if (t->sig[w] == sig) {
+			const uint8_t *e = entry_at(t, w);
+
+			__builtin_prefetch(e);
+			__builtin_prefetch(e + t->entry_size - 1);
+		}
+	}
+}
+
 static inline uint64_t
 time_at(const struct th_sat *t, size_t slot, size_t time_offset)
 {

@@ -55,6 +55,20 @@ void *th_sat_find(const struct th_sat *t, uint32_t hash, const void *key, size_t
  */
 void *th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted);
 
+/**
+ * Start loading the signatures of @p hash's set, so that a th_sat_find() a
+ * little later does not wait for memory: a lookup in a table larger than the
+ * caches otherwise misses twice, on the signatures and on the entry.
+ */
+static inline void
+th_sat_prefetch(const struct th_sat *t, uint32_t hash)
+{
+	__builtin_prefetch(&t->sig[(size_t)(hash & t->set_mask) * TH_SAT_WAYS]);
+}
+
+/** Then start loading the entries of that set whose signature matches (usually one). */
+void th_sat_prefetch_entries(const struct th_sat *t, uint32_t hash);
+
 /** Give an entry's way back. */
 void th_sat_release(struct th_sat *t, void *entry);
 

@@ -609,6 +609,43 @@ test_anon_cache(void **state)
 	th_export_anon_free(a);
 }
 
+/* Announcing records ahead (th_export_anon_prefetch()) computes nothing and changes no pseudonym.
+ */
+static void
+test_anon_prefetch(void **state)
+{
+	static const char key[] = "0123456789abcdef0123456789abcdef";
+	struct th_export_anon *a = th_export_anon_create(key, 32, false);
+	struct th_export_anon *b = th_export_anon_create(key, 32, false);
+	struct th_export_anon_counters ac;
+	uint8_t fa[TH_EXPORT_ANON_FH_SIZE], fb[TH_EXPORT_ANON_FH_SIZE];
+	struct th_trace_open r;
+	struct th_addr pa, pb;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	addr4(&r.client, 10, 0, 0, 1);
+	addr4(&r.server, 10, 0, 0, 2);
+	/* Longer than any handle (a damaged record): nothing past fh[] is read. */
+	r.fh_len = 255;
+	for (uint8_t i = 0; i < 10; i++) {
+		r.fh[0] = i;
+		th_export_anon_prefetch(a, &r);
+	}
+	th_export_anon_counters(a, &ac);
+	assert_int_equal(ac.addrs + ac.ids + ac.fhs, 0);
+	r.fh_len = 12;
+	th_export_anon_prefetch(a, &r);
+	th_export_anon_fh(a, r.fh, r.fh_len, fa);
+	th_export_anon_fh(b, r.fh, r.fh_len, fb);
+	assert_memory_equal(fa, fb, sizeof(fa));
+	th_export_anon_addr(a, &r.client, &pa);
+	th_export_anon_addr(b, &r.client, &pb);
+	assert_memory_equal(&pa, &pb, sizeof(pa));
+	th_export_anon_free(a);
+	th_export_anon_free(b);
+}
+
 /* Name bytes that are not text stay valid JSON: control characters as \u00XX, valid UTF-8
  * kept, other bytes as the text \xHH. */
 static void
@@ -803,6 +840,7 @@ main(void)
 		cmocka_unit_test(test_names_only_stream),
 		cmocka_unit_test(test_anon_path_join),
 		cmocka_unit_test(test_anon_cache),
+		cmocka_unit_test(test_anon_prefetch),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_hosts_file),
 		cmocka_unit_test(test_anon_properties),
