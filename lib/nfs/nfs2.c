@@ -49,9 +49,7 @@ fattr(struct nfs_dec *d, struct th_nfs_attr *a)
 		type = TH_NFS_NON;
 	a->type = type; /* NFNON..NFLNK have the ftype3 numbers */
 	a->mode = mode & 07777;
-	a->nlink = th_be_get32(p + 8);
-	a->uid = th_be_get32(p + 12);
-	a->gid = th_be_get32(p + 16);
+	nfs_attr_ids(a, p);
 	a->size = th_be_get32(p + 20);
 	/* blocksize (24), rdev (28), blocks (32), fsid (36) are not traced */
 	a->fileid = th_be_get32(p + 40);

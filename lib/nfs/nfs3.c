@@ -49,9 +49,7 @@ fattr3(struct nfs_dec *d, struct th_nfs_attr *a)
 	}
 	a->type = type;
 	a->mode = th_be_get32(p + 4);
-	a->nlink = th_be_get32(p + 8);
-	a->uid = th_be_get32(p + 12);
-	a->gid = th_be_get32(p + 16);
+	nfs_attr_ids(a, p);
 	a->size = th_be_get64(p + 20);
 	/* used (28), rdev (36), fsid (44) are not traced */
 	a->fileid = th_be_get64(p + 52);

@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "th_bytes.h"
 #include "th_nfs.h"
 #include "th_xdr.h"
 
@@ -70,6 +71,15 @@ nfs_result(const struct nfs_dec *d)
 	if (d->is_bad)
 		return TH_NFS_MALFORMED;
 	return d->x.is_short ? TH_NFS_SHORT : TH_NFS_OK;
+}
+
+/* nlink, uid and gid, which fattr (NFSv2) and fattr3 both hold at bytes 8, 12 and 16. */
+static inline void
+nfs_attr_ids(struct th_nfs_attr *a, const uint8_t *fattr)
+{
+	a->nlink = th_be_get32(fattr + 8);
+	a->uid = th_be_get32(fattr + 12);
+	a->gid = th_be_get32(fattr + 16);
 }
 
 /*
