@@ -25,17 +25,20 @@
  * replaces the set's oldest entry, and the replacement is counted. A replaced pseudonym is
  * computed again when its value comes back: slower, never different.
  */
-#define ADDR_ENTRIES 262144 /* addresses: 11 MB */
+#define ADDR_ENTRIES 262144 /* addresses: 10 MB */
 #define ID_ENTRIES 4096     /* uids and gids: 90 KB */
-#define FH_ENTRIES 262144   /* handles: 24 MB */
+#define FH_ENTRIES 262144   /* handles: 22 MB */
 #define ID_KEY_SIZE 5       /* kind tag, value (little-endian) */
 
-/* An entry: key length, key (key_max bytes), pseudonym (out_size), when it was made. */
+/*
+ * An entry: key length, key (key_max bytes), pseudonym (out_size). A full set
+ * gives up the entry made first (th_sat_claim_turn()).
+ */
 struct cache {
 	struct th_sat t;
 	uint16_t key_max;  /**< key bytes at most */
 	uint16_t out_size; /**< pseudonym bytes */
-	uint64_t made;     /**< entries made so far: the oldest of a full set goes first */
+	uint64_t made;     /**< entries made so far */
 	uint64_t replaced; /**< entries given up for newer values */
 };
 
@@ -58,7 +61,7 @@ cache_init(struct cache *c, uint32_t entries, unsigned int key_max, unsigned int
 {
 	c->key_max = (uint16_t)key_max;
 	c->out_size = (uint16_t)out_size;
-	return th_sat_init_lazy(&c->t, entries, 1 + key_max + out_size + sizeof(uint64_t));
+	return th_sat_init_lazy(&c->t, entries, 1 + key_max + out_size);
 }
 
 /*
@@ -71,7 +74,6 @@ cache_get(struct cache *c, const uint8_t *key, size_t len, bool *is_new)
 {
 	uint8_t k[1 + TH_TRACE_FH_MAX], *e;
 	uint32_t h = th_sat_hash(key, len);
-	size_t made = 1 + c->key_max + c->out_size;
 	bool evicted;
 
 	k[0] = (uint8_t)len;
@@ -79,11 +81,10 @@ cache_get(struct cache *c, const uint8_t *key, size_t len, bool *is_new)
 	e = th_sat_find(&c->t, h, k, 1 + len);
 	*is_new = e == NULL;
 	if (e == NULL) {
-		e = th_sat_claim(&c->t, h, made, &evicted);
+		e = th_sat_claim_turn(&c->t, h, &evicted);
 		c->replaced += evicted;
 		memcpy(e, k, 1 + len);
 		c->made++;
-		memcpy(e + made, &c->made, sizeof(c->made));
 	}
 	return e + 1 + c->key_max;
 }

@@ -76,7 +76,7 @@ struct th_export_anon;
  * that share an n-bit prefix get pseudonyms that share an n-bit prefix (each
  * output bit is the input bit XOR a bit of the HMAC of the preceding input bits).
  * Address, uid, gid and handle pseudonyms are computed once and kept in tables
- * of a fixed size (35 MB in all, mapped in as they fill): 262144 addresses,
+ * of a fixed size (32 MB in all, mapped in as they fill): 262144 addresses,
  * 4096 uids and gids, 262144 handles; beyond that the oldest of a few entries
  * gives way (counted), and is computed again if it comes back.
  * @return NULL with errno EINVAL (empty key) or ENOMEM.

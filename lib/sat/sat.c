@@ -33,9 +33,11 @@ init(struct th_sat *t, uint32_t entries, size_t entry_size, bool is_lazy)
 	size = (size_t)sets * TH_SAT_WAYS * entry_size;
 	t->sig = calloc((size_t)sets * TH_SAT_WAYS, sizeof(*t->sig));
 	t->entries = is_lazy ? calloc(1, size) : malloc(size);
-	if (t->sig == NULL || t->entries == NULL) {
+	t->turn = is_lazy ? calloc(sets, sizeof(*t->turn)) : NULL;
+	if (t->sig == NULL || t->entries == NULL || (is_lazy && t->turn == NULL)) {
 		free(t->sig);
 		free(t->entries);
+		free(t->turn);
 		memset(t, 0, sizeof(*t));
 		return -ENOMEM;
 	}
@@ -67,6 +69,7 @@ th_sat_fini(struct th_sat *t)
 {
 	free(t->entries);
 	free(t->sig);
+	free(t->turn);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -128,6 +131,27 @@ th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted)
 	return entry_at(t, oldest);
 }
 
+void *
+th_sat_claim_turn(struct th_sat *t, uint32_t hash, bool *evicted)
+{
+	size_t set = hash & t->set_mask, base = set * TH_SAT_WAYS, w;
+
+	*evicted = false;
+	for (w = base; w < base + TH_SAT_WAYS; w++) {
+		if (t->sig[w] == 0) {
+			t->sig[w] = sig_of(hash);
+			t->used++;
+			return entry_at(t, w);
+		}
+	}
+	/* Full: ways were filled in order and are replaced in order, oldest first. */
+	*evicted = true;
+	w = base + t->turn[set];
+	t->turn[set] = (uint8_t)((t->turn[set] + 1) % TH_SAT_WAYS);
+	t->sig[w] = sig_of(hash);
+	return entry_at(t, w);
+}
+
 void
 th_sat_release(struct th_sat *t, void *entry)
 {
@@ -182,5 +206,6 @@ th_sat_memory(const struct th_sat *t)
 {
 	size_t slots = (size_t)th_sat_sets(t) * TH_SAT_WAYS;
 
-	return slots * (sizeof(*t->sig) + t->entry_size);
+	return slots * (sizeof(*t->sig) + t->entry_size) +
+	       (t->turn != NULL ? th_sat_sets(t) * sizeof(*t->turn) : 0);
 }

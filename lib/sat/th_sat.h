@@ -28,6 +28,7 @@ struct th_sat {
 	uint32_t set_mask;   /**< sets - 1 (a power of two) */
 	uint32_t used;       /**< entries in use */
 	uint32_t sweep_next; /**< next set th_sat_sweep() visits */
+	uint8_t *turn;       /**< per set, the way th_sat_claim_turn() takes next (lazy tables) */
 };
 
 /**
@@ -38,7 +39,10 @@ struct th_sat {
  */
 int th_sat_init(struct th_sat *t, uint32_t entries, size_t entry_size);
 
-/** th_sat_init() with pages mapped only as entries fill them (batch tools). */
+/**
+ * th_sat_init() with pages mapped only as entries fill them (batch tools),
+ * and th_sat_claim_turn() available.
+ */
 int th_sat_init_lazy(struct th_sat *t, uint32_t entries, size_t entry_size);
 
 /** Free what th_sat_init() allocated. */
@@ -68,6 +72,14 @@ th_sat_prefetch(const struct th_sat *t, uint32_t hash)
 
 /** Then start loading the entries of that set whose signature matches (usually one). */
 void th_sat_prefetch_entries(const struct th_sat *t, uint32_t hash);
+
+/**
+ * th_sat_claim() for a th_sat_init_lazy() table that only adds entries (no
+ * th_sat_release()): a free way, else the set's ways in turn, which is the
+ * way claimed longest ago. It reads no entry, where th_sat_claim() reads
+ * every way's timestamp: eight cache misses in a table larger than the caches.
+ */
+void *th_sat_claim_turn(struct th_sat *t, uint32_t hash, bool *evicted);
 
 /** Give an entry's way back. */
 void th_sat_release(struct th_sat *t, void *entry);
