@@ -127,14 +127,22 @@ is_same_cause(struct extract *x, const struct th_wl *w, uint32_t others)
 	return true;
 }
 
-/* @p r with enumerated feature @p f at value @p v, dependents repaired. */
+/*
+ * @p r with enumerated feature @p f at value @p v, dependents repaired (then
+ * *@p repaired, when not NULL, is set). False when no repair makes it valid.
+ */
 static bool
-with_value(
-	const struct extract *x, const struct th_wl *r, enum th_feat f, unsigned v, struct th_wl *w)
+with_value(const struct extract *x, const struct th_wl *r, enum th_feat f, unsigned v,
+	struct th_wl *w, bool *repaired)
 {
+	bool is_valid;
+
 	*w = *r;
 	th_wl_set_enum_index(w, f, v);
-	return th_wl_check(w, x->l, NULL, 0) == 0 || th_wl_repair(w, f, x->l) == 0;
+	is_valid = th_wl_check(w, x->l, NULL, 0) == 0;
+	if (repaired != NULL)
+		*repaired = !is_valid;
+	return is_valid || th_wl_repair(w, f, x->l) == 0;
 }
 
 /*
@@ -150,7 +158,7 @@ holds_at_trigger(struct extract *x, enum th_feat f, unsigned i)
 {
 	struct th_wl w;
 
-	if (th_wl_enum_index(x->trigger, f) == i || !with_value(x, x->trigger, f, i, &w))
+	if (th_wl_enum_index(x->trigger, f) == i || !with_value(x, x->trigger, f, i, &w, NULL))
 		return true;
 	return try(x, &w) != TRY_MISS;
 }
@@ -164,18 +172,12 @@ probe_enum(struct extract *x, const struct th_wl *base, enum th_feat f, uint32_t
 	bool missed = false;
 
 	for (i = 0; i < n; i++) {
-		struct th_wl w = *base, deps;
-		bool repaired = false;
+		struct th_wl w, deps;
+		bool repaired;
 		int r;
 
-		if (i == cur)
+		if (i == cur || !with_value(x, base, f, i, &w, &repaired))
 			continue;
-		th_wl_set_enum_index(&w, f, i);
-		if (th_wl_check(&w, x->l, NULL, 0) != 0) {
-			if (th_wl_repair(&w, f, x->l) != 0)
-				continue;
-			repaired = true;
-		}
 		/* A point of the neighbouring cause met in the first pass proves nothing here. */
 		if (x->has_other && th_mfs_covers(&x->other, &w)) {
 			missed = true;
@@ -994,7 +996,7 @@ needs_less(struct extract *x, const struct th_wl *r, const struct th_mfs *m, enu
 	struct th_wl w, near, far, r_near;
 	unsigned g, sd;
 
-	if (!with_value(x, r, f, v, &w))
+	if (!with_value(x, r, f, v, &w, NULL))
 		return false;
 	for (g = 0; g < TH_F__COUNT; g++) {
 		if (th_feat_is_enum((enum th_feat)g) || !(m->feats & (1u << g)))
@@ -1030,7 +1032,7 @@ split_free(struct extract *x, const struct th_wl *r, struct th_mfs *m, enum th_f
 	for (g = 0; g < TH_F__COUNT; g++)
 		if (is_free_num(m, g) && far_end(x, &all, (enum th_feat)g, &far))
 			all = far;
-	if ((!th_wl_equal(&all, r) && try(x, &all) == TRY_HIT) || !with_value(x, r, f, v, &w))
+	if ((!th_wl_equal(&all, r) && try(x, &all) == TRY_HIT) || !with_value(x, r, f, v, &w, NULL))
 		return;
 	for (g = 0; g < TH_F__COUNT; g++) {
 		if (!is_free_num(m, g) || !far_end(x, r, (enum th_feat)g, &far) ||
