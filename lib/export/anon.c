@@ -26,7 +26,7 @@
  * computed again when its value comes back: slower, never different.
  */
 #define ADDR_ENTRIES 262144 /* addresses: 10 MB */
-#define ID_ENTRIES 4096     /* uids and gids: 90 KB */
+#define ID_ENTRIES 4096     /* uids and gids: 57 KB */
 #define FH_ENTRIES 262144   /* handles: 22 MB */
 #define ID_KEY_SIZE 5       /* kind tag, value (little-endian) */
 

@@ -2,6 +2,7 @@
 
 #include "th_sat.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,7 @@ th_sat_claim_turn(struct th_sat *t, uint32_t hash, bool *evicted)
 		}
 	}
 	/* Full: ways were filled in order and are replaced in order, oldest first. */
+	assert(t->turn != NULL); /* th_sat_init_lazy() tables only */
 	*evicted = true;
 	w = base + t->turn[set];
 	t->turn[set] = (uint8_t)((t->turn[set] + 1) % TH_SAT_WAYS);
