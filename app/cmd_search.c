@@ -45,6 +45,7 @@ struct opts {
 	unsigned skip_count;
 	unsigned seeds;
 	unsigned repeat; /* --replay runs (0: --repeat not given, one run) */
+	double refine_s; /* --refine: testbed seconds for th_search_refine() (0: none) */
 	bool is_eval;
 	bool is_quiet;
 };
@@ -96,6 +97,10 @@ usage(FILE *out)
 		"  -o, --out DIR          write DIR/anomalies.txt, DIR/anomaly-<id>.ini (the\n"
 		"                         trigger workloads, replayable with --replay) and\n"
 		"                         DIR/mfs.txt (every MFS, one per line)\n"
+		"      --refine H         after the search, up to H more testbed hours bounding\n"
+		"                         the numeric features each MFS leaves free where its\n"
+		"                         anomaly stops along them (conditions a benign value\n"
+		"                         meets: H#17's wqe_batch<=16); default 0, none\n"
 		"      --skip-mfs FILE    MFS known already, one per line as in DIR/mfs.txt\n"
 		"                         ('#' comments): their points are not run (repeatable;\n"
 		"                         algorithms with MFS)\n"
@@ -133,6 +138,7 @@ enum {
 	OPT_SKIP_MFS,
 	OPT_REPEAT,
 	OPT_CONFIRM,
+	OPT_REFINE,
 };
 
 static const struct option options[] = {
@@ -157,6 +163,7 @@ static const struct option options[] = {
 	{"skip-mfs", required_argument, NULL, OPT_SKIP_MFS},
 	{"repeat", required_argument, NULL, OPT_REPEAT},
 	{"confirm", required_argument, NULL, OPT_CONFIRM},
+	{"refine", required_argument, NULL, OPT_REFINE},
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -295,6 +302,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 			rc = parse_u64("confirm", optarg, 0, 10, &u);
 			o->cfg.confirm_runs = (unsigned)u;
 			break;
+		case OPT_REFINE:
+			rc = parse_double("refine", optarg, 0, 10000, &d);
+			o->refine_s = d * 3600;
+			break;
 		case OPT_REPEAT:
 			rc = parse_u64("repeat", optarg, 1, 1000, &u);
 			o->repeat = (unsigned)u;
@@ -331,9 +342,11 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
 		return -EINVAL;
 	}
-	if (o->skip_count != 0 && (o->is_eval || o->replay != NULL)) {
-		fprintf(stderr, "tracehound search: --skip-mfs goes with a search, not with "
-				"--eval or --replay\n");
+	if ((o->skip_count != 0 || o->refine_s > 0) && (o->is_eval || o->replay != NULL)) {
+		fprintf(stderr,
+			"tracehound search: %s goes with a search, not with --eval or "
+			"--replay\n",
+			o->skip_count != 0 ? "--skip-mfs" : "--refine");
 		return -EINVAL;
 	}
 	return 0;
@@ -601,6 +614,8 @@ cmd_one(struct opts *o)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	rc = th_search_run(s);
+	if (rc == 0 && o->refine_s > 0)
+		rc = th_search_refine(s, o->refine_s);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	if (rc < 0) {
@@ -614,8 +629,11 @@ cmd_one(struct opts *o)
 		fprintf(stderr, "tracehound search: %s: write failed\n", o->log_path);
 		goto free_search;
 	}
-	printf("%s on %s, seed %llu, %.2f testbed hours\n", th_search_algo_name(o->cfg.algo),
+	printf("%s on %s, seed %llu, %.2f testbed hours", th_search_algo_name(o->cfg.algo),
 		th_sim_name(sim), (unsigned long long)o->cfg.seed, o->cfg.budget_s / 3600);
+	if (o->refine_s > 0)
+		printf(" + up to %.2f refining MFS", o->refine_s / 3600);
+	putchar('\n');
 	if (!o->is_quiet)
 		th_search_print_summary(s, stdout);
 	known = known_list(sim, &kc);

@@ -1119,6 +1119,51 @@ extract_pass(struct extract *x, const struct th_wl *trigger, uint32_t pinned, st
 	split_causes(x, red, pinned != 0, out);
 }
 
+/*
+ * The state of one extraction (or refinement) from @p trigger, which the
+ * caller saw show the symptom (it costs no experiment); NULL without memory.
+ */
+static struct extract *
+extract_new(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
+	th_mfs_oracle oracle, void *ctx)
+{
+	struct extract *x = malloc(sizeof(*x));
+
+	if (x == NULL)
+		return NULL;
+	*x = (struct extract){.l = l, .oracle = oracle, .ctx = ctx, .s = s, .trigger = trigger};
+	remember(x, trigger, true);
+	return x;
+}
+
+int
+th_mfs_refine(struct th_mfs *m, const struct th_wl *base, enum th_symptom s,
+	const struct th_limits *l, th_mfs_oracle oracle, void *ctx)
+{
+	struct extract *x;
+	unsigned g;
+	int runs;
+
+	if (m == NULL || base == NULL || l == NULL || oracle == NULL ||
+		(unsigned)s >= TH_SYM__COUNT || th_wl_check(base, l, NULL, 0) != 0 ||
+		!th_mfs_covers(m, base))
+		return -EINVAL;
+	x = extract_new(base, s, l, oracle, ctx);
+	if (x == NULL)
+		return -ENOMEM;
+	for (g = 0; g < TH_F__COUNT; g++) {
+		struct th_range r;
+
+		if (is_free_num(m, g) && measure_num(x, base, (enum th_feat)g, &r)) {
+			m->feats |= 1u << g;
+			m->range[g] = r;
+		}
+	}
+	runs = x->runs;
+	free(x);
+	return runs;
+}
+
 int
 th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_limits *l,
 	th_mfs_oracle oracle, void *ctx, struct th_mfs *out, struct th_mfs_side *side,
@@ -1134,16 +1179,9 @@ th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct th_l
 	if (trigger == NULL || l == NULL || oracle == NULL || out == NULL ||
 		(unsigned)s >= TH_SYM__COUNT || th_wl_check(trigger, l, NULL, 0) != 0)
 		return -EINVAL;
-	x = calloc(1, sizeof(*x));
+	x = extract_new(trigger, s, l, oracle, ctx);
 	if (x == NULL)
 		return -ENOMEM;
-	x->l = l;
-	x->oracle = oracle;
-	x->ctx = ctx;
-	x->s = s;
-	x->trigger = trigger;
-	/* The caller saw the trigger show the symptom: it costs no experiment. */
-	remember(x, trigger, true);
 	extract_pass(x, trigger, 0, out, &red);
 	/*
 	 * A reduction move that changed an enumerated feature can leave the

@@ -154,6 +154,18 @@ int th_mfs_extract(const struct th_wl *trigger, enum th_symptom s, const struct 
 	struct th_wl *reduced);
 
 /**
+ * Bound each numeric feature @p m leaves free (the pattern aside) where the
+ * symptom stops along it at @p base, a point inside @p m that showed it (the
+ * reduced point th_mfs_extract() gives): the conditions a benign value meets,
+ * which the reduction cannot see because it never moves a feature past its
+ * benign value (H#17's "wqe_batch<=16": the reduction left the batch at 1).
+ * Each free feature costs its two grid ends, and a bisection where the
+ * symptom stops. @return experiments run (>= 0), -EINVAL or -ENOMEM.
+ */
+int th_mfs_refine(struct th_mfs *m, const struct th_wl *base, enum th_symptom s,
+	const struct th_limits *l, th_mfs_oracle oracle, void *ctx);
+
+/**
  * A random valid point inside @p m: th_wl_random() points that meet its
  * enumerated conditions, each constrained numeric feature then moved to a
  * random value its condition allows (the message pattern: 1-16 requests, the

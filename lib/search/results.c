@@ -247,6 +247,11 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 		n, causes, st.t_s / 3600, st.is_interrupted ? " (interrupted)" : "", st.runs,
 		st.mfs_runs, st.failed, st.skipped, st.rejected, st.restarts, st.accepted,
 		st.duplicates, st.confirm_runs, st.unconfirmed);
+	if (st.refine_runs != 0)
+		fprintf(f,
+			"refining the MFS (--refine): %u of those MFS experiments, %.2f of those "
+			"testbed hours\n",
+			st.refine_runs, st.refine_s / 3600);
 }
 
 /* Jaccard similarity of two sets of constrained features. */

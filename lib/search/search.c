@@ -536,6 +536,46 @@ extract(struct th_search *s, unsigned id)
 		add_side(s, id, &side, (enum th_symptom)a.symptom);
 }
 
+/* th_mfs_oracle of th_search_refine(): an MFS experiment, counted as refining too. */
+static int
+refine_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
+{
+	struct th_search *s = ctx;
+	double t0 = s->st.t_s;
+	unsigned runs = s->st.mfs_runs;
+	int rc = mfs_oracle(s, wl, sym);
+
+	s->st.refine_runs += s->st.mfs_runs - runs;
+	s->st.refine_s += s->st.t_s - t0;
+	return rc;
+}
+
+int
+th_search_refine(struct th_search *s, double extra_s)
+{
+	unsigned i;
+
+	if (!(extra_s >= 0))
+		return -EINVAL;
+	s->cfg.budget_s = s->st.t_s + extra_s;
+	s->is_out_of_budget = false;
+	for (i = 0; i < s->anom_count && !s->is_out_of_budget && !s->st.is_interrupted; i++) {
+		struct th_search_anomaly *a = &s->anom[i];
+		struct th_mfs m = a->mfs;
+
+		if (!a->has_mfs || a->same_as >= 0 || a->is_refined)
+			continue;
+		s->is_mfs_aborted = false;
+		if (th_mfs_refine(&m, &a->base, (enum th_symptom)a->symptom, s->b->limits,
+			    refine_oracle, s) < 0 ||
+			s->is_mfs_aborted)
+			continue;
+		a->mfs = m;
+		a->is_refined = true;
+	}
+	return 0;
+}
+
 /*
  * The symptom verdict @p v stands for. Pauses throttle the sender, so a
  * paused point is usually short of its rate too: that shortfall is the

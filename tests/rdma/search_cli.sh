@@ -141,6 +141,13 @@ expect 2 'bad-mfs.txt:5: ' -- "$th" search --profile "$prof" --hours 0.1 --skip-
 expect 2 'skip-mfs goes with a search' -- "$th" search --eval --profile "$prof" --seeds 1 \
 	--hours 0.1 --skip-mfs "$work/bad-mfs.txt"
 
+# --refine: more testbed time after the search, counted and said; a search option only.
+expect 0 'refining the MFS \(--refine\): [1-9][0-9]* of those MFS experiments' -- "$th" search \
+	--profile "$prof" --hours 2 --refine 1
+expect 2 'refine goes with a search' -- "$th" search --eval --profile "$prof" --seeds 1 \
+	--hours 0.1 --refine 1
+expect 2 'refine' -- "$th" search --profile "$prof" --refine -1
+
 # SIGINT ends a long search with what it found: summary, anomaly list, a whole log.
 "$th" search --profile "$prof" --hours 10000 --log "$work/int.jsonl" --out "$work/int" \
 	> "$work/int.out" 2> "$work/int.err" &

@@ -381,15 +381,21 @@ test_same_cause_widens(void **state)
 
 /* The simulated subsystem F (config/rdma/F.ini) as @p b. */
 static struct th_sim *
-load_f(struct th_backend *b)
+load_profile(struct th_backend *b, const char *path)
 {
 	char err[256];
-	struct th_sim *sim = th_sim_load(TH_SOURCE_ROOT "/config/rdma/F.ini", 1, err, sizeof(err));
+	struct th_sim *sim = th_sim_load(path, 1, err, sizeof(err));
 
 	if (sim == NULL)
 		fail_msg("%s", err);
 	th_sim_backend(sim, b);
 	return sim;
+}
+
+static struct th_sim *
+load_f(struct th_backend *b)
+{
+	return load_profile(b, TH_SOURCE_ROOT "/config/rdma/F.ini");
 }
 
 static const struct th_sim_known *
@@ -431,6 +437,130 @@ test_other_cause_extracted(void **state)
 	assert_true(s->anom[1].has_mfs);
 	assert_true(s->anom[1].mfs_runs > 1);
 	assert_false(th_mfs_covers(&s->anom[0].mfs, &k8->trigger));
+	th_search_free(s);
+	th_sim_free(sim);
+}
+
+/* th_mfs_oracle over the simulator with the paper's monitor, outside any search. */
+static int
+sim_oracle(void *ctx, const struct th_wl *wl, enum th_symptom sym)
+{
+	struct th_monitor_cfg mon;
+	struct th_sample mean;
+	struct th_verdict v;
+	char err[256];
+
+	th_monitor_cfg_default(&mon);
+	if (th_search_run_one(ctx, &mon, wl, &mean, &v, err, sizeof(err)) != 0)
+		return -EINVAL;
+	return th_verdict_has(&v, sym);
+}
+
+/*
+ * A condition the benign value meets is one extraction cannot see: F#2's UD
+ * SENDs fall short only in batches of up to 8, and the reduction left the
+ * batch at 1. th_mfs_refine() at the reduced point finds it, and the MFS
+ * still holds the trigger.
+ */
+static void
+test_refine_bounds_benign_conditions(void **state)
+{
+	const struct th_sim_known *k;
+	struct th_backend b;
+	struct th_sim *sim;
+	struct th_mfs m;
+	struct th_wl red, bad;
+
+	(void)state;
+	sim = load_f(&b);
+	k = known(sim, "F#2");
+	assert_true(th_mfs_extract(&k->trigger, TH_SYM_LOW_TPUT, b.limits, sim_oracle, (void *)&b,
+			    &m, NULL, &red) > 0);
+	m.symptom = TH_SYM_LOW_TPUT;
+	assert_false(m.feats & (1u << TH_F_WQE_BATCH));
+	assert_true(th_mfs_refine(&m, &red, TH_SYM_LOW_TPUT, b.limits, sim_oracle, (void *)&b) > 0);
+	assert_true(m.feats & (1u << TH_F_WQE_BATCH));
+	assert_int_equal(m.range[TH_F_WQE_BATCH].hi, 8);
+	assert_true(th_mfs_covers(&m, &red));
+	assert_true(th_mfs_covers(&m, &k->trigger));
+	/* A base outside the MFS, or one the device cannot run, is refused. */
+	bad = red;
+	bad.wqe_batch = 64;
+	assert_int_equal(th_mfs_refine(&m, &bad, TH_SYM_LOW_TPUT, b.limits, sim_oracle, (void *)&b),
+		-EINVAL);
+	bad = red;
+	bad.qp_count = 0;
+	assert_int_equal(th_mfs_refine(&m, &bad, TH_SYM_LOW_TPUT, b.limits, sim_oracle, (void *)&b),
+		-EINVAL);
+	th_sim_free(sim);
+}
+
+/*
+ * th_search_refine() after a search: MFS gain conditions and lose none, still
+ * hold their triggers, and the time it takes stays inside what it was given
+ * and is counted; given too little, an MFS it cannot finish stays as it was.
+ */
+static void
+test_search_refine(void **state)
+{
+	struct th_search_anomaly before[64];
+	struct th_search_stats st0, st;
+	struct th_search_cfg c;
+	struct th_backend b;
+	struct th_search *s;
+	struct th_sim *sim;
+	unsigned i, n, refined = 0, eligible = 0, done = 0;
+
+	(void)state;
+	sim = load_profile(&b, TH_SOURCE_ROOT "/config/rdma/H.ini");
+	th_search_cfg_default(&c);
+	c.seed = 12;
+	s = th_search_create(&c, &b);
+	assert_non_null(s);
+	assert_int_equal(th_search_run(s), 0);
+	n = th_search_anomaly_count(s);
+	assert_true(n > 0 && n <= 64);
+	for (i = 0; i < n; i++)
+		before[i] = *th_search_anomaly_get(s, i);
+	th_search_get_stats(s, &st0);
+	assert_int_equal(th_search_refine(s, -1), -EINVAL);
+	assert_int_equal(th_search_refine(s, 2 * 3600), 0);
+	th_search_get_stats(s, &st);
+	assert_true(st.refine_runs > 0);
+	assert_int_equal(st.mfs_runs, st0.mfs_runs + st.refine_runs);
+	assert_true(st.refine_s > 0 && st.refine_s <= 2 * 3600);
+	assert_true(fabs(st.t_s - st0.t_s - st.refine_s) < 1e-6);
+	for (i = 0; i < n; i++) {
+		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
+
+		if (!a->has_mfs || a->same_as >= 0) {
+			assert_false(a->is_refined);
+			continue;
+		}
+		assert_true(a->is_refined);
+		eligible++;
+		refined += a->mfs.feats != before[i].mfs.feats;
+		assert_int_equal(a->mfs.feats & before[i].mfs.feats, before[i].mfs.feats);
+		assert_true(th_mfs_covers(&a->mfs, &a->trigger));
+	}
+	assert_true(refined > 0);
+	th_search_free(s);
+	/* The same search again (the simulator's noise from the start), then one minute:
+	 * what refining cannot finish keeps what it had. */
+	th_sim_reset(sim, 1);
+	s = th_search_create(&c, &b);
+	assert_int_equal(th_search_run(s), 0);
+	assert_int_equal(th_search_refine(s, 60), 0);
+	for (i = 0; i < n; i++) {
+		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
+
+		if (!a->is_refined)
+			assert_memory_equal(&a->mfs, &before[i].mfs, sizeof(a->mfs));
+		done += a->is_refined;
+	}
+	assert_true(done < eligible);
+	th_search_get_stats(s, &st);
+	assert_true(st.refine_s <= 60);
 	th_search_free(s);
 	th_sim_free(sim);
 }
@@ -1038,6 +1168,8 @@ main(void)
 		cmocka_unit_test(test_no_mfs_runs_covered_points),
 		cmocka_unit_test(test_same_cause_widens),
 		cmocka_unit_test(test_other_cause_extracted),
+		cmocka_unit_test(test_refine_bounds_benign_conditions),
+		cmocka_unit_test(test_search_refine),
 		cmocka_unit_test(test_second_cause_not_merged),
 		cmocka_unit_test(test_given_mfs_skipped),
 		cmocka_unit_test(test_shaped_restarts_reach_banded_patterns),
