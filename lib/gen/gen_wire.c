@@ -107,7 +107,7 @@ gen_csum_add(uint32_t sum, const void *data, size_t size)
 	size_t i;
 
 	for (i = 0; i + 1 < size; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
+		sum += th_be_get16(p + i);
 	if (size & 1)
 		sum += (uint32_t)p[size - 1] << 8;
 	return sum;

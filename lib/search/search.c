@@ -570,6 +570,10 @@ th_search_refine(struct th_search *s, double extra_s)
 			    refine_oracle, s) < 0 ||
 			s->is_mfs_aborted)
 			continue;
+		/* A bound measured at the reduced point may stop short of the trigger's
+		 * value; the trigger showed the anomaly, so, as th_mfs_extract() does, its
+		 * values stay in. */
+		th_mfs_widen_to(&m, &a->trigger, s->b->limits);
 		a->mfs = m;
 		a->is_refined = true;
 	}

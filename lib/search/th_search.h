@@ -183,7 +183,8 @@ int th_search_run(struct th_search *s);
  * conditions a benign value meets, which extraction cannot see: H#17's
  * "wqe_batch<=16" and "wq_depth>=128". MFS precision for the report, not for
  * the search (the search done in the same time finds a little less with it,
- * docs/search-findings.md). An MFS the budget cuts short keeps what it had.
+ * docs/search-findings.md). Each MFS still holds its trigger (widened to it,
+ * as extraction does); one the budget cuts short keeps what it had.
  * @return 0, or -EINVAL (@p extra_s negative).
  */
 int th_search_refine(struct th_search *s, double extra_s);
