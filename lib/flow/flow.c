@@ -33,14 +33,31 @@ struct half {
 	uint8_t tail_fill;           /* bytes of tail seen since the last gap, at most 8 */
 	uint8_t tail[8];             /* the last 8 record bytes seen */
 	uint64_t first_ns;           /* time of the record's first byte */
-	uint8_t buf[TH_FLOW_PREFIX]; /* the record's first bytes, when not in place */
 };
 
+/*
+ * What every segment reads (key, times, record state) comes first, 144
+ * bytes; the record prefixes, touched only by records that span
+ * segments, come after.
+ */
 struct entry {
 	struct th_flow_key key; /* canonical endpoints */
 	uint64_t last_ns;       /* last segment seen, either direction */
 	struct half h[2];       /* direction 0: a to b; 1: b to a */
+	/* each direction's record's first bytes, when not in place */
+	uint8_t buf[2][TH_FLOW_PREFIX];
 };
+_Static_assert(offsetof(struct entry, buf) == 144, "the comment above says 144");
+
+/* Direction @p dir's record prefix, @p h being that direction's state. */
+static inline uint8_t *
+half_buf(struct half *h, int dir)
+{
+	struct entry *e =
+		(struct entry *)(void *)((uint8_t *)(h - dir) - offsetof(struct entry, h));
+
+	return e->buf[dir];
+}
 
 struct th_flow_table {
 	struct th_sat sat;           /* struct entry, keyed by th_flow_key */
@@ -53,10 +70,20 @@ struct th_flow_table {
 	struct th_flow_counters c;   /* counters */
 };
 
+/*
+ * Any fixed order of two addresses gives each connection one key: compare
+ * them as two native words, without a library call per segment.
+ */
 static int
 addr_cmp(const struct th_addr *x, const struct th_addr *y)
 {
-	return memcmp(x->b, y->b, sizeof(x->b));
+	uint64_t a[2], b[2];
+
+	memcpy(a, x->b, sizeof(a));
+	memcpy(b, y->b, sizeof(b));
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	return (a[1] > b[1]) - (a[1] < b[1]);
 }
 
 int
@@ -239,7 +266,7 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 		.last_ns = now_ns,
 	};
 
-	if (data != h->buf) {
+	if (data != half_buf(h, dir)) {
 		/* In place: the record is whole in data. */
 		rec.tail = size >= 8 ? data + size - 8 : NULL;
 	} else if (h->tail_fill == 8) {
@@ -302,7 +329,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			h->state = HALF_BODY;
 			if (flen == 0 && h->is_last_frag) {
 				h->state = HALF_MARKER;
-				deliver(t, key, dir, h, h->buf, h->kept, now_ns);
+				deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
 			} else if (flen == 0) {
 				h->state = HALF_MARKER;
 			}
@@ -327,7 +354,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 				copy = TH_FLOW_PREFIX - h->kept;
 				if (copy > n)
 					copy = n;
-				memcpy(h->buf + h->kept, p, copy);
+				memcpy(half_buf(h, dir) + h->kept, p, copy);
 				h->kept += copy;
 			}
 			t->c.bytes_skipped += n - copy;
@@ -339,7 +366,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			if (h->frag_left == 0) {
 				h->state = HALF_MARKER;
 				if (h->is_last_frag)
-					deliver(t, key, dir, h, h->buf, h->kept, now_ns);
+					deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
 			}
 			break;
 		}
@@ -395,7 +422,7 @@ skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir, str
 	if (pass_gap(t, h, gap) && t->on_gap != NULL)
 		t->on_gap(t->ctx, key, dir, now_ns);
 	if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 && h->rec_size > 0)
-		deliver(t, key, dir, h, h->buf, h->kept, now_ns);
+		deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
 }
 
 bool

@@ -124,9 +124,11 @@ th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted)
 			t->used++;
 			return entry_at(t, w);
 		}
+	}
+	/* Only a full set reads its entries' times: each is a cache miss in a large table. */
+	for (w = base + 1; w < base + TH_SAT_WAYS; w++)
 		if (time_at(t, w, time_offset) < time_at(t, oldest, time_offset))
 			oldest = w;
-	}
 	*evicted = true;
 	t->sig[oldest] = sig_of(hash);
 	return entry_at(t, oldest);

@@ -12,10 +12,14 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$b/app/tracehound" gen --seed 7 --mix meta --ops 400000 --clients 64 --servers 4 \
 	-o "$out/meta.pcap" 2>/dev/null
+"$b/app/tracehound" gen --seed 7 --mix meta --ops 400000 --clients 4000 --servers 4 \
+	-o "$out/meta-4000.pcap" 2>/dev/null
 "$b/app/tracehound" gen --seed 7 --mix data --ops 600 --clients 16 --servers 2 \
 	-o "$out/data.pcap" 2>/dev/null
 echo "== metadata mix (GETATTR/LOOKUP/ACCESS, small frames) =="
 "$b/tests/bench/bench_decode" -r 5 -w "$out/meta.pcap"
+echo "== metadata mix from 4000 clients (the tables outgrow the caches) =="
+"$b/tests/bench/bench_decode" -r 5 -w "$out/meta-4000.pcap"
 echo "== data mix (READ/WRITE 32 KiB-1 MiB, MTU 1500) =="
 "$b/tests/bench/bench_decode" -r 5 -w "$out/data.pcap"
 echo "(instructions/packet where perf counters are not readable:"
