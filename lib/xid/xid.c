@@ -2,6 +2,7 @@
 
 #include "th_xid.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -9,10 +10,18 @@
 
 #include "th_sat.h"
 
+/*
+ * A waiting call's entry in the table holds its key and time only, 56 bytes;
+ * the op itself (1.1 KB: names and handles) lives in ops[]. Ops are handed
+ * out from a stack of free ones, the most recently freed first: with a few
+ * thousand calls waiting, a new call writes an op that is still in the
+ * caches, where an op inside a random way of a 70 MB table was a miss on
+ * every line it touched.
+ */
 struct entry {
 	struct th_xid_key key; /* identity */
+	uint32_t slot;         /* its op: ops[slot] */
 	uint64_t entered_ns;   /* when the call went in */
-	struct th_op op;       /* the call, then the reply is written beside it */
 };
 
 #define AGE_SETS 256   /* sets th_xid_table_age() visits at least */
@@ -26,6 +35,10 @@ struct gap_mark {
 
 struct th_xid_table {
 	struct th_sat sat;        /* struct entry, keyed by th_xid_key */
+	struct th_op *ops;        /* one per way of the table: the calls, then their replies */
+	struct entry **owner;     /* per op, the entry it belongs to while used */
+	uint32_t *free;           /* unused ops, the most recently freed last */
+	uint32_t free_count;      /* of free[] */
 	uint64_t timeout_ns;      /* a call waits this long at most */
 	uint64_t gap_timeout_ns;  /* ... or this long behind a reply-direction gap; 0: off */
 	bool has_gaps;            /* a mark was set: without one no call needs the gap check */
@@ -57,6 +70,7 @@ struct th_xid_table *
 th_xid_table_create(uint32_t calls, uint64_t timeout_ns, th_xid_emit_cb emit, void *ctx)
 {
 	struct th_xid_table *t;
+	uint32_t ways, i;
 	int rc;
 
 	if (emit == NULL) {
@@ -74,13 +88,21 @@ th_xid_table_create(uint32_t calls, uint64_t timeout_ns, th_xid_emit_cb emit, vo
 		errno = -rc;
 		return NULL;
 	}
+	ways = th_sat_sets(&t->sat) * TH_SAT_WAYS;
+	t->ops = malloc((size_t)ways * sizeof(*t->ops));
+	t->owner = calloc(ways, sizeof(*t->owner));
+	t->free = malloc((size_t)ways * sizeof(*t->free));
 	t->gaps = calloc(GAP_SLOTS, sizeof(*t->gaps));
-	if (t->gaps == NULL) {
-		th_sat_fini(&t->sat);
-		free(t);
+	if (t->ops == NULL || t->owner == NULL || t->free == NULL || t->gaps == NULL) {
+		th_xid_table_free(t);
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* Commit the ops now, not by page faults in the middle of a burst. */
+	memset(t->ops, 0, (size_t)ways * sizeof(*t->ops));
+	for (i = 0; i < ways; i++)
+		t->free[i] = ways - 1 - i;
+	t->free_count = ways;
 	t->timeout_ns = timeout_ns;
 	t->emit = emit;
 	t->ctx = ctx;
@@ -93,6 +115,9 @@ th_xid_table_free(struct th_xid_table *t)
 	if (t == NULL)
 		return;
 	th_sat_fini(&t->sat);
+	free(t->ops);
+	free(t->owner);
+	free(t->free);
 	free(t->gaps);
 	free(t);
 }
@@ -101,9 +126,19 @@ th_xid_table_free(struct th_xid_table *t)
 static void
 leave(struct th_xid_table *t, struct entry *e)
 {
-	e->op.kind = TH_OP_CALL_ONLY;
+	struct th_op *op = &t->ops[e->slot];
+
+	op->kind = TH_OP_CALL_ONLY;
 	t->c.unmatched_calls++;
-	t->emit(t->ctx, &e->op);
+	t->emit(t->ctx, op);
+}
+
+/* Its way is released (or taken over) by the caller; its op goes back on the stack. */
+static void
+put_op(struct th_xid_table *t, struct entry *e)
+{
+	t->owner[e->slot] = NULL;
+	t->free[t->free_count++] = e->slot;
 }
 
 struct th_op *
@@ -115,7 +150,7 @@ th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_n
 
 	e = th_sat_find(&t->sat, hash, key, sizeof(*key));
 	if (e != NULL) {
-		e->op.dup_calls++;
+		t->ops[e->slot].dup_calls++;
 		t->c.calls_dup++;
 		return NULL;
 	}
@@ -123,12 +158,17 @@ th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_n
 	if (evicted) {
 		t->c.table_full++;
 		leave(t, e);
+		put_op(t, e);
 	}
+	/* A way was free or was just given up with its op: an op is free too. */
+	assert(t->free_count > 0);
+	e->slot = t->free[--t->free_count];
+	t->owner[e->slot] = e;
 	t->c.calls++;
 	e->key = *key;
 	e->entered_ns = now_ns;
-	th_op_clear(&e->op);
-	return &e->op;
+	th_op_clear(&t->ops[e->slot]);
+	return &t->ops[e->slot];
 }
 
 struct th_op *
@@ -136,13 +176,16 @@ th_xid_find(struct th_xid_table *t, const struct th_xid_key *key)
 {
 	struct entry *e = th_sat_find(&t->sat, key_hash(key), key, sizeof(*key));
 
-	return e != NULL ? &e->op : NULL;
+	return e != NULL ? &t->ops[e->slot] : NULL;
 }
 
 void
 th_xid_remove(struct th_xid_table *t, struct th_op *op)
 {
-	th_sat_release(&t->sat, (uint8_t *)op - offsetof(struct entry, op));
+	struct entry *e = t->owner[op - t->ops];
+
+	put_op(t, e);
+	th_sat_release(&t->sat, e);
 	t->c.matched++;
 }
 
@@ -219,6 +262,7 @@ is_overdue(void *ctx, void *entry)
 	waited = t->now_ns - e->entered_ns;
 	if (waited >= t->timeout_ns) {
 		leave(t, e);
+		put_op(t, e);
 		return true;
 	}
 	/* Cheap tests first: most calls are young, most captures lose nothing. */
@@ -226,6 +270,7 @@ is_overdue(void *ctx, void *entry)
 		return false;
 	t->c.gap_expired++;
 	leave(t, e);
+	put_op(t, e);
 	return true;
 }
 
@@ -233,6 +278,7 @@ static bool
 flush_one(void *ctx, void *entry)
 {
 	leave(ctx, entry);
+	put_op(ctx, entry);
 	return true;
 }
 
@@ -283,7 +329,11 @@ th_xid_table_count(const struct th_xid_table *t)
 size_t
 th_xid_table_memory(const struct th_xid_table *t)
 {
-	return sizeof(*t) + th_sat_memory(&t->sat) + GAP_SLOTS * sizeof(*t->gaps);
+	size_t ways = (size_t)th_sat_sets(&t->sat) * TH_SAT_WAYS;
+
+	return sizeof(*t) + th_sat_memory(&t->sat) +
+	       ways * (sizeof(*t->ops) + sizeof(*t->owner) + sizeof(*t->free)) +
+	       GAP_SLOTS * sizeof(*t->gaps);
 }
 
 const struct th_xid_counters *

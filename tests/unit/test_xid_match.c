@@ -494,6 +494,106 @@ test_remove_frees_slot(void **state)
 	free(s);
 }
 
+/*
+ * The op a match frees is the next one a call gets: a table with a few
+ * calls waiting keeps writing the same few ops, which stay in the caches.
+ */
+static void
+test_freed_op_reused_first(void **state)
+{
+	struct sink *s = sink_new();
+	struct th_xid_table *t = th_xid_table_create(65536, 60 * SEC, on_emit, s);
+	struct th_xid_key k;
+	struct th_op *op, *again;
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(t);
+	k = key_of(1, 800, 1);
+	op = enter(t, &k, 1, 1);
+	for (i = 2; i < 1000; i++) {
+		th_xid_remove(t, op);
+		k = key_of((uint8_t)i, 800, i);
+		again = enter(t, &k, i, i);
+		assert_ptr_equal(again, op);
+		assert_ptr_equal(th_xid_find(t, &k), op);
+	}
+	th_xid_table_free(t);
+	free(s);
+}
+
+/*
+ * Random calls, matches, ageing and a final flush on a small table, checked
+ * against a list of what should be waiting: every call is found with its own
+ * op until it is matched, pushed out or aged out, and leaves exactly once.
+ */
+static void
+test_random_calls_keep_their_ops(void **state)
+{
+	enum { N = 3000, KEYS = 200 };
+	struct sink *s = sink_new();
+	struct th_xid_table *t = th_xid_table_create(64, 50, on_emit, s);
+	static uint8_t waiting[N];
+	uint32_t i, j, x = 12345, left = 0, matched = 0;
+
+	(void)state;
+	assert_non_null(t);
+	memset(waiting, 0, sizeof(waiting));
+	for (i = 0; i < N; i++) {
+		struct th_xid_key k = key_of((uint8_t)(i % KEYS), 800, i);
+		uint32_t e;
+
+		x = x * 1103515245u + 12345u;
+		enter(t, &k, i, i);
+		waiting[i] = 1;
+		if ((x >> 16) % 3 == 0 && i > 0) {
+			/* A reply to one of the last 80 calls, some of them gone. */
+			j = i - 1 - (x >> 8) % (i < 80 ? i : 80);
+			k = key_of((uint8_t)(j % KEYS), 800, j);
+			if (waiting[j]) {
+				struct th_op *op = th_xid_find(t, &k);
+
+				/* Pushed out or aged: then it was emitted, and is not found. */
+				if (op != NULL) {
+					assert_int_equal(op->xid, j);
+					assert_int_equal(op->proc, j);
+					th_xid_remove(t, op);
+					waiting[j] = 0;
+					matched++;
+				}
+			} else {
+				assert_null(th_xid_find(t, &k));
+			}
+		}
+		if (i % 16 == 0)
+			th_xid_table_age(t, i);
+		/* What left so far was emitted once each, with its own fields. */
+		for (e = left; e < s->count; e++) {
+			assert_int_equal(s->ops[e].kind, TH_OP_CALL_ONLY);
+			assert_int_equal(s->ops[e].xid, s->ops[e].proc);
+			assert_int_equal(waiting[s->ops[e].xid], 1);
+			waiting[s->ops[e].xid] = 0;
+		}
+		s->count = left = 0;
+	}
+	th_xid_table_flush(t);
+	for (i = 0; i < s->count; i++) {
+		assert_int_equal(waiting[s->ops[i].xid], 1);
+		waiting[s->ops[i].xid] = 0;
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(waiting[i], 0);
+	assert_int_equal(th_xid_table_count(t), 0);
+	assert_int_equal(th_xid_table_counters(t)->matched, matched);
+	/* Each way out was taken: matched, pushed out of a full set, aged. */
+	assert_true(matched > 100);
+	assert_true(th_xid_table_counters(t)->table_full > 0);
+	assert_true(
+		th_xid_table_counters(t)->unmatched_calls > th_xid_table_counters(t)->table_full);
+	th_xid_table_free(t);
+	free(s);
+}
+
 /* A mixed run: every call ends up matched, unmatched or still waiting. */
 static void
 test_counters_add_up(void **state)
@@ -553,6 +653,8 @@ main(void)
 		cmocka_unit_test(test_never_holds_more_than_size),
 		cmocka_unit_test(test_flush),
 		cmocka_unit_test(test_remove_frees_slot),
+		cmocka_unit_test(test_freed_op_reused_first),
+		cmocka_unit_test(test_random_calls_keep_their_ops),
 		cmocka_unit_test(test_counters_add_up),
 	};
 
