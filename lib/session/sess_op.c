@@ -262,11 +262,26 @@ uint64_t
 sess_hash_bytes(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
+	uint64_t w;
+	size_t i;
 
-	/* FNV-1a, 64-bit: stable across cores and builds, which owner choice needs. */
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
+	/*
+	 * Eight bytes a round (a handle is 32-64 bytes: byte-wise FNV-1a took
+	 * 14% of the session table's time). Same bytes, same value within this
+	 * process, which is all owner choice needs: every lcore computes it
+	 * alike. Never stored.
+	 */
+	for (; n >= 8; b += 8, n -= 8) {
+		memcpy(&w, b, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	if (n > 0) {
+		w = (uint64_t)n << 56;
+		for (i = 0; i < n; i++)
+			w |= (uint64_t)b[i] << (8 * i);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
 	}
 	return h;
 }
