@@ -205,9 +205,11 @@ th_nfs_status_name(uint32_t prog, uint32_t vers, uint32_t status)
 }
 
 /*
- * CRC-32 (reflected, polynomial 0xEDB88320), the table built by the
- * preprocessor so that it is constant data: no initialisation to race on
- * between lcores.
+ * CRC-32 (reflected, polynomial 0xEDB88320), eight bytes a step ("slicing
+ * by 8": a byte at a time was a dependent table load per byte, 13% of a
+ * decode lcore's time with text lines on). Table 0 is built by the
+ * preprocessor; the seven others, each one more zero byte on, before main()
+ * by a constructor, so no lcore initialises anything at run time.
  */
 #define CRC_POLY 0xEDB88320u
 #define CRC_STEP(c) (((c) >> 1) ^ (CRC_POLY & (0u - ((c)&1u))))
@@ -218,17 +220,37 @@ th_nfs_status_name(uint32_t prog, uint32_t vers, uint32_t status)
 #define CRC_16(i) CRC_4(i) CRC_4(i + 4) CRC_4(i + 8) CRC_4(i + 12)
 #define CRC_64(i) CRC_16(i) CRC_16(i + 16) CRC_16(i + 32) CRC_16(i + 48)
 
-static const uint32_t crc_table[256] = {CRC_64(0) CRC_64(64) CRC_64(128) CRC_64(192)};
+static uint32_t crc_table[8][256] = {{CRC_64(0) CRC_64(64) CRC_64(128) CRC_64(192)}};
+
+__attribute__((constructor)) static void
+crc_tables_init(void)
+{
+	unsigned int k, i;
+
+	for (k = 1; k < 8; k++)
+		for (i = 0; i < 256; i++)
+			crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^
+					  crc_table[0][crc_table[k - 1][i] & 0xff];
+}
 
 uint32_t
 th_nfs_fh_hash(const struct th_nfs_fh *fh)
 {
-	uint32_t crc = 0xffffffffu;
-	unsigned int i, len = fh->len;
+	uint32_t crc = 0xffffffffu, lo, hi;
+	unsigned int i = 0, len = fh->len;
+	const uint8_t *p = fh->data;
 
 	if (len > TH_NFS_FH_MAX)
 		len = TH_NFS_FH_MAX;
-	for (i = 0; i < len; i++)
-		crc = crc_table[(crc ^ fh->data[i]) & 0xff] ^ (crc >> 8);
+	for (; i + 8 <= len; i += 8) {
+		lo = th_le_get32(p + i) ^ crc;
+		hi = th_le_get32(p + i + 4);
+		crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+		      crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+		      crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+		      crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+	}
+	for (; i < len; i++)
+		crc = crc_table[0][(crc ^ p[i]) & 0xff] ^ (crc >> 8);
 	return crc ^ 0xffffffffu;
 }

@@ -647,6 +647,42 @@ test_fh_hash(void **state)
 	assert_int_equal(th_nfs_fh_hash(&fh), 0x100ECE8Cu);
 }
 
+/* CRC-32 a bit at a time, the definition the eight-byte steps must agree with. */
+static uint32_t
+crc32_bitwise(const uint8_t *p, unsigned int n)
+{
+	uint32_t crc = 0xffffffffu;
+	unsigned int i, b;
+
+	for (i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	}
+	return crc ^ 0xffffffffu;
+}
+
+/* Every length, every alignment of the 8-byte steps, odd bytes; lengths past the limit clamp. */
+static void
+test_fh_hash_every_length(void **state)
+{
+	struct th_nfs_fh fh = {0};
+	uint32_t x = 1;
+	unsigned int len, i;
+
+	(void)state;
+	for (len = 0; len <= TH_NFS_FH_MAX; len++) {
+		for (i = 0; i < TH_NFS_FH_MAX; i++) {
+			x = x * 1664525u + 1013904223u;
+			fh.data[i] = (uint8_t)(x >> 24);
+		}
+		fh.len = len;
+		assert_int_equal(th_nfs_fh_hash(&fh), crc32_bitwise(fh.data, len));
+	}
+	fh.len = 200;
+	assert_int_equal(th_nfs_fh_hash(&fh), crc32_bitwise(fh.data, TH_NFS_FH_MAX));
+}
+
 int
 main(void)
 {
@@ -663,6 +699,7 @@ main(void)
 		cmocka_unit_test(test_v4),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_fh_hash),
+		cmocka_unit_test(test_fh_hash_every_length),
 	};
 
 	return cmocka_run_group_tests_name("nfs_other", tests, NULL, NULL);
