@@ -45,6 +45,18 @@ struct cache {
 /* Records announced to th_export_anon_prefetch() whose entries are not asked for yet. */
 #define PREFETCH_LAG 4
 
+/*
+ * uids and gids repeat on nearly every record and are few: a direct-mapped
+ * memo of their pseudonyms (8 KB) answers before the table, whose lookup
+ * (hash, key copy, compare) cost two of a record's five.
+ */
+#define ID_MEMO 512
+
+struct id_memo {
+	uint64_t key; /* 1 << 40 | kind << 32 | value; 0: empty */
+	uint32_t out; /* the pseudonym */
+};
+
 struct th_export_anon {
 	struct th_export_hmac_key key; /**< prepared HMAC key */
 	uint32_t lag[PREFETCH_LAG][3]; /**< announced: client, server, handle hashes */
@@ -54,6 +66,7 @@ struct th_export_anon {
 	struct cache addrs;            /**< address -> address pseudonym */
 	struct cache ids;              /**< ('u' or 'g', value) -> 32-bit pseudonym */
 	struct cache fhs;              /**< handle -> TH_EXPORT_ANON_FH_SIZE bytes */
+	struct id_memo id_memo[ID_MEMO]; /**< recent ids, in front of ids */
 };
 
 static int
@@ -246,19 +259,25 @@ static uint32_t
 anon_u32(struct th_export_anon *a, char kind, uint32_t v)
 {
 	uint8_t key[ID_KEY_SIZE] = {(uint8_t)kind}, mac[TH_EXPORT_SHA256_SIZE], *p;
+	uint64_t tagged = 1ull << 40 | (uint64_t)(uint8_t)kind << 32 | v;
+	struct id_memo *m = &a->id_memo[(uint32_t)(tagged * 0x9e3779b97f4a7c15ull >> 32) % ID_MEMO];
 	bool is_new;
 	uint32_t out;
 
+	if (m->key == tagged)
+		return m->out;
 	th_le_put32(key + 1, v);
 	p = cache_get(&a->ids, key, sizeof(key), &is_new);
 	if (!is_new) {
 		memcpy(&out, p, sizeof(out));
-		return out;
+	} else {
+		/* The HMAC of the tag, then the value's 4 bytes (the key, in that order). */
+		th_export_hmac2(&a->key, key, 1, key + 1, sizeof(key) - 1, mac);
+		out = th_be_get32(mac);
+		memcpy(p, &out, sizeof(out));
 	}
-	/* The HMAC of the tag, then the value's 4 bytes (the key holds both, in that order). */
-	th_export_hmac2(&a->key, key, 1, key + 1, sizeof(key) - 1, mac);
-	out = th_be_get32(mac);
-	memcpy(p, &out, sizeof(out));
+	m->key = tagged;
+	m->out = out;
 	return out;
 }
 

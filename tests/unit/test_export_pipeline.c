@@ -566,7 +566,7 @@ static void
 test_anon_cache(void **state)
 {
 	static const char key[] = "0123456789abcdef0123456789abcdef";
-	struct th_export_anon *a = th_export_anon_create(key, 32, false);
+	struct th_export_anon *a = th_export_anon_create(key, 32, false), *b;
 	struct th_export_anon_counters ac;
 	uint32_t first[3];
 	uint8_t fh[TH_EXPORT_ANON_FH_SIZE], fh2[TH_EXPORT_ANON_FH_SIZE];
@@ -603,9 +603,22 @@ test_anon_cache(void **state)
 	first[2] = th_export_anon_uid(a, 0);
 	assert_int_equal(th_export_anon_uid(a, 1000), first[0]);
 	assert_int_equal(th_export_anon_gid(a, 1000), first[1]);
-	th_export_anon_free(a);
-	a = th_export_anon_create(key, 32, false);
-	assert_int_equal(th_export_anon_uid(a, 0), first[2]);
+	/*
+	 * Against a new instance (nothing remembered), ids in an order that makes
+	 * them share remembered slots: the same pseudonyms, uid and gid apart.
+	 */
+	b = th_export_anon_create(key, 32, false);
+	assert_non_null(b);
+	assert_int_equal(th_export_anon_uid(b, 0), first[2]);
+	for (uint32_t v = 0; v < 5000; v += 3) {
+		uint32_t u = th_export_anon_uid(a, v), g = th_export_anon_gid(a, v);
+
+		assert_int_not_equal(u, g);
+		assert_int_equal(th_export_anon_gid(b, v), g);
+		assert_int_equal(th_export_anon_uid(b, v), u);
+		assert_int_equal(th_export_anon_uid(a, 4999 - v), th_export_anon_uid(b, 4999 - v));
+	}
+	th_export_anon_free(b);
 	th_export_anon_free(a);
 }
 
