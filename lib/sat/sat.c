@@ -112,10 +112,11 @@ time_at(const struct th_sat *t, size_t slot, size_t time_offset)
 	return v;
 }
 
-void *
-th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted)
+/* The first free way of the set at @p base, taken for @p hash; NULL when the set is full. */
+static void *
+claim_free(struct th_sat *t, size_t base, uint32_t hash, bool *evicted)
 {
-	size_t base = (size_t)(hash & t->set_mask) * TH_SAT_WAYS, oldest = base, w;
+	size_t w;
 
 	*evicted = false;
 	for (w = base; w < base + TH_SAT_WAYS; w++) {
@@ -125,6 +126,17 @@ th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted)
 			return entry_at(t, w);
 		}
 	}
+	return NULL;
+}
+
+void *
+th_sat_claim(struct th_sat *t, uint32_t hash, size_t time_offset, bool *evicted)
+{
+	size_t base = (size_t)(hash & t->set_mask) * TH_SAT_WAYS, oldest = base, w;
+	void *e = claim_free(t, base, hash, evicted);
+
+	if (e != NULL)
+		return e;
 	/* Only a full set reads its entries' times: each is a cache miss in a large table. */
 	for (w = base + 1; w < base + TH_SAT_WAYS; w++)
 		if (time_at(t, w, time_offset) < time_at(t, oldest, time_offset))
@@ -138,15 +150,10 @@ void *
 th_sat_claim_turn(struct th_sat *t, uint32_t hash, bool *evicted)
 {
 	size_t set = hash & t->set_mask, base = set * TH_SAT_WAYS, w;
+	void *e = claim_free(t, base, hash, evicted);
 
-	*evicted = false;
-	for (w = base; w < base + TH_SAT_WAYS; w++) {
-		if (t->sig[w] == 0) {
-			t->sig[w] = sig_of(hash);
-			t->used++;
-			return entry_at(t, w);
-		}
-	}
+	if (e != NULL)
+		return e;
 	/* Full: ways were filled in order and are replaced in order, oldest first. */
 	assert(t->turn != NULL); /* th_sat_init_lazy() tables only */
 	*evicted = true;

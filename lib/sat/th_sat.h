@@ -99,15 +99,16 @@ uint32_t th_sat_sweep_all(struct th_sat *t, bool (*expire)(void *ctx, void *entr
 size_t th_sat_memory(const struct th_sat *t);
 
 /**
- * A hash of @p n bytes for in-memory tables (never stored: byte order does
- * not matter). Keys that differ only in their last bytes (addresses, the top
- * of a little-endian word) still spread over the low bits that pick a set.
+ * The mixing rounds of th_sat_hash(), eight bytes a round, from state @p h
+ * and without the final avalanche: a key of several parts hashes part by
+ * part, and a caller that mixes the result itself (lib/session) pays for no
+ * mixing twice. In memory only, like th_sat_hash().
  */
-static inline uint32_t
-th_sat_hash(const void *key, size_t n)
+static inline uint64_t
+th_sat_hash_step(uint64_t h, const void *key, size_t n)
 {
 	const uint8_t *p = key;
-	uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull, v;
+	uint64_t v;
 
 	for (; n >= 8; p += 8, n -= 8) {
 		memcpy(&v, p, 8);
@@ -115,10 +116,25 @@ th_sat_hash(const void *key, size_t n)
 		h ^= h >> 32;
 	}
 	if (n > 0) {
+		/* The tail byte by byte: a memcpy() of a variable length is a library call. */
 		v = 0;
-		memcpy(&v, p, n);
+		for (size_t i = 0; i < n; i++)
+			v |= (uint64_t)p[i] << (8 * i);
 		h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
 	}
+	return h;
+}
+
+/**
+ * A hash of @p n bytes for in-memory tables (never stored: byte order does
+ * not matter). Keys that differ only in their last bytes (addresses, the top
+ * of a little-endian word) still spread over the low bits that pick a set.
+ */
+static inline uint32_t
+th_sat_hash(const void *key, size_t n)
+{
+	uint64_t h = th_sat_hash_step((uint64_t)n * 0x9e3779b97f4a7c15ull, key, n);
+
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;

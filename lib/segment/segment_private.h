@@ -2,7 +2,7 @@
 #ifndef TH_SEGMENT_PRIVATE_H
 #define TH_SEGMENT_PRIVATE_H
 
-/* Layout constants shared by the writer and the reader; byte order is th_le.h. */
+/* Layout constants shared by the writer and the reader; byte order is th_bytes.h. */
 
 #include "th_bytes.h"
 

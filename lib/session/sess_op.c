@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "session_private.h"
+#include "th_sat.h"
 
 static const char *const kind_names[] = {
 	[TH_SESS_OTHER] = "OTHER",
@@ -261,29 +262,13 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 uint64_t
 sess_hash_bytes(uint64_t h, const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	uint64_t w;
-	size_t i;
-
 	/*
-	 * Eight bytes a round (a handle is 32-64 bytes: byte-wise FNV-1a took
-	 * 14% of the session table's time). Same bytes, same value within this
-	 * process, which is all owner choice needs: every lcore computes it
-	 * alike. Never stored.
+	 * Eight bytes a round (byte-wise FNV-1a was 14% of the session table's
+	 * time); callers fold or mix the result before using its low bits. Same
+	 * bytes, same value within this process, which is all owner choice
+	 * needs: every lcore computes it alike. Never stored.
 	 */
-	for (; n >= 8; b += 8, n -= 8) {
-		memcpy(&w, b, sizeof(w));
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	if (n > 0) {
-		w = (uint64_t)n << 56;
-		for (i = 0; i < n; i++)
-			w |= (uint64_t)b[i] << (8 * i);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	return h;
+	return th_sat_hash_step(h, p, n);
 }
 
 unsigned int

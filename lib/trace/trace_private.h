@@ -4,7 +4,7 @@
 
 /*
  * Varint, address and bounded-cursor helpers of the chunk codec (chunk.c).
- * Byte order is th_le.h.
+ * Byte order is th_bytes.h (little-endian).
  */
 
 #include <errno.h>

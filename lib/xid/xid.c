@@ -122,7 +122,18 @@ th_xid_table_free(struct th_xid_table *t)
 	free(t);
 }
 
-/* A call leaves without its reply: it goes out as a CALL line, counted. */
+/* Its way is released (or taken over) by the caller; its op goes back on the stack. */
+static void
+put_op(struct th_xid_table *t, struct entry *e)
+{
+	t->owner[e->slot] = NULL;
+	t->free[t->free_count++] = e->slot;
+}
+
+/*
+ * A call leaves without its reply: it goes out as a CALL line, counted, and
+ * its op is free again (the caller releases or reuses the way).
+ */
 static void
 leave(struct th_xid_table *t, struct entry *e)
 {
@@ -131,14 +142,7 @@ leave(struct th_xid_table *t, struct entry *e)
 	op->kind = TH_OP_CALL_ONLY;
 	t->c.unmatched_calls++;
 	t->emit(t->ctx, op);
-}
-
-/* Its way is released (or taken over) by the caller; its op goes back on the stack. */
-static void
-put_op(struct th_xid_table *t, struct entry *e)
-{
-	t->owner[e->slot] = NULL;
-	t->free[t->free_count++] = e->slot;
+	put_op(t, e);
 }
 
 struct th_op *
@@ -158,7 +162,6 @@ th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_n
 	if (evicted) {
 		t->c.table_full++;
 		leave(t, e);
-		put_op(t, e);
 	}
 	/* A way was free or was just given up with its op: an op is free too. */
 	assert(t->free_count > 0);
@@ -262,7 +265,6 @@ is_overdue(void *ctx, void *entry)
 	waited = t->now_ns - e->entered_ns;
 	if (waited >= t->timeout_ns) {
 		leave(t, e);
-		put_op(t, e);
 		return true;
 	}
 	/* Cheap tests first: most calls are young, most captures lose nothing. */
@@ -270,7 +272,6 @@ is_overdue(void *ctx, void *entry)
 		return false;
 	t->c.gap_expired++;
 	leave(t, e);
-	put_op(t, e);
 	return true;
 }
 
@@ -278,7 +279,6 @@ static bool
 flush_one(void *ctx, void *entry)
 {
 	leave(ctx, entry);
-	put_op(ctx, entry);
 	return true;
 }
 
