@@ -205,6 +205,39 @@ test_text_matches_session_format(void **state)
 	}
 }
 
+/* Every octet value, in each position of both addresses, is written as the session log writes it.
+ */
+static void
+test_every_octet_matches_session_format(void **state)
+{
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	struct th_sess_record r;
+	char a[1024];
+
+	(void)state;
+	th_export_config_defaults(&cfg);
+	for (unsigned int v = 0; v < 256; v += 4) {
+		struct mem m = {.label = "one"};
+		struct mem *mems[] = {&m};
+		struct th_trace_open *o;
+		char *out;
+
+		o = add_open(&m, 100 * S, 0, 1001, 1);
+		addr4(&o->server, (uint8_t)v, (uint8_t)(v + 1), (uint8_t)(v + 2), (uint8_t)(v + 3));
+		addr4(&o->client, (uint8_t)(v + 3), (uint8_t)(v + 2), (uint8_t)(v + 1), (uint8_t)v);
+		memset(&r, 0, sizeof(r));
+		r.open_ns = o->open_ns, r.close_ns = o->close_ns, r.server = o->server;
+		r.client = o->client, r.uid = o->uid, r.fh_len = o->fh_len;
+		memcpy(r.fh, o->fh, o->fh_len);
+		r.transferred = o->transferred, r.size = o->size;
+		th_sess_record_format(&r, a, sizeof(a));
+		out = run(&cfg, mems, 1, &ctr, NULL);
+		assert_string_equal(out, a);
+		free(out);
+	}
+}
+
 /* Three streams (lcores) interleaved in time come out as one sorted stream; equal times
  * keep the order the streams were given in. */
 static void
@@ -845,6 +878,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_matches_session_format),
+		cmocka_unit_test(test_every_octet_matches_session_format),
 		cmocka_unit_test(test_merge_sorted),
 		cmocka_unit_test(test_merge_window),
 		cmocka_unit_test(test_damaged_stream),
