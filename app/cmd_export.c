@@ -79,6 +79,10 @@ usage(FILE *out)
 		"      --window S         how far out of time order one stream may be (default 60 "
 		"s;\n"
 		"                         later records are written late and counted)\n"
+		"      --window-mb MB     memory for the records the window holds back, all "
+		"streams\n"
+		"                         together (default 1024); a stream at its share lets its\n"
+		"                         earliest go early, and the summary counts them\n"
 		"      --progress         force the progress bar (default: only on a terminal)\n"
 		"  -q, --quiet            no progress bar, no summary line\n"
 		"\n"
@@ -111,6 +115,7 @@ enum {
 	OPT_ANON,
 	OPT_PREFIX,
 	OPT_WINDOW,
+	OPT_WINDOW_MB,
 	OPT_NO_NAMES,
 	OPT_PROGRESS,
 };
@@ -133,6 +138,7 @@ static const struct option options[] = {
 	{"anonymize", required_argument, NULL, OPT_ANON},
 	{"prefix-preserving", no_argument, NULL, OPT_PREFIX},
 	{"window", required_argument, NULL, OPT_WINDOW},
+	{"window-mb", required_argument, NULL, OPT_WINDOW_MB},
 	{"no-names", no_argument, NULL, OPT_NO_NAMES},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{NULL, 0, NULL, 0},
@@ -527,6 +533,23 @@ th_cmd_export(int argc, char **argv)
 			c.window_ns = (uint64_t)(s * 1e9);
 			break;
 		}
+		case OPT_WINDOW_MB: {
+			char *end;
+			unsigned long long mb;
+
+			errno = 0;
+			mb = strtoull(optarg, &end, 10);
+			if (end == optarg || *end != '\0' || errno != 0 || mb < 1 ||
+				mb > (1ull << 30)) {
+				fprintf(stderr,
+					"tracehound export: --window-mb '%s': expected megabytes, "
+					"1 to 1073741824\n",
+					optarg);
+				return 2;
+			}
+			c.window_bytes = mb << 20;
+			break;
+		}
 		case OPT_NO_NAMES:
 			c.is_names_on = false;
 			break;
@@ -704,6 +727,12 @@ th_cmd_export(int argc, char **argv)
 			" names, %" PRIu64 " late (raise --window)\n",
 			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered,
 			ctr.names_in, ctr.out_of_order);
+	if (!is_quiet && ctr.released_early > 0)
+		fprintf(stderr,
+			"tracehound export: %" PRIu64 " opens left the reorder window before it "
+			"had passed, their streams holding their share of --window-mb %" PRIu64
+			" (raise it)\n",
+			ctr.released_early, c.window_bytes >> 20);
 	if (!is_quiet && c.anon != NULL) {
 		struct th_export_anon_counters ac;
 

@@ -32,7 +32,7 @@
 struct stream {
 	struct th_export_source *src; /**< where records come from */
 	struct th_trace_open *ring;   /**< records in non-decreasing open time */
-	size_t ring_cap;              /**< slots (power of two) */
+	size_t ring_cap;              /**< slots */
 	size_t ring_head;             /**< first record */
 	size_t ring_count;            /**< records */
 	struct th_trace_open *late;   /**< min-heap: records that came out of order */
@@ -42,6 +42,9 @@ struct stream {
 	bool is_done;                 /**< end of stream (or damage) reached */
 };
 
+/* Fewest records a stream may hold back whatever the memory budget. */
+#define HELD_MIN 1024
+
 struct exporter {
 	const struct th_export_config *c;  /**< options */
 	struct th_export_counters *ctr;    /**< counters */
@@ -50,6 +53,7 @@ struct exporter {
 	unsigned int count;                /**< sources */
 	unsigned int *heap;                /**< k-way heap of stream indices */
 	unsigned int heap_count;           /**< streams in the heap */
+	size_t held_max;                   /**< records one stream may hold back (its share) */
 	struct th_trace_name name_scratch; /**< where name records land in the merge pass */
 	struct th_trace_rpc rpc_scratch;   /**< where rpc records land */
 	char *buf;                         /**< output buffer */
@@ -68,6 +72,7 @@ th_export_config_defaults(struct th_export_config *c)
 	/* Opens close 30 s (session.idle) after their last operation: a minute covers opens of
 	 * up to ~30 s; longer ones are written late and counted. */
 	c->window_ns = 60ull * 1000000000u;
+	c->window_bytes = 1024ull << 20;
 }
 
 /* ---- small, fast formatting (snprintf costs more than the rest of a record) ---- */
@@ -162,20 +167,36 @@ t_of(const struct th_trace_open *r)
 	return r->open_ns;
 }
 
+static inline size_t
+grown(size_t cap, size_t first, size_t max)
+{
+	cap = cap != 0 ? cap * 2 : first;
+	return cap < max ? cap : max;
+}
+
+static inline struct th_trace_open *
+ring_at(const struct stream *s, size_t i)
+{
+	size_t j = s->ring_head + i;
+
+	return &s->ring[j < s->ring_cap ? j : j - s->ring_cap];
+}
+
+/* Room for one more record in the ring, which grows up to @p max slots. */
 static int
-ring_reserve(struct stream *s)
+ring_reserve(struct stream *s, size_t max)
 {
 	struct th_trace_open *r;
 	size_t cap;
 
 	if (s->ring_count < s->ring_cap)
 		return 0;
-	cap = s->ring_cap != 0 ? s->ring_cap * 2 : 256;
+	cap = grown(s->ring_cap, 256, max);
 	r = malloc(cap * sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->ring_count; i++)
-		r[i] = s->ring[(s->ring_head + i) & (s->ring_cap - 1)];
+		r[i] = *ring_at(s, i);
 	free(s->ring);
 	s->ring = r;
 	s->ring_cap = cap;
@@ -183,19 +204,13 @@ ring_reserve(struct stream *s)
 	return 0;
 }
 
-static inline struct th_trace_open *
-ring_at(const struct stream *s, size_t i)
-{
-	return &s->ring[(s->ring_head + i) & (s->ring_cap - 1)];
-}
-
 static int
-late_push(struct stream *s, const struct th_trace_open *r)
+late_push(struct stream *s, const struct th_trace_open *r, size_t max)
 {
 	size_t i;
 
 	if (s->late_count == s->late_cap) {
-		size_t cap = s->late_cap != 0 ? s->late_cap * 2 : 64;
+		size_t cap = grown(s->late_cap, 64, max);
 		struct th_trace_open *l = realloc(s->late, cap * sizeof(*l));
 
 		if (l == NULL)
@@ -251,14 +266,31 @@ drop_head(struct stream *s)
 	const struct th_trace_open *h = head(s);
 
 	if (s->ring_count > 0 && h == ring_at(s, 0)) {
-		s->ring_head = (s->ring_head + 1) & (s->ring_cap - 1);
+		s->ring_head = s->ring_head + 1 < s->ring_cap ? s->ring_head + 1 : 0;
 		s->ring_count--;
 	} else {
 		late_pop(s);
 	}
 }
 
-/* Read until the head may leave (nothing earlier can still come within the window). */
+/*
+ * Records one of @p count streams may hold back within @p bytes: its ring
+ * and its heap each grow up to that many, so half its share.
+ */
+static size_t
+held_max(uint64_t bytes, unsigned int count)
+{
+	uint64_t n = bytes / (count != 0 ? count : 1) / (2 * sizeof(struct th_trace_open));
+
+	return n > HELD_MIN ? (size_t)n : HELD_MIN;
+}
+
+/*
+ * Read until the head may leave: nothing earlier can still come within the
+ * window, or the stream holds its share of the memory budget, in which case
+ * the head leaves early and is counted (a record older than it that comes
+ * later is written late, and counted as such).
+ */
 static int
 fill(struct exporter *x, struct stream *s)
 {
@@ -269,6 +301,11 @@ fill(struct exporter *x, struct stream *s)
 		struct th_trace_open *slot;
 		int type = 0, rc;
 
+		if (h != NULL && !s->is_done && s->ring_count + s->late_count >= x->held_max) {
+			if (s->max_seen_ns - t_of(h) < x->c->window_ns)
+				x->ctr->released_early++;
+			return 0;
+		}
 		/* Once it has to read, a stream reads a batch: decoding one record per stream in
 		 * turn across many streams keeps every stream's chunk tables cold. */
 		if (h != NULL && (s->is_done || (s->max_seen_ns - t_of(h) >= x->c->window_ns &&
@@ -276,7 +313,7 @@ fill(struct exporter *x, struct stream *s)
 			return 0;
 		if (s->is_done)
 			return 0;
-		if (ring_reserve(s) < 0)
+		if (ring_reserve(s, x->held_max) < 0)
 			return -ENOMEM;
 		slot = ring_at(s, s->ring_count);
 		rc = s->src->next(s->src->ctx, &type, slot, &x->name_scratch, &x->rpc_scratch);
@@ -298,7 +335,7 @@ fill(struct exporter *x, struct stream *s)
 			x->c->progress(x->c->progress_ctx, x->ctr->records_in);
 		if (s->ring_count == 0 || t_of(slot) >= t_of(ring_at(s, s->ring_count - 1))) {
 			s->ring_count++;
-		} else if (late_push(s, slot) < 0) {
+		} else if (late_push(s, slot, x->held_max) < 0) {
 			return -ENOMEM;
 		}
 		if (t_of(slot) > s->max_seen_ns)
@@ -744,6 +781,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 	}
 	for (unsigned int i = 0; i < count; i++)
 		x.streams[i].src = &sources[i];
+	x.held_max = held_max(c->window_bytes, count);
 	/* Names are needed for the path column and for --file substrings; they arrive when
 	 * they stop being valid, so they are all read first. */
 	if ((c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT) || c->files_count > 0) {

@@ -246,6 +246,9 @@ struct th_export_config {
 	const char *files[TH_EXPORT_FILTER_MAX];
 	bool is_names_on;              /**< join names (CSV/JSON path column, --file substrings) */
 	uint64_t window_ns;            /**< a stream may be this much out of time order */
+	/** Memory all streams may hold back for the window together (each an equal share,
+	 * at least 1024 records); a stream at its share lets its head go early. */
+	uint64_t window_bytes;
 	struct th_export_hosts *hosts; /**< host names, or NULL: numeric */
 	struct th_export_anon *anon;   /**< pseudonyms, or NULL */
 	/** Called every few thousand records with records read so far (progress), may be NULL. */
@@ -262,6 +265,7 @@ struct th_export_counters {
 	uint64_t filtered;     /**< records left out by the filters */
 	uint64_t names_in;     /**< name records read */
 	uint64_t out_of_order; /**< records later than the merge window allowed (written late) */
+	uint64_t released_early; /**< records let go before their window had passed (memory) */
 };
 
 /**
