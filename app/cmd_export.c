@@ -83,6 +83,9 @@ usage(FILE *out)
 		"streams\n"
 		"                         together (default 1024); a stream at its share lets its\n"
 		"                         earliest go early, and the summary counts them\n"
+		"      --names-mb MB      memory for the handle-to-name join (default 2048, about\n"
+		"                         220 bytes a name); names past it are not kept, and the\n"
+		"                         summary counts them (their files' paths stay empty)\n"
 		"      --progress         force the progress bar (default: only on a terminal)\n"
 		"  -q, --quiet            no progress bar, no summary line\n"
 		"\n"
@@ -102,6 +105,24 @@ usage(FILE *out)
 		"damage were exported; each is named on stderr).\n");
 }
 
+/* A size in megabytes, 1 to 2^30. @return 0, or -1 having said why. */
+static int
+parse_mb(const char *opt, const char *s, uint64_t *mb)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0 || v < 1 || v > (1ull << 30) || s[0] == '-') {
+		fprintf(stderr, "tracehound export: %s '%s': expected megabytes, 1 to 1073741824\n",
+			opt, s);
+		return -1;
+	}
+	*mb = v;
+	return 0;
+}
+
 enum {
 	OPT_FROM = 256,
 	OPT_TO,
@@ -116,6 +137,7 @@ enum {
 	OPT_PREFIX,
 	OPT_WINDOW,
 	OPT_WINDOW_MB,
+	OPT_NAMES_MB,
 	OPT_NO_NAMES,
 	OPT_PROGRESS,
 };
@@ -139,6 +161,7 @@ static const struct option options[] = {
 	{"prefix-preserving", no_argument, NULL, OPT_PREFIX},
 	{"window", required_argument, NULL, OPT_WINDOW},
 	{"window-mb", required_argument, NULL, OPT_WINDOW_MB},
+	{"names-mb", required_argument, NULL, OPT_NAMES_MB},
 	{"no-names", no_argument, NULL, OPT_NO_NAMES},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{NULL, 0, NULL, 0},
@@ -533,21 +556,17 @@ th_cmd_export(int argc, char **argv)
 			c.window_ns = (uint64_t)(s * 1e9);
 			break;
 		}
-		case OPT_WINDOW_MB: {
-			char *end;
-			unsigned long long mb;
+		case OPT_WINDOW_MB:
+		case OPT_NAMES_MB: {
+			uint64_t mb;
 
-			errno = 0;
-			mb = strtoull(optarg, &end, 10);
-			if (end == optarg || *end != '\0' || errno != 0 || mb < 1 ||
-				mb > (1ull << 30)) {
-				fprintf(stderr,
-					"tracehound export: --window-mb '%s': expected megabytes, "
-					"1 to 1073741824\n",
-					optarg);
+			if (parse_mb(opt == OPT_WINDOW_MB ? "--window-mb" : "--names-mb", optarg,
+				    &mb) < 0)
 				return 2;
-			}
-			c.window_bytes = mb << 20;
+			if (opt == OPT_WINDOW_MB)
+				c.window_bytes = mb << 20;
+			else
+				c.names_bytes = mb << 20;
 			break;
 		}
 		case OPT_NO_NAMES:
@@ -727,6 +746,12 @@ th_cmd_export(int argc, char **argv)
 			" names, %" PRIu64 " late (raise --window)\n",
 			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered,
 			ctr.names_in, ctr.out_of_order);
+	if (!is_quiet && ctr.names_dropped > 0)
+		fprintf(stderr,
+			"tracehound export: %" PRIu64 " of %" PRIu64
+			" names not kept, --names-mb %" PRIu64
+			" reached: paths through them are empty (raise it)\n",
+			ctr.names_dropped, ctr.names_in, c.names_bytes >> 20);
 	if (!is_quiet && ctr.released_early > 0)
 		fprintf(stderr,
 			"tracehound export: %" PRIu64 " opens left the reorder window before it "

@@ -73,6 +73,7 @@ th_export_config_defaults(struct th_export_config *c)
 	 * up to ~30 s; longer ones are written late and counted. */
 	c->window_ns = 60ull * 1000000000u;
 	c->window_bytes = 1024ull << 20;
+	c->names_bytes = 2048ull << 20;
 }
 
 /* ---- small, fast formatting (snprintf costs more than the rest of a record) ---- */
@@ -734,7 +735,7 @@ names_pass(struct exporter *x, FILE *err)
 
 	for (unsigned int i = 0; i < x->count; i++) {
 		struct th_export_source *src = x->streams[i].src;
-		int type = 0, rc;
+		int type = 0, rc, added;
 
 		if (src->is_opens_only)
 			continue;
@@ -742,8 +743,11 @@ names_pass(struct exporter *x, FILE *err)
 			if (type != TH_TRACE_NAME)
 				continue;
 			x->ctr->names_in++;
-			if (th_export_names_add(x->names, &x->name_scratch) == -ENOMEM)
+			added = th_export_names_add(x->names, &x->name_scratch);
+			if (added == -ENOMEM)
 				return -ENOMEM;
+			if (added == -ENOSPC)
+				x->ctr->names_dropped++;
 		}
 		/* The merge pass has nothing to take from names alone: it stays at its end. */
 		if (src->is_names_only) {
@@ -785,7 +789,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 	/* Names are needed for the path column and for --file substrings; they arrive when
 	 * they stop being valid, so they are all read first. */
 	if ((c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT) || c->files_count > 0) {
-		x.names = th_export_names_create();
+		x.names = th_export_names_create(c->names_bytes);
 		if (x.names == NULL) {
 			rc = -ENOMEM;
 			goto free_all;

@@ -4,7 +4,9 @@
  * Handle-to-name join. Every name record says "this handle was called NAME in
  * directory DIR from T1 to T2". The table is keyed by (server, handle); a
  * lookup takes the name valid at the record's time and walks up the directory
- * handles (at the same time) to build a path.
+ * handles (at the same time) to build a path. Its entries, chains and names
+ * stay within the memory given at creation: past it a name is refused (the
+ * caller counts it) and a pseudonym is made the long way each time.
  */
 
 #include "th_export.h"
@@ -43,12 +45,27 @@ struct th_export_names {
 	char *arena;        /**< names, back to back */
 	size_t arena_size;  /**< bytes used */
 	size_t arena_cap;   /**< bytes allocated */
+	uint64_t max_bytes; /**< entries, buckets and arena together at most */
 };
 
 struct th_export_names *
-th_export_names_create(void)
+th_export_names_create(uint64_t max_bytes)
 {
-	return calloc(1, sizeof(struct th_export_names));
+	struct th_export_names *n = calloc(1, sizeof(struct th_export_names));
+
+	if (n != NULL)
+		n->max_bytes = max_bytes;
+	return n;
+}
+
+/* Bytes allocated, less @p own (what a growing array has now), against the budget. */
+static uint64_t
+room(const struct th_export_names *n, uint64_t own)
+{
+	uint64_t used = (uint64_t)n->cap * sizeof(struct name_ent) +
+			(uint64_t)n->buckets * sizeof(uint32_t) + n->arena_cap - own;
+
+	return used < n->max_bytes ? n->max_bytes - used : 0;
 }
 
 void
@@ -96,17 +113,22 @@ rehash(struct th_export_names *n, size_t buckets)
 	return 0;
 }
 
-/* Room for @p size more bytes in the string arena. */
+/* Room for @p size more bytes in the string arena. @return 0, -ENOSPC or -ENOMEM. */
 static int
 arena_reserve(struct th_export_names *n, size_t size)
 {
 	size_t cap = n->arena_cap != 0 ? n->arena_cap * 2 : 65536;
+	uint64_t max = room(n, n->arena_cap);
 	char *a;
 
 	if (n->arena_size + size <= n->arena_cap)
 		return 0;
 	while (cap < n->arena_size + size)
 		cap *= 2;
+	if (cap > max)
+		cap = (size_t)max;
+	if (cap < n->arena_size + size)
+		return -ENOSPC;
 	a = realloc(n->arena, cap);
 	if (a == NULL)
 		return -ENOMEM;
@@ -120,6 +142,7 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 {
 	struct name_ent *e;
 	uint32_t s;
+	int rc = 0;
 
 	if (r->fh_len > TH_TRACE_FH_MAX || r->dir_fh_len > TH_TRACE_FH_MAX ||
 		r->name_len > TH_TRACE_NAME_MAX)
@@ -128,17 +151,34 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 		return -ENOMEM;
 	if (n->count == n->cap) {
 		size_t cap = n->cap != 0 ? n->cap * 2 : 1024;
-		struct name_ent *e2 = realloc(n->e, cap * sizeof(*e2));
+		uint64_t max = room(n, (uint64_t)n->cap * sizeof(struct name_ent)) /
+			       sizeof(struct name_ent);
+		struct name_ent *e2;
 
+		if (cap > max)
+			cap = (size_t)max;
+		if (cap <= n->count)
+			return -ENOSPC;
+		e2 = realloc(n->e, cap * sizeof(*e2));
 		if (e2 == NULL)
 			return -ENOMEM;
 		n->e = e2;
 		n->cap = cap;
 	}
-	if (arena_reserve(n, r->name_len) < 0)
-		return -ENOMEM;
-	if (n->count >= n->buckets && rehash(n, n->buckets != 0 ? n->buckets * 4 : 4096) < 0)
-		return -ENOMEM;
+	/* A bucket per entry; past the budget, chains grow longer instead. */
+	if (n->count >= n->buckets) {
+		size_t b = n->buckets != 0 ? n->buckets * 4 : 4096;
+
+		if ((b - n->buckets) * sizeof(uint32_t) <= room(n, 0))
+			rc = rehash(n, b);
+		else if (n->buckets == 0)
+			rc = -ENOSPC;
+		if (rc < 0)
+			return rc;
+	}
+	rc = arena_reserve(n, r->name_len);
+	if (rc < 0)
+		return rc;
 	e = &n->e[n->count];
 	e->from_ns = r->from_ns;
 	e->to_ns = r->to_ns;

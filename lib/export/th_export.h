@@ -152,9 +152,10 @@ const char *th_export_hosts_lookup(struct th_export_hosts *h, const struct th_ad
 
 struct th_export_names;
 
-struct th_export_names *th_export_names_create(void);
+/** A join table taking at most @p max_bytes (entries, their index, names). */
+struct th_export_names *th_export_names_create(uint64_t max_bytes);
 void th_export_names_free(struct th_export_names *n);
-/** Keep a name record. @return 0 or -ENOMEM. */
+/** Keep a name record. @return 0; -ENOSPC when it does not fit the budget; -EINVAL; -ENOMEM. */
 int th_export_names_add(struct th_export_names *n, const struct th_trace_name *r);
 /**
  * The path of @p fh on @p server at @p t_ns: its name valid at that time,
@@ -249,6 +250,8 @@ struct th_export_config {
 	/** Memory all streams may hold back for the window together (each an equal share,
 	 * at least 1024 records); a stream at its share lets its head go early. */
 	uint64_t window_bytes;
+	/** Memory for the name join (about 220 bytes a name); names past it are not kept. */
+	uint64_t names_bytes;
 	struct th_export_hosts *hosts; /**< host names, or NULL: numeric */
 	struct th_export_anon *anon;   /**< pseudonyms, or NULL */
 	/** Called every few thousand records with records read so far (progress), may be NULL. */
@@ -264,6 +267,7 @@ struct th_export_counters {
 	uint64_t records_out;  /**< records written */
 	uint64_t filtered;     /**< records left out by the filters */
 	uint64_t names_in;     /**< name records read */
+	uint64_t names_dropped; /**< name records not kept: the join's memory was full */
 	uint64_t out_of_order; /**< records later than the merge window allowed (written late) */
 	uint64_t released_early; /**< records let go before their window had passed (memory) */
 };

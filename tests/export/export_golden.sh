@@ -54,6 +54,7 @@ golden text-window0.golden --window 0 --format text
 # The least memory (1024 records a stream held back) still sorts these few opens in full.
 golden text.golden --window-mb 1
 golden csv.golden --format csv
+golden csv.golden --format csv --names-mb 1
 golden json.golden -f json
 golden filter-time.golden --from 1700000009 --to 2023-11-14T22:13:40Z -f csv
 golden filter-server.golden --server fd00:1234::/32
@@ -201,6 +202,7 @@ expect2 --server filer1 "${in[@]}"
 expect2 --from tomorrow "${in[@]}"
 expect2 --window-mb 0 "${in[@]}"
 expect2 --window-mb 2G "${in[@]}"
+expect2 --names-mb 0 "${in[@]}"
 printf 'short' > "$work/shortkey"
 expect2 --anonymise "$work/shortkey" "${in[@]}"
 expect2

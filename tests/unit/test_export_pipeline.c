@@ -416,6 +416,59 @@ test_merge_window_memory(void **state)
 }
 
 /*
+ * The name join keeps within its memory: past the budget a name is refused (-ENOSPC) and
+ * the ones kept still resolve; without a budget worth speaking of all are kept.
+ */
+static void
+test_names_budget(void **state)
+{
+	struct th_trace_name r;
+	struct th_addr server;
+	char path[64], want[16];
+	unsigned int kept[2] = {0, 0};
+
+	(void)state;
+	addr4(&server, 10, 0, 0, 1);
+	for (int big = 0; big < 2; big++) {
+		struct th_export_names *n = th_export_names_create(big ? 1ull << 40 : 256u << 10);
+
+		assert_non_null(n);
+		for (unsigned int i = 0; i < 5000; i++) {
+			int rc;
+
+			memset(&r, 0, sizeof(r));
+			r.server = server;
+			r.from_ns = 1 * S;
+			r.fh_len = 32;
+			memcpy(r.fh, &i, sizeof(i));
+			r.name_len = (uint16_t)snprintf(r.name, sizeof(r.name), "file-%u", i);
+			rc = th_export_names_add(n, &r);
+			if (rc == 0 && kept[big] == i)
+				kept[big]++;
+			else
+				assert_int_equal(rc, -ENOSPC);
+		}
+		for (unsigned int i = 0; i < 5000; i += 7) {
+			uint8_t fh[32] = {0};
+			size_t len;
+
+			memcpy(fh, &i, sizeof(i));
+			len = th_export_names_path(
+				n, &server, fh, sizeof(fh), 2 * S, path, sizeof(path));
+			snprintf(want, sizeof(want), "file-%u", i);
+			if (i < kept[big])
+				assert_non_null(strstr(path, want));
+			else
+				assert_int_equal(len, 0);
+		}
+		th_export_names_free(n);
+	}
+	/* About 200 bytes a name: 256 KiB holds some hundreds to a thousand or so. */
+	assert_in_range(kept[0], 300, 1300);
+	assert_int_equal(kept[1], 5000);
+}
+
+/*
  * A damaged stream ends at the damage with the records before it kept; the others go on.
  * Saying which one and why is the caller's (tracehound export: tests/export).
  */
@@ -562,6 +615,15 @@ test_name_join(void **state)
 		"\"client\":\"10.1.0.1\",\"uid\":1001,\"gid\":100,\"nfs_version\":3,"
 		"\"cache_hit\":false,\"directory\":false,\"ops\":3,\"transferred\":8192,"
 		"\"seq_bytes\":8192,\"size\":8192,\"path\":null}\n");
+	free(out);
+
+	/* No memory for names: none kept, each counted, every record still written. */
+	cfg.names_bytes = 1;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_int_equal(ctr.names_in, 4);
+	assert_int_equal(ctr.names_dropped, 4);
+	assert_int_equal(ctr.records_out, 2);
+	assert_null(strstr(out, "final"));
 	free(out);
 }
 
@@ -969,6 +1031,7 @@ main(void)
 		cmocka_unit_test(test_merge_sorted),
 		cmocka_unit_test(test_merge_window),
 		cmocka_unit_test(test_merge_window_memory),
+		cmocka_unit_test(test_names_budget),
 		cmocka_unit_test(test_damaged_stream),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_name_join),
