@@ -84,7 +84,7 @@ usage(FILE *out)
 		"                         together (default 1024); a stream at its share lets its\n"
 		"                         earliest go early, and the summary counts them\n"
 		"      --names-mb MB      memory for the handle-to-name join (default 2048, about\n"
-		"                         220 bytes a name); names past it are not kept, and the\n"
+		"                         260 bytes a name); names past it are not kept, and the\n"
 		"                         summary counts them (their files' paths stay empty)\n"
 		"      --progress         force the progress bar (default: only on a terminal)\n"
 		"  -q, --quiet            no progress bar, no summary line\n"

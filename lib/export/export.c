@@ -362,8 +362,15 @@ prefetch_ahead(const struct exporter *x, const struct stream *s)
 			__builtin_prefetch(r + off);
 		__builtin_prefetch(r + sizeof(struct th_trace_open) - 1);
 	}
-	if (x->c->anon != NULL && s->ring_count > PREFETCH_AHEAD)
-		th_export_anon_prefetch(x->c->anon, ring_at(s, PREFETCH_AHEAD));
+	if (s->ring_count > PREFETCH_AHEAD) {
+		const struct th_trace_open *r = ring_at(s, PREFETCH_AHEAD);
+
+		if (x->c->anon != NULL)
+			th_export_anon_prefetch(x->c->anon, r);
+		if (x->names != NULL && x->c->format != TH_EXPORT_FORMAT_TEXT)
+			th_export__names_prefetch(x->names, &r->server, r->fh,
+				r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
+	}
 }
 
 /* ---- k-way merge over the streams' heads ---- */

@@ -21,4 +21,11 @@ size_t th_export__names_path_anon(struct th_export_names *n, const struct th_exp
 	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
 	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len);
 
+/**
+ * Announce a lookup of @p fh on @p server to come: its bucket is loaded now
+ * and, a few announcements later, the first entry the bucket names.
+ */
+void th_export__names_prefetch(struct th_export_names *n, const struct th_addr *server,
+	const uint8_t *fh, unsigned int fh_len);
+
 #endif /* TH_EXPORT_PRIVATE_H */

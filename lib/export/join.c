@@ -4,19 +4,24 @@
  * Handle-to-name join. Every name record says "this handle was called NAME in
  * directory DIR from T1 to T2". The table is keyed by (server, handle); a
  * lookup takes the name valid at the record's time and walks up the directory
- * handles (at the same time) to build a path. Its entries, chains and names
+ * handles (at the same time) to build a path. A file's path is kept with its
+ * entry for as long as every name on it stays the one valid, so a file opened
+ * again costs one lookup, not one per directory. Entries, chains and names
  * stay within the memory given at creation: past it a name is refused (the
  * caller counts it) and a pseudonym is made the long way each time.
  */
 
 #include "th_export.h"
 #include "export_private.h"
+#include "th_sat.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NIL UINT32_MAX
+/* Announced lookups whose bucket is loaded but whose entry is not yet. */
+#define PREFETCH_LAG 4
 #define DEPTH_MAX 64 /* deeper trees are cut (and a loop in bad data ends here) */
 
 struct name_ent {
@@ -30,7 +35,13 @@ struct name_ent {
 	uint32_t next;         /**< chain in its bucket */
 	uint64_t name_off;     /**< in the string arena */
 	uint64_t anon_off;     /**< the name's pseudonym in the arena, once computed */
-	uint16_t anon_len;     /**< its bytes */
+	uint64_t path_off;     /**< the path last joined for it, in the arena, then its
+				    pseudonym (apath_len bytes, 0: not made) ... */
+	uint64_t path_since;   /**< ... which hold from ... */
+	uint64_t path_until;   /**< ... to (0: none kept) */
+	uint16_t path_len;     /**< the path's bytes */
+	uint16_t apath_len;    /**< the pseudonym's bytes */
+	uint16_t anon_len;     /**< the pseudonym's bytes */
 	bool is_anon;          /**< the pseudonym has been computed */
 	uint8_t fh[TH_TRACE_FH_MAX];
 	uint8_t dir[TH_TRACE_FH_MAX];
@@ -46,6 +57,9 @@ struct th_export_names {
 	size_t arena_size;  /**< bytes used */
 	size_t arena_cap;   /**< bytes allocated */
 	uint64_t max_bytes; /**< entries, buckets and arena together at most */
+	uint32_t lag[PREFETCH_LAG]; /**< announced lookups' hashes, oldest at lag_next */
+	unsigned int lag_count;     /**< announced, entries not loaded yet */
+	unsigned int lag_next;      /**< next lag[] slot */
 };
 
 struct th_export_names *
@@ -79,17 +93,14 @@ th_export_names_free(struct th_export_names *n)
 	free(n);
 }
 
+/* Eight bytes a round (byte-wise FNV-1a here was most of a path walk's time). */
 static uint32_t
 key_hash(const struct th_addr *server, const uint8_t *fh, unsigned int fh_len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = th_sat_hash_step(
+		(uint64_t)(fh_len + 1) * 0x9e3779b97f4a7c15ull, server->b, sizeof(server->b));
 
-	for (unsigned int i = 0; i < sizeof(server->b); i++)
-		h = (h ^ server->b[i]) * 0x100000001b3ull;
-	h = (h ^ fh_len) * 0x100000001b3ull;
-	for (unsigned int i = 0; i < fh_len; i++)
-		h = (h ^ fh[i]) * 0x100000001b3ull;
-	return (uint32_t)(h ^ (h >> 32));
+	return th_sat_hash_final(th_sat_hash_step(h, fh, fh_len));
 }
 
 static int
@@ -190,6 +201,7 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 	e->name_len = r->name_len;
 	e->name_off = n->arena_size;
 	e->is_anon = false;
+	e->path_until = 0;
 	memcpy(n->arena + n->arena_size, r->name, r->name_len);
 	n->arena_size += r->name_len;
 	e->hash = key_hash(&r->server, r->fh, r->fh_len);
@@ -200,43 +212,55 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 	return 0;
 }
 
-/* The name valid at t; of several (hard links, a rename seen twice), the latest to start. */
-static const struct name_ent *
+/*
+ * The name valid at t; of several (hard links, a rename seen twice), the latest to start.
+ * *until is lowered to where the answer may change: the name's end, or the start of
+ * another name of the handle after t (until then no later-starting name is valid).
+ */
+static struct name_ent *
 find(const struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
-	unsigned int fh_len, uint64_t t)
+	unsigned int fh_len, uint64_t t, uint64_t *until)
 {
-	const struct name_ent *best = NULL;
+	struct name_ent *best = NULL;
 	uint32_t h, i;
 
 	if (n->buckets == 0)
 		return NULL;
 	h = key_hash(server, fh, fh_len);
 	for (i = n->bucket[h & (uint32_t)(n->buckets - 1)]; i != NIL; i = n->e[i].next) {
-		const struct name_ent *e = &n->e[i];
+		struct name_ent *e = &n->e[i];
 
 		if (e->hash != h || e->fh_len != fh_len || memcmp(e->fh, fh, fh_len) != 0 ||
 			memcmp(&e->server, server, sizeof(*server)) != 0)
 			continue;
-		if (e->from_ns > t || (e->to_ns != 0 && t >= e->to_ns))
+		if (e->from_ns > t) {
+			if (e->from_ns < *until)
+				*until = e->from_ns;
+			continue;
+		}
+		if (e->to_ns != 0 && t >= e->to_ns)
 			continue;
 		if (best == NULL || e->from_ns > best->from_ns)
 			best = e;
 	}
+	if (best != NULL && best->to_ns != 0 && best->to_ns < *until)
+		*until = best->to_ns;
 	return best;
 }
 
 /* The names valid at t from the handle's up through its directories: chain[0] is the
- * handle's. @return how many (at most DEPTH_MAX). */
+ * handle's. @return how many (at most @p max); *until as find(), for all of them. */
 static unsigned int
 chain_of(const struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
-	unsigned int fh_len, uint64_t t, const struct name_ent **chain)
+	unsigned int fh_len, uint64_t t, const struct name_ent **chain, unsigned int max,
+	uint64_t *until)
 {
-	const struct name_ent *e = find(n, server, fh, fh_len, t);
+	const struct name_ent *e = find(n, server, fh, fh_len, t, until);
 	unsigned int depth = 0;
 
-	while (e != NULL && depth < DEPTH_MAX) {
+	while (e != NULL && depth < max) {
 		chain[depth++] = e;
-		e = e->dir_len > 0 ? find(n, server, e->dir, e->dir_len, t) : NULL;
+		e = e->dir_len > 0 ? find(n, server, e->dir, e->dir_len, t, until) : NULL;
 	}
 	return depth;
 }
@@ -277,18 +301,102 @@ join(const struct th_export_names *n, const struct name_ent *const *chain, unsig
 	return o;
 }
 
+void
+th_export__names_prefetch(struct th_export_names *n, const struct th_addr *server,
+	const uint8_t *fh, unsigned int fh_len)
+{
+	uint32_t *h = &n->lag[n->lag_next];
+
+	if (n->buckets == 0)
+		return;
+	if (n->lag_count == PREFETCH_LAG) {
+		uint32_t i = n->bucket[*h & (uint32_t)(n->buckets - 1)];
+
+		if (i != NIL) {
+			const char *e = (const char *)&n->e[i];
+
+			for (size_t off = 0; off < sizeof(struct name_ent); off += 64)
+				__builtin_prefetch(e + off);
+		}
+	} else {
+		n->lag_count++;
+	}
+	*h = key_hash(server, fh, fh_len);
+	__builtin_prefetch(&n->bucket[*h & (uint32_t)(n->buckets - 1)]);
+	n->lag_next = (n->lag_next + 1) % PREFETCH_LAG;
+}
+
+/* The names of @p e's directories valid at @p t after @p e in @p chain. @return the depth. */
+static unsigned int
+walk_up(const struct th_export_names *n, const struct th_addr *server, const struct name_ent *e,
+	uint64_t t, const struct name_ent **chain, uint64_t *until)
+{
+	chain[0] = e;
+	if (e->dir_len == 0)
+		return 1;
+	return 1 + chain_of(n, server, e->dir, e->dir_len, t, chain + 1, DEPTH_MAX - 1, until);
+}
+
+/* Whether @p e keeps a path valid at @p t (with its pseudonym, if @p is_anon) that fits. */
+static bool
+is_kept(const struct name_ent *e, uint64_t t, bool is_anon, size_t size, size_t asize)
+{
+	return t >= e->path_since && t < e->path_until && e->path_len < size &&
+	       (!is_anon || (e->apath_len > 0 && e->apath_len < asize));
+}
+
+/* Keep @p path (and @p apath, @p alen bytes, if any) with @p e for [@p t, @p until). */
+static void
+keep(struct th_export_names *n, struct name_ent *e, uint64_t t, uint64_t until, const char *path,
+	size_t len, const char *apath, size_t alen)
+{
+	if (len > UINT16_MAX || alen > UINT16_MAX || arena_reserve(n, len + alen) != 0)
+		return;
+	memcpy(n->arena + n->arena_size, path, len);
+	if (alen > 0)
+		memcpy(n->arena + n->arena_size + len, apath, alen);
+	e->path_off = n->arena_size;
+	e->path_len = (uint16_t)len;
+	e->apath_len = (uint16_t)alen;
+	e->path_since = t;
+	e->path_until = until;
+	n->arena_size += len + alen;
+}
+
+static size_t
+copy_kept(const struct th_export_names *n, uint64_t off, size_t len, char *out)
+{
+	memcpy(out, n->arena + off, len);
+	out[len] = '\0';
+	return len;
+}
+
 size_t
-th_export_names_path(const struct th_export_names *n, const struct th_addr *server,
-	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size)
+th_export_names_path(struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len, uint64_t t_ns, char *out, size_t size)
 {
 	const struct name_ent *chain[DEPTH_MAX];
+	struct name_ent *e;
+	uint64_t until = UINT64_MAX;
 	unsigned int depth;
+	size_t len;
 	bool is_cut;
 
 	if (size == 0)
 		return 0;
-	depth = chain_of(n, server, fh, fh_len, t_ns, chain);
-	return join(n, chain, depth, false, out, size, &is_cut);
+	out[0] = '\0';
+	/* The file's own name first: its kept path holds while every name on it does. */
+	e = find(n, server, fh, fh_len, t_ns, &until);
+	if (e == NULL)
+		return 0;
+	if (is_kept(e, t_ns, false, size, 0))
+		return copy_kept(n, e->path_off, e->path_len, out);
+	depth = walk_up(n, server, e, t_ns, chain, &until);
+	len = join(n, chain, depth, false, out, size, &is_cut);
+	/* A path cut short is joined again each time. */
+	if (!is_cut)
+		keep(n, e, t_ns, until, out, len, NULL, 0);
+	return len;
 }
 
 /* Every name of the chain has its pseudonym in the arena. @return 0 or -ENOMEM. */
@@ -323,6 +431,8 @@ th_export__names_path_anon(struct th_export_names *n, const struct th_export_ano
 	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len)
 {
 	const struct name_ent *chain[DEPTH_MAX];
+	struct name_ent *e;
+	uint64_t until = UINT64_MAX;
 	unsigned int depth;
 	size_t len;
 	bool is_cut;
@@ -330,19 +440,28 @@ th_export__names_path_anon(struct th_export_names *n, const struct th_export_ano
 	*apath_len = 0;
 	if (path_size == 0 || apath_size == 0)
 		return 0;
-	apath[0] = '\0';
-	depth = chain_of(n, server, fh, fh_len, t_ns, chain);
+	path[0] = apath[0] = '\0';
+	e = find(n, server, fh, fh_len, t_ns, &until);
+	if (e == NULL)
+		return 0;
+	if (is_kept(e, t_ns, true, path_size, apath_size)) {
+		*apath_len = copy_kept(n, e->path_off + e->path_len, e->apath_len, apath);
+		return copy_kept(n, e->path_off, e->path_len, path);
+	}
+	depth = walk_up(n, server, e, t_ns, chain, &until);
 	len = join(n, chain, depth, false, path, path_size, &is_cut);
 	if (len == 0)
 		return 0;
 	/* th_export_anon_path() keeps every '/' and replaces each run between them, and joining
 	 * only adds or drops a '/': the pseudonyms of the names, joined, are the pseudonym of the
 	 * joined path. Not when the path was cut (a name cut short has a pseudonym of its own)
-	 * or its pseudonym does not fit: those few are done the long way. */
+	 * or its pseudonym does not fit: those few are done the long way, each time. */
 	if (!is_cut && name_pseudonyms(n, a, chain, depth) == 0) {
 		*apath_len = join(n, chain, depth, true, apath, apath_size, &is_cut);
-		if (!is_cut)
+		if (!is_cut) {
+			keep(n, e, t_ns, until, path, len, apath, *apath_len);
 			return len;
+		}
 	}
 	*apath_len = th_export_anon_path(a, path, len, apath, apath_size);
 	return len;

@@ -161,9 +161,11 @@ int th_export_names_add(struct th_export_names *n, const struct th_trace_name *r
  * The path of @p fh on @p server at @p t_ns: its name valid at that time,
  * preceded by its directory's names as far as they are known (a mount path
  * starts with '/'; otherwise the path is relative to the first unknown
- * directory). @return length (0: no name known), NUL-terminated in @p out.
+ * directory). The path is kept with the file's name while it holds, so
+ * asking again costs one lookup. @return length (0: no name known),
+ * NUL-terminated in @p out.
  */
-size_t th_export_names_path(const struct th_export_names *n, const struct th_addr *server,
+size_t th_export_names_path(struct th_export_names *n, const struct th_addr *server,
 	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size);
 
 /* ---- Record streams and merge ---- */
@@ -250,7 +252,7 @@ struct th_export_config {
 	/** Memory all streams may hold back for the window together (each an equal share,
 	 * at least 1024 records); a stream at its share lets its head go early. */
 	uint64_t window_bytes;
-	/** Memory for the name join (about 220 bytes a name); names past it are not kept. */
+	/** Memory for the name join (about 260 bytes a name); names past it are not kept. */
 	uint64_t names_bytes;
 	struct th_export_hosts *hosts; /**< host names, or NULL: numeric */
 	struct th_export_anon *anon;   /**< pseudonyms, or NULL */

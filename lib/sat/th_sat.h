@@ -125,6 +125,16 @@ th_sat_hash_step(uint64_t h, const void *key, size_t n)
 	return h;
 }
 
+/** The final avalanche of th_sat_hash() on state @p h from th_sat_hash_step(). */
+static inline uint32_t
+th_sat_hash_final(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
 /**
  * A hash of @p n bytes for in-memory tables (never stored: byte order does
  * not matter). Keys that differ only in their last bytes (addresses, the top
@@ -133,12 +143,7 @@ th_sat_hash_step(uint64_t h, const void *key, size_t n)
 static inline uint32_t
 th_sat_hash(const void *key, size_t n)
 {
-	uint64_t h = th_sat_hash_step((uint64_t)n * 0x9e3779b97f4a7c15ull, key, n);
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (uint32_t)h;
+	return th_sat_hash_final(th_sat_hash_step((uint64_t)n * 0x9e3779b97f4a7c15ull, key, n));
 }
 
 /** Sets in the table. */

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "th_export.h"
+#include "export_private.h"
 #include "th_session.h"
 
 #define S 1000000000ull
@@ -466,6 +467,119 @@ test_names_budget(void **state)
 	/* About 200 bytes a name: 256 KiB holds some hundreds to a thousand or so. */
 	assert_in_range(kept[0], 300, 1300);
 	assert_int_equal(kept[1], 5000);
+}
+
+static void
+add_name_rec(struct th_export_names *n, uint8_t fh0, uint8_t dir0, uint64_t from, uint64_t to,
+	const char *name)
+{
+	struct th_trace_name r;
+
+	memset(&r, 0, sizeof(r));
+	addr4(&r.server, 10, 0, 0, 1);
+	r.from_ns = from;
+	r.to_ns = to;
+	r.fh_len = 4;
+	r.fh[0] = fh0, r.fh[1] = 0xbe, r.fh[2] = 0xef, r.fh[3] = 0x01;
+	if (dir0 != 0) {
+		r.dir_fh_len = 4;
+		r.dir_fh[0] = dir0, r.dir_fh[1] = 0xbe, r.dir_fh[2] = 0xef, r.dir_fh[3] = 0x01;
+	}
+	r.name_len = (uint16_t)strlen(name);
+	memcpy(r.name, name, r.name_len + 1);
+	assert_int_equal(th_export_names_add(n, &r), 0);
+}
+
+/* /export (0x0e) holds a directory (0x0d) named home, homes from 250 s, and also alt from
+ * 400 s (the latest name to start wins); it holds x (0x01); /export is renamed at 600 s.
+ * It also holds tmp (0x0c) until 300 s, when its name goes unseen; tmp holds y (0x02). */
+static struct th_export_names *
+renamed_tree(void)
+{
+	struct th_export_names *n = th_export_names_create(1ull << 30);
+
+	assert_non_null(n);
+	add_name_rec(n, 0x0e, 0, 10 * S, 600 * S, "/export");
+	add_name_rec(n, 0x0e, 0, 600 * S, 0, "/export2");
+	add_name_rec(n, 0x0d, 0x0e, 10 * S, 250 * S, "home");
+	add_name_rec(n, 0x0d, 0x0e, 250 * S, 0, "homes");
+	add_name_rec(n, 0x0d, 0x0e, 400 * S, 0, "alt");
+	add_name_rec(n, 0x01, 0x0d, 10 * S, 0, "x");
+	add_name_rec(n, 0x0c, 0x0e, 10 * S, 300 * S, "tmp");
+	add_name_rec(n, 0x02, 0x0c, 10 * S, 0, "y");
+	return n;
+}
+
+/*
+ * A file's path is kept for its next lookups, but never past a rename of any directory
+ * above it or a name that starts later: asked in time order, out of order and again, the
+ * table gives what a fresh table asked once gives.
+ */
+static void
+test_path_cache_follows_renames(void **state)
+{
+	static const unsigned int at[] = {
+		100, 120, 249, 250, 300, 399, 400, 500, 50, 510, 599, 600, 700, 20, 5, 650};
+	struct th_export_names *kept = renamed_tree();
+	const uint8_t fh[4] = {0x01, 0xbe, 0xef, 0x01}, fh_y[4] = {0x02, 0xbe, 0xef, 0x01};
+	struct th_addr server;
+	char a[256], b[256];
+
+	(void)state;
+	addr4(&server, 10, 0, 0, 1);
+	for (unsigned int i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct th_export_names *fresh = renamed_tree();
+		uint64_t t = at[i] * S;
+
+		th_export_names_path(kept, &server, fh, sizeof(fh), t, a, sizeof(a));
+		th_export_names_path(fresh, &server, fh, sizeof(fh), t, b, sizeof(b));
+		assert_string_equal(a, b);
+		th_export_names_path(kept, &server, fh_y, sizeof(fh_y), t, a, sizeof(a));
+		th_export_names_path(fresh, &server, fh_y, sizeof(fh_y), t, b, sizeof(b));
+		assert_string_equal(a, b);
+		th_export_names_free(fresh);
+	}
+	/* With pseudonyms too: the path and its pseudonym, kept together. */
+	{
+		static const uint8_t key[32] = "a key of thirty-two bytes here.";
+		struct th_export_anon *an = th_export_anon_create(key, sizeof(key), false);
+		struct th_export_names *akept = renamed_tree();
+		char ap[1024], bp[1024];
+		size_t alen, blen;
+
+		assert_non_null(an);
+		for (unsigned int i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			struct th_export_names *fresh = renamed_tree();
+			uint64_t t = at[i] * S;
+
+			th_export__names_path_anon(akept, an, &server, fh, sizeof(fh), t, a,
+				sizeof(a), ap, sizeof(ap), &alen);
+			th_export__names_path_anon(fresh, an, &server, fh, sizeof(fh), t, b,
+				sizeof(b), bp, sizeof(bp), &blen);
+			assert_string_equal(a, b);
+			assert_string_equal(ap, bp);
+			assert_int_equal(alen, blen);
+			assert_int_equal(alen, strlen(ap));
+			th_export_names_free(fresh);
+		}
+		th_export_names_free(akept);
+		th_export_anon_free(an);
+	}
+	th_export_names_path(kept, &server, fh_y, sizeof(fh_y), 299 * S, a, sizeof(a));
+	assert_string_equal(a, "/export/tmp/y");
+	th_export_names_path(kept, &server, fh_y, sizeof(fh_y), 300 * S, a, sizeof(a));
+	assert_string_equal(a, "y");
+	th_export_names_path(kept, &server, fh, sizeof(fh), 300 * S, a, sizeof(a));
+	assert_string_equal(a, "/export/homes/x");
+	th_export_names_path(kept, &server, fh, sizeof(fh), 450 * S, a, sizeof(a));
+	assert_string_equal(a, "/export/alt/x");
+	th_export_names_path(kept, &server, fh, sizeof(fh), 100 * S, a, sizeof(a));
+	assert_string_equal(a, "/export/home/x");
+	th_export_names_path(kept, &server, fh, sizeof(fh), 700 * S, a, sizeof(a));
+	assert_string_equal(a, "/export2/alt/x");
+	assert_int_equal(
+		th_export_names_path(kept, &server, fh, sizeof(fh), 5 * S, a, sizeof(a)), 0);
+	th_export_names_free(kept);
 }
 
 /*
@@ -1032,6 +1146,7 @@ main(void)
 		cmocka_unit_test(test_merge_window),
 		cmocka_unit_test(test_merge_window_memory),
 		cmocka_unit_test(test_names_budget),
+		cmocka_unit_test(test_path_cache_follows_renames),
 		cmocka_unit_test(test_damaged_stream),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_name_join),
