@@ -14,7 +14,6 @@
 
 #include "th_export.h"
 #include "export_private.h"
-#include "th_bytes.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -125,38 +124,11 @@ put_hex(char *p, const uint8_t *b, unsigned int n)
 	return p;
 }
 
-/*
- * Dotted-quad octets from a table: each entry is the octet's digits in its
- * low bytes and their count in the top byte, stored whole (the line buffer
- * has room past any record) and the pointer moved by the count. Dividing
- * each octet down digit by digit was 9% of anonymised export, whose
- * pseudonyms spread over all 256 values of every octet.
- */
-#define OCT_D(v, k) ((uint32_t)('0' + (v)) << (8 * (k)))
-#define OCT(v)                                                                                     \
-	((v) >= 100 ? OCT_D((v) / 100, 0) | OCT_D((v) / 10 % 10, 1) | OCT_D((v) % 10, 2) |         \
-				3u << 24                                                           \
-		: (v) >= 10 ? OCT_D((v) / 10, 0) | OCT_D((v) % 10, 1) | 2u << 24                   \
-			    : OCT_D(v, 0) | 1u << 24),
-#define OCT_4(v) OCT(v) OCT((v) + 1) OCT((v) + 2) OCT((v) + 3)
-#define OCT_16(v) OCT_4(v) OCT_4((v) + 4) OCT_4((v) + 8) OCT_4((v) + 12)
-#define OCT_64(v) OCT_16(v) OCT_16((v) + 16) OCT_16((v) + 32) OCT_16((v) + 48)
-
-static const uint32_t octets[256] = {OCT_64(0) OCT_64(64) OCT_64(128) OCT_64(192)};
-
 static char *
 put_addr(char *p, const struct th_addr *a)
 {
-	if (th_addr_is_v4(a)) {
-		for (int i = 12; i < 16; i++) {
-			uint32_t e = octets[a->b[i]];
-
-			th_le_put32((uint8_t *)p, e);
-			p += e >> 24;
-			*p++ = '.';
-		}
-		return p - 1;
-	}
+	if (th_addr_is_v4(a))
+		return th_addr_put_v4(p, a);
 	return p + th_addr_format(a, p, 48);
 }
 

@@ -146,13 +146,7 @@ put_endpoint(struct out *o, const struct th_addr *a, uint16_t port)
 {
 	put_c(o, ' ');
 	if (th_addr_is_v4(a)) {
-		put_u(o, a->b[12]);
-		put_c(o, '.');
-		put_u(o, a->b[13]);
-		put_c(o, '.');
-		put_u(o, a->b[14]);
-		put_c(o, '.');
-		put_u(o, a->b[15]);
+		o->p = th_addr_put_v4(o->p, a);
 	} else {
 		char ip[64];
 
@@ -479,7 +473,9 @@ int
 th_op_format(const struct th_op *op, char *buf, size_t size)
 {
 	char line[LINE_MAX_SIZE], status[16];
-	struct out o = {line, line + sizeof(line)};
+	/* Straight into the caller's buffer when any line fits it (the capture's, 8 KiB). */
+	char *start = size > LINE_MAX_SIZE ? buf : line;
+	struct out o = {start, start + LINE_MAX_SIZE};
 	bool call_cut, reply_cut;
 	const char *proc;
 	size_t len;
@@ -522,7 +518,11 @@ th_op_format(const struct th_op *op, char *buf, size_t size)
 	}
 	put_c(&o, '\n');
 
-	len = (size_t)(o.p - line);
+	len = (size_t)(o.p - start);
+	if (start == buf) {
+		buf[len] = '\0';
+		return (int)len;
+	}
 	if (size > 0) {
 		size_t n = len < size - 1 ? len : size - 1;
 

@@ -17,7 +17,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "th_bytes.h"
@@ -340,6 +339,24 @@ put_hex16(char *p, uint16_t v)
 	return p;
 }
 
+/*
+ * Dotted-quad octets: each entry is the octet's digits in its low bytes and
+ * their count in the top byte (see th_addr_put_v4()). Dividing each octet down
+ * digit by digit was 9% of anonymised export, whose pseudonyms spread over all
+ * 256 values of every octet; snprintf() cost more.
+ */
+#define OCT_D(v, k) ((uint32_t)('0' + (v)) << (8 * (k)))
+#define OCT(v)                                                                                     \
+	((v) >= 100 ? OCT_D((v) / 100, 0) | OCT_D((v) / 10 % 10, 1) | OCT_D((v) % 10, 2) |         \
+				3u << 24                                                           \
+		: (v) >= 10 ? OCT_D((v) / 10, 0) | OCT_D((v) % 10, 1) | 2u << 24                   \
+			    : OCT_D(v, 0) | 1u << 24),
+#define OCT_4(v) OCT(v) OCT((v) + 1) OCT((v) + 2) OCT((v) + 3)
+#define OCT_16(v) OCT_4(v) OCT_4((v) + 4) OCT_4((v) + 8) OCT_4((v) + 12)
+#define OCT_64(v) OCT_16(v) OCT_16((v) + 16) OCT_16((v) + 32) OCT_16((v) + 48)
+
+const uint32_t th_addr_octets[256] = {OCT_64(0) OCT_64(64) OCT_64(128) OCT_64(192)};
+
 int
 th_addr_format(const struct th_addr *a, char *buf, size_t size)
 {
@@ -349,9 +366,10 @@ th_addr_format(const struct th_addr *a, char *buf, size_t size)
 	size_t n;
 	int best = -1, best_len = 0, i;
 
-	if (th_addr_is_v4(a))
-		return snprintf(buf, size, "%u.%u.%u.%u", a->b[12], a->b[13], a->b[14], a->b[15]);
-
+	if (th_addr_is_v4(a)) {
+		p = th_addr_put_v4(tmp, a);
+		goto out;
+	}
 	for (i = 0; i < 8; i++)
 		g[i] = th_be_get16(a->b + 2 * i);
 	/* RFC 5952 4.2: compress the longest run of two or more zero groups, the first on a tie. */
@@ -378,6 +396,7 @@ th_addr_format(const struct th_addr *a, char *buf, size_t size)
 		if (i < 7)
 			*p++ = ':';
 	}
+out:
 	*p = '\0';
 	n = (size_t)(p - tmp);
 	if (size > 0) {

@@ -134,6 +134,28 @@ th_addr_set_v4(struct th_addr *a, const uint8_t *ip)
 	memcpy(a->b + 12, ip, 4);
 }
 
+extern const uint32_t th_addr_octets[256];
+
+/**
+ * Write IPv4-mapped @p a as a dotted quad at @p p, which must have 16 bytes
+ * of room (three digit bytes are stored for every octet, whatever its
+ * length). @return the end of the text; no NUL is written.
+ */
+static inline char *
+th_addr_put_v4(char *p, const struct th_addr *a)
+{
+	for (int i = 12; i < 16; i++) {
+		uint32_t e = th_addr_octets[a->b[i]];
+
+		p[0] = (char)e;
+		p[1] = (char)(e >> 8);
+		p[2] = (char)(e >> 16);
+		p += e >> 24;
+		*p++ = '.';
+	}
+	return p - 1;
+}
+
 /**
  * Write @p a as text (dotted quad for IPv4-mapped, RFC 5952 for IPv6).
  * @return characters written (without the NUL), as snprintf.

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1082,6 +1083,39 @@ test_addr_format(void **state)
 	assert_int_equal(th_addr_format(&a, NULL, 0), 8);
 }
 
+/* Every octet value in every position writes as printf writes it, within 16 bytes. */
+static void
+test_addr_format_every_octet(void **state)
+{
+	struct th_addr a;
+	char want[32], got[64];
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.b[10] = a.b[11] = 0xff;
+	for (unsigned int v = 0; v < 256; v++) {
+		for (unsigned int k = 0; k < 4; k++) {
+			const uint8_t q[4][4] = {
+				{(uint8_t)v, (uint8_t)(v + 1), (uint8_t)(v + 2), (uint8_t)(v + 3)},
+				{(uint8_t)v, 0, 9, (uint8_t)v}, {255, 255, 255, (uint8_t)v},
+				{1, 10, 100, (uint8_t)v}};
+			char *end;
+
+			memcpy(a.b + 12, q[k], 4);
+			snprintf(want, sizeof(want), "%u.%u.%u.%u", q[k][0], q[k][1], q[k][2],
+				q[k][3]);
+			assert_int_equal(th_addr_format(&a, got, sizeof(got)), (int)strlen(want));
+			assert_string_equal(got, want);
+			memset(got, 0x5a, sizeof(got));
+			end = th_addr_put_v4(got, &a);
+			assert_int_equal(end - got, (long)strlen(want));
+			assert_memory_equal(got, want, strlen(want));
+			for (size_t i = 16; i < sizeof(got); i++)
+				assert_int_equal(got[i], 0x5a);
+		}
+	}
+}
+
 /* Text to address: IPv4 comes back IPv4-mapped, and the family of the text is returned. */
 static void
 test_addr_parse(void **state)
@@ -1152,6 +1186,7 @@ main(void)
 		cmocka_unit_test(test_flow_hash_symmetric),
 		cmocka_unit_test(test_flow_hash_spread),
 		cmocka_unit_test(test_addr_format),
+		cmocka_unit_test(test_addr_format_every_octet),
 		cmocka_unit_test(test_addr_parse),
 		cmocka_unit_test(test_status_names),
 	};
