@@ -442,7 +442,10 @@ put_time9(char *p, uint64_t ns)
 	return put_fixed(p, ns % 1000000000u, 9);
 }
 
-/* CSV field (RFC 4180): quoted when it holds a comma, quote, or line break. */
+/*
+ * CSV field (RFC 4180): quoted when it holds a comma, quote, or line break.
+ * @p s is NUL-terminated at @p n (strcspn() reads to the NUL).
+ */
 static char *
 put_csv(char *p, const char *s, size_t n)
 {
@@ -625,11 +628,13 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 		{
 			char host[300], *e = put_host(x, host, &r->server, false);
 
+			*e = '\0';
 			p = put_csv(p, host, (size_t)(e - host));
 			*p++ = ',';
 			p = put_str(p, fh_str);
 			*p++ = ',';
 			e = put_host(x, host, &r->client, false);
+			*e = '\0';
 			p = put_csv(p, host, (size_t)(e - host));
 		}
 		*p++ = ',';

@@ -201,7 +201,7 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 	e->name_len = r->name_len;
 	e->name_off = n->arena_size;
 	e->is_anon = false;
-	e->path_until = 0;
+	e->path_since = e->path_until = 0;
 	memcpy(n->arena + n->arena_size, r->name, r->name_len);
 	n->arena_size += r->name_len;
 	e->hash = key_hash(&r->server, r->fh, r->fh_len);
