@@ -273,8 +273,15 @@ main(int argc, char **argv)
 				"[-f text|csv|json] [-F FILES] [-a | -p] [-E portable|sha-ni]\n");
 		return 2;
 	}
-	if (streams == 0 || streams > 64 || records < streams || null_out == NULL)
+	if (streams == 0 || streams > 64 || records < streams) {
+		fprintf(stderr,
+			"bench_export: -s takes 1 to 64 streams, -n at least one record each\n");
 		return 2;
+	}
+	if (null_out == NULL) {
+		perror("bench_export: /dev/null");
+		return 1;
+	}
 	if (files > 0)
 		names_count = 4 + (files + FILES_PER_DIR - 1) / FILES_PER_DIR + files;
 	if (dir[0] == '\0') {
