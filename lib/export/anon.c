@@ -7,6 +7,7 @@
  */
 
 #include "th_export.h"
+#include "export_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,9 +43,6 @@ struct cache {
 	uint64_t replaced; /**< entries given up for newer values */
 };
 
-/* Records announced to th_export_anon_prefetch() whose entries are not asked for yet. */
-#define PREFETCH_LAG 4
-
 /*
  * uids and gids repeat on nearly every record and are few: a direct-mapped
  * memo of their pseudonyms (8 KB) answers before the table, whose lookup
@@ -59,9 +57,6 @@ struct id_memo {
 
 struct th_export_anon {
 	struct th_export_hmac_key key; /**< prepared HMAC key */
-	uint32_t lag[PREFETCH_LAG][3]; /**< announced: client, server, handle hashes */
-	unsigned int lag_count;        /**< announced, entries not loaded yet */
-	unsigned int lag_next;         /**< next lag[] slot */
 	bool is_prefix_preserving;     /**< Crypto-PAn-like addresses */
 	struct cache addrs;            /**< address -> address pseudonym */
 	struct cache ids;              /**< ('u' or 'g', value) -> 32-bit pseudonym */
@@ -313,30 +308,26 @@ th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_l
 		memcpy(p, mac, TH_EXPORT_ANON_FH_SIZE);
 }
 
-static void
-prefetch_entries(struct th_export_anon *a, const uint32_t h[3])
-{
-	th_sat_prefetch_entries(&a->addrs.t, h[0]);
-	th_sat_prefetch_entries(&a->addrs.t, h[1]);
-	th_sat_prefetch_entries(&a->fhs.t, h[2]);
-}
-
 void
-th_export_anon_prefetch(struct th_export_anon *a, const struct th_trace_open *r)
+th_export__anon_hashes(const struct th_trace_open *r, uint32_t h[3])
 {
-	uint32_t *h = a->lag[a->lag_next];
-
-	if (a->lag_count == PREFETCH_LAG)
-		prefetch_entries(a, h);
-	else
-		a->lag_count++;
 	h[0] = th_sat_hash(r->client.b, sizeof(r->client.b));
 	h[1] = th_sat_hash(r->server.b, sizeof(r->server.b));
 	h[2] = th_sat_hash(r->fh, r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
-	th_sat_prefetch(&a->addrs.t, h[0]);
-	th_sat_prefetch(&a->addrs.t, h[1]);
-	th_sat_prefetch(&a->fhs.t, h[2]);
-	a->lag_next = (a->lag_next + 1) % PREFETCH_LAG;
+}
+
+void
+th_export__anon_prefetch(const struct th_export_anon *a, const uint32_t h[3], bool is_entries)
+{
+	if (is_entries) {
+		th_sat_prefetch_entries(&a->addrs.t, h[0]);
+		th_sat_prefetch_entries(&a->addrs.t, h[1]);
+		th_sat_prefetch_entries(&a->fhs.t, h[2]);
+	} else {
+		th_sat_prefetch(&a->addrs.t, h[0]);
+		th_sat_prefetch(&a->addrs.t, h[1]);
+		th_sat_prefetch(&a->fhs.t, h[2]);
+	}
 }
 
 size_t

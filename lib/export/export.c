@@ -27,6 +27,14 @@
 #define PATH_MAX_SIZE 1024
 /* Records of a stream ahead of its head whose pseudonyms are prefetched (see prefetch_ahead()). */
 #define PREFETCH_AHEAD 8
+/* Calls to prefetch_ahead() between loading a table set and loading its entry. */
+#define PREFETCH_LAG 4
+
+/* The table hashes of a record whose entries are to be loaded. */
+struct lookahead {
+	uint32_t anon[3]; /* client, server, handle pseudonyms */
+	uint32_t name;    /* the handle's name */
+};
 
 struct stream {
 	struct th_export_source *src; /**< where records come from */
@@ -53,6 +61,10 @@ struct exporter {
 	unsigned int *heap;                /**< k-way heap of stream indices */
 	unsigned int heap_count;           /**< streams in the heap */
 	size_t held_max;                   /**< records one stream may hold back (its share) */
+	bool has_name_lookups;             /**< records' paths are looked up (csv, json) */
+	struct lookahead ahead[PREFETCH_LAG]; /**< hashed, sets loading, entries not yet */
+	unsigned int ahead_count;             /**< of ahead[] */
+	unsigned int ahead_next;              /**< next ahead[] slot */
 	struct th_trace_name name_scratch; /**< where name records land in the merge pass */
 	struct th_trace_rpc rpc_scratch;   /**< where rpc records land */
 	char *buf;                         /**< output buffer */
@@ -324,8 +336,18 @@ fill(struct exporter *x, struct stream *s)
  * are loaded a few records ahead of the stream's head, so that writing them
  * does not wait for memory.
  */
+/* Start loading the pseudonym and name table lines of the lookups @p l stands for. */
 static void
-prefetch_ahead(const struct exporter *x, const struct stream *s)
+prefetch_tables(const struct exporter *x, const struct lookahead *l, bool is_entries)
+{
+	if (x->c->anon != NULL)
+		th_export__anon_prefetch(x->c->anon, l->anon, is_entries);
+	if (x->has_name_lookups)
+		th_export__names_prefetch(x->names, l->name, is_entries);
+}
+
+static void
+prefetch_ahead(struct exporter *x, const struct stream *s)
 {
 	if (s->ring_count > 2 * PREFETCH_AHEAD) {
 		const char *r = (const char *)ring_at(s, 2 * PREFETCH_AHEAD);
@@ -334,14 +356,23 @@ prefetch_ahead(const struct exporter *x, const struct stream *s)
 			__builtin_prefetch(r + off);
 		__builtin_prefetch(r + sizeof(struct th_trace_open) - 1);
 	}
-	if (s->ring_count > PREFETCH_AHEAD) {
+	/* The tables: sets and buckets eight records ahead, their entries four calls later
+	 * (hashed once, kept in x->ahead meanwhile). */
+	if ((x->c->anon != NULL || x->has_name_lookups) && s->ring_count > PREFETCH_AHEAD) {
 		const struct th_trace_open *r = ring_at(s, PREFETCH_AHEAD);
+		struct lookahead *l = &x->ahead[x->ahead_next];
 
+		if (x->ahead_count == PREFETCH_LAG)
+			prefetch_tables(x, l, true);
+		else
+			x->ahead_count++;
 		if (x->c->anon != NULL)
-			th_export_anon_prefetch(x->c->anon, r);
-		if (x->names != NULL && x->c->format != TH_EXPORT_FORMAT_TEXT)
-			th_export__names_prefetch(x->names, &r->server, r->fh,
+			th_export__anon_hashes(r, l->anon);
+		if (x->has_name_lookups)
+			l->name = th_export__names_hash(&r->server, r->fh,
 				r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
+		prefetch_tables(x, l, false);
+		x->ahead_next = (x->ahead_next + 1) % PREFETCH_LAG;
 	}
 }
 
@@ -781,6 +812,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 		rc = names_pass(&x, err);
 		if (rc < 0)
 			goto free_all;
+		x.has_name_lookups = c->format != TH_EXPORT_FORMAT_TEXT;
 	}
 	if (c->format == TH_EXPORT_FORMAT_CSV)
 		x.buf_used = (size_t)(put_str(x.buf, csv_header) - x.buf);

@@ -21,11 +21,21 @@ size_t th_export__names_path_anon(struct th_export_names *n, const struct th_exp
 	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
 	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len);
 
-/**
- * Announce a lookup of @p fh on @p server to come: its bucket is loaded now
- * and, a few announcements later, the first entry the bucket names.
+/*
+ * Loading ahead (the exporter's prefetch_ahead()): lookups one record at a
+ * time in tables larger than the caches each wait for memory; started a few
+ * records ahead, in two steps (the set or bucket, then once it has arrived
+ * the entry it names), the loads overlap. Nothing is computed or changed.
  */
-void th_export__names_prefetch(struct th_export_names *n, const struct th_addr *server,
-	const uint8_t *fh, unsigned int fh_len);
+
+/** The table hashes of @p r's client address, server address and handle pseudonyms. */
+void th_export__anon_hashes(const struct th_trace_open *r, uint32_t h[3]);
+/** Start loading their table sets, or (@p is_entries) their matching entries. */
+void th_export__anon_prefetch(const struct th_export_anon *a, const uint32_t h[3], bool is_entries);
+/** The join's hash of @p fh on @p server. */
+uint32_t th_export__names_hash(
+	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len);
+/** Start loading its bucket, or (@p is_entry) the first entry the bucket names. */
+void th_export__names_prefetch(const struct th_export_names *n, uint32_t h, bool is_entry);
 
 #endif /* TH_EXPORT_PRIVATE_H */

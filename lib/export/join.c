@@ -20,8 +20,6 @@
 #include <string.h>
 
 #define NIL UINT32_MAX
-/* Announced lookups whose bucket is loaded but whose entry is not yet. */
-#define PREFETCH_LAG 4
 #define DEPTH_MAX 64 /* deeper trees are cut (and a loop in bad data ends here) */
 
 struct name_ent {
@@ -57,9 +55,6 @@ struct th_export_names {
 	size_t arena_size;  /**< bytes used */
 	size_t arena_cap;   /**< bytes allocated */
 	uint64_t max_bytes; /**< entries, buckets and arena together at most */
-	uint32_t lag[PREFETCH_LAG]; /**< announced lookups' hashes, oldest at lag_next */
-	unsigned int lag_count;     /**< announced, entries not loaded yet */
-	unsigned int lag_next;      /**< next lag[] slot */
 };
 
 struct th_export_names *
@@ -301,29 +296,30 @@ join(const struct th_export_names *n, const struct name_ent *const *chain, unsig
 	return o;
 }
 
-void
-th_export__names_prefetch(struct th_export_names *n, const struct th_addr *server,
-	const uint8_t *fh, unsigned int fh_len)
+uint32_t
+th_export__names_hash(const struct th_addr *server, const uint8_t *fh, unsigned int fh_len)
 {
-	uint32_t *h = &n->lag[n->lag_next];
+	return key_hash(server, fh, fh_len);
+}
+
+void
+th_export__names_prefetch(const struct th_export_names *n, uint32_t h, bool is_entry)
+{
+	const uint32_t *b;
+	const char *e;
 
 	if (n->buckets == 0)
 		return;
-	if (n->lag_count == PREFETCH_LAG) {
-		uint32_t i = n->bucket[*h & (uint32_t)(n->buckets - 1)];
-
-		if (i != NIL) {
-			const char *e = (const char *)&n->e[i];
-
-			for (size_t off = 0; off < sizeof(struct name_ent); off += 64)
-				__builtin_prefetch(e + off);
-		}
-	} else {
-		n->lag_count++;
+	b = &n->bucket[h & (uint32_t)(n->buckets - 1)];
+	if (!is_entry) {
+		__builtin_prefetch(b);
+		return;
 	}
-	*h = key_hash(server, fh, fh_len);
-	__builtin_prefetch(&n->bucket[*h & (uint32_t)(n->buckets - 1)]);
-	n->lag_next = (n->lag_next + 1) % PREFETCH_LAG;
+	if (*b == NIL)
+		return;
+	e = (const char *)&n->e[*b];
+	for (size_t off = 0; off < sizeof(struct name_ent); off += 64)
+		__builtin_prefetch(e + off);
 }
 
 /* The names of @p e's directories valid at @p t after @p e in @p chain. @return the depth. */

@@ -100,16 +100,6 @@ uint32_t th_export_anon_gid(struct th_export_anon *a, uint32_t gid);
 void th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_len,
 	uint8_t out[TH_EXPORT_ANON_FH_SIZE]);
 
-/**
- * Announce that @p r will be anonymised soon (after a few more calls): start
- * loading the table lines of its client address, server address and handle
- * pseudonyms (nothing is computed). Each call also loads the entries of the
- * record announced four calls before, whose signatures have arrived by then.
- * Lookups one record at a time in tables larger than the caches each wait
- * for memory; announced a few records ahead, the loads overlap.
- */
-void th_export_anon_prefetch(struct th_export_anon *a, const struct th_trace_open *r);
-
 /** Pseudonym counters. */
 struct th_export_anon_counters {
 	uint64_t addrs;    /**< address pseudonyms computed */

@@ -913,8 +913,7 @@ test_anon_cache(void **state)
 	th_export_anon_free(a);
 }
 
-/* Announcing records ahead (th_export_anon_prefetch()) computes nothing and changes no pseudonym.
- */
+/* Loading tables ahead (th_export__anon_prefetch()) computes nothing and changes no pseudonym. */
 static void
 test_anon_prefetch(void **state)
 {
@@ -925,6 +924,7 @@ test_anon_prefetch(void **state)
 	uint8_t fa[TH_EXPORT_ANON_FH_SIZE], fb[TH_EXPORT_ANON_FH_SIZE];
 	struct th_trace_open r;
 	struct th_addr pa, pb;
+	uint32_t h[3];
 
 	(void)state;
 	memset(&r, 0, sizeof(r));
@@ -934,12 +934,16 @@ test_anon_prefetch(void **state)
 	r.fh_len = 255;
 	for (uint8_t i = 0; i < 10; i++) {
 		r.fh[0] = i;
-		th_export_anon_prefetch(a, &r);
+		th_export__anon_hashes(&r, h);
+		th_export__anon_prefetch(a, h, false);
+		th_export__anon_prefetch(a, h, true);
 	}
 	th_export_anon_counters(a, &ac);
 	assert_int_equal(ac.addrs + ac.ids + ac.fhs, 0);
 	r.fh_len = 12;
-	th_export_anon_prefetch(a, &r);
+	th_export__anon_hashes(&r, h);
+	th_export__anon_prefetch(a, h, false);
+	th_export__anon_prefetch(a, h, true);
 	th_export_anon_fh(a, r.fh, r.fh_len, fa);
 	th_export_anon_fh(b, r.fh, r.fh_len, fb);
 	assert_memory_equal(fa, fb, sizeof(fa));
