@@ -78,10 +78,10 @@ key_hash(const struct th_addr *server, const uint8_t *dir, unsigned int dir_len,
 	uint64_t h = 0xcbf29ce484222325ull;
 	uint8_t l = (uint8_t)dir_len;
 
-	h = sess_hash_bytes(h, server->b, sizeof(server->b));
-	h = sess_hash_bytes(h, &l, 1);
-	h = sess_hash_bytes(h, dir, dir_len);
-	h = sess_hash_bytes(h, name, name_len);
+	h = th_sat_hash_step(h, server->b, sizeof(server->b));
+	h = th_sat_hash_step(h, &l, 1);
+	h = th_sat_hash_step(h, dir, dir_len);
+	h = th_sat_hash_step(h, name, name_len);
 	return (uint32_t)(h ^ (h >> 32));
 }
 

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "session_private.h"
-#include "th_sat.h"
 
 static const char *const kind_names[] = {
 	[TH_SESS_OTHER] = "OTHER",
@@ -259,18 +258,6 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	return true;
 }
 
-uint64_t
-sess_hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	/*
-	 * Eight bytes a round (byte-wise FNV-1a was 14% of the session table's
-	 * time); callers fold or mix the result before using its low bits. Same
-	 * bytes, same value within this process, which is all owner choice
-	 * needs: every lcore computes it alike. Never stored.
-	 */
-	return th_sat_hash_step(h, p, n);
-}
-
 unsigned int
 th_sess_fh_owner(
 	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, unsigned int n)
@@ -281,8 +268,10 @@ th_sess_fh_owner(
 		return 0;
 	if (fh_len > TH_SESS_FH_MAX)
 		fh_len = TH_SESS_FH_MAX;
-	h = sess_hash_bytes(h, server->b, sizeof(server->b));
-	h = sess_hash_bytes(h, fh, fh_len);
+	/* In memory only, like every session hash: the lcores of one process agree, which is
+	 * all owner choice needs. */
+	h = th_sat_hash_step(h, server->b, sizeof(server->b));
+	h = th_sat_hash_step(h, fh, fh_len);
 	h ^= h >> 29;
 	return (unsigned int)(h % n);
 }

@@ -362,9 +362,9 @@ client_unref(struct th_sess_table *t, uint32_t i)
 static uint32_t
 file_hash(const struct th_addr *server, const uint8_t *fh, unsigned int fh_len)
 {
-	uint64_t h = sess_hash_bytes(0xcbf29ce484222325ull, server->b, sizeof(server->b));
+	uint64_t h = th_sat_hash_step(0xcbf29ce484222325ull, server->b, sizeof(server->b));
 
-	return mix64(sess_hash_bytes(h, fh, fh_len));
+	return mix64(th_sat_hash_step(h, fh, fh_len));
 }
 
 static uint32_t
@@ -1232,7 +1232,7 @@ note_listing(struct th_sess_table *t, uint32_t client, const struct th_sess_op *
 	if (op->kind == TH_SESS_READDIRPLUS)
 		return;
 	if (op->kind == TH_SESS_LOOKUP) {
-		uint32_t dir = mix64(sess_hash_bytes(0, op->fh, op->fh_len));
+		uint32_t dir = mix64(th_sat_hash_step(0, op->fh, op->fh_len));
 
 		if (c->burst_count == 0 || dir != c->burst_dir ||
 			op->call_ns > c->burst_last_ns + t->cfg.lookup_burst_ns) {

@@ -19,6 +19,7 @@
  *   (HIST list, by last use, expiring after cache_window_ns).
  */
 
+#include "th_sat.h"
 #include "th_session.h"
 
 #define NIL UINT32_MAX
@@ -164,7 +165,5 @@ unsigned int names_end(struct th_sess_table *t, const struct th_addr *server, co
 	unsigned int dir_len, const char *name, unsigned int name_len, uint64_t at, uint8_t *fh);
 /* Emit every name still valid (to_ns 0) and forget them. */
 void names_flush(struct th_sess_table *t);
-
-uint64_t sess_hash_bytes(uint64_t h, const void *p, size_t n);
 
 #endif /* SESSION_PRIVATE_H */
