@@ -475,7 +475,8 @@ th_cmd_export(int argc, char **argv)
 				0) {
 				fprintf(stderr,
 					"tracehound export: %s '%s': expected seconds since the "
-					"epoch or UTC YYYY-MM-DD[THH:MM[:SS]]\n",
+					"epoch or UTC YYYY-MM-DD[THH:MM[:SS]], up to "
+					"2554-07-21\n",
 					opt == OPT_FROM ? "--from" : "--to", optarg);
 				return 2;
 			}

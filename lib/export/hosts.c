@@ -128,13 +128,15 @@ int
 th_export_hosts_load(struct th_export_hosts *h, const char *path, unsigned int *line)
 {
 	FILE *f = fopen(path, "r");
-	char buf[4096];
+	char *buf = NULL;
+	size_t cap = 0;
 	unsigned int n = 0;
 	int rc = 0;
 
 	if (f == NULL)
 		return -errno;
-	while (fgets(buf, sizeof(buf), f) != NULL) {
+	/* Whole lines, however many aliases they list: a piece of one is not an entry. */
+	while (getline(&buf, &cap, f) >= 0) {
 		char *save = NULL, *addr, *name;
 		char *hash_mark = strchr(buf, '#');
 		struct th_addr a;
@@ -157,8 +159,10 @@ th_export_hosts_load(struct th_export_hosts *h, const char *path, unsigned int *
 			break;
 		}
 	}
-	if (rc == 0 && ferror(f))
-		rc = -EIO;
+	/* getline() stops at the end of the file, out of memory, or on a read error. */
+	if (rc == 0 && !feof(f))
+		rc = errno == ENOMEM ? -ENOMEM : -EIO;
+	free(buf);
 	fclose(f);
 	return rc;
 }

@@ -69,6 +69,13 @@ th_export_net_parse(const char *s, struct th_export_net *out)
 	return 0;
 }
 
+/*
+ * Times are nanoseconds in 64 bits: the last whole second that fits is
+ * 2554-07-21T23:34:32Z. A later one is refused rather than wrapped into the
+ * past, which would filter out what the user meant to keep.
+ */
+#define TIME_MAX_S (UINT64_MAX / 1000000000u - 1)
+
 /* Up to 9 fraction digits after the '.' at *p, as nanoseconds. */
 static bool
 fraction(const char **p, uint64_t *ns)
@@ -119,7 +126,7 @@ th_export_time_parse(const char *s, uint64_t *ns)
 
 		for (; isdigit((unsigned char)*p); p++)
 			secs = secs * 10 + (uint64_t)(*p - '0');
-		if (p == s || !fraction(&p, &frac) || *p != '\0')
+		if (p == s || !fraction(&p, &frac) || *p != '\0' || secs > TIME_MAX_S)
 			return -EINVAL;
 		*ns = secs * 1000000000u + frac;
 		return 0;
@@ -151,7 +158,7 @@ th_export_time_parse(const char *s, uint64_t *ns)
 	tm.tm_sec = sec;
 	t = timegm(&tm);
 	/* timegm normalises 2024-02-31 to March 2: a day the month does not have is an error. */
-	if (t < 0 || tm.tm_mday != d)
+	if (t < 0 || tm.tm_mday != d || (uint64_t)t > TIME_MAX_S)
 		return -EINVAL;
 	*ns = (uint64_t)t * 1000000000u + frac;
 	return 0;

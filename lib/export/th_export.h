@@ -218,7 +218,8 @@ int th_export_net_parse(const char *s, struct th_export_net *out);
 /**
  * Parse a time: seconds since the epoch with an optional fraction
  * ("1700000000.25"), or UTC "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS[.frac]]" with
- * 'T' or a space and an optional trailing 'Z'. @return 0 or -EINVAL.
+ * 'T' or a space and an optional trailing 'Z', up to 2554-07-21T23:34:32Z (the
+ * last second in 64-bit nanoseconds). @return 0 or -EINVAL.
  */
 int th_export_time_parse(const char *s, uint64_t *ns);
 

@@ -998,6 +998,22 @@ test_hosts_file(void **state)
 	a.b[0] = 0x20, a.b[1] = 0x01, a.b[2] = 0x0d, a.b[3] = 0xb8, a.b[15] = 1;
 	assert_string_equal(th_export_hosts_lookup(h, &a), "filer6");
 
+	/* A line longer than any buffer is one entry: its aliases are not lines of their own. */
+	f = fopen(path, "w");
+	fprintf(f, "10.0.0.3 long");
+	for (int i = 0; i < 600; i++)
+		fprintf(f, " alias%d", i);
+	fprintf(f, " 10.0.0.4 not-an-entry\n10.0.0.5 after\n");
+	fclose(f);
+	line = 0;
+	assert_int_equal(th_export_hosts_load(h, path, &line), 0);
+	addr4(&a, 10, 0, 0, 3);
+	assert_string_equal(th_export_hosts_lookup(h, &a), "long");
+	addr4(&a, 10, 0, 0, 4);
+	assert_null(th_export_hosts_lookup(h, &a));
+	addr4(&a, 10, 0, 0, 5);
+	assert_string_equal(th_export_hosts_lookup(h, &a), "after");
+
 	f = fopen(path, "w");
 	fprintf(f, "10.0.0.9 ok\n10.0.0.300 bad\n");
 	fclose(f);
@@ -1123,6 +1139,14 @@ test_parse(void **state)
 	assert_int_equal(th_export_time_parse("2023-02-30", &ns), -EINVAL);
 	assert_int_equal(th_export_time_parse("yesterday", &ns), -EINVAL);
 	assert_int_equal(th_export_time_parse("12.", &ns), -EINVAL);
+	/* The last second 64-bit nanoseconds hold, and past it a refusal, not a wrap. */
+	assert_int_equal(th_export_time_parse("2554-07-21T23:34:32.999999999", &ns), 0);
+	assert_int_equal(ns, 18446744072ull * S + 999999999);
+	assert_int_equal(th_export_time_parse("18446744072", &ns), 0);
+	assert_int_equal(th_export_time_parse("2554-07-21T23:34:33", &ns), -EINVAL);
+	assert_int_equal(th_export_time_parse("18446744074", &ns), -EINVAL);
+	assert_int_equal(th_export_time_parse("2600-01-01", &ns), -EINVAL);
+	assert_int_equal(th_export_time_parse("9999-12-31", &ns), -EINVAL);
 	assert_int_equal(th_export_net_parse("10.0.0.0/8", &n), 0);
 	assert_int_equal(n.prefix_len, 104);
 	assert_int_equal(th_export_net_parse("2001:db8::/32", &n), 0);
