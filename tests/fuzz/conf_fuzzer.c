@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The INI parser on arbitrary text, against a second reading of the lines
+ * made here: a parse that fails names the file and a line; one that succeeds
+ * holds exactly the keys the lines set, each with its trimmed value, finds
+ * each one where it was set, lists each section that holds a key once, and
+ * every typed getter either reads a value or says where and why it did not.
+ */
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_text.h"
+#include "th_conf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define NAME "fuzz.ini"
+#define KEYS_MAX 64
+
+struct key {
+	char section[256];
+	char key[256];
+	char value[512];
+	unsigned line;
+};
+
+/* [from, to) without white space at either end, as a string in @p out. */
+static bool
+trimmed(const char *from, const char *to, char *out, size_t size)
+{
+	while (from < to && isspace((unsigned char)*from))
+		from++;
+	while (to > from && isspace((unsigned char)to[-1]))
+		to--;
+	if ((size_t)(to - from) >= size)
+		return false;
+	memcpy(out, from, (size_t)(to - from));
+	out[to - from] = '\0';
+	return true;
+}
+
+/*
+ * The key lines of @p text, or -1 when the text is beyond this check (a line
+ * over 1 KiB, more than KEYS_MAX keys, a header the parser must refuse).
+ */
+static int
+scan(const char *text, struct key *k)
+{
+	char section[256] = "", s[1024];
+	unsigned line = 0;
+	int n = 0;
+
+	for (const char *p = text;; p++) {
+		const char *end = strchr(p, '\n'), *eq;
+
+		if (end == NULL)
+			end = p + strlen(p);
+		line++;
+		if (!trimmed(p, end, s, sizeof(s)))
+			return -1;
+		if (s[0] == '[') {
+			char *close = strchr(s, ']');
+
+			if (close == NULL || !trimmed(s + 1, close, section, sizeof(section)))
+				return -1;
+		} else if (s[0] != '\0' && s[0] != '#' && s[0] != ';' &&
+			   (eq = memchr(p, '=', (size_t)(end - p))) != NULL) {
+			if (n == KEYS_MAX || !trimmed(p, eq, k[n].key, sizeof(k[n].key)) ||
+				!trimmed(eq + 1, end, k[n].value, sizeof(k[n].value)))
+				return -1;
+			memcpy(k[n].section, section, sizeof(section));
+			k[n].line = line;
+			n++;
+		}
+		if (*end == '\0')
+			return n;
+		p = end;
+	}
+}
+
+static void
+check_error(const char *err)
+{
+	unsigned line;
+	char colon;
+
+	/* "fuzz.ini:LINE: ..." */
+	if (strncmp(err, NAME ":", sizeof(NAME)) != 0 ||
+		sscanf(err + sizeof(NAME), "%u%c", &line, &colon) != 2 || colon != ':' || line == 0)
+		abort();
+}
+
+static void
+check_getters(struct th_conf *c, const struct key *k)
+{
+	char err[1024], where[1024], want[1024];
+	uint64_t u = 0;
+	double d = 0;
+
+	snprintf(want, sizeof(want), NAME ":%u", k->line);
+	th_conf_where(c, k->section, k->key, where, sizeof(where));
+	if (strcmp(where, want) != 0)
+		abort();
+	err[0] = '\0';
+	if (th_conf_get_u64(c, k->section, k->key, 1, UINT64_MAX - 1, &u, err, sizeof(err)) != 0)
+		check_error(err);
+	else if (u == 0 || u == UINT64_MAX)
+		abort();
+	err[0] = '\0';
+	if (th_conf_get_seconds(c, k->section, k->key, &u, err, sizeof(err)) != 0)
+		check_error(err);
+	else if (u > 1000000000ull * 1000000000ull)
+		abort();
+	err[0] = '\0';
+	if (th_conf_get_double(c, k->section, k->key, -1, 1, &d, err, sizeof(err)) != 0)
+		check_error(err);
+	else if (!(d >= -1 && d <= 1))
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct key keys[KEYS_MAX];
+	char *text, err[1024];
+	struct th_conf *c;
+	int n;
+
+	text = fuzz_text(data, size, 16 * 1024);
+	if (text == NULL)
+		return 0;
+	err[0] = '\0';
+	c = th_conf_parse(text, NAME, err, sizeof(err));
+	n = scan(text, keys);
+	if (c == NULL) {
+		check_error(err);
+	} else if (n >= 0) {
+		unsigned sections = 0;
+
+		for (int i = 0; i < n; i++) {
+			const char *v = th_conf_get(c, keys[i].section, keys[i].key);
+			bool is_first = true;
+
+			if (v == NULL || strcmp(v, keys[i].value) != 0)
+				abort();
+			for (int j = 0; j < i; j++)
+				if (strcmp(keys[j].section, keys[i].section) == 0)
+					is_first = false;
+			if (is_first) {
+				const char *s = th_conf_section(c, sections++);
+
+				if (s == NULL || strcmp(s, keys[i].section) != 0)
+					abort();
+			}
+			check_getters(c, &keys[i]);
+		}
+		if (th_conf_section(c, sections) != NULL)
+			abort();
+		if (th_conf_check_unused(c, err, sizeof(err)) != 0)
+			abort(); /* every key was asked for */
+		if (th_conf_get(c, "no such section", "no such key") != NULL)
+			abort();
+	}
+	th_conf_free(c);
+	free(text);
+	return 0;
+}
