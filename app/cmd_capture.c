@@ -1643,8 +1643,8 @@ th_cmd_capture(int argc, char **argv)
 		char *end;
 		double v = strtod(interval, &end);
 
-		if (*end != '\0' || !(v >= 0)) {
-			fprintf(stderr, "capture: --stats-interval wants seconds\n");
+		if (end == interval || *end != '\0' || !(v >= 0 && v <= 1e6)) {
+			fprintf(stderr, "capture: --stats-interval wants seconds, 0 to 1000000\n");
 			return 2;
 		}
 		g.set.stats_interval_ns = (uint64_t)(v * 1e9);

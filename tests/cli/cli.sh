@@ -40,6 +40,8 @@ else
 
 	expect 2 'cannot open: No such file' -- "$th" capture -c "$work/absent.ini"
 	expect 2 'wants 1 to' -- "$th" capture --decode-lcores 0 -- "${eal[@]}"
+	expect 2 'stats-interval wants seconds' -- "$th" capture -s inf -- "${eal[@]}"
+	expect 2 'stats-interval wants seconds' -- "$th" capture -s '' -- "${eal[@]}"
 	expect 1 'no DPDK port' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1
 	"$th" gen --ops 10 -o "$work/small.pcap" 2>/dev/null
 	expect 1 'at least two lcores' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0 \
