@@ -22,7 +22,7 @@
 
 #include "segment_private.h"
 
-#define READ_SIZE (256 * 1024)
+#define READ_SIZE (64 * 1024)
 
 struct th_segment_reader {
 	int fd;
@@ -248,7 +248,7 @@ th_segment_reader_open(const char *path)
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->in_cap = READ_SIZE;
 	r->in = malloc(r->in_cap);
-	r->chunk = th_trace_chunk_create();
+	r->chunk = th_trace_chunk_create_reader();
 	if (r->in == NULL || r->chunk == NULL ||
 		LZ4F_isError(LZ4F_createDecompressionContext(&r->dctx, LZ4F_VERSION)))
 		goto fail_buffers;
@@ -377,6 +377,8 @@ th_segment_reader_next(struct th_segment_reader *r, struct th_trace_open *open,
 			/* The whole chunk is in out[] already: want() ran for all of it. */
 			ret = th_trace_chunk_decode(r->chunk, r->out + r->out_off, r->chunk_left,
 				&used, open, name, rpc);
+			if (ret == -ENOMEM)
+				return stop(r, TH_SEGMENT_READ_IO_ERROR, "out of memory");
 			if (ret <= 0)
 				return stop(
 					r, TH_SEGMENT_READ_BAD_RECORD, "a record does not decode");

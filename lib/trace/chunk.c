@@ -99,23 +99,39 @@ static const struct {
 	[T_FLOW] = {TBL_SMALL, KEY_CAP(FLOW_KEY_SIZE)},
 };
 
+/*
+ * Keys lie end to end in one block of bytes. An encoder's tables are
+ * allocated whole at creation (no allocation while a capture writes) and
+ * indexed by hash; a reader's grow with the chunks it reads, to what the
+ * largest held, and are never indexed: a reader of a stream holds a few
+ * hundred KiB instead of the 1.3 MiB a chunk's worst case takes.
+ */
 struct tbl {
-	uint32_t count;   /* entries */
-	uint32_t max;     /* entries it may hold */
-	uint32_t key_cap; /* bytes of one key slot */
-	uint32_t mask;    /* hash slots - 1 */
-	uint16_t *slot;   /* entry index + 1 by hash, 0: empty; used by the encoder only */
-	bool is_indexed;  /* slots filled since the last reset (the decoder never fills them) */
-	uint8_t *key;     /* max keys of key_cap bytes */
-	uint8_t *key_len; /* bytes of each key */
-	uint64_t *val;    /* per entry: last size (FILE), last xid (FLOW) */
+	uint32_t count;    /* entries */
+	uint32_t max;      /* entries it may hold */
+	uint32_t cap;      /* entries allocated */
+	uint32_t key_cap;  /* bytes one key may take */
+	uint32_t mask;     /* hash slots - 1 */
+	uint16_t *slot;    /* entry index + 1 by hash, 0: empty; NULL in a reader */
+	bool is_indexed;   /* slots filled since the last reset */
+	uint8_t *key;      /* the keys' bytes */
+	size_t key_used;   /* bytes of them in use */
+	size_t key_size;   /* bytes allocated */
+	uint32_t *key_off; /* where each entry's key starts */
+	uint8_t *key_len;  /* bytes of each key */
+	uint64_t *val;     /* per entry: last size (FILE), last xid (FLOW) */
 };
 
 struct th_trace_chunk {
 	struct tbl t[T_COUNT];
 	uint64_t prev_ns;  /* time of the chunk's previous record */
 	uint8_t prev_vers; /* NFS version of the chunk's previous OPEN */
+	bool is_oom;       /* a reader's table could not grow */
 };
+
+/* A reader's tables start this large (entries, and key bytes an entry) and double. */
+#define READER_ENTRIES 256
+#define KEY_BYTES_START 32
 
 /* Tag bits. */
 #define TAG_TYPE_MASK 3u
@@ -152,8 +168,41 @@ enum {
 
 #define VERS_START 3
 
-struct th_trace_chunk *
-th_trace_chunk_create(void)
+/* Room for @p entries entries and @p bytes of keys; 0 or -ENOMEM. */
+static int
+tbl_reserve(struct tbl *t, uint32_t entries, size_t bytes)
+{
+	uint32_t *off;
+	uint8_t *len, *key;
+	uint64_t *val;
+
+	if (entries > t->cap) {
+		off = realloc(t->key_off, entries * sizeof(*off));
+		if (off == NULL)
+			return -ENOMEM;
+		t->key_off = off;
+		len = realloc(t->key_len, entries);
+		if (len == NULL)
+			return -ENOMEM;
+		t->key_len = len;
+		val = realloc(t->val, entries * sizeof(*val));
+		if (val == NULL)
+			return -ENOMEM;
+		t->val = val;
+		t->cap = entries;
+	}
+	if (bytes > t->key_size) {
+		key = realloc(t->key, bytes);
+		if (key == NULL)
+			return -ENOMEM;
+		t->key = key;
+		t->key_size = bytes;
+	}
+	return 0;
+}
+
+static struct th_trace_chunk *
+create(bool is_reader)
 {
 	struct th_trace_chunk *c = calloc(1, sizeof(*c));
 
@@ -165,11 +214,10 @@ th_trace_chunk_create(void)
 		t->max = tbl_shape[i].max;
 		t->key_cap = tbl_shape[i].key_cap;
 		t->mask = 2 * t->max - 1;
-		t->slot = calloc(2 * t->max, sizeof(*t->slot));
-		t->key = malloc((size_t)t->max * t->key_cap);
-		t->key_len = malloc(t->max);
-		t->val = malloc(t->max * sizeof(*t->val));
-		if (t->slot == NULL || t->key == NULL || t->key_len == NULL || t->val == NULL)
+		if (is_reader ? tbl_reserve(t, READER_ENTRIES, READER_ENTRIES * KEY_BYTES_START)
+			      : tbl_reserve(t, t->max, (size_t)t->max * t->key_cap))
+			goto fail_tables;
+		if (!is_reader && (t->slot = calloc(2 * t->max, sizeof(*t->slot))) == NULL)
 			goto fail_tables;
 	}
 	th_trace_chunk_reset(c);
@@ -182,6 +230,18 @@ fail:
 	return NULL;
 }
 
+struct th_trace_chunk *
+th_trace_chunk_create(void)
+{
+	return create(false);
+}
+
+struct th_trace_chunk *
+th_trace_chunk_create_reader(void)
+{
+	return create(true);
+}
+
 void
 th_trace_chunk_free(struct th_trace_chunk *c)
 {
@@ -190,6 +250,7 @@ th_trace_chunk_free(struct th_trace_chunk *c)
 	for (int i = 0; i < T_COUNT; i++) {
 		free(c->t[i].slot);
 		free(c->t[i].key);
+		free(c->t[i].key_off);
 		free(c->t[i].key_len);
 		free(c->t[i].val);
 	}
@@ -208,6 +269,7 @@ th_trace_chunk_reset(struct th_trace_chunk *c)
 			memset(t->slot, 0, (size_t)(t->mask + 1) * sizeof(*t->slot));
 		t->is_indexed = false;
 		t->count = 0;
+		t->key_used = 0;
 	}
 	c->prev_ns = 0;
 	c->prev_vers = VERS_START;
@@ -216,8 +278,9 @@ th_trace_chunk_reset(struct th_trace_chunk *c)
 bool
 th_trace_chunk_has_room(const struct th_trace_chunk *c)
 {
-	/* An RPC adds two addresses and a flow, a NAME two files, an OPEN two addresses. */
-	return c->t[T_ADDR].count + 3 <= c->t[T_ADDR].max &&
+	/* An RPC adds two addresses and a flow, a NAME two files, an OPEN two addresses.
+	 * A reader's chunk does not encode. */
+	return c->t[T_ADDR].slot != NULL && c->t[T_ADDR].count + 3 <= c->t[T_ADDR].max &&
 	       c->t[T_FILE].count + 2 <= c->t[T_FILE].max &&
 	       c->t[T_USER].count + 1 <= c->t[T_USER].max &&
 	       c->t[T_FLOW].count + 1 <= c->t[T_FLOW].max;
@@ -240,26 +303,47 @@ tbl_find(const struct tbl *t, const uint8_t *key, size_t len, uint32_t *slot)
 			return t->count;
 		}
 		e--;
-		if (t->key_len[e] == len && memcmp(t->key + (size_t)e * t->key_cap, key, len) == 0)
+		if (t->key_len[e] == len && memcmp(t->key + t->key_off[e], key, len) == 0)
 			return e;
 	}
 }
 
-static inline uint32_t
-tbl_add(struct tbl *t, const uint8_t *key, size_t len)
+/*
+ * Append an entry (the caller has checked count < max). An encoder's table
+ * always has room; a reader's grows, and when it cannot the chunk says so
+ * (is_oom) and @return false.
+ */
+static inline bool
+tbl_add(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t len)
 {
-	uint32_t e = t->count++;
+	uint32_t e = t->count;
 
-	memcpy(t->key + (size_t)e * t->key_cap, key, len);
+	if (e == t->cap || t->key_used + len > t->key_size) {
+		uint32_t entries = e == t->cap ? 2 * t->cap : t->cap;
+		size_t bytes = t->key_used + len > t->key_size ? 2 * t->key_size : t->key_size;
+
+		/* Never past what max entries of the longest key take: a chunk fits. */
+		if (tbl_reserve(t, entries < t->max ? entries : t->max,
+			    bytes < (size_t)t->max * t->key_cap
+				    ? bytes
+				    : (size_t)t->max * t->key_cap) < 0) {
+			c->is_oom = true;
+			return false;
+		}
+	}
+	t->count++;
+	t->key_off[e] = (uint32_t)t->key_used;
+	memcpy(t->key + t->key_used, key, len);
+	t->key_used += len;
 	t->key_len[e] = (uint8_t)len;
 	t->val[e] = 0;
-	return e;
+	return true;
 }
 
 static inline const uint8_t *
 tbl_key(const struct tbl *t, uint32_t e)
 {
-	return t->key + (size_t)e * t->key_cap;
+	return t->key + t->key_off[e];
 }
 
 static inline uint8_t *
@@ -278,14 +362,15 @@ put_ref(const struct tbl *t, uint8_t *p, uint32_t v)
  * the caller must now write the entry inline (it has been added).
  */
 static inline uint32_t
-ref_key(struct tbl *t, const uint8_t *key, size_t len, uint8_t **p, bool *is_new)
+ref_key(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t len, uint8_t **p,
+	bool *is_new)
 {
 	uint32_t slot = 0, e = tbl_find(t, key, len, &slot);
 
 	*p = put_ref(t, *p, e);
 	*is_new = e == t->count;
 	if (*is_new) {
-		tbl_add(t, key, len);
+		tbl_add(c, t, key, len); /* an encoder's table has room */
 		t->slot[slot] = (uint16_t)(e + 1);
 		t->is_indexed = true;
 	}
@@ -297,7 +382,7 @@ put_addr_ref(struct th_trace_chunk *c, uint8_t *p, const struct th_addr *a)
 {
 	bool is_new;
 
-	ref_key(&c->t[T_ADDR], a->b, 16, &p, &is_new);
+	ref_key(c, &c->t[T_ADDR], a->b, 16, &p, &is_new);
 	if (!is_new)
 		return p;
 	if (th_addr_is_v4(a)) {
@@ -351,7 +436,7 @@ put_file_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *serve
 	uint8_t key[FILE_KEY_MAX], *p = *pp;
 	size_t kept = fh_len;
 	bool is_new;
-	uint32_t e = ref_key(&c->t[T_FILE], key, file_key(key, server, fh, fh_len), &p, &is_new);
+	uint32_t e = ref_key(c, &c->t[T_FILE], key, file_key(key, server, fh, fh_len), &p, &is_new);
 
 	if (is_new) {
 		while (kept > 0 && fh[kept - 1] == 0)
@@ -373,7 +458,7 @@ put_user_ref(struct th_trace_chunk *c, uint8_t *p, uint32_t uid, uint32_t gid)
 	bool is_new;
 
 	user_key(key, uid, gid);
-	ref_key(&c->t[T_USER], key, sizeof(key), &p, &is_new);
+	ref_key(c, &c->t[T_USER], key, sizeof(key), &p, &is_new);
 	if (is_new)
 		p = put_var(put_var(p, uid), gid);
 	return p;
@@ -498,7 +583,7 @@ th_trace_chunk_encode_rpc(
 		p = put_time(c, p, r->reply_ns);
 	}
 	flow_key(key, r);
-	e = ref_key(flows, key, sizeof(key), &p, &is_new);
+	e = ref_key(c, flows, key, sizeof(key), &p, &is_new);
 	if (is_new) {
 		p = put_addr_ref(c, p, &r->client);
 		p = put_addr_ref(c, p, &r->server);
@@ -571,7 +656,8 @@ get_addr_ref(struct th_trace_chunk *c, struct cur *cu, struct th_addr *a)
 	}
 	if (get_u8(cu, &kind) < 0 || kind > 1 || get_addr(cu, kind == 0, a) < 0)
 		return -EBADMSG;
-	tbl_add(t, a->b, 16);
+	if (!tbl_add(c, t, a->b, 16))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -609,7 +695,8 @@ get_file_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *e)
 	memcpy(fh, cu->p, kept);
 	memset(fh + kept, 0, tail);
 	cu->p += kept;
-	tbl_add(t, key, file_key(key, &server, fh, fh_len));
+	if (!tbl_add(c, t, key, file_key(key, &server, fh, fh_len)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -626,8 +713,7 @@ get_user_ref(struct th_trace_chunk *c, struct cur *cu, uint32_t *uid, uint32_t *
 		if (get_var32(cu, uid) < 0 || get_var32(cu, gid) < 0)
 			return -EBADMSG;
 		user_key(key, *uid, *gid);
-		tbl_add(t, key, sizeof(key));
-		return 0;
+		return tbl_add(c, t, key, sizeof(key)) ? 0 : -ENOMEM;
 	}
 	*uid = th_le_get32(tbl_key(t, e));
 	*gid = th_le_get32(tbl_key(t, e) + 4);
@@ -781,7 +867,8 @@ decode_rpc(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_trac
 		if (get_var32(cu, &r.prog) < 0 || get_var16(cu, &r.vers) < 0)
 			return -EBADMSG;
 		flow_key(key, &r);
-		tbl_add(flows, key, sizeof(key));
+		if (!tbl_add(c, flows, key, sizeof(key)))
+			return -ENOMEM;
 	} else {
 		const uint8_t *k = tbl_key(flows, e);
 
@@ -852,5 +939,9 @@ th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size,
 	}
 	if (ret > 0 && used != NULL)
 		*used = (size_t)(cu.p - buf);
+	if (ret < 0 && c->is_oom) {
+		c->is_oom = false;
+		return -ENOMEM;
+	}
 	return ret;
 }

@@ -122,8 +122,18 @@ uint64_t th_trace_rpc_time(const struct th_trace_rpc *r);
  */
 struct th_trace_chunk;
 
-/** @return an empty chunk coder, or NULL with errno ENOMEM. */
+/**
+ * @return an empty chunk coder, its tables allocated whole (about 1.3 MiB:
+ *   encoding never allocates), or NULL with errno ENOMEM.
+ */
 struct th_trace_chunk *th_trace_chunk_create(void);
+
+/**
+ * @return an empty chunk decoder whose tables grow with the chunks it
+ *   decodes (to the largest so far), or NULL with errno ENOMEM. It cannot
+ *   encode: th_trace_chunk_has_room() is false and encoding returns 0.
+ */
+struct th_trace_chunk *th_trace_chunk_create_reader(void);
 
 void th_trace_chunk_free(struct th_trace_chunk *c);
 
@@ -152,8 +162,9 @@ size_t th_trace_chunk_encode_rpc(
  * the chunk). Never reads past @p size. After a failure the chunk's tables
  * are in an undefined state: the rest of the chunk cannot be decoded.
  * @param used  bytes the record took, on success
- * @return the type (enum th_trace_type), or -EBADMSG (malformed, a reference
- *   to a missing entry, a full table, or a value with a second spelling).
+ * @return the type (enum th_trace_type), -EBADMSG (malformed, a reference
+ *   to a missing entry, a full table, or a value with a second spelling), or
+ *   -ENOMEM (a reader's table could not grow).
  */
 int th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size, size_t *used,
 	struct th_trace_open *open, struct th_trace_name *name, struct th_trace_rpc *rpc);

@@ -43,19 +43,17 @@ chunk_walk(const uint8_t *data, size_t size)
 {
 	static struct rec got[CHUNK_RECORDS];
 	static uint8_t again[CHUNK_RECORDS * TH_TRACE_RECORD_MAX];
-	/* The coders (over a MiB of tables each) live for the whole run; a reset is what
-	 * starts a fresh chunk. */
-	static struct th_trace_chunk *c, *e;
+	/* The encoder (over a MiB of tables) lives for the whole run, a reset starting
+	 * each chunk; the decoder is a reader's, fresh each time, so its tables grow. */
+	static struct th_trace_chunk *e;
+	struct th_trace_chunk *c = th_trace_chunk_create_reader();
 	size_t at = 0, used, n = 0, len = 0;
 	struct rec x;
 
-	if (c == NULL) {
-		c = th_trace_chunk_create();
+	if (e == NULL)
 		e = th_trace_chunk_create();
-		if (c == NULL || e == NULL)
-			abort();
-	}
-	th_trace_chunk_reset(c);
+	if (c == NULL || e == NULL)
+		abort();
 	th_trace_chunk_reset(e);
 	while (n < CHUNK_RECORDS && at < size &&
 		chunk_next(c, data + at, size - at, &used, &got[n]) > 0) {
@@ -88,6 +86,7 @@ chunk_walk(const uint8_t *data, size_t size)
 	}
 	if (at != len)
 		abort();
+	th_trace_chunk_free(c);
 }
 
 int

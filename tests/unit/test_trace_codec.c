@@ -138,7 +138,7 @@ chunk_check(struct th_trace_chunk *c, uint64_t first, const uint8_t *buf, size_t
 static void
 test_chunk_roundtrip(void **state)
 {
-	struct th_trace_chunk *enc = th_trace_chunk_create(), *dec = th_trace_chunk_create();
+	struct th_trace_chunk *enc = th_trace_chunk_create(), *dec = th_trace_chunk_create_reader();
 	size_t size = 1 << 20, n;
 	uint8_t *buf = malloc(size);
 	uint64_t done;
@@ -226,6 +226,67 @@ test_chunk_refuses(void **state)
 	assert_true(th_trace_chunk_encode_open(a, &o, x, sizeof(x)) > 0);
 	th_trace_chunk_free(a);
 	th_trace_chunk_free(b);
+
+	/* A reader's chunk decodes but does not encode. */
+	a = th_trace_chunk_create_reader();
+	assert_non_null(a);
+	assert_false(th_trace_chunk_has_room(a));
+	assert_int_equal(th_trace_chunk_encode_open(a, &o, x, sizeof(x)), 0);
+	th_trace_chunk_free(a);
+}
+
+/*
+ * A reader's tables grow from a few hundred entries to the most a chunk
+ * holds: every table filled by an encoder, with the longest keys, decodes,
+ * and a chunk after it decodes from a reset reader.
+ */
+static void
+test_chunk_reader_grows(void **state)
+{
+	struct th_trace_chunk *enc = th_trace_chunk_create(), *dec = th_trace_chunk_create_reader();
+	size_t size = 4 << 20, at = 0, k, used;
+	uint8_t *buf = malloc(size);
+	struct th_trace_open o, o2, last_o;
+	struct th_trace_rpc r, r2, last_r;
+	unsigned int added = 0;
+	int ret;
+
+	(void)state;
+	assert_non_null(buf);
+	seg_make_open(1, 1, &o);
+	o.fh_len = TH_TRACE_FH_MAX;
+	memset(o.fh, 0xa5, sizeof(o.fh));
+	seg_make_rpc(1, 1, &r);
+	/* Opens of new files by new clients and users, RPCs on new flows, until a table fills. */
+	while (th_trace_chunk_has_room(enc)) {
+		o.fh[0] = (uint8_t)added, o.fh[1] = (uint8_t)(added >> 8);
+		o.client.b[0] = (uint8_t)added, o.client.b[1] = (uint8_t)(added >> 8);
+		o.uid = added;
+		k = th_trace_chunk_encode_open(enc, &o, buf + at, size - at);
+		assert_true(k > 0);
+		at += k;
+		last_o = o;
+		r.client_port = (uint16_t)added;
+		r.fh[0] = (uint8_t)~added, r.fh[1] = (uint8_t)(added >> 8);
+		k = th_trace_chunk_encode_rpc(enc, &r, buf + at, size - at);
+		if (k == 0)
+			break;
+		at += k;
+		last_r = r;
+		added++;
+	}
+	assert_true(added > 2000);
+	th_trace_chunk_reset(dec);
+	for (size_t p = 0; p < at; p += used) {
+		ret = th_trace_chunk_decode(dec, buf + p, at - p, &used, &o2, NULL, &r2);
+		assert_true(ret == TH_TRACE_OPEN || ret == TH_TRACE_RPC);
+	}
+	/* The last of each, against what was encoded. */
+	assert_memory_equal(&o2, &last_o, sizeof(o));
+	assert_memory_equal(&r2, &last_r, sizeof(r));
+	th_trace_chunk_free(enc);
+	th_trace_chunk_free(dec);
+	free(buf);
 }
 
 /* Every cut of a chunk decodes a prefix and then refuses; nothing reads past the buffer. */
@@ -414,6 +475,7 @@ main(void)
 		cmocka_unit_test(test_chunk_roundtrip),
 		cmocka_unit_test(test_chunk_compact),
 		cmocka_unit_test(test_chunk_refuses),
+		cmocka_unit_test(test_chunk_reader_grows),
 		cmocka_unit_test(test_chunk_truncated),
 		cmocka_unit_test(test_chunk_decode_bad),
 		cmocka_unit_test(test_chunk_decode_one_spelling),
