@@ -248,32 +248,57 @@ static const char *const kind_names[] = {"RPC", "CALL", "REPLY"};
 static const char *const stable_names[] = {"unstable", "data_sync", "file_sync"};
 
 const char *
-th_op_status_str(const struct th_op *op, char *buf, size_t size)
+th_op_rpc_error_name(uint32_t reply_stat, uint32_t reject_stat, uint32_t accept_stat)
+{
+	if (reply_stat == 1)
+		return reject_stat == 0 ? "RPC_MISMATCH" : "AUTH_ERROR";
+	if (accept_stat != 0)
+		return accept_stat < 6 ? accept_names[accept_stat] : "SYSTEM_ERR";
+	return NULL;
+}
+
+/* Programs without a status word in their results (portmap, NULL procs). */
+static bool
+has_status(uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	return th_nfs_is_known(prog, vers) && prog != TH_PROG_PORTMAP && proc != 0;
+}
+
+const char *
+th_op_result_name(
+	uint32_t prog, uint32_t vers, uint32_t proc, uint32_t status, char *buf, size_t size)
 {
 	const char *name;
 	struct out o;
 
-	if (op->kind == TH_OP_CALL_ONLY)
-		return "-";
-	if (op->reply_stat == 1)
-		return op->reject_stat == 0 ? "RPC_MISMATCH" : "AUTH_ERROR";
-	if (op->accept_stat != 0)
-		return op->accept_stat < 6 ? accept_names[op->accept_stat] : "SYSTEM_ERR";
-	/* Programs without a status word in their results (portmap, NULL procs). */
-	if (!th_nfs_is_known(op->prog, op->vers) || op->prog == TH_PROG_PORTMAP || op->proc == 0)
+	if (!has_status(prog, vers, proc) || (vers == 4 && prog == TH_PROG_NFS && status == 0))
 		return "OK";
-	if (op->vers == 4 && op->prog == TH_PROG_NFS && op->reply.status == 0)
-		return "OK";
-	if (op->reply.is_status_missing || op->is_opaque)
-		return "?"; /* accepted at the RPC level; the procedure's own status is unseen */
-	name = th_nfs_status_name(op->prog, op->vers, op->reply.status);
+	name = th_nfs_status_name(prog, vers, status);
 	if (name != NULL || size < 12)
 		return name != NULL ? name : "?";
 	o.p = buf;
 	o.end = buf + size;
-	put_u(&o, op->reply.status);
+	put_u(&o, status);
 	*o.p = '\0';
 	return buf;
+}
+
+const char *
+th_op_status_str(const struct th_op *op, char *buf, size_t size)
+{
+	const char *err;
+
+	if (op->kind == TH_OP_CALL_ONLY)
+		return "-";
+	err = th_op_rpc_error_name(op->reply_stat, op->reject_stat, op->accept_stat);
+	if (err != NULL)
+		return err;
+	/* Accepted at the RPC level, but the procedure's own status was not seen. */
+	if (has_status(op->prog, op->vers, op->proc) &&
+		!(op->vers == 4 && op->prog == TH_PROG_NFS && op->reply.status == 0) &&
+		(op->reply.is_status_missing || op->is_opaque))
+		return "?";
+	return th_op_result_name(op->prog, op->vers, op->proc, op->reply.status, buf, size);
 }
 
 static void
@@ -297,20 +322,26 @@ put_attr(struct out *o, const struct th_nfs_attr *a)
 	put_time(o, a->mtime_ns);
 }
 
-/* Procedures whose arguments carry an offset (or cookie) and a count. */
-static bool
-has_offset_count(const struct th_op *op)
+bool
+th_op_has_offset_count(uint32_t prog, uint32_t vers, uint32_t proc)
 {
-	if (op->prog != TH_PROG_NFS)
+	if (prog != TH_PROG_NFS)
 		return false;
-	if (op->vers == 3)
-		return op->proc == TH_NFS3_READ || op->proc == TH_NFS3_WRITE ||
-		       op->proc == TH_NFS3_COMMIT || op->proc == TH_NFS3_READDIR ||
-		       op->proc == TH_NFS3_READDIRPLUS;
-	if (op->vers == 2)
-		return op->proc == TH_NFS2_READ || op->proc == TH_NFS2_WRITE ||
-		       op->proc == TH_NFS2_READDIR;
+	if (vers == 3)
+		return proc == TH_NFS3_READ || proc == TH_NFS3_WRITE || proc == TH_NFS3_COMMIT ||
+		       proc == TH_NFS3_READDIR || proc == TH_NFS3_READDIRPLUS;
+	if (vers == 2)
+		return proc == TH_NFS2_READ || proc == TH_NFS2_WRITE || proc == TH_NFS2_READDIR;
 	return false;
+}
+
+bool
+th_op_has_done(uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	/* Only what the wire carries: v2 READ has no eof, v2 WRITE no count. */
+	return prog == TH_PROG_NFS &&
+	       ((vers == 3 && (proc == TH_NFS3_READ || proc == TH_NFS3_WRITE)) ||
+		       (vers == 2 && proc == TH_NFS2_READ));
 }
 
 /* Procedures whose wcc_data describes the object itself, not its directory. */
@@ -356,11 +387,13 @@ put_call(struct out *o, const struct th_op *op)
 		put_u(o, c->pmap_vers);
 	}
 	/* A cut record leaves some of these unread: an unread value is left out, not shown as 0. */
-	if (has_offset_count(op) && !(c->missing & TH_NFS_MISSING_OFFSET)) {
+	if (th_op_has_offset_count(op->prog, op->vers, op->proc) &&
+		!(c->missing & TH_NFS_MISSING_OFFSET)) {
 		put_key(o, "off");
 		put_u(o, c->offset);
 	}
-	if (has_offset_count(op) && !(c->missing & TH_NFS_MISSING_COUNT)) {
+	if (th_op_has_offset_count(op->prog, op->vers, op->proc) &&
+		!(c->missing & TH_NFS_MISSING_COUNT)) {
 		put_key(o, "count");
 		put_u(o, c->count);
 	}
@@ -406,9 +439,7 @@ put_reply(struct out *o, const struct th_op *op)
 	 * cut they are unknown, and an unknown value is left out, not guessed.
 	 */
 	if (r->status == 0 && op->reply_decode != TH_NFS_SHORT) {
-		/* Only what the wire carries: v2 READ has no eof, v2 WRITE no count. */
-		if ((is_v3 && (op->proc == TH_NFS3_READ || op->proc == TH_NFS3_WRITE)) ||
-			(is_v2 && op->proc == TH_NFS2_READ)) {
+		if (th_op_has_done(op->prog, op->vers, op->proc)) {
 			put_key(o, "done");
 			put_u(o, r->count);
 		}
