@@ -60,12 +60,15 @@ usage(FILE *out)
 		"Merge trace segments (any number of lcores and boxes; directories are searched "
 		"for\n"
 		"*.lz4 segments and crashed *.lz4.tmp ones) into open-time order, filter them and\n"
-		"write one line per inferred open.\n"
+		"write one line per inferred open; with --rpcs, one line per RPC of the segments\n"
+		"a capture writes with trace.rpcs = 1, in call-time order.\n"
 		"\n"
 		"output:\n"
 		"  -f, --format F         text (default: the 7-field '|' record of the session\n"
 		"                         log), csv (with a header), or json (JSON Lines)\n"
 		"  -o, --output FILE      write to FILE (default: stdout)\n"
+		"      --rpcs             RPC records instead of opens: text as the capture's RPC\n"
+		"                         log (LAT_LAST '-', fields the record keeps), csv, json\n"
 		"      --no-names         no handle-to-name join (csv/json path column empty)\n"
 		"      --hosts FILE       host names from an /etc/hosts-style file\n"
 		"      --resolve          host names from reverse DNS (cached; off by default)\n"
@@ -90,13 +93,13 @@ usage(FILE *out)
 		"  -q, --quiet            no progress bar, no summary line\n"
 		"\n"
 		"filters (a repeated option matches any of its values; different ones all apply):\n"
-		"      --from T, --to T   opens at or after T and before T: seconds since the "
+		"      --from T, --to T   records at or after T and before T: seconds since the "
 		"epoch\n"
 		"                         (with a fraction) or UTC YYYY-MM-DD[THH:MM[:SS[.frac]]]\n"
 		"      --server A[/LEN]   server address or prefix\n"
 		"      --client A[/LEN]   client address or prefix\n"
 		"      --uid N            user id\n"
-		"      --direction D      read or write\n"
+		"      --direction D      read or write (opens)\n"
 		"      --file F           handle (hex) equal to F, or path containing F\n"
 		"\n"
 		"Exit status: 0; 1 runtime failure (no segment readable, output not writable);\n"
@@ -139,6 +142,7 @@ enum {
 	OPT_WINDOW_MB,
 	OPT_NAMES_MB,
 	OPT_NO_NAMES,
+	OPT_RPCS,
 	OPT_PROGRESS,
 };
 
@@ -163,6 +167,7 @@ static const struct option options[] = {
 	{"window-mb", required_argument, NULL, OPT_WINDOW_MB},
 	{"names-mb", required_argument, NULL, OPT_NAMES_MB},
 	{"no-names", no_argument, NULL, OPT_NO_NAMES},
+	{"rpcs", no_argument, NULL, OPT_RPCS},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{NULL, 0, NULL, 0},
 };
@@ -573,6 +578,9 @@ th_cmd_export(int argc, char **argv)
 		case OPT_NO_NAMES:
 			c.is_names_on = false;
 			break;
+		case OPT_RPCS:
+			c.is_rpcs = true;
+			break;
 		case OPT_PROGRESS:
 			is_force_progress = true;
 			break;
@@ -598,6 +606,10 @@ th_cmd_export(int argc, char **argv)
 	}
 	if (c.to_ns != 0 && c.to_ns <= c.from_ns) {
 		fprintf(stderr, "tracehound export: --to must be later than --from\n");
+		return 2;
+	}
+	if (c.is_rpcs && c.direction >= 0) {
+		fprintf(stderr, "tracehound export: --direction goes with opens, not --rpcs\n");
 		return 2;
 	}
 	if (key_path != NULL) {
@@ -689,9 +701,10 @@ th_cmd_export(int argc, char **argv)
 		/* A segment whose header is unreadable is a chain of its own (and reported). */
 		while (j < segs.count && same_stream(order[i], order[j]))
 			j++;
-		/* RPC records (a decode lcore's) are not what export writes: their segments are
-		 * not read at all, and the progress bar does not wait for them. */
-		if (kind == TH_SEGMENT_KIND_RPCS) {
+		/* RPC records (a decode lcore's) are written with --rpcs only: otherwise their
+		 * segments are not read at all, and the progress bar does not wait for them.
+		 * With --rpcs, the other segments only lend their names to the join. */
+		if (kind == TH_SEGMENT_KIND_RPCS && !c.is_rpcs) {
 			i = j;
 			continue;
 		}
@@ -701,8 +714,10 @@ th_cmd_export(int argc, char **argv)
 		sources[nchains].next = chain_next;
 		sources[nchains].ctx = &chains[nchains];
 		sources[nchains].rewind = chain_rewind;
-		sources[nchains].is_opens_only = kind == TH_SEGMENT_KIND_OPENS;
-		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES;
+		sources[nchains].is_opens_only =
+			kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
+		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES ||
+						 (c.is_rpcs && kind != TH_SEGMENT_KIND_RPCS);
 		nchains++;
 		i = j;
 	}
@@ -743,10 +758,10 @@ th_cmd_export(int argc, char **argv)
 	if (!is_quiet)
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged), %" PRIu64
-			" opens read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
+			" %s read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
 			" names, %" PRIu64 " late (raise --window)\n",
-			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered,
-			ctr.names_in, ctr.out_of_order);
+			segs.count, damaged, ctr.records_in, c.is_rpcs ? "RPCs" : "opens",
+			ctr.records_out, ctr.filtered, ctr.names_in, ctr.out_of_order);
 	if (!is_quiet && ctr.names_dropped > 0)
 		fprintf(stderr,
 			"tracehound export: %" PRIu64 " of %" PRIu64
@@ -755,7 +770,7 @@ th_cmd_export(int argc, char **argv)
 			ctr.names_dropped, ctr.names_in, c.names_bytes >> 20);
 	if (!is_quiet && ctr.released_early > 0)
 		fprintf(stderr,
-			"tracehound export: %" PRIu64 " opens left the reorder window before it "
+			"tracehound export: %" PRIu64 " records left the reorder window before it "
 			"had passed, their streams holding their share of --window-mb %" PRIu64
 			" (raise it)\n",
 			ctr.released_early, c.window_bytes >> 20);

@@ -309,11 +309,12 @@ th_export_anon_fh(struct th_export_anon *a, const uint8_t *fh, unsigned int fh_l
 }
 
 void
-th_export__anon_hashes(const struct th_trace_open *r, uint32_t h[3])
+th_export__anon_hashes(const struct th_addr *client, const struct th_addr *server,
+	const uint8_t *fh, unsigned int fh_len, uint32_t h[3])
 {
-	h[0] = th_sat_hash(r->client.b, sizeof(r->client.b));
-	h[1] = th_sat_hash(r->server.b, sizeof(r->server.b));
-	h[2] = th_sat_hash(r->fh, r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
+	h[0] = th_sat_hash(client->b, sizeof(client->b));
+	h[1] = th_sat_hash(server->b, sizeof(server->b));
+	h[2] = th_sat_hash(fh, fh_len);
 }
 
 void

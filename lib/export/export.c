@@ -2,7 +2,8 @@
 
 /*
  * The export pipeline: (names pass) -> per-stream reorder -> k-way merge ->
- * filters -> join, host names, pseudonyms -> one of three formats.
+ * filters -> join, host names, pseudonyms -> one of three formats. What is
+ * merged is opens (by open time) or, with is_rpcs, RPC records (by call time).
  *
  * Streams are meant to be in time order already, but a session lcore writes an
  * open when it closes, so its records can be up to an open's duration (plus the
@@ -20,6 +21,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "th_nfs.h"
+#include "th_op.h"
+
 /* Records a stream decodes in one go once it has to read (see fill()). */
 #define FILL_BATCH 64
 #define OUT_BUF_SIZE (256 * 1024)
@@ -36,16 +40,25 @@ struct lookahead {
 	uint32_t name;    /* the handle's name */
 };
 
+/* A record held for the merge. */
+struct held {
+	uint64_t t; /**< merge time: open time, or an RPC's call time (its reply's without one) */
+	union {
+		struct th_trace_open open;
+		struct th_trace_rpc rpc;
+	};
+};
+
 struct stream {
 	struct th_export_source *src; /**< where records come from */
-	struct th_trace_open *ring;   /**< records in non-decreasing open time */
+	struct held *ring;            /**< records in non-decreasing time */
 	size_t ring_cap;              /**< slots */
 	size_t ring_head;             /**< first record */
 	size_t ring_count;            /**< records */
-	struct th_trace_open *late;   /**< min-heap: records that came out of order */
+	struct held *late;            /**< min-heap: records that came out of order */
 	size_t late_count;            /**< records in the heap */
 	size_t late_cap;              /**< heap slots */
-	uint64_t max_seen_ns;         /**< latest open time read */
+	uint64_t max_seen_ns;         /**< latest time read */
 	bool is_done;                 /**< end of stream (or damage) reached */
 };
 
@@ -65,8 +78,7 @@ struct exporter {
 	struct lookahead ahead[PREFETCH_LAG]; /**< hashed, sets loading, entries not yet */
 	unsigned int ahead_count;             /**< of ahead[] */
 	unsigned int ahead_next;              /**< next ahead[] slot */
-	struct th_trace_name name_scratch; /**< where name records land in the merge pass */
-	struct th_trace_rpc rpc_scratch;   /**< where rpc records land */
+	struct th_trace_name name_scratch;    /**< where name records land in the merge pass */
 	char *buf;                         /**< output buffer */
 	size_t buf_used;                   /**< bytes in buf */
 	FILE *out;                         /**< output */
@@ -136,6 +148,28 @@ put_hex(char *p, const uint8_t *b, unsigned int n)
 	return p;
 }
 
+/* Eight lower-case hex digits. */
+static inline char *
+put_fixed_hex32(char *p, uint32_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 7; i >= 0; i--)
+		*p++ = digits[(v >> (4 * i)) & 15];
+	return p;
+}
+
+/* The RPC log's fh=: CRC-32 of the handle bytes (tshark's nfs.fh.hash). */
+static uint32_t
+fh_crc(const uint8_t *fh, unsigned int len)
+{
+	struct th_nfs_fh h;
+
+	h.len = (uint8_t)len;
+	memcpy(h.data, fh, len);
+	return th_nfs_fh_hash(&h);
+}
+
 static char *
 put_addr(char *p, const struct th_addr *a)
 {
@@ -147,9 +181,9 @@ put_addr(char *p, const struct th_addr *a)
 /* ---- per-stream reorder ---- */
 
 static inline uint64_t
-t_of(const struct th_trace_open *r)
+t_of(const struct held *h)
 {
-	return r->open_ns;
+	return h->t;
 }
 
 static inline size_t
@@ -159,7 +193,7 @@ grown(size_t cap, size_t first, size_t max)
 	return cap < max ? cap : max;
 }
 
-static inline struct th_trace_open *
+static inline struct held *
 ring_at(const struct stream *s, size_t i)
 {
 	size_t j = s->ring_head + i;
@@ -171,7 +205,7 @@ ring_at(const struct stream *s, size_t i)
 static int
 ring_reserve(struct stream *s, size_t max)
 {
-	struct th_trace_open *r;
+	struct held *r;
 	size_t cap;
 
 	if (s->ring_count < s->ring_cap)
@@ -190,13 +224,13 @@ ring_reserve(struct stream *s, size_t max)
 }
 
 static int
-late_push(struct stream *s, const struct th_trace_open *r, size_t max)
+late_push(struct stream *s, const struct held *r, size_t max)
 {
 	size_t i;
 
 	if (s->late_count == s->late_cap) {
 		size_t cap = grown(s->late_cap, 64, max);
-		struct th_trace_open *l = realloc(s->late, cap * sizeof(*l));
+		struct held *l = realloc(s->late, cap * sizeof(*l));
 
 		if (l == NULL)
 			return -ENOMEM;
@@ -212,7 +246,7 @@ late_push(struct stream *s, const struct th_trace_open *r, size_t max)
 static void
 late_pop(struct stream *s)
 {
-	struct th_trace_open last = s->late[--s->late_count];
+	struct held last = s->late[--s->late_count];
 	size_t i = 0, n = s->late_count;
 
 	for (;;) {
@@ -232,11 +266,11 @@ late_pop(struct stream *s)
 }
 
 /* The stream's earliest buffered record, or NULL. */
-static const struct th_trace_open *
+static const struct held *
 head(const struct stream *s)
 {
-	const struct th_trace_open *a = s->ring_count > 0 ? ring_at(s, 0) : NULL;
-	const struct th_trace_open *b = s->late_count > 0 ? &s->late[0] : NULL;
+	const struct held *a = s->ring_count > 0 ? ring_at(s, 0) : NULL;
+	const struct held *b = s->late_count > 0 ? &s->late[0] : NULL;
 
 	if (a == NULL)
 		return b;
@@ -248,7 +282,7 @@ head(const struct stream *s)
 static void
 drop_head(struct stream *s)
 {
-	const struct th_trace_open *h = head(s);
+	const struct held *h = head(s);
 
 	if (s->ring_count > 0 && h == ring_at(s, 0)) {
 		s->ring_head = s->ring_head + 1 < s->ring_cap ? s->ring_head + 1 : 0;
@@ -265,7 +299,7 @@ drop_head(struct stream *s)
 static size_t
 held_max(uint64_t bytes, unsigned int count)
 {
-	uint64_t n = bytes / (count != 0 ? count : 1) / (2 * sizeof(struct th_trace_open));
+	uint64_t n = bytes / (count != 0 ? count : 1) / (2 * sizeof(struct held));
 
 	return n > HELD_MIN ? (size_t)n : HELD_MIN;
 }
@@ -282,8 +316,8 @@ fill(struct exporter *x, struct stream *s)
 	unsigned int got = 0;
 
 	for (;;) {
-		const struct th_trace_open *h = head(s);
-		struct th_trace_open *slot;
+		const struct held *h = head(s);
+		struct held *slot;
 		int type = 0, rc;
 
 		if (h != NULL && !s->is_done && s->ring_count + s->late_count >= x->held_max) {
@@ -301,7 +335,8 @@ fill(struct exporter *x, struct stream *s)
 		if (ring_reserve(s, x->held_max) < 0)
 			return -ENOMEM;
 		slot = ring_at(s, s->ring_count);
-		rc = s->src->next(s->src->ctx, &type, slot, &x->name_scratch, &x->rpc_scratch);
+		/* An open or an RPC lands in the slot; the one not exported is read over. */
+		rc = s->src->next(s->src->ctx, &type, &slot->open, &x->name_scratch, &slot->rpc);
 		if (rc <= 0) {
 			s->is_done = true;
 			continue;
@@ -312,8 +347,9 @@ fill(struct exporter *x, struct stream *s)
 				x->ctr->names_in++;
 			continue;
 		}
-		if (type != TH_TRACE_OPEN)
-			continue; /* RPC records: export writes opens */
+		if (type != (x->c->is_rpcs ? TH_TRACE_RPC : TH_TRACE_OPEN))
+			continue;
+		slot->t = x->c->is_rpcs ? th_trace_rpc_time(&slot->rpc) : slot->open.open_ns;
 		x->ctr->records_in++;
 		got++;
 		if (x->c->progress != NULL && (x->ctr->records_in & 0xffff) == 0)
@@ -327,6 +363,38 @@ fill(struct exporter *x, struct stream *s)
 			s->max_seen_ns = t_of(slot);
 	}
 	return 0;
+}
+
+/* What filters, pseudonyms and the join see of a record, open or RPC. */
+struct view {
+	const struct th_addr *client;
+	const struct th_addr *server;
+	const uint8_t *fh;
+	unsigned int fh_len;
+	uint32_t uid;
+	uint32_t gid;
+};
+
+static inline void
+view_of(const struct exporter *x, const struct held *h, struct view *v)
+{
+	if (x->c->is_rpcs) {
+		v->client = &h->rpc.client;
+		v->server = &h->rpc.server;
+		v->fh = h->rpc.fh;
+		v->fh_len = h->rpc.fh_len;
+		v->uid = h->rpc.uid;
+		v->gid = h->rpc.gid;
+	} else {
+		v->client = &h->open.client;
+		v->server = &h->open.server;
+		v->fh = h->open.fh;
+		v->fh_len = h->open.fh_len;
+		v->uid = h->open.uid;
+		v->gid = h->open.gid;
+	}
+	if (v->fh_len > TH_TRACE_FH_MAX)
+		v->fh_len = TH_TRACE_FH_MAX;
 }
 
 /*
@@ -352,25 +420,25 @@ prefetch_ahead(struct exporter *x, const struct stream *s)
 	if (s->ring_count > 2 * PREFETCH_AHEAD) {
 		const char *r = (const char *)ring_at(s, 2 * PREFETCH_AHEAD);
 
-		for (size_t off = 0; off < sizeof(struct th_trace_open); off += 64)
+		for (size_t off = 0; off < sizeof(struct held); off += 64)
 			__builtin_prefetch(r + off);
-		__builtin_prefetch(r + sizeof(struct th_trace_open) - 1);
+		__builtin_prefetch(r + sizeof(struct held) - 1);
 	}
 	/* The tables: sets and buckets eight records ahead, their entries four calls later
 	 * (hashed once, kept in x->ahead meanwhile). */
 	if ((x->c->anon != NULL || x->has_name_lookups) && s->ring_count > PREFETCH_AHEAD) {
-		const struct th_trace_open *r = ring_at(s, PREFETCH_AHEAD);
 		struct lookahead *l = &x->ahead[x->ahead_next];
+		struct view v;
 
+		view_of(x, ring_at(s, PREFETCH_AHEAD), &v);
 		if (x->ahead_count == PREFETCH_LAG)
 			prefetch_tables(x, l, true);
 		else
 			x->ahead_count++;
 		if (x->c->anon != NULL)
-			th_export__anon_hashes(r, l->anon);
+			th_export__anon_hashes(v.client, v.server, v.fh, v.fh_len, l->anon);
 		if (x->has_name_lookups)
-			l->name = th_export__names_hash(&r->server, r->fh,
-				r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX);
+			l->name = th_export__names_hash(v.server, v.fh, v.fh_len);
 		prefetch_tables(x, l, false);
 		x->ahead_next = (x->ahead_next + 1) % PREFETCH_LAG;
 	}
@@ -561,74 +629,25 @@ put_json_str(char *p, const char *s, size_t n)
 static const char csv_header[] = "open_time,close_time,command_us,direction,server,handle,client,"
 				 "uid,gid,nfs_version,cache_hit,directory,ops,transferred,"
 				 "seq_bytes,size,path\n";
+static const char csv_header_rpc[] =
+	"call_time,reply_time,latency_us,proto,client,client_port,server,server_port,xid,"
+	"program,version,procedure,status,uid,gid,handle,offset,count,done,size,path\n";
 
-static void
-write_record(struct exporter *x, const struct th_trace_open *r)
+/* A record's fields as written: after pseudonyms, if any. */
+struct fields {
+	const char *fh;   /**< handle, hex (or its pseudonym's) */
+	const char *path; /**< path (or its pseudonym), path_len bytes */
+	size_t path_len;
+	uint32_t uid;
+	uint32_t gid;
+};
+
+static char *
+put_open(struct exporter *x, char *p, const struct th_trace_open *r, const struct fields *f)
 {
-	const struct th_export_config *c = x->c;
-	char fh_hex[2 * TH_TRACE_FH_MAX + 1], path[PATH_MAX_SIZE], apath[PATH_MAX_SIZE * 2];
-	char *p, *fh_end, *fh_str = fh_hex;
-	const char *path_str = path;
-	uint8_t pfh[TH_EXPORT_ANON_FH_SIZE];
-	unsigned int fh_len = r->fh_len <= TH_TRACE_FH_MAX ? r->fh_len : TH_TRACE_FH_MAX;
-	size_t path_len = 0, apath_len = 0;
 	uint64_t cmd_ns = r->close_ns > r->open_ns ? r->close_ns - r->open_ns : 0;
-	uint32_t uid = r->uid, gid = r->gid;
-	bool is_path = x->names != NULL;
 
-	path[0] = apath[0] = '\0';
-	/* Filters see the original values. */
-	if (t_of(r) < c->from_ns || (c->to_ns != 0 && t_of(r) >= c->to_ns) ||
-		(c->direction >= 0 && r->dir != c->direction) ||
-		!any_net(c->servers, c->servers_count, &r->server) ||
-		!any_net(c->clients, c->clients_count, &r->client))
-		goto filtered;
-	if (c->uids_count > 0) {
-		unsigned int i;
-
-		for (i = 0; i < c->uids_count && c->uids[i] != r->uid; i++)
-			;
-		if (i == c->uids_count)
-			goto filtered;
-	}
-	if (c->anon == NULL || c->files_count > 0) {
-		fh_end = put_hex(fh_hex, r->fh, fh_len);
-		*fh_end = '\0';
-	}
-	/* With pseudonyms, the path's pseudonym is made along with the path (only CSV and JSON
-	 * have a path column); --file looks at the original path. */
-	if (is_path && c->anon != NULL && c->format != TH_EXPORT_FORMAT_TEXT)
-		path_len = th_export__names_path_anon(x->names, c->anon, &r->server, r->fh, fh_len,
-			t_of(r), path, sizeof(path), apath, sizeof(apath), &apath_len);
-	else if (is_path)
-		path_len = th_export_names_path(
-			x->names, &r->server, r->fh, fh_len, t_of(r), path, sizeof(path));
-	if (c->files_count > 0) {
-		unsigned int i;
-
-		for (i = 0; i < c->files_count; i++) {
-			if (strcasecmp(c->files[i], fh_hex) == 0)
-				break;
-			if (path_len > 0 && c->files[i][0] != '\0' &&
-				strstr(path, c->files[i]) != NULL)
-				break;
-		}
-		if (i == c->files_count)
-			goto filtered;
-	}
-	if (c->anon != NULL) {
-		th_export_anon_fh(c->anon, r->fh, fh_len, pfh);
-		fh_end = put_hex(fh_hex, pfh, sizeof(pfh));
-		*fh_end = '\0';
-		uid = th_export_anon_uid(c->anon, uid);
-		gid = th_export_anon_gid(c->anon, gid);
-		path_len = apath_len;
-		path_str = apath;
-	}
-	if (x->buf_used + LINE_MAX_SIZE * 4 > OUT_BUF_SIZE)
-		flush_out(x);
-	p = x->buf + x->buf_used;
-	switch (c->format) {
+	switch (x->c->format) {
 	case TH_EXPORT_FORMAT_TEXT:
 		p = put_u64(p, r->open_ns / 1000000000u);
 		*p++ = '.';
@@ -638,11 +657,11 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 		p = put_str(p, r->dir == 1 ? " | write | " : " | read | ");
 		p = put_host(x, p, &r->server, true);
 		*p++ = ':';
-		p = put_str(p, fh_str);
+		p = put_str(p, f->fh);
 		p = put_str(p, " | ");
 		p = put_host(x, p, &r->client, false);
 		*p++ = '.';
-		p = put_u64(p, uid);
+		p = put_u64(p, f->uid);
 		p = put_str(p, " | ");
 		p = put_u64(p, r->transferred);
 		p = put_str(p, " | ");
@@ -662,16 +681,16 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 			*e = '\0';
 			p = put_csv(p, host, (size_t)(e - host));
 			*p++ = ',';
-			p = put_str(p, fh_str);
+			p = put_str(p, f->fh);
 			*p++ = ',';
 			e = put_host(x, host, &r->client, false);
 			*e = '\0';
 			p = put_csv(p, host, (size_t)(e - host));
 		}
 		*p++ = ',';
-		p = put_u64(p, uid);
+		p = put_u64(p, f->uid);
 		*p++ = ',';
-		p = put_u64(p, gid);
+		p = put_u64(p, f->gid);
 		*p++ = ',';
 		p = put_u64(p, r->vers);
 		p = put_str(p, r->flags & TH_TRACE_OPEN_CACHE_HIT ? ",1" : ",0");
@@ -684,7 +703,7 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 		*p++ = ',';
 		p = put_u64(p, r->size);
 		*p++ = ',';
-		p = put_csv(p, path_str, path_len);
+		p = put_csv(p, f->path, f->path_len);
 		*p++ = '\n';
 		break;
 	default:
@@ -702,15 +721,15 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 			p = put_str(p, ",\"server\":");
 			p = put_json_str(p, host, (size_t)(e - host));
 			p = put_str(p, ",\"handle\":\"");
-			p = put_str(p, fh_str);
+			p = put_str(p, f->fh);
 			p = put_str(p, "\",\"client\":");
 			e = put_host(x, host, &r->client, false);
 			p = put_json_str(p, host, (size_t)(e - host));
 		}
 		p = put_str(p, ",\"uid\":");
-		p = put_u64(p, uid);
+		p = put_u64(p, f->uid);
 		p = put_str(p, ",\"gid\":");
-		p = put_u64(p, gid);
+		p = put_u64(p, f->gid);
 		p = put_str(p, ",\"nfs_version\":");
 		p = put_u64(p, r->vers);
 		p = put_str(p, r->flags & TH_TRACE_OPEN_CACHE_HIT ? ",\"cache_hit\":true"
@@ -726,13 +745,337 @@ write_record(struct exporter *x, const struct th_trace_open *r)
 		p = put_str(p, ",\"size\":");
 		p = put_u64(p, r->size);
 		p = put_str(p, ",\"path\":");
-		if (path_len > 0)
-			p = put_json_str(p, path_str, path_len);
+		if (f->path_len > 0)
+			p = put_json_str(p, f->path, f->path_len);
 		else
 			p = put_str(p, "null");
 		p = put_str(p, "}\n");
 		break;
 	}
+	return p;
+}
+
+/* "host:port", an IPv6 number in brackets. */
+static char *
+put_endpoint(struct exporter *x, char *p, const struct th_addr *a, uint16_t port)
+{
+	p = put_host(x, p, a, true);
+	*p++ = ':';
+	return put_u64(p, port);
+}
+
+/* Microseconds with three decimals, signed (a reply stamped before its call: a clock step). */
+static char *
+put_latency(char *p, uint64_t from, uint64_t to)
+{
+	uint64_t d = to >= from ? to - from : from - to;
+
+	if (to < from)
+		*p++ = '-';
+	p = put_u64(p, d / 1000u);
+	*p++ = '.';
+	return put_fixed(p, d % 1000u, 3);
+}
+
+/*
+ * The RPC's program, procedure and status as the capture's RPC log names
+ * them (README, 'Output: RPC log'): names where known, else numbers.
+ */
+struct rpc_names {
+	const char *prog; /* NULL: unknown, write the number */
+	const char *proc; /* NULL: unknown, write the number */
+	const char *status;
+	char status_buf[16];
+};
+
+static void
+rpc_names(const struct th_trace_rpc *r, struct rpc_names *n)
+{
+	n->prog = th_nfs_prog_name(r->prog);
+	n->proc = th_nfs_proc_name(r->prog, r->vers, r->proc);
+	if (r->reply_ns == 0)
+		n->status = "-";
+	else if (r->flags & TH_TRACE_RPC_RPC_ERROR)
+		/* The capture stores an accept_stat, or 100 + a reject_stat. */
+		n->status = r->status >= 100 ? th_op_rpc_error_name(1, r->status - 100, 0)
+					     : th_op_rpc_error_name(0, 0, r->status);
+	else
+		n->status = th_op_result_name(
+			r->prog, r->vers, r->proc, r->status, n->status_buf, sizeof(n->status_buf));
+	if (n->status == NULL)
+		n->status = "?";
+}
+
+/* A JSON string of @p name, or @p number where there is no name. */
+static char *
+put_json_name(char *p, const char *name, uint32_t number)
+{
+	if (name == NULL)
+		return put_u64(p, number);
+	*p++ = '"';
+	p = put_str(p, name);
+	*p++ = '"';
+	return p;
+}
+
+static char *
+put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f,
+	const uint8_t *fh, unsigned int fh_len)
+{
+	bool is_call = r->call_ns != 0, is_reply = r->reply_ns != 0;
+	bool is_ok = is_reply && !(r->flags & TH_TRACE_RPC_RPC_ERROR) && r->status == 0;
+	struct rpc_names n;
+	char host[300], *e;
+
+	rpc_names(r, &n);
+	switch (x->c->format) {
+	case TH_EXPORT_FORMAT_TEXT:
+		p = put_time9(p, is_call ? r->call_ns : r->reply_ns);
+		p = put_str(p, !is_call ? " REPLY " : !is_reply ? " CALL " : " RPC ");
+		p = put_str(p, r->flags & TH_TRACE_RPC_TCP ? "tcp " : "udp ");
+		p = put_endpoint(x, p, &r->client, r->client_port);
+		*p++ = ' ';
+		p = put_endpoint(x, p, &r->server, r->server_port);
+		p = put_str(p, " 0x");
+		p = put_fixed_hex32(p, r->xid);
+		*p++ = ' ';
+		if (!is_call) {
+			p = put_str(p, "? ?"); /* the program is in the call, which was not seen */
+		} else {
+			if (n.prog != NULL) {
+				p = put_str(p, n.prog);
+			} else {
+				p = put_u64(p, r->prog);
+				*p++ = '.';
+			}
+			p = put_u64(p, r->vers);
+			*p++ = ' ';
+			p = n.proc != NULL ? put_str(p, n.proc) : put_u64(p, r->proc);
+		}
+		*p++ = ' ';
+		p = put_str(p, n.status);
+		*p++ = ' ';
+		if (is_call && is_reply)
+			p = put_latency(p, r->call_ns, r->reply_ns);
+		else
+			*p++ = '-';
+		p = put_str(p, " - uid="); /* LAT_LAST: the call's last segment is not recorded */
+		p = put_u64(p, f->uid);
+		p = put_str(p, " gid=");
+		p = put_u64(p, f->gid);
+		if (fh_len > 0) {
+			p = put_str(p, " fh=");
+			p = put_fixed_hex32(p, fh_crc(fh, fh_len));
+		}
+		/* As the capture's RPC log has them (a REPLY line has no procedure). */
+		if (is_call && th_op_has_offset_count(r->prog, r->vers, r->proc)) {
+			p = put_str(p, " off=");
+			p = put_u64(p, r->offset);
+			p = put_str(p, " count=");
+			p = put_u64(p, r->count);
+		}
+		if (is_call && is_ok && th_op_has_done(r->prog, r->vers, r->proc)) {
+			p = put_str(p, " done=");
+			p = put_u64(p, r->done);
+		}
+		if (r->flags & TH_TRACE_RPC_HAS_SIZE) {
+			p = put_str(p, " size=");
+			p = put_u64(p, r->size);
+		}
+		*p++ = '\n';
+		break;
+	case TH_EXPORT_FORMAT_CSV:
+		if (is_call)
+			p = put_time9(p, r->call_ns);
+		*p++ = ',';
+		if (is_reply)
+			p = put_time9(p, r->reply_ns);
+		*p++ = ',';
+		if (is_call && is_reply)
+			p = put_latency(p, r->call_ns, r->reply_ns);
+		p = put_str(p, r->flags & TH_TRACE_RPC_TCP ? ",tcp," : ",udp,");
+		e = put_host(x, host, &r->client, false);
+		*e = '\0';
+		p = put_csv(p, host, (size_t)(e - host));
+		*p++ = ',';
+		p = put_u64(p, r->client_port);
+		*p++ = ',';
+		e = put_host(x, host, &r->server, false);
+		*e = '\0';
+		p = put_csv(p, host, (size_t)(e - host));
+		*p++ = ',';
+		p = put_u64(p, r->server_port);
+		p = put_str(p, ",0x");
+		p = put_fixed_hex32(p, r->xid);
+		*p++ = ',';
+		/* Program and procedure are the call's: empty without one. */
+		if (is_call) {
+			p = n.prog != NULL ? put_str(p, n.prog) : put_u64(p, r->prog);
+			*p++ = ',';
+			p = put_u64(p, r->vers);
+			*p++ = ',';
+			p = n.proc != NULL ? put_str(p, n.proc) : put_u64(p, r->proc);
+		} else {
+			*p++ = ',';
+		}
+		*p++ = ',';
+		p = put_str(p, n.status);
+		*p++ = ',';
+		p = put_u64(p, f->uid);
+		*p++ = ',';
+		p = put_u64(p, f->gid);
+		*p++ = ',';
+		p = put_str(p, f->fh);
+		*p++ = ',';
+		p = put_u64(p, r->offset);
+		*p++ = ',';
+		p = put_u64(p, r->count);
+		*p++ = ',';
+		p = put_u64(p, r->done);
+		*p++ = ',';
+		if (r->flags & TH_TRACE_RPC_HAS_SIZE)
+			p = put_u64(p, r->size);
+		*p++ = ',';
+		p = put_csv(p, f->path, f->path_len);
+		*p++ = '\n';
+		break;
+	default:
+		p = put_str(p, "{\"call_time\":");
+		p = is_call ? put_time9(p, r->call_ns) : put_str(p, "null");
+		p = put_str(p, ",\"reply_time\":");
+		p = is_reply ? put_time9(p, r->reply_ns) : put_str(p, "null");
+		p = put_str(p, ",\"latency_us\":");
+		p = is_call && is_reply ? put_latency(p, r->call_ns, r->reply_ns)
+					: put_str(p, "null");
+		p = put_str(p,
+			r->flags & TH_TRACE_RPC_TCP ? ",\"proto\":\"tcp\"" : ",\"proto\":\"udp\"");
+		p = put_str(p, ",\"client\":");
+		e = put_host(x, host, &r->client, false);
+		p = put_json_str(p, host, (size_t)(e - host));
+		p = put_str(p, ",\"client_port\":");
+		p = put_u64(p, r->client_port);
+		p = put_str(p, ",\"server\":");
+		e = put_host(x, host, &r->server, false);
+		p = put_json_str(p, host, (size_t)(e - host));
+		p = put_str(p, ",\"server_port\":");
+		p = put_u64(p, r->server_port);
+		p = put_str(p, ",\"xid\":\"0x");
+		p = put_fixed_hex32(p, r->xid);
+		*p++ = '"';
+		p = put_str(p, ",\"program\":");
+		if (!is_call) {
+			p = put_str(p, "null,\"version\":null,\"procedure\":null");
+		} else {
+			p = put_json_name(p, n.prog, r->prog);
+			p = put_str(p, ",\"version\":");
+			p = put_u64(p, r->vers);
+			p = put_str(p, ",\"procedure\":");
+			p = put_json_name(p, n.proc, r->proc);
+		}
+		p = put_str(p, ",\"status\":\"");
+		p = put_str(p, n.status);
+		p = put_str(p, "\",\"uid\":");
+		p = put_u64(p, f->uid);
+		p = put_str(p, ",\"gid\":");
+		p = put_u64(p, f->gid);
+		p = put_str(p, ",\"handle\":\"");
+		p = put_str(p, f->fh);
+		p = put_str(p, "\",\"offset\":");
+		p = put_u64(p, r->offset);
+		p = put_str(p, ",\"count\":");
+		p = put_u64(p, r->count);
+		p = put_str(p, ",\"done\":");
+		p = put_u64(p, r->done);
+		p = put_str(p, ",\"size\":");
+		p = r->flags & TH_TRACE_RPC_HAS_SIZE ? put_u64(p, r->size) : put_str(p, "null");
+		p = put_str(p, ",\"path\":");
+		if (f->path_len > 0)
+			p = put_json_str(p, f->path, f->path_len);
+		else
+			p = put_str(p, "null");
+		p = put_str(p, "}\n");
+		break;
+	}
+	return p;
+}
+
+static void
+write_record(struct exporter *x, const struct held *h)
+{
+	const struct th_export_config *c = x->c;
+	char fh_hex[2 * TH_TRACE_FH_MAX + 1], path[PATH_MAX_SIZE], apath[PATH_MAX_SIZE * 2];
+	char *p, *fh_end;
+	uint8_t pfh[TH_EXPORT_ANON_FH_SIZE];
+	const uint8_t *out_fh;
+	unsigned int out_fh_len;
+	size_t apath_len = 0;
+	struct fields f;
+	struct view v;
+
+	view_of(x, h, &v);
+	path[0] = apath[0] = '\0';
+	f.fh = fh_hex;
+	f.path = path;
+	f.path_len = 0;
+	f.uid = v.uid;
+	f.gid = v.gid;
+	out_fh = v.fh;
+	out_fh_len = v.fh_len;
+	/* Filters see the original values. */
+	if (t_of(h) < c->from_ns || (c->to_ns != 0 && t_of(h) >= c->to_ns) ||
+		(c->direction >= 0 && !c->is_rpcs && h->open.dir != c->direction) ||
+		!any_net(c->servers, c->servers_count, v.server) ||
+		!any_net(c->clients, c->clients_count, v.client))
+		goto filtered;
+	if (c->uids_count > 0) {
+		unsigned int i;
+
+		for (i = 0; i < c->uids_count && c->uids[i] != v.uid; i++)
+			;
+		if (i == c->uids_count)
+			goto filtered;
+	}
+	if (c->anon == NULL || c->files_count > 0) {
+		fh_end = put_hex(fh_hex, v.fh, v.fh_len);
+		*fh_end = '\0';
+	}
+	/* With pseudonyms, the path's pseudonym is made along with the path (only CSV and JSON
+	 * have a path column); --file looks at the original path. */
+	if (x->names != NULL && c->anon != NULL && c->format != TH_EXPORT_FORMAT_TEXT)
+		f.path_len = th_export__names_path_anon(x->names, c->anon, v.server, v.fh, v.fh_len,
+			t_of(h), path, sizeof(path), apath, sizeof(apath), &apath_len);
+	else if (x->names != NULL)
+		f.path_len = th_export_names_path(
+			x->names, v.server, v.fh, v.fh_len, t_of(h), path, sizeof(path));
+	if (c->files_count > 0) {
+		unsigned int i;
+
+		for (i = 0; i < c->files_count; i++) {
+			if (strcasecmp(c->files[i], fh_hex) == 0)
+				break;
+			if (f.path_len > 0 && c->files[i][0] != '\0' &&
+				strstr(path, c->files[i]) != NULL)
+				break;
+		}
+		if (i == c->files_count)
+			goto filtered;
+	}
+	if (c->anon != NULL) {
+		th_export_anon_fh(c->anon, v.fh, v.fh_len, pfh);
+		fh_end = put_hex(fh_hex, pfh, sizeof(pfh));
+		*fh_end = '\0';
+		out_fh = pfh;
+		out_fh_len = sizeof(pfh);
+		f.uid = th_export_anon_uid(c->anon, v.uid);
+		f.gid = th_export_anon_gid(c->anon, v.gid);
+		f.path_len = apath_len;
+		f.path = apath;
+	}
+	if (x->buf_used + LINE_MAX_SIZE * 4 > OUT_BUF_SIZE)
+		flush_out(x);
+	p = x->buf + x->buf_used;
+	p = c->is_rpcs ? put_rpc(x, p, &h->rpc, &f, out_fh, out_fh_len)
+		       : put_open(x, p, &h->open, &f);
 	x->buf_used = (size_t)(p - x->buf);
 	x->ctr->records_out++;
 	return;
@@ -814,8 +1157,13 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 			goto free_all;
 		x.has_name_lookups = c->format != TH_EXPORT_FORMAT_TEXT;
 	}
+	/* RPC records come from their own streams; the others only lend their names. */
+	for (unsigned int i = 0; c->is_rpcs && i < count; i++)
+		if (sources[i].is_names_only)
+			x.streams[i].is_done = true;
 	if (c->format == TH_EXPORT_FORMAT_CSV)
-		x.buf_used = (size_t)(put_str(x.buf, csv_header) - x.buf);
+		x.buf_used =
+			(size_t)(put_str(x.buf, c->is_rpcs ? csv_header_rpc : csv_header) - x.buf);
 	for (unsigned int i = 0; i < count; i++) {
 		rc = fill(&x, &x.streams[i]);
 		if (rc < 0)
@@ -831,7 +1179,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 		while (x.heap_count > 0) {
 			unsigned int si = x.heap[0];
 			struct stream *s = &x.streams[si];
-			const struct th_trace_open *h = head(s);
+			const struct held *h = head(s);
 
 			if (t_of(h) < last_ns)
 				ctr->out_of_order++;

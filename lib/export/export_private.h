@@ -28,8 +28,9 @@ size_t th_export__names_path_anon(struct th_export_names *n, const struct th_exp
  * the entry it names), the loads overlap. Nothing is computed or changed.
  */
 
-/** The table hashes of @p r's client address, server address and handle pseudonyms. */
-void th_export__anon_hashes(const struct th_trace_open *r, uint32_t h[3]);
+/** The table hashes of a record's client address, server address and handle pseudonyms. */
+void th_export__anon_hashes(const struct th_addr *client, const struct th_addr *server,
+	const uint8_t *fh, unsigned int fh_len, uint32_t h[3]);
 /** Start loading their table sets, or (@p is_entries) their matching entries. */
 void th_export__anon_prefetch(const struct th_export_anon *a, const uint32_t h[3], bool is_entries);
 /** The join's hash of @p fh on @p server. */

@@ -227,7 +227,10 @@ int th_export_time_parse(const char *s, uint64_t *ns);
 
 struct th_export_config {
 	enum th_export_format format;
-	uint64_t from_ns;           /**< records with open time >= this ... */
+	/** Write RPC records (a decode lcore's per-call log, by call time) instead of opens;
+	 * direction does not apply. */
+	bool is_rpcs;
+	uint64_t from_ns;           /**< records with open (call) time >= this ... */
 	uint64_t to_ns;             /**< ... and < this (0: no upper bound) */
 	unsigned int servers_count; /**< any of these servers (0: all) */
 	struct th_export_net servers[TH_EXPORT_FILTER_MAX];
@@ -256,7 +259,7 @@ void th_export_config_defaults(struct th_export_config *c);
 
 /** Counters of one th_export_run(). */
 struct th_export_counters {
-	uint64_t records_in;   /**< open records read */
+	uint64_t records_in;   /**< open (RPC) records read */
 	uint64_t records_out;  /**< records written */
 	uint64_t filtered;     /**< records left out by the filters */
 	uint64_t names_in;     /**< name records read */

@@ -66,6 +66,12 @@ printf '# lab hosts\n10.20.30.40 filer1 filer1.lab\nfd00:1234::5\tfiler6\n192.16
 	> "$work/hosts"
 golden hosts.golden --hosts "$work/hosts"
 golden hosts-csv.golden --hosts "$work/hosts" -f csv
+# RPC records (two decode lcores' streams): the RPC log's text, CSV and JSON with paths, filters.
+golden rpcs-text.golden --rpcs
+golden rpcs-csv.golden --rpcs -f csv
+golden rpcs-json.golden --rpcs -f json
+golden rpcs-filter.golden --rpcs --server 10.20.30.40 --uid 40001 --from 1700000001 -f csv
+golden rpcs-hosts.golden --rpcs --hosts "$work/hosts"
 
 # The merged stream is sorted by open time, and every record of every stream is there.
 if ! sort -s -t'|' -k1,1n "$work/text.golden" | cmp -s - "$work/text.golden"; then
@@ -150,6 +156,16 @@ for fmt in text csv json; do
 		lines=$(wc -l < "$out")
 		[[ $fmt == csv ]] && lines=$((lines - 1))
 		[[ $lines -eq 24 ]] || fail "anonymised $fmt $pp: $lines records, not 24"
+		# RPC records: nothing original either (their text has no handle, only its CRC).
+		"$th" export -q --rpcs -f $fmt --anonymise "$work/key1" $pp "${in[@]}" > "$out.rpcs" ||
+			fail "anon --rpcs $fmt"
+		for o in "${originals[@]}" 191abd6d 883f1ff8 7a838ca6 1a9bb294; do
+			if grep -qwF -- "$o" "$out.rpcs"; then
+				fail "anonymised --rpcs $fmt $pp output contains '$o'"
+			fi
+		done
+		[[ $(grep -c 0x0000100 "$out.rpcs") -eq 10 ]] ||
+			fail "anonymised --rpcs $fmt $pp: not 10 records"
 		"$th" export -q -f $fmt --anonymise "$work/key1" $pp "${in[@]}" > "$out.again"
 		cmp -s "$out" "$out.again" || fail "anonymised $fmt $pp differs between two runs"
 		"$th" export -q -f $fmt --anonymise "$work/key2" $pp "${in[@]}" > "$out.key2"
@@ -200,6 +216,7 @@ expect2 --prefix-preserving "${in[@]}"
 expect2 --direction sideways "${in[@]}"
 expect2 --server filer1 "${in[@]}"
 expect2 --from tomorrow "${in[@]}"
+expect2 --rpcs --direction read "${in[@]}"
 expect2 --to 2600-01-01 "${in[@]}"
 expect2 --window-mb 0 "${in[@]}"
 expect2 --window-mb 2G "${in[@]}"

@@ -7,7 +7,7 @@
  * IPv6. Deterministic records; file names carry the creation time, which
  * export output does not show.
  *
- *   mkseg DIR            the normal set
+ *   mkseg DIR            the normal set (with two streams of RPC records)
  *   mkseg DIR crash      one more stream (box 3), flushed and never closed:
  *                        the .tmp a crash leaves
  *   mkseg DIR crash-names  box 1's name map alone, flushed after its first three
@@ -141,6 +141,79 @@ write_name(struct th_segment_writer *w, unsigned int i)
 	return th_segment_write_name(w, &n);
 }
 
+/*
+ * RPC records of two decode lcores (boxes 1 and 2), written in reply order:
+ * READ and WRITE with offsets, an error status, a call without a reply, a
+ * reply without a call, RPC-level failures, MOUNT, an unknown program, UDP
+ * and IPv6. file ~0u: no handle.
+ */
+static const struct {
+	unsigned int box;
+	int call_ms, reply_us; /* from BASE; call_ms < 0: no call, reply_us < 0: no reply */
+	unsigned int client;   /* 0, 1: 192.168.77.11, .12; 2: 2001:db8:77::13 */
+	uint32_t prog, vers, proc, status;
+	bool is_rpc_error, is_udp;
+	unsigned int file, uid;
+	uint64_t offset;
+	uint32_t count, done;
+	int64_t size; /* < 0: none */
+} rpcs[] = {
+	{1, 1000, 350, 0, 100003, 3, 6, 0, false, false, 0, 40001, 8192, 4096, 4096, 73728},
+	{1, 1500, 100, 1, 100003, 3, 3, 2, false, false, 2, 40002, 0, 0, 0, -1},
+	{1, 2000, 2000, 2, 100003, 3, 7, 0, false, true, 4, 40003, 0, 32768, 32768, 32768},
+	{1, -1, 2500000, 1, 0, 0, 0, 0, false, false, ~0u, 0, 0, 0, 0, -1},
+	{1, 3000, -1, 0, 100003, 3, 1, 0, false, false, 1, 40001, 0, 0, 0, -1},
+	{1, 3500, 40, 0, 100003, 3, 22, 3, true, false, ~0u, 40001, 0, 0, 0, -1},
+	{2, 4000, 10, 1, 400000, 1, 5, 0, false, true, ~0u, 40002, 0, 0, 0, -1},
+	{2, 500, 900, 1, 100005, 3, 1, 0, false, false, ~0u, 0, 0, 0, 0, -1},
+	{2, 1001, 1200, 0, 100003, 3, 6, 0, false, false, 0, 40001, 0, 65536, 4096, 73728},
+	{2, 4500, 30, 0, 100003, 3, 4, 101, true, false, 0, 40002, 0, 0, 0, -1},
+};
+
+static int
+write_rpcs(const char *dir, unsigned int box)
+{
+	struct th_segment_writer *w = writer(dir, box, 256, TH_SEGMENT_KIND_RPCS);
+
+	for (unsigned int i = 0; i < sizeof(rpcs) / sizeof(rpcs[0]); i++) {
+		struct th_trace_rpc r;
+
+		if (rpcs[i].box != box)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.call_ns = rpcs[i].call_ms >= 0 ? BASE + (uint64_t)rpcs[i].call_ms * 1000000 : 0;
+		r.reply_ns = rpcs[i].reply_us < 0   ? 0
+			     : rpcs[i].call_ms >= 0 ? r.call_ns + (uint64_t)rpcs[i].reply_us * 1000
+						    : BASE + (uint64_t)rpcs[i].reply_us * 1000;
+		if (rpcs[i].client == 2)
+			v6(&r.client, 0x2001, 0x0db8, 0x77, 0x13);
+		else
+			v4(&r.client, 192, 168, 77, 11 + rpcs[i].client);
+		r.client_port = (uint16_t)(800 + i);
+		server_of(rpcs[i].file != ~0u ? rpcs[i].file : 0, &r.server);
+		r.server_port = rpcs[i].prog == 100005 ? 20048 : 2049;
+		r.xid = 0x1000 + i;
+		r.prog = rpcs[i].prog;
+		r.vers = (uint16_t)rpcs[i].vers;
+		r.proc = (uint16_t)rpcs[i].proc;
+		r.status = rpcs[i].status;
+		r.uid = rpcs[i].uid;
+		r.gid = rpcs[i].uid != 0 ? 50001 : 0;
+		r.flags = (uint8_t)((rpcs[i].is_udp ? 0 : TH_TRACE_RPC_TCP) |
+				    (rpcs[i].is_rpc_error ? TH_TRACE_RPC_RPC_ERROR : 0) |
+				    (rpcs[i].size >= 0 ? TH_TRACE_RPC_HAS_SIZE : 0));
+		if (rpcs[i].file != ~0u)
+			fh_of(rpcs[i].file, r.fh, &r.fh_len);
+		r.offset = rpcs[i].offset;
+		r.count = rpcs[i].count;
+		r.done = rpcs[i].done;
+		r.size = rpcs[i].size >= 0 ? (uint64_t)rpcs[i].size : 0;
+		if (th_segment_write_rpc(w, &r) != 0)
+			return 1;
+	}
+	return th_segment_writer_close(w) != 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -199,5 +272,5 @@ main(int argc, char **argv)
 			return 1;
 	if (th_segment_writer_close(nw) != 0)
 		return 1;
-	return 0;
+	return write_rpcs(argv[1], 1) || write_rpcs(argv[1], 2);
 }

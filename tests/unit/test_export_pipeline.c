@@ -930,18 +930,18 @@ test_anon_prefetch(void **state)
 	memset(&r, 0, sizeof(r));
 	addr4(&r.client, 10, 0, 0, 1);
 	addr4(&r.server, 10, 0, 0, 2);
-	/* Longer than any handle (a damaged record): nothing past fh[] is read. */
-	r.fh_len = 255;
+	/* The longest handle. */
+	r.fh_len = TH_TRACE_FH_MAX;
 	for (uint8_t i = 0; i < 10; i++) {
 		r.fh[0] = i;
-		th_export__anon_hashes(&r, h);
+		th_export__anon_hashes(&r.client, &r.server, r.fh, r.fh_len, h);
 		th_export__anon_prefetch(a, h, false);
 		th_export__anon_prefetch(a, h, true);
 	}
 	th_export_anon_counters(a, &ac);
 	assert_int_equal(ac.addrs + ac.ids + ac.fhs, 0);
 	r.fh_len = 12;
-	th_export__anon_hashes(&r, h);
+	th_export__anon_hashes(&r.client, &r.server, r.fh, r.fh_len, h);
 	th_export__anon_prefetch(a, h, false);
 	th_export__anon_prefetch(a, h, true);
 	th_export_anon_fh(a, r.fh, r.fh_len, fa);
