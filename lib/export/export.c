@@ -642,13 +642,118 @@ struct fields {
 	uint32_t gid;
 };
 
+/*
+ * CSV and JSON Lines from one list of fields: a CSV row in the header's
+ * order, or a JSON object with those keys. Absent values are empty (CSV) or
+ * null (JSON).
+ */
+struct row {
+	struct exporter *x;
+	char *p;
+	bool is_json;
+	bool is_first;
+};
+
+static inline void
+row_key(struct row *w, const char *key)
+{
+	if (w->is_json) {
+		*w->p++ = w->is_first ? '{' : ',';
+		*w->p++ = '"';
+		w->p = put_str(w->p, key);
+		*w->p++ = '"';
+		*w->p++ = ':';
+	} else if (!w->is_first) {
+		*w->p++ = ',';
+	}
+	w->is_first = false;
+}
+
+static inline void
+row_null(struct row *w, const char *key)
+{
+	row_key(w, key);
+	if (w->is_json)
+		w->p = put_str(w->p, "null");
+}
+
+static inline void
+row_u64(struct row *w, const char *key, uint64_t v)
+{
+	row_key(w, key);
+	w->p = put_u64(w->p, v);
+}
+
+static inline void
+row_time(struct row *w, const char *key, uint64_t ns)
+{
+	if (ns == 0)
+		return row_null(w, key);
+	row_key(w, key);
+	w->p = put_time9(w->p, ns);
+}
+
+static inline void
+row_bool(struct row *w, const char *key, bool v)
+{
+	row_key(w, key);
+	w->p = put_str(w->p, w->is_json ? (v ? "true" : "false") : (v ? "1" : "0"));
+}
+
+/* A value that needs no quoting in CSV (a word, a hex string): quoted in JSON. */
+static inline void
+row_word(struct row *w, const char *key, const char *s)
+{
+	row_key(w, key);
+	if (w->is_json)
+		*w->p++ = '"';
+	w->p = put_str(w->p, s);
+	if (w->is_json)
+		*w->p++ = '"';
+}
+
+/* Bytes that may need quoting or escaping; @p s is NUL-terminated at @p n. */
+static inline void
+row_text(struct row *w, const char *key, const char *s, size_t n)
+{
+	row_key(w, key);
+	w->p = w->is_json ? put_json_str(w->p, s, n) : put_csv(w->p, s, n);
+}
+
+static inline void
+row_host(struct row *w, const char *key, const struct th_addr *a)
+{
+	char host[300], *e = put_host(w->x, host, a, false);
+
+	*e = '\0';
+	row_text(w, key, host, (size_t)(e - host));
+}
+
+/* A path, null in JSON when there is none. */
+static inline void
+row_path(struct row *w, const struct fields *f)
+{
+	if (f->path_len == 0 && w->is_json)
+		return row_null(w, "path");
+	row_text(w, "path", f->path, f->path_len);
+}
+
+static inline char *
+row_end(struct row *w)
+{
+	if (w->is_json)
+		*w->p++ = '}';
+	*w->p++ = '\n';
+	return w->p;
+}
+
 static char *
 put_open(struct exporter *x, char *p, const struct th_trace_open *r, const struct fields *f)
 {
 	uint64_t cmd_ns = r->close_ns > r->open_ns ? r->close_ns - r->open_ns : 0;
+	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true};
 
-	switch (x->c->format) {
-	case TH_EXPORT_FORMAT_TEXT:
+	if (x->c->format == TH_EXPORT_FORMAT_TEXT) {
 		p = put_u64(p, r->open_ns / 1000000000u);
 		*p++ = '.';
 		p = put_fixed(p, r->open_ns % 1000000000u / 1000u, 6);
@@ -667,92 +772,26 @@ put_open(struct exporter *x, char *p, const struct th_trace_open *r, const struc
 		p = put_str(p, " | ");
 		p = put_u64(p, r->size);
 		*p++ = '\n';
-		break;
-	case TH_EXPORT_FORMAT_CSV:
-		p = put_time9(p, r->open_ns);
-		*p++ = ',';
-		p = put_time9(p, r->close_ns);
-		*p++ = ',';
-		p = put_u64(p, cmd_ns / 1000u);
-		p = put_str(p, r->dir == 1 ? ",write," : ",read,");
-		{
-			char host[300], *e = put_host(x, host, &r->server, false);
-
-			*e = '\0';
-			p = put_csv(p, host, (size_t)(e - host));
-			*p++ = ',';
-			p = put_str(p, f->fh);
-			*p++ = ',';
-			e = put_host(x, host, &r->client, false);
-			*e = '\0';
-			p = put_csv(p, host, (size_t)(e - host));
-		}
-		*p++ = ',';
-		p = put_u64(p, f->uid);
-		*p++ = ',';
-		p = put_u64(p, f->gid);
-		*p++ = ',';
-		p = put_u64(p, r->vers);
-		p = put_str(p, r->flags & TH_TRACE_OPEN_CACHE_HIT ? ",1" : ",0");
-		p = put_str(p, r->flags & TH_TRACE_OPEN_DIRECTORY ? ",1," : ",0,");
-		p = put_u64(p, r->ops);
-		*p++ = ',';
-		p = put_u64(p, r->transferred);
-		*p++ = ',';
-		p = put_u64(p, r->seq_bytes);
-		*p++ = ',';
-		p = put_u64(p, r->size);
-		*p++ = ',';
-		p = put_csv(p, f->path, f->path_len);
-		*p++ = '\n';
-		break;
-	default:
-		p = put_str(p, "{\"open_time\":");
-		p = put_time9(p, r->open_ns);
-		p = put_str(p, ",\"close_time\":");
-		p = put_time9(p, r->close_ns);
-		p = put_str(p, ",\"command_us\":");
-		p = put_u64(p, cmd_ns / 1000u);
-		p = put_str(
-			p, r->dir == 1 ? ",\"direction\":\"write\"" : ",\"direction\":\"read\"");
-		{
-			char host[300], *e = put_host(x, host, &r->server, false);
-
-			p = put_str(p, ",\"server\":");
-			p = put_json_str(p, host, (size_t)(e - host));
-			p = put_str(p, ",\"handle\":\"");
-			p = put_str(p, f->fh);
-			p = put_str(p, "\",\"client\":");
-			e = put_host(x, host, &r->client, false);
-			p = put_json_str(p, host, (size_t)(e - host));
-		}
-		p = put_str(p, ",\"uid\":");
-		p = put_u64(p, f->uid);
-		p = put_str(p, ",\"gid\":");
-		p = put_u64(p, f->gid);
-		p = put_str(p, ",\"nfs_version\":");
-		p = put_u64(p, r->vers);
-		p = put_str(p, r->flags & TH_TRACE_OPEN_CACHE_HIT ? ",\"cache_hit\":true"
-								  : ",\"cache_hit\":false");
-		p = put_str(p, r->flags & TH_TRACE_OPEN_DIRECTORY ? ",\"directory\":true"
-								  : ",\"directory\":false");
-		p = put_str(p, ",\"ops\":");
-		p = put_u64(p, r->ops);
-		p = put_str(p, ",\"transferred\":");
-		p = put_u64(p, r->transferred);
-		p = put_str(p, ",\"seq_bytes\":");
-		p = put_u64(p, r->seq_bytes);
-		p = put_str(p, ",\"size\":");
-		p = put_u64(p, r->size);
-		p = put_str(p, ",\"path\":");
-		if (f->path_len > 0)
-			p = put_json_str(p, f->path, f->path_len);
-		else
-			p = put_str(p, "null");
-		p = put_str(p, "}\n");
-		break;
+		return p;
 	}
-	return p;
+	row_time(&w, "open_time", r->open_ns);
+	row_time(&w, "close_time", r->close_ns);
+	row_u64(&w, "command_us", cmd_ns / 1000u);
+	row_word(&w, "direction", r->dir == 1 ? "write" : "read");
+	row_host(&w, "server", &r->server);
+	row_word(&w, "handle", f->fh);
+	row_host(&w, "client", &r->client);
+	row_u64(&w, "uid", f->uid);
+	row_u64(&w, "gid", f->gid);
+	row_u64(&w, "nfs_version", r->vers);
+	row_bool(&w, "cache_hit", r->flags & TH_TRACE_OPEN_CACHE_HIT);
+	row_bool(&w, "directory", r->flags & TH_TRACE_OPEN_DIRECTORY);
+	row_u64(&w, "ops", r->ops);
+	row_u64(&w, "transferred", r->transferred);
+	row_u64(&w, "seq_bytes", r->seq_bytes);
+	row_u64(&w, "size", r->size);
+	row_path(&w, f);
+	return row_end(&w);
 }
 
 /* "host:port", an IPv6 number in brackets. */
@@ -806,15 +845,76 @@ rpc_names(const struct th_trace_rpc *r, struct rpc_names *n)
 		n->status = "?";
 }
 
-/* A JSON string of @p name, or @p number where there is no name. */
-static char *
-put_json_name(char *p, const char *name, uint32_t number)
+/* A name where there is one, else the number. */
+static inline void
+row_name(struct row *w, const char *key, const char *name, uint32_t number)
 {
-	if (name == NULL)
-		return put_u64(p, number);
-	*p++ = '"';
-	p = put_str(p, name);
-	*p++ = '"';
+	if (name != NULL)
+		row_word(w, key, name);
+	else
+		row_u64(w, key, number);
+}
+
+static char *
+put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f,
+	const struct rpc_names *n, const uint8_t *fh, unsigned int fh_len)
+{
+	bool is_call = r->call_ns != 0, is_reply = r->reply_ns != 0;
+	bool is_ok = is_reply && !(r->flags & TH_TRACE_RPC_RPC_ERROR) && r->status == 0;
+
+	p = put_time9(p, is_call ? r->call_ns : r->reply_ns);
+	p = put_str(p, !is_call ? " REPLY " : !is_reply ? " CALL " : " RPC ");
+	p = put_str(p, r->flags & TH_TRACE_RPC_TCP ? "tcp " : "udp ");
+	p = put_endpoint(x, p, &r->client, r->client_port);
+	*p++ = ' ';
+	p = put_endpoint(x, p, &r->server, r->server_port);
+	p = put_str(p, " 0x");
+	p = put_fixed_hex32(p, r->xid);
+	*p++ = ' ';
+	if (!is_call) {
+		p = put_str(p, "? ?"); /* the program is in the call, which was not seen */
+	} else {
+		if (n->prog != NULL) {
+			p = put_str(p, n->prog);
+		} else {
+			p = put_u64(p, r->prog);
+			*p++ = '.';
+		}
+		p = put_u64(p, r->vers);
+		*p++ = ' ';
+		p = n->proc != NULL ? put_str(p, n->proc) : put_u64(p, r->proc);
+	}
+	*p++ = ' ';
+	p = put_str(p, n->status);
+	*p++ = ' ';
+	if (is_call && is_reply)
+		p = put_latency(p, r->call_ns, r->reply_ns);
+	else
+		*p++ = '-';
+	p = put_str(p, " - uid="); /* LAT_LAST: the call's last segment is not recorded */
+	p = put_u64(p, f->uid);
+	p = put_str(p, " gid=");
+	p = put_u64(p, f->gid);
+	if (fh_len > 0) {
+		p = put_str(p, " fh=");
+		p = put_fixed_hex32(p, fh_crc(fh, fh_len));
+	}
+	/* As the capture's RPC log has them (a REPLY line has no procedure). */
+	if (is_call && th_op_has_offset_count(r->prog, r->vers, r->proc)) {
+		p = put_str(p, " off=");
+		p = put_u64(p, r->offset);
+		p = put_str(p, " count=");
+		p = put_u64(p, r->count);
+	}
+	if (is_call && is_ok && th_op_has_done(r->prog, r->vers, r->proc)) {
+		p = put_str(p, " done=");
+		p = put_u64(p, r->done);
+	}
+	if (r->flags & TH_TRACE_RPC_HAS_SIZE) {
+		p = put_str(p, " size=");
+		p = put_u64(p, r->size);
+	}
+	*p++ = '\n';
 	return p;
 }
 
@@ -822,181 +922,51 @@ static char *
 put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f,
 	const uint8_t *fh, unsigned int fh_len)
 {
-	bool is_call = r->call_ns != 0, is_reply = r->reply_ns != 0;
-	bool is_ok = is_reply && !(r->flags & TH_TRACE_RPC_RPC_ERROR) && r->status == 0;
+	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true};
+	char xid[11] = "0x";
 	struct rpc_names n;
-	char host[300], *e;
 
 	rpc_names(r, &n);
-	switch (x->c->format) {
-	case TH_EXPORT_FORMAT_TEXT:
-		p = put_time9(p, is_call ? r->call_ns : r->reply_ns);
-		p = put_str(p, !is_call ? " REPLY " : !is_reply ? " CALL " : " RPC ");
-		p = put_str(p, r->flags & TH_TRACE_RPC_TCP ? "tcp " : "udp ");
-		p = put_endpoint(x, p, &r->client, r->client_port);
-		*p++ = ' ';
-		p = put_endpoint(x, p, &r->server, r->server_port);
-		p = put_str(p, " 0x");
-		p = put_fixed_hex32(p, r->xid);
-		*p++ = ' ';
-		if (!is_call) {
-			p = put_str(p, "? ?"); /* the program is in the call, which was not seen */
-		} else {
-			if (n.prog != NULL) {
-				p = put_str(p, n.prog);
-			} else {
-				p = put_u64(p, r->prog);
-				*p++ = '.';
-			}
-			p = put_u64(p, r->vers);
-			*p++ = ' ';
-			p = n.proc != NULL ? put_str(p, n.proc) : put_u64(p, r->proc);
-		}
-		*p++ = ' ';
-		p = put_str(p, n.status);
-		*p++ = ' ';
-		if (is_call && is_reply)
-			p = put_latency(p, r->call_ns, r->reply_ns);
-		else
-			*p++ = '-';
-		p = put_str(p, " - uid="); /* LAT_LAST: the call's last segment is not recorded */
-		p = put_u64(p, f->uid);
-		p = put_str(p, " gid=");
-		p = put_u64(p, f->gid);
-		if (fh_len > 0) {
-			p = put_str(p, " fh=");
-			p = put_fixed_hex32(p, fh_crc(fh, fh_len));
-		}
-		/* As the capture's RPC log has them (a REPLY line has no procedure). */
-		if (is_call && th_op_has_offset_count(r->prog, r->vers, r->proc)) {
-			p = put_str(p, " off=");
-			p = put_u64(p, r->offset);
-			p = put_str(p, " count=");
-			p = put_u64(p, r->count);
-		}
-		if (is_call && is_ok && th_op_has_done(r->prog, r->vers, r->proc)) {
-			p = put_str(p, " done=");
-			p = put_u64(p, r->done);
-		}
-		if (r->flags & TH_TRACE_RPC_HAS_SIZE) {
-			p = put_str(p, " size=");
-			p = put_u64(p, r->size);
-		}
-		*p++ = '\n';
-		break;
-	case TH_EXPORT_FORMAT_CSV:
-		if (is_call)
-			p = put_time9(p, r->call_ns);
-		*p++ = ',';
-		if (is_reply)
-			p = put_time9(p, r->reply_ns);
-		*p++ = ',';
-		if (is_call && is_reply)
-			p = put_latency(p, r->call_ns, r->reply_ns);
-		p = put_str(p, r->flags & TH_TRACE_RPC_TCP ? ",tcp," : ",udp,");
-		e = put_host(x, host, &r->client, false);
-		*e = '\0';
-		p = put_csv(p, host, (size_t)(e - host));
-		*p++ = ',';
-		p = put_u64(p, r->client_port);
-		*p++ = ',';
-		e = put_host(x, host, &r->server, false);
-		*e = '\0';
-		p = put_csv(p, host, (size_t)(e - host));
-		*p++ = ',';
-		p = put_u64(p, r->server_port);
-		p = put_str(p, ",0x");
-		p = put_fixed_hex32(p, r->xid);
-		*p++ = ',';
-		/* Program and procedure are the call's: empty without one. */
-		if (is_call) {
-			p = n.prog != NULL ? put_str(p, n.prog) : put_u64(p, r->prog);
-			*p++ = ',';
-			p = put_u64(p, r->vers);
-			*p++ = ',';
-			p = n.proc != NULL ? put_str(p, n.proc) : put_u64(p, r->proc);
-		} else {
-			*p++ = ',';
-		}
-		*p++ = ',';
-		p = put_str(p, n.status);
-		*p++ = ',';
-		p = put_u64(p, f->uid);
-		*p++ = ',';
-		p = put_u64(p, f->gid);
-		*p++ = ',';
-		p = put_str(p, f->fh);
-		*p++ = ',';
-		p = put_u64(p, r->offset);
-		*p++ = ',';
-		p = put_u64(p, r->count);
-		*p++ = ',';
-		p = put_u64(p, r->done);
-		*p++ = ',';
-		if (r->flags & TH_TRACE_RPC_HAS_SIZE)
-			p = put_u64(p, r->size);
-		*p++ = ',';
-		p = put_csv(p, f->path, f->path_len);
-		*p++ = '\n';
-		break;
-	default:
-		p = put_str(p, "{\"call_time\":");
-		p = is_call ? put_time9(p, r->call_ns) : put_str(p, "null");
-		p = put_str(p, ",\"reply_time\":");
-		p = is_reply ? put_time9(p, r->reply_ns) : put_str(p, "null");
-		p = put_str(p, ",\"latency_us\":");
-		p = is_call && is_reply ? put_latency(p, r->call_ns, r->reply_ns)
-					: put_str(p, "null");
-		p = put_str(p,
-			r->flags & TH_TRACE_RPC_TCP ? ",\"proto\":\"tcp\"" : ",\"proto\":\"udp\"");
-		p = put_str(p, ",\"client\":");
-		e = put_host(x, host, &r->client, false);
-		p = put_json_str(p, host, (size_t)(e - host));
-		p = put_str(p, ",\"client_port\":");
-		p = put_u64(p, r->client_port);
-		p = put_str(p, ",\"server\":");
-		e = put_host(x, host, &r->server, false);
-		p = put_json_str(p, host, (size_t)(e - host));
-		p = put_str(p, ",\"server_port\":");
-		p = put_u64(p, r->server_port);
-		p = put_str(p, ",\"xid\":\"0x");
-		p = put_fixed_hex32(p, r->xid);
-		*p++ = '"';
-		p = put_str(p, ",\"program\":");
-		if (!is_call) {
-			p = put_str(p, "null,\"version\":null,\"procedure\":null");
-		} else {
-			p = put_json_name(p, n.prog, r->prog);
-			p = put_str(p, ",\"version\":");
-			p = put_u64(p, r->vers);
-			p = put_str(p, ",\"procedure\":");
-			p = put_json_name(p, n.proc, r->proc);
-		}
-		p = put_str(p, ",\"status\":\"");
-		p = put_str(p, n.status);
-		p = put_str(p, "\",\"uid\":");
-		p = put_u64(p, f->uid);
-		p = put_str(p, ",\"gid\":");
-		p = put_u64(p, f->gid);
-		p = put_str(p, ",\"handle\":\"");
-		p = put_str(p, f->fh);
-		p = put_str(p, "\",\"offset\":");
-		p = put_u64(p, r->offset);
-		p = put_str(p, ",\"count\":");
-		p = put_u64(p, r->count);
-		p = put_str(p, ",\"done\":");
-		p = put_u64(p, r->done);
-		p = put_str(p, ",\"size\":");
-		p = r->flags & TH_TRACE_RPC_HAS_SIZE ? put_u64(p, r->size) : put_str(p, "null");
-		p = put_str(p, ",\"path\":");
-		if (f->path_len > 0)
-			p = put_json_str(p, f->path, f->path_len);
-		else
-			p = put_str(p, "null");
-		p = put_str(p, "}\n");
-		break;
+	if (x->c->format == TH_EXPORT_FORMAT_TEXT)
+		return put_rpc_text(x, p, r, f, &n, fh, fh_len);
+	row_time(&w, "call_time", r->call_ns);
+	row_time(&w, "reply_time", r->reply_ns);
+	if (r->call_ns != 0 && r->reply_ns != 0) {
+		row_key(&w, "latency_us");
+		w.p = put_latency(w.p, r->call_ns, r->reply_ns);
+	} else {
+		row_null(&w, "latency_us");
 	}
-	return p;
+	row_word(&w, "proto", r->flags & TH_TRACE_RPC_TCP ? "tcp" : "udp");
+	row_host(&w, "client", &r->client);
+	row_u64(&w, "client_port", r->client_port);
+	row_host(&w, "server", &r->server);
+	row_u64(&w, "server_port", r->server_port);
+	*put_fixed_hex32(xid + 2, r->xid) = '\0';
+	row_word(&w, "xid", xid);
+	/* Program and procedure are the call's. */
+	if (r->call_ns != 0) {
+		row_name(&w, "program", n.prog, r->prog);
+		row_u64(&w, "version", r->vers);
+		row_name(&w, "procedure", n.proc, r->proc);
+	} else {
+		row_null(&w, "program");
+		row_null(&w, "version");
+		row_null(&w, "procedure");
+	}
+	row_word(&w, "status", n.status);
+	row_u64(&w, "uid", f->uid);
+	row_u64(&w, "gid", f->gid);
+	row_word(&w, "handle", f->fh);
+	row_u64(&w, "offset", r->offset);
+	row_u64(&w, "count", r->count);
+	row_u64(&w, "done", r->done);
+	if (r->flags & TH_TRACE_RPC_HAS_SIZE)
+		row_u64(&w, "size", r->size);
+	else
+		row_null(&w, "size");
+	row_path(&w, f);
+	return row_end(&w);
 }
 
 static void

@@ -73,6 +73,17 @@ golden rpcs-json.golden --rpcs -f json
 golden rpcs-filter.golden --rpcs --server 10.20.30.40 --uid 40001 --from 1700000001 -f csv
 golden rpcs-hosts.golden --rpcs --hosts "$work/hosts"
 
+# Every CSV row has the header's columns.
+for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
+	if ! python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+sys.exit(len({len(r) for r in rows}) != 1 or len(rows) < 2)' "$work/$f"; then
+		fail "$f: rows without the header's columns"
+	else
+		passed=$((passed + 1))
+	fi
+done
+
 # The merged stream is sorted by open time, and every record of every stream is there.
 if ! sort -s -t'|' -k1,1n "$work/text.golden" | cmp -s - "$work/text.golden"; then
 	fail "text output is not in time order"
