@@ -322,36 +322,9 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 static void
 write_rpc_record(struct decode_lcore *dl, const struct th_op *op)
 {
-	const struct th_nfs_attr *a = &op->reply.attr;
-	struct th_trace_rpc r = {
-		.call_ns = op->kind == TH_OP_REPLY_ONLY ? 0 : op->call_first_ns,
-		.reply_ns = op->kind == TH_OP_CALL_ONLY ? 0 : op->reply_first_ns,
-		.client = op->client,
-		.server = op->server,
-		.client_port = op->client_port,
-		.server_port = op->server_port,
-		.xid = op->xid,
-		.prog = op->prog,
-		.vers = (uint16_t)op->vers,
-		.proc = (uint16_t)op->proc,
-		.uid = op->uid,
-		.gid = op->gid,
-		.offset = op->call.offset,
-		.count = op->call.count,
-		.done = op->reply.count,
-		.size = a->size,
-	};
+	struct th_trace_rpc r;
 
-	r.flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
-			    (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0));
-	if (op->reply_stat != 0 || op->accept_stat != 0) {
-		r.flags |= TH_TRACE_RPC_RPC_ERROR;
-		r.status = op->reply_stat != 0 ? 100 + op->reject_stat : op->accept_stat;
-	} else {
-		r.status = op->reply.status;
-	}
-	r.fh_len = op->call.fh.len;
-	memcpy(r.fh, op->call.fh.data, op->call.fh.len);
+	th_op_rpc_record(op, &r);
 	th_segment_write_rpc(dl->rpc_seg, &r); /* a failure is counted by the writer */
 }
 

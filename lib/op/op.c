@@ -562,3 +562,38 @@ th_op_format(const struct th_op *op, char *buf, size_t size)
 	}
 	return (int)len;
 }
+
+void
+th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
+{
+	const struct th_nfs_attr *a = &op->reply.attr;
+
+	memset(r, 0, sizeof(*r));
+	r->call_ns = op->kind == TH_OP_REPLY_ONLY ? 0 : op->call_first_ns;
+	r->reply_ns = op->kind == TH_OP_CALL_ONLY ? 0 : op->reply_first_ns;
+	r->client = op->client;
+	r->server = op->server;
+	r->client_port = op->client_port;
+	r->server_port = op->server_port;
+	r->xid = op->xid;
+	r->prog = op->prog;
+	r->vers = (uint16_t)op->vers;
+	r->proc = (uint16_t)op->proc;
+	r->uid = op->uid;
+	r->gid = op->gid;
+	r->offset = op->call.offset;
+	r->count = op->call.count;
+	r->done = op->reply.count;
+	r->size = a->size;
+	r->flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
+			     (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0));
+	if (op->reply_stat != 0 || op->accept_stat != 0) {
+		/* What export's STATUS reads back: an accept_stat, or 100 + a reject_stat. */
+		r->flags |= TH_TRACE_RPC_RPC_ERROR;
+		r->status = op->reply_stat != 0 ? 100 + op->reject_stat : op->accept_stat;
+	} else {
+		r->status = op->reply.status;
+	}
+	r->fh_len = op->call.fh.len;
+	memcpy(r->fh, op->call.fh.data, op->call.fh.len);
+}

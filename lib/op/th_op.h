@@ -62,6 +62,7 @@
 #include <stdint.h>
 
 #include "th_nfs.h"
+#include "th_trace.h"
 #include "th_pkt.h"
 
 enum th_op_kind {
@@ -130,6 +131,14 @@ int th_op_format(const struct th_op *op, char *buf, size_t size);
 
 /** STATUS field text of an op (see the file comment). */
 const char *th_op_status_str(const struct th_op *op, char *buf, size_t size);
+
+/**
+ * The op as a trace record (the per-call log a capture keeps with
+ * trace.rpcs): times of the first segments, endpoints, credential, the
+ * argument handle, offset and count, bytes done, size after, and the status
+ * (an RPC-level failure flagged, as its accept_stat or 100 + reject_stat).
+ */
+void th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r);
 
 /** Procedures whose arguments carry an offset (or cookie) and a count: off= count=. */
 bool th_op_has_offset_count(uint32_t prog, uint32_t vers, uint32_t proc);

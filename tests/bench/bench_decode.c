@@ -18,9 +18,12 @@
  * -n times only that (for instruction counts under callgrind); -s runs
  * open/close inference on every op as well (inline, as with one worker lcore);
  * -S only reduces each op to its inference event, the decode lcore's share
- * when session lcores do the inference.
+ * when session lcores do the inference; -R writes every op as an RPC trace
+ * record to a segment under /tmp, as a decode lcore does with trace.rpcs = 1
+ * (the segment is closed, fsync'd and removed outside the clock).
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -34,17 +37,21 @@
 
 #include "th_decode.h"
 #include "th_pcap.h"
+#include "th_segment.h"
 #include "th_session.h"
 
 #define MAX_RUNS 31
 
 static bool is_sessions;  /* -s: also run open/close inference on every op */
 static bool is_reduce_only; /* -S: only reduce each op for inference (the decode lcore's share) */
+static bool is_rpc_records; /* -R: write each op as an RPC trace record */
 
 struct sink {
 	bool is_formatting;
 	struct th_sess_table *sess; /* inference inline, or NULL */
 	struct th_sess_op sop;	    /* the op being reduced */
+	struct th_segment_writer *rpc_seg; /* -R: RPC records go here */
+	struct th_trace_rpc rpc;           /* the op as one */
 	uint64_t records;	    /* open records out */
 	uint64_t ops;
 	uint64_t bytes;
@@ -70,8 +77,51 @@ on_op(void *ctx, const struct th_op *op)
 		th_sess_input(s->sess, &s->sop);
 	else if (is_reduce_only)
 		s->records += th_sess_op_from_op(op, &s->sop);
+	if (s->rpc_seg != NULL) {
+		th_op_rpc_record(op, &s->rpc);
+		th_segment_write_rpc(s->rpc_seg, &s->rpc);
+	}
 	if (s->is_formatting)
 		s->bytes += (uint64_t)th_op_format(op, s->line, sizeof(s->line));
+}
+
+/* -R: a segment writer in a fresh directory under /tmp. */
+static struct th_segment_writer *
+rpc_writer(char *dir)
+{
+	struct th_segment_config c;
+
+	strcpy(dir, "/tmp/bench_decode-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	c.dir = dir;
+	c.kind = TH_SEGMENT_KIND_RPCS;
+	return th_segment_writer_create(&c);
+}
+
+/* Close the writer, report what it wrote, and remove its directory. */
+static void
+rpc_writer_done(struct sink *s, const char *dir)
+{
+	struct th_segment_counters c;
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+
+	th_segment_writer_counters(s->rpc_seg, &c);
+	th_segment_writer_close(s->rpc_seg);
+	s->rpc_seg = NULL;
+	s->bytes = c.file_bytes;
+	s->records = c.records;
+	d = opendir(dir);
+	while (d != NULL && (de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && (size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+						    de->d_name) < sizeof(path))
+			unlink(path);
+	if (d != NULL)
+		closedir(d);
+	rmdir(dir);
 }
 
 static int
@@ -126,6 +176,7 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	struct th_decode_config cfg;
 	struct th_decode *d;
 	uint64_t t0, t1, cyc = 0, ins = 0;
+	char dir[64];
 	size_t i;
 
 	th_decode_config_defaults(&cfg);
@@ -152,6 +203,8 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 		if (s->sess == NULL)
 			return -errno;
 	}
+	if (is_rpc_records && (s->rpc_seg = rpc_writer(dir)) == NULL)
+		return -errno;
 
 	if (fd_cyc >= 0) {
 		ioctl(fd_cyc, PERF_EVENT_IOC_RESET, 0);
@@ -178,6 +231,8 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 		th_sess_free(s->sess);
 		s->sess = NULL;
 	}
+	if (s->rpc_seg != NULL)
+		rpc_writer_done(s, dir);
 	r->ns = (double)(t1 - t0) / (double)f->count;
 	r->cycles = (double)cyc / (double)f->count;
 	r->instructions = (double)ins / (double)f->count;
@@ -205,10 +260,11 @@ bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, in
 		printf("\n");
 	}
 	printf("%s: median of %d: %.1f ns/packet, %.2f Mpps per lcore",
-		is_sessions	   ? "decode + open/close inference"
+		is_rpc_records   ? "decode + RPC records to a segment"
+		: is_sessions    ? "decode + open/close inference"
 		: is_reduce_only ? "decode + reduce ops for session lcores"
-		: is_formatting ? "decode + format op lines"
-				: "decode only",
+		: is_formatting  ? "decode + format op lines"
+				 : "decode only",
 		runs, median(ns, runs), 1e3 / median(ns, runs));
 	if (fd_cyc >= 0)
 		printf(", %.0f cycles/packet, %.0f instructions/packet", median(cyc, runs),
@@ -216,6 +272,9 @@ bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, in
 	else
 		printf(" (CPU counters unavailable here)");
 	printf("; %" PRIu64 " ops per run\n", s.ops);
+	if (is_rpc_records)
+		printf("  %" PRIu64 " RPC records, %.1f bytes each on disk\n", s.records,
+			s.records != 0 ? (double)s.bytes / (double)s.records : 0.0);
 	return 0;
 }
 
@@ -227,8 +286,10 @@ main(int argc, char **argv)
 	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
 	bool both = false, only_decode = false;
 
-	while ((opt = getopt(argc, argv, "r:wnsS")) != -1) {
-		if (opt == 's')
+	while ((opt = getopt(argc, argv, "r:wnsSR")) != -1) {
+		if (opt == 'R')
+			is_rpc_records = true;
+		else if (opt == 's')
 			is_sessions = true;
 		else if (opt == 'S')
 			is_reduce_only = true;
@@ -264,6 +325,7 @@ main(int argc, char **argv)
 	return rc == 0 ? 0 : 1;
 
 usage:
-	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w | -n] PCAP\n", MAX_RUNS);
+	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w | -n] [-s | -S | -R] PCAP\n",
+		MAX_RUNS);
 	return 2;
 }
