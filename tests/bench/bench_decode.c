@@ -55,6 +55,7 @@ struct sink {
 	uint64_t records;	    /* open records out */
 	uint64_t ops;
 	uint64_t bytes;
+	uint64_t raw_bytes; /* -R: record bytes before LZ4 */
 	char line[8192];
 };
 
@@ -113,6 +114,7 @@ rpc_writer_done(struct sink *s, const char *dir)
 	th_segment_writer_close(s->rpc_seg);
 	s->rpc_seg = NULL;
 	s->bytes = c.file_bytes;
+	s->raw_bytes = c.raw_bytes;
 	s->records = c.records;
 	d = opendir(dir);
 	while (d != NULL && (de = readdir(d)) != NULL)
@@ -273,7 +275,8 @@ bench(const struct th_pcap_file *f, bool is_formatting, int runs, int fd_cyc, in
 		printf(" (CPU counters unavailable here)");
 	printf("; %" PRIu64 " ops per run\n", s.ops);
 	if (is_rpc_records)
-		printf("  %" PRIu64 " RPC records, %.1f bytes each on disk\n", s.records,
+		printf("  %" PRIu64 " RPC records, %.1f bytes each coded, %.1f on disk\n",
+			s.records, s.records != 0 ? (double)s.raw_bytes / (double)s.records : 0.0,
 			s.records != 0 ? (double)s.bytes / (double)s.records : 0.0);
 	return 0;
 }
