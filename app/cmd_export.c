@@ -703,8 +703,11 @@ th_cmd_export(int argc, char **argv)
 			j++;
 		/* RPC records (a decode lcore's) are written with --rpcs only: otherwise their
 		 * segments are not read at all, and the progress bar does not wait for them.
-		 * With --rpcs, the other segments only lend their names to the join. */
-		if (kind == TH_SEGMENT_KIND_RPCS && !c.is_rpcs) {
+		 * With --rpcs, the other segments only lend their names to the join, when it
+		 * needs them. */
+		if (c.is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
+					(kind != TH_SEGMENT_KIND_RPCS && !th_export_needs_names(&c))
+			      : kind == TH_SEGMENT_KIND_RPCS) {
 			i = j;
 			continue;
 		}

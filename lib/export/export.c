@@ -1091,6 +1091,12 @@ names_pass(struct exporter *x, FILE *err)
 	return 0;
 }
 
+bool
+th_export_needs_names(const struct th_export_config *c)
+{
+	return (c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT) || c->files_count > 0;
+}
+
 int
 th_export_run(const struct th_export_config *c, struct th_export_source *sources,
 	unsigned int count, FILE *out, FILE *err, struct th_export_counters *ctr)
@@ -1116,7 +1122,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 	x.held_max = held_max(c->window_bytes, count);
 	/* Names are needed for the path column and for --file substrings; they arrive when
 	 * they stop being valid, so they are all read first. */
-	if ((c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT) || c->files_count > 0) {
+	if (th_export_needs_names(c)) {
 		x.names = th_export_names_create(c->names_bytes);
 		if (x.names == NULL) {
 			rc = -ENOMEM;

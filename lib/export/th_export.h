@@ -269,6 +269,12 @@ struct th_export_counters {
 };
 
 /**
+ * Does the export read name records (a path column, or --file substrings)?
+ * Without, streams of names alone need not be given.
+ */
+bool th_export_needs_names(const struct th_export_config *c);
+
+/**
  * Merge, filter and write @p count streams to @p out. A damaged stream ends
  * where the damage is (its records before it are kept) and the export goes
  * on with the rest; reporting it is the caller's. A stream that cannot be
