@@ -567,8 +567,10 @@ void
 th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 {
 	const struct th_nfs_attr *a = &op->reply.attr;
+	unsigned int len = op->call.fh.len <= TH_TRACE_FH_MAX ? op->call.fh.len : TH_TRACE_FH_MAX;
 
-	memset(r, 0, sizeof(*r));
+	/* Field by field, no memset of the whole record first: 'rep stos' of its 168 bytes was
+	 * a fifth of what keeping RPC records costs (perf, bench_decode -R). */
 	r->call_ns = op->kind == TH_OP_REPLY_ONLY ? 0 : op->call_first_ns;
 	r->reply_ns = op->kind == TH_OP_CALL_ONLY ? 0 : op->reply_first_ns;
 	r->client = op->client;
@@ -594,6 +596,7 @@ th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 	} else {
 		r->status = op->reply.status;
 	}
-	r->fh_len = op->call.fh.len;
-	memcpy(r->fh, op->call.fh.data, op->call.fh.len);
+	r->fh_len = (uint8_t)len;
+	memcpy(r->fh, op->call.fh.data, sizeof(r->fh));
+	memset(r->fh + len, 0, sizeof(r->fh) - len);
 }

@@ -311,6 +311,74 @@ test_rpc_failures(void **state)
 	free(op);
 }
 
+/* The op as the RPC trace record a capture keeps (trace.rpcs), RPC-level failures coded. */
+static void
+test_rpc_record(void **state)
+{
+	struct th_op *op = op_new(TH_NFS3_READ);
+	struct th_trace_rpc r;
+
+	(void)state;
+	/* Stale bytes past the handle (ops are reused) must not reach the record. */
+	memset(op->call.fh.data, 0xee, sizeof(op->call.fh.data));
+	set_fh(&op->call.fh, "123456789");
+	op->call.offset = 4096;
+	op->call.count = 32768;
+	op->reply.count = 16384;
+	set_attr(&op->reply.attr);
+	memset(&r, 0x5a, sizeof(r));
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.call_ns, T0);
+	assert_int_equal(r.reply_ns, T0 + 250500);
+	assert_memory_equal(&r.client, &op->client, sizeof(r.client));
+	assert_memory_equal(&r.server, &op->server, sizeof(r.server));
+	assert_int_equal(r.client_port, 789);
+	assert_int_equal(r.server_port, 2049);
+	assert_int_equal(r.xid, 0x1234abcd);
+	assert_int_equal(r.prog, TH_PROG_NFS);
+	assert_int_equal(r.vers, 3);
+	assert_int_equal(r.proc, TH_NFS3_READ);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.uid, 1000);
+	assert_int_equal(r.gid, 100);
+	assert_int_equal(r.flags, TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE);
+	assert_int_equal(r.fh_len, 9);
+	assert_memory_equal(r.fh, "123456789", 9);
+	for (unsigned int i = 9; i < sizeof(r.fh); i++)
+		assert_int_equal(r.fh[i], 0);
+	assert_int_equal(r.offset, 4096);
+	assert_int_equal(r.count, 32768);
+	assert_int_equal(r.done, 16384);
+	assert_int_equal(r.size, 1048576);
+
+	/* RPC-level failures: the accept_stat, or 100 + the reject_stat. */
+	op->accept_stat = 3;
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.flags & TH_TRACE_RPC_RPC_ERROR, TH_TRACE_RPC_RPC_ERROR);
+	assert_int_equal(r.status, 3);
+	assert_string_equal(th_op_rpc_error_name(0, 0, r.status), "PROC_UNAVAIL");
+	op->accept_stat = 0;
+	op->reply_stat = 1;
+	op->reject_stat = 1;
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.status, 101);
+	assert_string_equal(th_op_rpc_error_name(1, r.status - 100, 0), "AUTH_ERROR");
+
+	/* A call without a reply, a reply without a call, over UDP, no attributes. */
+	op->reply_stat = 0;
+	op->kind = TH_OP_CALL_ONLY;
+	op->transport = TH_PKT_L4_UDP;
+	op->reply.attr.is_present = false;
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.reply_ns, 0);
+	assert_int_equal(r.flags, 0);
+	op->kind = TH_OP_REPLY_ONLY;
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.call_ns, 0);
+	assert_int_equal(r.reply_ns, T0 + 250500);
+	free(op);
+}
+
 static void
 test_nfs_status(void **state)
 {
@@ -558,6 +626,7 @@ main(void)
 		cmocka_unit_test(test_call_only),
 		cmocka_unit_test(test_reply_only),
 		cmocka_unit_test(test_rpc_failures),
+		cmocka_unit_test(test_rpc_record),
 		cmocka_unit_test(test_nfs_status),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_portmap_getport),
