@@ -72,6 +72,7 @@ golden rpcs-csv.golden --rpcs -f csv
 golden rpcs-json.golden --rpcs -f json
 golden rpcs-filter.golden --rpcs --server 10.20.30.40 --uid 40001 --from 1700000001 -f csv
 golden rpcs-hosts.golden --rpcs --hosts "$work/hosts"
+golden rpcs-file.golden --rpcs --file alice-thesis --file B1B4B7BABDC0C3C6
 
 # Every CSV row has the header's columns.
 for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
