@@ -18,6 +18,8 @@ trap 'rm -rf "$out"' EXIT
 	-o "$out/data.pcap" 2>/dev/null
 echo "== metadata mix (GETATTR/LOOKUP/ACCESS, small frames) =="
 "$b/tests/bench/bench_decode" -r 5 -w "$out/meta.pcap"
+echo "== metadata mix, every RPC kept as a trace record (trace.rpcs = 1) =="
+"$b/tests/bench/bench_decode" -r 5 -n -R "$out/meta.pcap"
 echo "== metadata mix from 4000 clients (the tables outgrow the caches) =="
 "$b/tests/bench/bench_decode" -r 5 -w "$out/meta-4000.pcap"
 echo "== data mix (READ/WRITE 32 KiB-1 MiB, MTU 1500) =="
