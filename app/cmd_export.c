@@ -705,9 +705,10 @@ th_cmd_export(int argc, char **argv)
 		 * segments are not read at all, and the progress bar does not wait for them.
 		 * With --rpcs, the other segments only lend their names to the join, when it
 		 * needs them. */
-		if (c.is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
-					(kind != TH_SEGMENT_KIND_RPCS && !th_export_needs_names(&c))
-			      : kind == TH_SEGMENT_KIND_RPCS) {
+		if (kind >= 0 && (c.is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
+							 (kind != TH_SEGMENT_KIND_RPCS &&
+								 !th_export_needs_names(&c))
+					    : kind == TH_SEGMENT_KIND_RPCS)) {
 			i = j;
 			continue;
 		}
@@ -719,8 +720,9 @@ th_cmd_export(int argc, char **argv)
 		sources[nchains].rewind = chain_rewind;
 		sources[nchains].is_opens_only =
 			kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
+		/* A segment whose header could not be read is read in full, to be reported. */
 		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES ||
-						 (c.is_rpcs && kind != TH_SEGMENT_KIND_RPCS);
+						 (c.is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
 		nchains++;
 		i = j;
 	}

@@ -148,6 +148,18 @@ then
 else
 	passed=$((passed + 1))
 fi
+# A segment whose header cannot be read is named and counted, --rpcs or not, in any format.
+head -c 100 /dev/zero > "$work/noheader.lz4"
+for args in "" "--rpcs" "--rpcs -f csv"; do
+	# shellcheck disable=SC2086
+	"$th" export -q $args "$work/noheader.lz4" "${in[@]}" > /dev/null 2> "$work/noheader.err"
+	rc=$?
+	if [[ $rc -ne 3 ]] || ! grep -q 'noheader.lz4: cannot be read' "$work/noheader.err"; then
+		fail "unreadable segment, export $args: exit $rc (want 3), or not named"
+	else
+		passed=$((passed + 1))
+	fi
+done
 
 # Anonymisation: no original address, uid, gid, handle or name anywhere, in any format.
 printf 'this key is 32 bytes long, okay.' > "$work/key1"
