@@ -265,6 +265,37 @@ late_pop(struct stream *s)
 		s->late[i] = last;
 }
 
+/*
+ * A record a little out of order moves into its place in the ring, the few
+ * after it stepping up a slot, instead of joining the heap, which copies a
+ * record at every level in and out. RPC records are written as replies come,
+ * so 38% of them are earlier than the one before; in a dense stream (1 M
+ * RPCs a minute, bench_export -R) the heap grew to most of the window and
+ * export ran at 1.6 M records/s, 2.3 M with this; further back than
+ * INSERT_MAX (opens that stayed open, long calls) it is the heap's, found
+ * with one look.
+ */
+#define INSERT_MAX 64
+
+/* Move the record just read (at the ring's end) into place. @return false: too far back. */
+static bool
+ring_insert(struct stream *s)
+{
+	size_t n = s->ring_count, i = n, lim = n > INSERT_MAX ? n - INSERT_MAX : 0;
+	struct held r;
+
+	if (lim > 0 && t_of(ring_at(s, lim)) > t_of(ring_at(s, n)))
+		return false;
+	r = *ring_at(s, n);
+	while (i > lim && t_of(ring_at(s, i - 1)) > r.t)
+		i--;
+	for (size_t j = n; j > i; j--)
+		*ring_at(s, j) = *ring_at(s, j - 1);
+	*ring_at(s, i) = r;
+	s->ring_count++;
+	return true;
+}
+
 /* The stream's earliest buffered record, or NULL. */
 static const struct held *
 head(const struct stream *s)
@@ -356,7 +387,7 @@ fill(struct exporter *x, struct stream *s)
 			x->c->progress(x->c->progress_ctx, x->ctr->records_in);
 		if (s->ring_count == 0 || t_of(slot) >= t_of(ring_at(s, s->ring_count - 1))) {
 			s->ring_count++;
-		} else if (late_push(s, slot, x->held_max) < 0) {
+		} else if (!ring_insert(s) && late_push(s, slot, x->held_max) < 0) {
 			return -ENOMEM;
 		}
 		if (t_of(slot) > s->max_seen_ns)

@@ -4,7 +4,7 @@
  * Export throughput on one core (target: 3 million records/s).
  *
  *   bench_export [-n RECORDS] [-s STREAMS] [-d DIR] [-r RUNS] [-f FORMAT]
- *                [-F FILES] [-a | -p] [-E portable|sha-ni]
+ *                [-F FILES] [-a | -p] [-E portable|sha-ni] [-R]
  *
  * Writes STREAMS segment streams of RECORDS opens in all (with the real
  * writer, into DIR, default a fresh directory under /tmp), then exports them
@@ -19,7 +19,10 @@
  * names each file in one of FILES / 64 directories under a mount path, so csv
  * and json have paths to join. -a anonymises everything (a fixed key), -p with
  * prefix-preserving addresses; -E picks the SHA-256 block function (default:
- * SHA-NI where the CPU has it).
+ * SHA-NI where the CPU has it). -R writes RPC records instead (a decode
+ * lcore's, with trace.rpcs = 1: written as their replies come, so out of
+ * call order within a few records) and exports them as export --rpcs does;
+ * the from-memory pass is for opens only.
  */
 
 #include <dirent.h>
@@ -109,6 +112,45 @@ make(unsigned int s, uint64_t i, uint64_t per_stream, uint64_t files, struct th_
 	o->transferred = (h % 64) * 4096;
 	o->seq_bytes = o->transferred;
 	o->size = o->transferred + 4096;
+}
+
+/* RPC i of stream s, on the same files and clients as make()'s opens; replies 0-20 ms later. */
+static void
+make_rpc(unsigned int s, uint64_t i, uint64_t per_stream, uint64_t files, struct th_trace_rpc *r)
+{
+	static const uint16_t procs[4] = {1, 3, 6, 7}; /* GETATTR, LOOKUP, READ, WRITE */
+	struct th_trace_open o;
+	uint64_t h = (i * 0x9e3779b97f4a7c15ull) ^ s;
+
+	make(s, i, per_stream, files, &o);
+	memset(r, 0, sizeof(*r));
+	r->call_ns = 1700000000ull * S + i * (60 * S / per_stream) + s * 1000;
+	r->reply_ns = r->call_ns + (h % 20000) * 1000;
+	r->client = o.client;
+	r->server = o.server;
+	r->client_port = (uint16_t)(700 + h % 300);
+	r->server_port = 2049;
+	r->xid = (uint32_t)(h >> 16);
+	r->prog = 100003;
+	r->vers = 3;
+	r->proc = procs[(h >> 40) % 4];
+	r->uid = o.uid;
+	r->gid = o.gid;
+	r->flags = TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE;
+	r->fh_len = o.fh_len;
+	memcpy(r->fh, o.fh, sizeof(r->fh));
+	r->offset = r->proc >= 6 ? (h % 256) * 32768 : 0;
+	r->count = r->proc >= 6 ? 32768 : 0;
+	r->done = r->count;
+	r->size = o.size;
+}
+
+static int
+by_reply(const void *a, const void *b)
+{
+	const struct th_trace_rpc *x = a, *y = b;
+
+	return (x->reply_ns > y->reply_ns) - (x->reply_ns < y->reply_ns);
 }
 
 /* Name record i of a -F set: a mount path per server (i < 4), a directory per FILES_PER_DIR
@@ -225,13 +267,16 @@ main(int argc, char **argv)
 	struct th_export_config c;
 	struct th_export_counters ctr;
 	FILE *null_out = fopen("/dev/null", "w");
-	bool is_own_dir = false, is_anon = false, is_prefix = false;
+	bool is_own_dir = false, is_anon = false, is_prefix = false, is_rpcs = false;
 	const char *mode = "plain";
 	int opt, format = TH_EXPORT_FORMAT_TEXT;
 	double t0, best = 0;
 
-	while ((opt = getopt(argc, argv, "n:s:d:r:f:F:apE:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:d:r:f:F:apE:R")) != -1) {
 		switch (opt) {
+		case 'R':
+			is_rpcs = true;
+			break;
 		case 'n':
 			records = strtoull(optarg, NULL, 10);
 			break;
@@ -269,8 +314,9 @@ main(int argc, char **argv)
 		}
 	}
 	if (format < 0 || optind != argc) {
-		fprintf(stderr, "usage: bench_export [-n RECORDS] [-s STREAMS] [-d DIR] [-r RUNS] "
-				"[-f text|csv|json] [-F FILES] [-a | -p] [-E portable|sha-ni]\n");
+		fprintf(stderr,
+			"usage: bench_export [-n RECORDS] [-s STREAMS] [-d DIR] [-r RUNS] "
+			"[-f text|csv|json] [-F FILES] [-a | -p] [-E portable|sha-ni] [-R]\n");
 		return 2;
 	}
 	if (streams == 0 || streams > 64 || records < streams) {
@@ -308,13 +354,26 @@ main(int argc, char **argv)
 			sc.dir = dir;
 			sc.box_id = 1;
 			sc.stream_id = (uint16_t)s;
-			sc.kind = s < streams ? TH_SEGMENT_KIND_OPENS : TH_SEGMENT_KIND_NAMES;
+			sc.kind = s == streams ? TH_SEGMENT_KIND_NAMES
+				  : is_rpcs    ? TH_SEGMENT_KIND_RPCS
+					       : TH_SEGMENT_KIND_OPENS;
 			w = th_segment_writer_create(&sc);
 			if (w == NULL)
 				return 1;
-			for (uint64_t i = 0; s < streams && i < per; i++) {
+			for (uint64_t i = 0; s < streams && !is_rpcs && i < per; i++) {
 				make(s, i, per, files, &o);
 				th_segment_write_open(w, &o);
+			}
+			/* RPCs in blocks of 64, each written in reply order. */
+			for (uint64_t i = 0; s < streams && is_rpcs && i < per; i += 64) {
+				struct th_trace_rpc b[64];
+				unsigned int k = 0;
+
+				for (; k < 64 && i + k < per; k++)
+					make_rpc(s, i + k, per, files, &b[k]);
+				qsort(b, k, sizeof(b[0]), by_reply);
+				for (unsigned int j = 0; j < k; j++)
+					th_segment_write_rpc(w, &b[j]);
 			}
 			for (uint64_t i = 0; s == streams && i < names_count; i++) {
 				make_name(i, files, &n);
@@ -326,10 +385,11 @@ main(int argc, char **argv)
 			}
 		}
 		records = per * streams;
-		printf("input: %llu opens in %u streams, %llu files, %llu names, written in %.2f s "
+		printf("input: %llu %s in %u streams, %llu files, %llu names, written in %.2f s "
 		       "(%s)\n",
-			(unsigned long long)records, streams, (unsigned long long)files,
-			(unsigned long long)names_count, now() - t0, dir);
+			(unsigned long long)records, is_rpcs ? "RPCs" : "opens", streams,
+			(unsigned long long)files, (unsigned long long)names_count, now() - t0,
+			dir);
 	}
 	{
 		DIR *d = opendir(dir);
@@ -346,6 +406,7 @@ main(int argc, char **argv)
 	src = calloc(nseg + streams + 1, sizeof(*src));
 	th_export_config_defaults(&c);
 	c.format = (enum th_export_format)format;
+	c.is_rpcs = is_rpcs;
 	if (is_anon) {
 		mode = is_prefix ? "anonymised, prefix-preserving" : "anonymised";
 		printf("SHA-256: %s\n", th_export_sha256_engine());
@@ -364,7 +425,8 @@ main(int argc, char **argv)
 			src[i].ctx = &segs[i];
 			src[i].rewind = seg_rewind;
 			kind = segs[i].r != NULL ? th_segment_reader_header(segs[i].r)->kind : 0;
-			src[i].is_opens_only = kind == TH_SEGMENT_KIND_OPENS;
+			src[i].is_opens_only =
+				kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
 			src[i].is_names_only = kind == TH_SEGMENT_KIND_NAMES;
 		}
 		t0 = now();
@@ -391,8 +453,8 @@ main(int argc, char **argv)
 			(unsigned long long)ac.fhs, (unsigned long long)ac.replaced);
 	}
 
-	/* The same records from memory: merge + filters + formatting only. */
-	{
+	/* The same records from memory: merge + filters + formatting only (opens). */
+	if (!is_rpcs) {
 		uint64_t per = records / streams;
 		struct th_trace_open *v = malloc(records * sizeof(*v));
 		struct th_trace_name *names = calloc(names_count + 1, sizeof(*names));

@@ -329,6 +329,88 @@ test_merge_window(void **state)
 	}
 }
 
+/* Opens whose times are given in the order a stream writes them. */
+struct order_stream {
+	uint64_t t[3000];
+	unsigned int n, i;
+};
+
+static int
+order_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *name,
+	struct th_trace_rpc *rpc)
+{
+	struct order_stream *m = ctx;
+
+	(void)name, (void)rpc;
+	if (m->i >= m->n)
+		return 0;
+	memset(open, 0, sizeof(*open));
+	open->open_ns = m->t[m->i++];
+	open->close_ns = open->open_ns + 1;
+	addr4(&open->server, 10, 0, 0, 1);
+	addr4(&open->client, 10, 1, 0, 1);
+	*type = TH_TRACE_OPEN;
+	return 1;
+}
+
+/*
+ * Records written some way after their place (as RPC records are, at the reply): near ones
+ * move into place in the ring, far ones go through the heap, at the ring's start and
+ * across its wrap; either way every record comes out once, in time order.
+ */
+static void
+test_merge_displaced(void **state)
+{
+	static const unsigned int back[] = {1, 2, 7, 63, 64, 65, 100, 999, 2000};
+	static struct order_stream m;
+	struct th_export_source src = {.label = "displaced", .next = order_next, .ctx = &m};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	(void)state;
+	m.n = 3000;
+	for (unsigned int k = 0; k < m.n; k++)
+		m.t[k] = 1000 * S + k * (S / 1000);
+	/* Record p written d places late: the ones between move up. The first is late too. */
+	for (unsigned int j = 0; j < sizeof(back) / sizeof(back[0]); j++) {
+		unsigned int p = j == 0 ? 0 : 150 + 300 * j, d = back[j];
+		uint64_t late = m.t[p];
+
+		if (p + d >= m.n)
+			d = m.n - 1 - p;
+		memmove(&m.t[p], &m.t[p + 1], d * sizeof(m.t[0]));
+		m.t[p + d] = late;
+	}
+	for (unsigned int mb = 0; mb < 2; mb++) {
+		const char *line;
+		uint64_t prev = 0;
+		unsigned int lines = 0;
+
+		th_export_config_defaults(&cfg);
+		/* A budget of 1024 records a stream: the ring wraps while they pass. */
+		cfg.window_bytes = mb == 0 ? cfg.window_bytes : 1;
+		m.i = 0;
+		out = open_memstream(&buf, &size);
+		assert_int_equal(th_export_run(&cfg, &src, 1, out, stderr, &ctr), 0);
+		fclose(out);
+		assert_int_equal(ctr.records_out, 3000);
+		assert_int_equal(ctr.out_of_order, 0);
+		for (line = buf; *line != '\0'; line = strchr(line, '\n') + 1, lines++) {
+			uint64_t t = strtoull(line, NULL, 10) * S +
+				     strtoull(strchr(line, '.') + 1, NULL, 10) * 1000;
+
+			assert_true(t > prev);
+			prev = t;
+		}
+		assert_int_equal(lines, 3000);
+		free(buf);
+		buf = NULL;
+	}
+}
+
 /* A stream of 3000 opens 1 ms apart, the one at @p late_at written last-but-500 (time order
  * broken by 2.5 s, well inside a minute's window). */
 struct ms_stream {
@@ -1167,6 +1249,7 @@ main(void)
 		cmocka_unit_test(test_every_octet_matches_session_format),
 		cmocka_unit_test(test_merge_sorted),
 		cmocka_unit_test(test_merge_window),
+		cmocka_unit_test(test_merge_displaced),
 		cmocka_unit_test(test_merge_window_memory),
 		cmocka_unit_test(test_names_budget),
 		cmocka_unit_test(test_path_cache_follows_renames),
