@@ -329,6 +329,19 @@ test_merge_window(void **state)
 	}
 }
 
+/* A bare open at @p t, for the sources below. @return 1 (a record). */
+static int
+bare_open(struct th_trace_open *open, int *type, uint64_t t)
+{
+	memset(open, 0, sizeof(*open));
+	open->open_ns = t;
+	open->close_ns = t + 1;
+	addr4(&open->server, 10, 0, 0, 1);
+	addr4(&open->client, 10, 1, 0, 1);
+	*type = TH_TRACE_OPEN;
+	return 1;
+}
+
 /* Opens whose times are given in the order a stream writes them. */
 struct order_stream {
 	uint64_t t[3000];
@@ -344,13 +357,7 @@ order_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_nam
 	(void)name, (void)rpc;
 	if (m->i >= m->n)
 		return 0;
-	memset(open, 0, sizeof(*open));
-	open->open_ns = m->t[m->i++];
-	open->close_ns = open->open_ns + 1;
-	addr4(&open->server, 10, 0, 0, 1);
-	addr4(&open->client, 10, 1, 0, 1);
-	*type = TH_TRACE_OPEN;
-	return 1;
+	return bare_open(open, type, m->t[m->i++]);
 }
 
 /*
@@ -433,13 +440,7 @@ ms_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *
 		k = m->late_at;
 	else if (k >= m->late_at && k < 2500)
 		k++;
-	memset(open, 0, sizeof(*open));
-	open->open_ns = 1000 * S + k * (S / 1000);
-	open->close_ns = open->open_ns + 1;
-	addr4(&open->server, 10, 0, 0, 1);
-	addr4(&open->client, 10, 1, 0, 1);
-	*type = TH_TRACE_OPEN;
-	return 1;
+	return bare_open(open, type, 1000 * S + k * (S / 1000));
 }
 
 /*
