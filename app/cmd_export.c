@@ -718,7 +718,7 @@ th_cmd_export(int argc, char **argv)
 		sources[nchains].next = chain_next;
 		sources[nchains].ctx = &chains[nchains];
 		sources[nchains].rewind = chain_rewind;
-		sources[nchains].is_opens_only =
+		sources[nchains].is_nameless =
 			kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
 		/* A segment whose header could not be read is read in full, to be reported. */
 		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES ||

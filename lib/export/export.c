@@ -7,10 +7,12 @@
  *
  * Streams are meant to be in time order already, but a session lcore writes an
  * open when it closes, so its records can be up to an open's duration (plus the
- * idle timeout) out of open-time order. Each stream keeps the records it has
- * read in a FIFO while they arrive in order and in a small heap when they do
- * not, and hands a record to the merge only once it has read a record later by
- * the merge window (or reached its end). In-order input costs O(1) per record.
+ * idle timeout) out of open-time order, and a decode lcore writes an RPC at its
+ * reply. Each stream keeps the records it has read in a ring in time order (one
+ * a little out of order moves into its place) and in a small heap those
+ * further out, and hands a record to the merge only once it has read a record
+ * later by the merge window (or reached its end). In-order input costs O(1) per
+ * record.
  */
 
 #include "th_export.h"
@@ -83,6 +85,7 @@ struct exporter {
 	size_t buf_used;                   /**< bytes in buf */
 	FILE *out;                         /**< output */
 	bool is_write_failed;              /**< an fwrite came up short */
+	bool is_header;                    /**< writing the CSV header: keys, no values */
 };
 
 void
@@ -157,17 +160,6 @@ put_fixed_hex32(char *p, uint32_t v)
 	for (int i = 7; i >= 0; i--)
 		*p++ = digits[(v >> (4 * i)) & 15];
 	return p;
-}
-
-/* The RPC log's fh=: CRC-32 of the handle bytes (tshark's nfs.fh.hash). */
-static uint32_t
-fh_crc(const uint8_t *fh, unsigned int len)
-{
-	struct th_nfs_fh h;
-
-	h.len = (uint8_t)len;
-	memcpy(h.data, fh, len);
-	return th_nfs_fh_hash(&h);
 }
 
 static char *
@@ -657,13 +649,6 @@ put_json_str(char *p, const char *s, size_t n)
 	return p;
 }
 
-static const char csv_header[] = "open_time,close_time,command_us,direction,server,handle,client,"
-				 "uid,gid,nfs_version,cache_hit,directory,ops,transferred,"
-				 "seq_bytes,size,path\n";
-static const char csv_header_rpc[] =
-	"call_time,reply_time,latency_us,proto,client,client_port,server,server_port,xid,"
-	"program,version,procedure,status,uid,gid,handle,offset,count,done,size,path\n";
-
 /* A record's fields as written: after pseudonyms, if any. */
 struct fields {
 	const char *fh;   /**< handle, hex (or its pseudonym's) */
@@ -671,24 +656,33 @@ struct fields {
 	size_t path_len;
 	uint32_t uid;
 	uint32_t gid;
+	const uint8_t *fh_bytes; /**< the handle (or its pseudonym), for the RPC log's fh= */
+	unsigned int fh_len;
 };
 
 /*
- * CSV and JSON Lines from one list of fields: a CSV row in the header's
- * order, or a JSON object with those keys. Absent values are empty (CSV) or
- * null (JSON).
+ * CSV and JSON Lines from one list of fields: a CSV row, or a JSON object
+ * with those keys; absent values are empty (CSV) or null (JSON). The CSV
+ * header is the same list with keys in place of values (is_header), so it
+ * cannot disagree with the rows.
  */
 struct row {
 	struct exporter *x;
 	char *p;
 	bool is_json;
 	bool is_first;
+	bool is_header; /**< keys in place of values */
 };
 
-static inline void
+/* Start a field. @return false: the header is being written, and the value is not. */
+static inline bool
 row_key(struct row *w, const char *key)
 {
-	if (w->is_json) {
+	if (w->is_header) {
+		if (!w->is_first)
+			*w->p++ = ',';
+		w->p = put_str(w->p, key);
+	} else if (w->is_json) {
 		*w->p++ = w->is_first ? '{' : ',';
 		*w->p++ = '"';
 		w->p = put_str(w->p, key);
@@ -698,44 +692,45 @@ row_key(struct row *w, const char *key)
 		*w->p++ = ',';
 	}
 	w->is_first = false;
+	return !w->is_header;
 }
 
 static inline void
 row_null(struct row *w, const char *key)
 {
-	row_key(w, key);
-	if (w->is_json)
+	if (row_key(w, key) && w->is_json)
 		w->p = put_str(w->p, "null");
 }
 
 static inline void
 row_u64(struct row *w, const char *key, uint64_t v)
 {
-	row_key(w, key);
-	w->p = put_u64(w->p, v);
+	if (row_key(w, key))
+		w->p = put_u64(w->p, v);
 }
 
 static inline void
 row_time(struct row *w, const char *key, uint64_t ns)
 {
 	if (ns == 0)
-		return row_null(w, key);
-	row_key(w, key);
-	w->p = put_time9(w->p, ns);
+		row_null(w, key);
+	else if (row_key(w, key))
+		w->p = put_time9(w->p, ns);
 }
 
 static inline void
 row_bool(struct row *w, const char *key, bool v)
 {
-	row_key(w, key);
-	w->p = put_str(w->p, w->is_json ? (v ? "true" : "false") : (v ? "1" : "0"));
+	if (row_key(w, key))
+		w->p = put_str(w->p, w->is_json ? (v ? "true" : "false") : (v ? "1" : "0"));
 }
 
 /* A value that needs no quoting in CSV (a word, a hex string): quoted in JSON. */
 static inline void
 row_word(struct row *w, const char *key, const char *s)
 {
-	row_key(w, key);
+	if (!row_key(w, key))
+		return;
 	if (w->is_json)
 		*w->p++ = '"';
 	w->p = put_str(w->p, s);
@@ -747,15 +742,18 @@ row_word(struct row *w, const char *key, const char *s)
 static inline void
 row_text(struct row *w, const char *key, const char *s, size_t n)
 {
-	row_key(w, key);
-	w->p = w->is_json ? put_json_str(w->p, s, n) : put_csv(w->p, s, n);
+	if (row_key(w, key))
+		w->p = w->is_json ? put_json_str(w->p, s, n) : put_csv(w->p, s, n);
 }
 
 static inline void
 row_host(struct row *w, const char *key, const struct th_addr *a)
 {
-	char host[300], *e = put_host(w->x, host, a, false);
+	char host[300], *e;
 
+	if (w->is_header) /* no pseudonym made for the header's sake */
+		return row_text(w, key, "", 0);
+	e = put_host(w->x, host, a, false);
 	*e = '\0';
 	row_text(w, key, host, (size_t)(e - host));
 }
@@ -782,7 +780,7 @@ static char *
 put_open(struct exporter *x, char *p, const struct th_trace_open *r, const struct fields *f)
 {
 	uint64_t cmd_ns = r->close_ns > r->open_ns ? r->close_ns - r->open_ns : 0;
-	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true};
+	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true, x->is_header};
 
 	if (x->c->format == TH_EXPORT_FORMAT_TEXT) {
 		p = put_u64(p, r->open_ns / 1000000000u);
@@ -863,17 +861,7 @@ rpc_names(const struct th_trace_rpc *r, struct rpc_names *n)
 {
 	n->prog = th_nfs_prog_name(r->prog);
 	n->proc = th_nfs_proc_name(r->prog, r->vers, r->proc);
-	if (r->reply_ns == 0)
-		n->status = "-";
-	else if (r->flags & TH_TRACE_RPC_RPC_ERROR)
-		/* The capture stores an accept_stat, or 100 + a reject_stat. */
-		n->status = r->status >= 100 ? th_op_rpc_error_name(1, r->status - 100, 0)
-					     : th_op_rpc_error_name(0, 0, r->status);
-	else
-		n->status = th_op_result_name(
-			r->prog, r->vers, r->proc, r->status, n->status_buf, sizeof(n->status_buf));
-	if (n->status == NULL)
-		n->status = "?";
+	n->status = th_op_rpc_status_name(r, n->status_buf, sizeof(n->status_buf));
 }
 
 /* A name where there is one, else the number. */
@@ -888,7 +876,7 @@ row_name(struct row *w, const char *key, const char *name, uint32_t number)
 
 static char *
 put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f,
-	const struct rpc_names *n, const uint8_t *fh, unsigned int fh_len)
+	const struct rpc_names *n)
 {
 	bool is_call = r->call_ns != 0, is_reply = r->reply_ns != 0;
 	bool is_ok = is_reply && !(r->flags & TH_TRACE_RPC_RPC_ERROR) && r->status == 0;
@@ -926,9 +914,9 @@ put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const st
 	p = put_u64(p, f->uid);
 	p = put_str(p, " gid=");
 	p = put_u64(p, f->gid);
-	if (fh_len > 0) {
+	if (f->fh_len > 0) {
 		p = put_str(p, " fh=");
-		p = put_fixed_hex32(p, fh_crc(fh, fh_len));
+		p = put_fixed_hex32(p, th_nfs_crc32(f->fh_bytes, f->fh_len));
 	}
 	/* As the capture's RPC log has them (a REPLY line has no procedure). */
 	if (is_call && th_op_has_offset_count(r->prog, r->vers, r->proc)) {
@@ -950,24 +938,21 @@ put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const st
 }
 
 static char *
-put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f,
-	const uint8_t *fh, unsigned int fh_len)
+put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f)
 {
-	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true};
+	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true, x->is_header};
 	char xid[11] = "0x";
 	struct rpc_names n;
 
 	rpc_names(r, &n);
 	if (x->c->format == TH_EXPORT_FORMAT_TEXT)
-		return put_rpc_text(x, p, r, f, &n, fh, fh_len);
+		return put_rpc_text(x, p, r, f, &n);
 	row_time(&w, "call_time", r->call_ns);
 	row_time(&w, "reply_time", r->reply_ns);
-	if (r->call_ns != 0 && r->reply_ns != 0) {
-		row_key(&w, "latency_us");
-		w.p = put_latency(w.p, r->call_ns, r->reply_ns);
-	} else {
+	if (r->call_ns == 0 || r->reply_ns == 0)
 		row_null(&w, "latency_us");
-	}
+	else if (row_key(&w, "latency_us"))
+		w.p = put_latency(w.p, r->call_ns, r->reply_ns);
 	row_word(&w, "proto", r->flags & TH_TRACE_RPC_TCP ? "tcp" : "udp");
 	row_host(&w, "client", &r->client);
 	row_u64(&w, "client_port", r->client_port);
@@ -1007,8 +992,6 @@ write_record(struct exporter *x, const struct held *h)
 	char fh_hex[2 * TH_TRACE_FH_MAX + 1], path[PATH_MAX_SIZE], apath[PATH_MAX_SIZE * 2];
 	char *p, *fh_end;
 	uint8_t pfh[TH_EXPORT_ANON_FH_SIZE];
-	const uint8_t *out_fh;
-	unsigned int out_fh_len;
 	size_t apath_len = 0;
 	struct fields f;
 	struct view v;
@@ -1020,8 +1003,8 @@ write_record(struct exporter *x, const struct held *h)
 	f.path_len = 0;
 	f.uid = v.uid;
 	f.gid = v.gid;
-	out_fh = v.fh;
-	out_fh_len = v.fh_len;
+	f.fh_bytes = v.fh;
+	f.fh_len = v.fh_len;
 	/* Filters see the original values. */
 	if (t_of(h) < c->from_ns || (c->to_ns != 0 && t_of(h) >= c->to_ns) ||
 		(c->direction >= 0 && !c->is_rpcs && h->open.dir != c->direction) ||
@@ -1065,8 +1048,8 @@ write_record(struct exporter *x, const struct held *h)
 		th_export_anon_fh(c->anon, v.fh, v.fh_len, pfh);
 		fh_end = put_hex(fh_hex, pfh, sizeof(pfh));
 		*fh_end = '\0';
-		out_fh = pfh;
-		out_fh_len = sizeof(pfh);
+		f.fh_bytes = pfh;
+		f.fh_len = sizeof(pfh);
 		f.uid = th_export_anon_uid(c->anon, v.uid);
 		f.gid = th_export_anon_gid(c->anon, v.gid);
 		f.path_len = apath_len;
@@ -1075,8 +1058,7 @@ write_record(struct exporter *x, const struct held *h)
 	if (x->buf_used + LINE_MAX_SIZE * 4 > OUT_BUF_SIZE)
 		flush_out(x);
 	p = x->buf + x->buf_used;
-	p = c->is_rpcs ? put_rpc(x, p, &h->rpc, &f, out_fh, out_fh_len)
-		       : put_open(x, p, &h->open, &f);
+	p = c->is_rpcs ? put_rpc(x, p, &h->rpc, &f) : put_open(x, p, &h->open, &f);
 	x->buf_used = (size_t)(p - x->buf);
 	x->ctr->records_out++;
 	return;
@@ -1096,7 +1078,7 @@ names_pass(struct exporter *x, FILE *err)
 		struct th_export_source *src = x->streams[i].src;
 		int type = 0, rc, added;
 
-		if (src->is_opens_only)
+		if (src->is_nameless)
 			continue;
 		while ((rc = src->next(src->ctx, &type, &open, &x->name_scratch, &rpc)) > 0) {
 			if (type != TH_TRACE_NAME)
@@ -1164,13 +1146,17 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 			goto free_all;
 		x.has_name_lookups = c->format != TH_EXPORT_FORMAT_TEXT;
 	}
-	/* RPC records come from their own streams; the others only lend their names. */
-	for (unsigned int i = 0; c->is_rpcs && i < count; i++)
-		if (sources[i].is_names_only)
-			x.streams[i].is_done = true;
-	if (c->format == TH_EXPORT_FORMAT_CSV)
-		x.buf_used =
-			(size_t)(put_str(x.buf, c->is_rpcs ? csv_header_rpc : csv_header) - x.buf);
+	if (c->format == TH_EXPORT_FORMAT_CSV) {
+		/* The header: a record's fields with their keys for values. */
+		static const struct held none;
+		struct fields f = {"", "", 0, 0, 0, NULL, 0};
+
+		x.is_header = true;
+		x.buf_used = (size_t)((c->is_rpcs ? put_rpc(&x, x.buf, &none.rpc, &f)
+						  : put_open(&x, x.buf, &none.open, &f)) -
+				      x.buf);
+		x.is_header = false;
+	}
 	for (unsigned int i = 0; i < count; i++) {
 		rc = fill(&x, &x.streams[i]);
 		if (rc < 0)

@@ -177,11 +177,12 @@ struct th_export_source {
 	void *ctx;              /**< for next */
 	/** Called between passes to start again from the first record (-errno on failure). */
 	int (*rewind)(void *ctx);
-	/** The stream holds no name records (an opens-only segment): the names pass skips it. */
-	bool is_opens_only;
+	/** The stream holds no name records (opens or RPCs only): the names pass skips it. */
+	bool is_nameless;
 	/**
-	 * The stream holds only name records (a names segment): when there is a names pass,
-	 * the merge pass skips it, and it is not rewound (it is read once).
+	 * Only the stream's name records are wanted (a names segment; with is_rpcs, one of
+	 * opens and names too): when there is a names pass, the merge pass skips it, and it
+	 * is not rewound (it is read once).
 	 */
 	bool is_names_only;
 };

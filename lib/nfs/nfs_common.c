@@ -236,12 +236,15 @@ crc_tables_init(void)
 uint32_t
 th_nfs_fh_hash(const struct th_nfs_fh *fh)
 {
-	uint32_t crc = 0xffffffffu, lo, hi;
-	unsigned int i = 0, len = fh->len;
-	const uint8_t *p = fh->data;
+	return th_nfs_crc32(fh->data, fh->len <= TH_NFS_FH_MAX ? fh->len : TH_NFS_FH_MAX);
+}
 
-	if (len > TH_NFS_FH_MAX)
-		len = TH_NFS_FH_MAX;
+uint32_t
+th_nfs_crc32(const uint8_t *p, size_t len)
+{
+	uint32_t crc = 0xffffffffu, lo, hi;
+	size_t i = 0;
+
 	for (; i + 8 <= len; i += 8) {
 		lo = th_le_get32(p + i) ^ crc;
 		hi = th_le_get32(p + i + 4);

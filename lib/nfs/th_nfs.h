@@ -226,4 +226,7 @@ const char *th_nfs_status_name(uint32_t prog, uint32_t vers, uint32_t status);
 /** CRC-32 (IEEE 802.3, as zlib and tshark's nfs.fh.hash) of the handle bytes. */
 uint32_t th_nfs_fh_hash(const struct th_nfs_fh *fh);
 
+/** The same CRC-32 of any @p len bytes (a handle kept elsewhere, or its pseudonym). */
+uint32_t th_nfs_crc32(const uint8_t *p, size_t len);
+
 #endif /* TH_NFS_H */

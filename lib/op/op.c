@@ -247,8 +247,9 @@ static const char *const kind_names[] = {"RPC", "CALL", "REPLY"};
 
 static const char *const stable_names[] = {"unstable", "data_sync", "file_sync"};
 
-const char *
-th_op_rpc_error_name(uint32_t reply_stat, uint32_t reject_stat, uint32_t accept_stat)
+/* STATUS of an RPC-level failure, or NULL for a reply accepted with SUCCESS. */
+static const char *
+rpc_error_name(uint32_t reply_stat, uint32_t reject_stat, uint32_t accept_stat)
 {
 	if (reply_stat == 1)
 		return reject_stat == 0 ? "RPC_MISMATCH" : "AUTH_ERROR";
@@ -257,21 +258,29 @@ th_op_rpc_error_name(uint32_t reply_stat, uint32_t reject_stat, uint32_t accept_
 	return NULL;
 }
 
-/* Programs without a status word in their results (portmap, NULL procs). */
+/*
+ * Does the procedure's result carry a status word other than success to
+ * name? Not for programs without one (portmap, NULL procs), nor an NFSv4
+ * COMPOUND that succeeded.
+ */
 static bool
-has_status(uint32_t prog, uint32_t vers, uint32_t proc)
+has_status_word(uint32_t prog, uint32_t vers, uint32_t proc, uint32_t status)
 {
-	return th_nfs_is_known(prog, vers) && prog != TH_PROG_PORTMAP && proc != 0;
+	return th_nfs_is_known(prog, vers) && prog != TH_PROG_PORTMAP && proc != 0 &&
+	       !(vers == 4 && prog == TH_PROG_NFS && status == 0);
 }
 
-const char *
-th_op_result_name(
-	uint32_t prog, uint32_t vers, uint32_t proc, uint32_t status, char *buf, size_t size)
+/*
+ * STATUS of an accepted reply whose procedure returned @p status: "OK" where
+ * there is no status word to name, its name, or its number in @p buf.
+ */
+static const char *
+result_name(uint32_t prog, uint32_t vers, uint32_t proc, uint32_t status, char *buf, size_t size)
 {
 	const char *name;
 	struct out o;
 
-	if (!has_status(prog, vers, proc) || (vers == 4 && prog == TH_PROG_NFS && status == 0))
+	if (!has_status_word(prog, vers, proc, status))
 		return "OK";
 	name = th_nfs_status_name(prog, vers, status);
 	if (name != NULL || size < 12)
@@ -290,15 +299,14 @@ th_op_status_str(const struct th_op *op, char *buf, size_t size)
 
 	if (op->kind == TH_OP_CALL_ONLY)
 		return "-";
-	err = th_op_rpc_error_name(op->reply_stat, op->reject_stat, op->accept_stat);
+	err = rpc_error_name(op->reply_stat, op->reject_stat, op->accept_stat);
 	if (err != NULL)
 		return err;
 	/* Accepted at the RPC level, but the procedure's own status was not seen. */
-	if (has_status(op->prog, op->vers, op->proc) &&
-		!(op->vers == 4 && op->prog == TH_PROG_NFS && op->reply.status == 0) &&
+	if (has_status_word(op->prog, op->vers, op->proc, op->reply.status) &&
 		(op->reply.is_status_missing || op->is_opaque))
 		return "?";
-	return th_op_result_name(op->prog, op->vers, op->proc, op->reply.status, buf, size);
+	return result_name(op->prog, op->vers, op->proc, op->reply.status, buf, size);
 }
 
 static void
@@ -590,7 +598,7 @@ th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 	r->flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
 			     (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0));
 	if (op->reply_stat != 0 || op->accept_stat != 0) {
-		/* What export's STATUS reads back: an accept_stat, or 100 + a reject_stat. */
+		/* An accept_stat, or 100 + a reject_stat: th_op_rpc_status_name() reads it back. */
 		r->flags |= TH_TRACE_RPC_RPC_ERROR;
 		r->status = op->reply_stat != 0 ? 100 + op->reject_stat : op->accept_stat;
 	} else {
@@ -599,4 +607,18 @@ th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 	r->fh_len = (uint8_t)len;
 	memcpy(r->fh, op->call.fh.data, sizeof(r->fh));
 	memset(r->fh + len, 0, sizeof(r->fh) - len);
+}
+
+const char *
+th_op_rpc_status_name(const struct th_trace_rpc *r, char *buf, size_t size)
+{
+	const char *err;
+
+	if (r->reply_ns == 0)
+		return "-";
+	if (!(r->flags & TH_TRACE_RPC_RPC_ERROR))
+		return result_name(r->prog, r->vers, r->proc, r->status, buf, size);
+	err = r->status >= 100 ? rpc_error_name(1, r->status - 100, 0)
+			       : rpc_error_name(0, 0, r->status);
+	return err != NULL ? err : "?";
 }

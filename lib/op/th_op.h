@@ -140,24 +140,17 @@ const char *th_op_status_str(const struct th_op *op, char *buf, size_t size);
  */
 void th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r);
 
+/**
+ * STATUS of such a record as th_op_status_str() names the op's: "-" without a
+ * reply, the RPC-level failure, or the procedure's result (its number written
+ * into @p buf, at least 12 bytes, where it has no name).
+ */
+const char *th_op_rpc_status_name(const struct th_trace_rpc *r, char *buf, size_t size);
+
 /** Procedures whose arguments carry an offset (or cookie) and a count: off= count=. */
 bool th_op_has_offset_count(uint32_t prog, uint32_t vers, uint32_t proc);
 
 /** Procedures whose results say how many bytes the server moved: done=. */
 bool th_op_has_done(uint32_t prog, uint32_t vers, uint32_t proc);
-
-/**
- * STATUS text of an RPC-level failure ("PROG_UNAVAIL", "AUTH_ERROR", ...),
- * or NULL for a reply accepted with SUCCESS.
- */
-const char *th_op_rpc_error_name(uint32_t reply_stat, uint32_t reject_stat, uint32_t accept_stat);
-
-/**
- * STATUS text of an accepted reply whose procedure returned @p status: "OK"
- * for programs without a status word, the status's name, or its number
- * written into @p buf (at least 12 bytes).
- */
-const char *th_op_result_name(
-	uint32_t prog, uint32_t vers, uint32_t proc, uint32_t status, char *buf, size_t size);
 
 #endif /* TH_OP_H */

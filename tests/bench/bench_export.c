@@ -425,7 +425,7 @@ main(int argc, char **argv)
 			src[i].ctx = &segs[i];
 			src[i].rewind = seg_rewind;
 			kind = segs[i].r != NULL ? th_segment_reader_header(segs[i].r)->kind : 0;
-			src[i].is_opens_only =
+			src[i].is_nameless =
 				kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
 			src[i].is_names_only = kind == TH_SEGMENT_KIND_NAMES;
 		}
@@ -476,7 +476,7 @@ main(int argc, char **argv)
 			src[s].next = mem_next;
 			src[s].ctx = &ms[s];
 			src[s].rewind = mem_rewind;
-			src[s].is_opens_only = s < streams;
+			src[s].is_nameless = s < streams;
 			src[s].is_names_only = s == streams;
 		}
 		if (is_anon)
