@@ -726,6 +726,25 @@ print_session_stats(FILE *out)
 	}
 }
 
+/* Response times by procedure, every decode lcore's together (they have stopped). */
+static void
+print_srt(FILE *out)
+{
+	struct th_decode_srt *sum = malloc(sizeof(*sum));
+	unsigned int i;
+
+	if (sum == NULL) {
+		fprintf(out,
+			"server response time by procedure: no memory to add the lcores' up\n");
+		return;
+	}
+	th_decode_srt_init(sum);
+	for (i = 0; i < g.n_decode; i++)
+		th_decode_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
+	th_decode_srt_print(out, sum);
+	free(sum);
+}
+
 static void
 print_progress(uint64_t start_tsc)
 {
@@ -766,6 +785,7 @@ print_final(FILE *out, double secs)
 	fprintf(out, "  %-14" PRIu64 " %s\n", ierrors, "NIC: receive errors");
 	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
+	print_srt(out);
 	if (g.n_session > 0)
 		print_session_stats(out);
 	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.output_bytes[TH_OUT_RPC],

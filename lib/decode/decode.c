@@ -32,6 +32,7 @@ struct th_decode {
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
 	uint64_t rpc_ports[65536 / 64];     /* ports known to serve RPC, one bit each */
+	struct th_decode_srt srt;           /* response times of matched RPCs (last: 3.8 MB) */
 };
 
 void
@@ -70,12 +71,77 @@ prog_slot(uint32_t prog, uint32_t vers)
 	return TH_DECODE_PROG_OTHER;
 }
 
+static inline uint32_t
+proc_slot(uint32_t proc)
+{
+	return proc < TH_DECODE_PROCS ? proc : TH_DECODE_PROCS - 1;
+}
+
+/* @p's row, taken now if it has none; -1 when every row is taken. */
+static int32_t
+srt_row(struct th_decode_srt *s, const struct th_decode_proc *p)
+{
+	enum th_decode_prog slot = prog_slot(p->prog, p->vers);
+	uint8_t *known = slot != TH_DECODE_PROG_OTHER && p->proc < TH_DECODE_PROCS
+				 ? &s->row_of[slot * TH_DECODE_PROCS + p->proc]
+				 : NULL;
+	uint32_t r;
+
+	if (known != NULL && *known != 0)
+		return *known - 1;
+	if (known == NULL) {
+		/* Another program, or a procedure number past the table: look along the rows. */
+		for (r = 0; r < s->rows; r++)
+			if (s->id[r].prog == p->prog && s->id[r].vers == p->vers &&
+				s->id[r].proc == p->proc)
+				return (int32_t)r;
+	}
+	if (s->rows == TH_DECODE_SRT_ROWS)
+		return -1;
+	r = s->rows++;
+	s->id[r] = *p;
+	if (known != NULL)
+		*known = (uint8_t)(r + 1);
+	memset(&s->row[r], 0, sizeof(s->row[r]));
+	s->row[r].min = UINT64_MAX;
+	memset(s->buckets[r], 0, sizeof(s->buckets[r]));
+	return (int32_t)r;
+}
+
+static void
+srt_record(struct th_decode_srt *s, const struct th_op *op)
+{
+	struct th_decode_proc p = {op->prog, op->vers, op->proc};
+	uint64_t ns = op->reply_first_ns - op->call_last_ns;
+	struct th_decode_srt_row *row;
+	int32_t r;
+
+	if (op->reply_first_ns < op->call_last_ns) {
+		s->untimed_clock++;
+		return;
+	}
+	r = srt_row(s, &p);
+	if (r < 0) {
+		s->untimed_rows++;
+		return;
+	}
+	row = &s->row[r];
+	row->count++;
+	if (ns < row->min)
+		row->min = ns;
+	if (ns > row->max)
+		row->max = ns;
+	row->sum_ns += (double)ns;
+	s->buckets[r][th_hist_bucket_at(ns, TH_DECODE_SRT_BITS)]++;
+}
+
 static void
 emit_op(struct th_decode *d, const struct th_op *op)
 {
-	if (op->kind == TH_OP_MATCHED)
+	if (op->kind == TH_OP_MATCHED) {
 		d->s.ops_matched++;
-	else if (op->kind == TH_OP_CALL_ONLY)
+		srt_record(&d->srt, op);
+	} else if (op->kind == TH_OP_CALL_ONLY)
 		d->s.ops_call_only++;
 	else
 		d->s.ops_reply_only++;
@@ -189,7 +255,7 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 	d->s.rpc_calls++;
 	learn_port(d, ep->dport);
 	slot = prog_slot(msg->prog, msg->vers);
-	d->s.calls[slot][msg->proc < TH_DECODE_PROCS ? msg->proc : TH_DECODE_PROCS - 1]++;
+	d->s.calls[slot][proc_slot(msg->proc)]++;
 	if (msg->flavor == TH_AUTH_GSS)
 		d->s.rpc_gss++;
 
@@ -448,6 +514,7 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		goto fail;
 	d->emit = emit;
 	d->ctx = ctx;
+	th_decode_srt_init(&d->srt);
 	d->flows = th_flow_table_create(
 		cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, on_tcp_gap, d);
 	if (d->flows == NULL)
@@ -561,6 +628,12 @@ th_decode_get_stats(const struct th_decode *d, struct th_decode_stats *out)
 	out->xid = *th_xid_table_counters(d->xids);
 }
 
+const struct th_decode_srt *
+th_decode_get_srt(const struct th_decode *d)
+{
+	return &d->srt;
+}
+
 size_t
 th_decode_memory(const struct th_decode *d)
 {
@@ -593,6 +666,23 @@ static const struct {
 
 #define ROW(out, value, text) fprintf(out, "  %-14" PRIu64 " %s\n", (uint64_t)(value), text)
 
+/* "NFS3 GETATTR", "NFS3 proc 30", "other programs, proc 3": program slot @p, procedure @q. */
+static void
+pair_label(char *label, size_t size, size_t p, size_t q)
+{
+	const char *name;
+
+	if (p >= sizeof(prog_names) / sizeof(prog_names[0])) {
+		snprintf(label, size, "other programs, proc %zu", q);
+		return;
+	}
+	name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
+	if (name != NULL)
+		snprintf(label, size, "%s %s", prog_names[p].name, name);
+	else
+		snprintf(label, size, "%s proc %zu", prog_names[p].name, q);
+}
+
 void
 th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 {
@@ -612,22 +702,11 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	fprintf(out, "calls by program and procedure\n");
 	for (p = 0; p < TH_DECODE__PROG_COUNT; p++) {
 		for (q = 0; q < TH_DECODE_PROCS; q++) {
-			const char *name = NULL;
 			char label[64];
 
 			if (s->calls[p][q] == 0)
 				continue;
-			if (p < sizeof(prog_names) / sizeof(prog_names[0])) {
-				name = th_nfs_proc_name(
-					prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
-				snprintf(label, sizeof(label), "%s %s", prog_names[p].name,
-					name != NULL ? name : "?");
-				if (name == NULL)
-					snprintf(label, sizeof(label), "%s proc %zu",
-						prog_names[p].name, q);
-			} else {
-				snprintf(label, sizeof(label), "other programs, proc %zu", q);
-			}
+			pair_label(label, sizeof(label), p, q);
 			ROW(out, s->calls[p][q], label);
 		}
 	}
@@ -663,4 +742,113 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
 	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
+}
+
+void
+th_decode_srt_init(struct th_decode_srt *s)
+{
+	/* Histograms are emptied as their rows are taken: an unused row is never touched. */
+	s->rows = 0;
+	memset(s->row_of, 0, sizeof(s->row_of));
+	s->untimed_rows = 0;
+	s->untimed_clock = 0;
+}
+
+void
+th_decode_srt_add(struct th_decode_srt *sum, const struct th_decode_srt *s)
+{
+	uint32_t r;
+
+	for (r = 0; r < s->rows; r++) {
+		int32_t to = srt_row(sum, &s->id[r]);
+		struct th_decode_srt_row *d;
+		uint32_t b;
+
+		if (to < 0) {
+			sum->untimed_rows += s->row[r].count;
+			continue;
+		}
+		d = &sum->row[to];
+		d->count += s->row[r].count;
+		d->min = s->row[r].min < d->min ? s->row[r].min : d->min;
+		d->max = s->row[r].max > d->max ? s->row[r].max : d->max;
+		d->sum_ns += s->row[r].sum_ns;
+		for (b = 0; b < TH_DECODE_SRT_BUCKETS; b++)
+			sum->buckets[to][b] += s->buckets[r][b];
+	}
+	sum->untimed_rows += s->untimed_rows;
+	sum->untimed_clock += s->untimed_clock;
+}
+
+/* Rows in the calls table's order: listed programs first, then by number. */
+static int
+proc_order(const struct th_decode_proc *a, const struct th_decode_proc *b)
+{
+	enum th_decode_prog sa = prog_slot(a->prog, a->vers), sb = prog_slot(b->prog, b->vers);
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (a->prog != b->prog)
+		return a->prog < b->prog ? -1 : 1;
+	if (a->vers != b->vers)
+		return a->vers < b->vers ? -1 : 1;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
+static void
+print_us(FILE *out, uint64_t ns)
+{
+	fprintf(out, " %11.3f", (double)ns / 1e3);
+}
+
+void
+th_decode_srt_print(FILE *out, const struct th_decode_srt *s)
+{
+	uint32_t order[TH_DECODE_SRT_ROWS], i, j;
+
+	/* Insertion sort: a few dozen rows. */
+	for (i = 0; i < s->rows; i++) {
+		for (j = i; j > 0 && proc_order(&s->id[order[j - 1]], &s->id[i]) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	fprintf(out, "server response time by procedure, microseconds "
+		     "(matched RPCs, the call's last segment to the reply's first)\n");
+	fprintf(out, "  %-22s %12s %11s %11s %11s %11s %11s %11s %11s\n", "procedure", "rpcs",
+		"min", "p50", "p90", "p99", "p99.9", "max", "mean");
+	for (i = 0; i < s->rows; i++) {
+		const struct th_decode_proc *p = &s->id[order[i]];
+		const struct th_decode_srt_row *h = &s->row[order[i]];
+		const uint64_t *b = s->buckets[order[i]];
+		const char *prog = th_nfs_prog_name(p->prog), *proc;
+		char label[64];
+		int n;
+
+		/* PROGRAM PROC as the RPC log line spells them. */
+		if (prog != NULL)
+			n = snprintf(label, sizeof(label), "%s%" PRIu32, prog, p->vers);
+		else
+			n = snprintf(
+				label, sizeof(label), "%" PRIu32 ".%" PRIu32, p->prog, p->vers);
+		proc = th_nfs_proc_name(p->prog, p->vers, p->proc);
+		if (proc != NULL)
+			snprintf(label + n, sizeof(label) - (size_t)n, " %s", proc);
+		else
+			snprintf(label + n, sizeof(label) - (size_t)n, " %" PRIu32, p->proc);
+		fprintf(out, "  %-22s %12" PRIu64, label, h->count);
+		print_us(out, h->min);
+		print_us(out,
+			th_hist_percentile_at(b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 50));
+		print_us(out,
+			th_hist_percentile_at(b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 90));
+		print_us(out,
+			th_hist_percentile_at(b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 99));
+		print_us(out, th_hist_percentile_at(
+				      b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 99.9));
+		print_us(out, h->max);
+		fprintf(out, " %11.3f\n", h->sum_ns / (double)h->count / 1e3);
+	}
+	ROW(out, s->untimed_clock, "RPCs not timed: reply stamped before the call's last segment");
+	fprintf(out, "  %-14" PRIu64 " RPCs not timed: procedures past the first %d of an lcore\n",
+		s->untimed_rows, TH_DECODE_SRT_ROWS);
 }

@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "th_flow.h"
+#include "th_hist.h"
 #include "th_op.h"
 #include "th_pkt.h"
 #include "th_xid.h"
@@ -61,8 +62,10 @@
 /** Programs with per-procedure counts. */
 #define TH_DECODE_PROG_LIST(X)                                                                     \
 	X(NFS2, TH_PROG_NFS, 2)                                                                    \
-	X(NFS3, TH_PROG_NFS, 3) X(NFS4, TH_PROG_NFS, 4) X(MOUNT1, TH_PROG_MOUNT, 1)                \
-		X(MOUNT3, TH_PROG_MOUNT, 3) X(PORTMAP2, TH_PROG_PORTMAP, 2)                        \
+	X(NFS3, TH_PROG_NFS, 3)                                                                    \
+	X(NFS4, TH_PROG_NFS, 4)                                                                    \
+	X(MOUNT1, TH_PROG_MOUNT, 1) X(MOUNT3, TH_PROG_MOUNT, 3) X(PORTMAP2, TH_PROG_PORTMAP, 2)    \
+		X(PORTMAP3, TH_PROG_PORTMAP, 3) X(PORTMAP4, TH_PROG_PORTMAP, 4)                    \
 			X(NLM4, TH_PROG_NLM, 4) X(NFSACL3, TH_PROG_NFSACL, 3)
 
 enum th_decode_prog {
@@ -84,6 +87,47 @@ struct th_decode_stats {
 	uint64_t calls[TH_DECODE__PROG_COUNT][TH_DECODE_PROCS]; /**< calls by procedure */
 	struct th_flow_counters flow;                           /**< TCP stream counters */
 	struct th_xid_counters xid;                             /**< matching counters */
+};
+
+/** Procedures one lcore times; matched RPCs of procedures beyond them are counted. */
+#define TH_DECODE_SRT_ROWS 64
+
+/** A procedure: program, version, number. */
+struct th_decode_proc {
+	uint32_t prog;
+	uint32_t vers;
+	uint32_t proc;
+};
+
+/** Sub-buckets per power of two of a response-time row: 2^5, percentiles within 1.6%. */
+#define TH_DECODE_SRT_BITS 5
+#define TH_DECODE_SRT_BUCKETS TH_HIST_BUCKETS_AT(TH_DECODE_SRT_BITS)
+
+/** One procedure's response times: exact count, min, max and sum; buckets beside. */
+struct th_decode_srt_row {
+	uint64_t count;
+	uint64_t min;
+	uint64_t max;
+	double sum_ns;
+};
+
+/**
+ * Server response times of matched RPCs by procedure: from the call's last
+ * segment to the reply's first (LAT_LAST of the RPC log), in ns. A row is
+ * taken when its procedure is first seen; rows differ in order by lcore.
+ * Rows are dense and buckets coarse (lib/hist's at TH_DECODE_SRT_BITS): a
+ * decode lcore touches few cache lines per RPC timed.
+ */
+struct th_decode_srt {
+	uint32_t rows;                                /**< rows in use */
+	struct th_decode_proc id[TH_DECODE_SRT_ROWS]; /**< each row's procedure */
+	uint8_t row_of[TH_DECODE__PROG_COUNT *
+		       TH_DECODE_PROCS]; /**< row + 1 of a procedure
+			of a listed program below TH_DECODE_PROCS; 0: none */
+	uint64_t untimed_rows;           /**< matched RPCs not timed: every row was taken */
+	uint64_t untimed_clock; /**< matched RPCs whose reply is stamped before the call ended */
+	struct th_decode_srt_row row[TH_DECODE_SRT_ROWS];
+	uint64_t buckets[TH_DECODE_SRT_ROWS][TH_DECODE_SRT_BUCKETS]; /**< per row */
 };
 
 /** Sizes and timeouts of one pipeline. */
@@ -131,6 +175,23 @@ size_t th_decode_memory(const struct th_decode *d);
 
 /** sum += s, field by field. */
 void th_decode_stats_add(struct th_decode_stats *sum, const struct th_decode_stats *s);
+
+/** The pipeline's response times so far (read it once the lcore has stopped). */
+const struct th_decode_srt *th_decode_get_srt(const struct th_decode *d);
+
+/** An empty table. */
+void th_decode_srt_init(struct th_decode_srt *s);
+
+/** sum += s, procedure by procedure (sum takes rows as it needs them, counting what does not fit).
+ */
+void th_decode_srt_add(struct th_decode_srt *sum, const struct th_decode_srt *s);
+
+/**
+ * Print the table: one row per procedure, named as the RPC log names it
+ * (PROGRAM PROC), in the calls table's order, with RPCs, min, p50, p90, p99,
+ * p99.9, max and mean in microseconds, then the RPCs not timed by reason.
+ */
+void th_decode_srt_print(FILE *out, const struct th_decode_srt *s);
 
 /**
  * Print a statistics block: traffic, RPCs by program and procedure, and

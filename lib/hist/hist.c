@@ -16,38 +16,27 @@ th_hist_init(struct th_hist *h)
 	h->min = UINT64_MAX;
 }
 
-uint32_t
-th_hist_bucket_of(uint64_t value)
+void
+th_hist_bucket_range_at(uint32_t bucket, unsigned int bits, uint64_t *lo, uint64_t *hi)
 {
-	unsigned int msb, shift;
+	uint32_t sub_count = 1u << bits, group, sub;
 
-	if (value < TH_HIST_SUB)
-		return (uint32_t)value;
-	msb = 63u - (unsigned int)__builtin_clzll(value);
-	shift = msb - TH_HIST_SUB_BITS;
-	/*
-	 * (value >> shift) lies in [SUB, 2 SUB): the top bit is implied by the
-	 * group, the next SUB_BITS bits pick the sub-bucket. Group 1 (shift 0)
-	 * continues the exact range without a gap.
-	 */
-	return (shift + 1) * TH_HIST_SUB + (uint32_t)((value >> shift) - TH_HIST_SUB);
+	if (bucket >= TH_HIST_BUCKETS_AT(bits))
+		bucket = TH_HIST_BUCKETS_AT(bits) - 1;
+	if (bucket < sub_count) {
+		*lo = *hi = bucket;
+		return;
+	}
+	group = bucket >> bits;
+	sub = bucket & (sub_count - 1);
+	*lo = (uint64_t)(sub_count + sub) << (group - 1);
+	*hi = *lo + ((UINT64_C(1) << (group - 1)) - 1);
 }
 
 void
 th_hist_bucket_range(uint32_t bucket, uint64_t *lo, uint64_t *hi)
 {
-	uint32_t group, sub;
-
-	if (bucket >= TH_HIST_BUCKETS)
-		bucket = TH_HIST_BUCKETS - 1;
-	if (bucket < TH_HIST_SUB) {
-		*lo = *hi = bucket;
-		return;
-	}
-	group = bucket / TH_HIST_SUB;
-	sub = bucket % TH_HIST_SUB;
-	*lo = (uint64_t)(TH_HIST_SUB + sub) << (group - 1);
-	*hi = *lo + ((UINT64_C(1) << (group - 1)) - 1);
+	th_hist_bucket_range_at(bucket, TH_HIST_SUB_BITS, lo, hi);
 }
 
 void
@@ -94,35 +83,42 @@ th_hist_merge(struct th_hist *dst, const struct th_hist *src)
 }
 
 uint64_t
-th_hist_percentile(const struct th_hist *h, double p)
+th_hist_percentile_at(const uint64_t *buckets, unsigned int bits, uint64_t count, uint64_t min,
+	uint64_t max, double p)
 {
+	uint32_t i, n = TH_HIST_BUCKETS_AT(bits);
 	uint64_t rank, seen = 0, lo, hi, mid;
-	uint32_t i;
 
-	if (h->count == 0)
+	if (count == 0)
 		return 0;
 	if (!(p > 0.0)) /* also catches NaN */
-		return h->min;
+		return min;
 	if (p >= 100.0)
-		return h->max;
+		return max;
 	/* Nearest rank: the smallest value with at least p% of values at or below it. */
-	rank = (uint64_t)ceil(p / 100.0 * (double)h->count);
+	rank = (uint64_t)ceil(p / 100.0 * (double)count);
 	if (rank == 0)
 		rank = 1;
-	for (i = 0; i < TH_HIST_BUCKETS; i++) {
-		seen += h->buckets[i];
+	for (i = 0; i < n; i++) {
+		seen += buckets[i];
 		if (seen >= rank)
 			break;
 	}
-	if (i == TH_HIST_BUCKETS)
-		return h->max;
-	th_hist_bucket_range(i, &lo, &hi);
+	if (i == n)
+		return max;
+	th_hist_bucket_range_at(i, bits, &lo, &hi);
 	mid = lo + (hi - lo) / 2;
-	if (mid < h->min)
-		mid = h->min;
-	if (mid > h->max)
-		mid = h->max;
+	if (mid < min)
+		mid = min;
+	if (mid > max)
+		mid = max;
 	return mid;
+}
+
+uint64_t
+th_hist_percentile(const struct th_hist *h, double p)
+{
+	return th_hist_percentile_at(h->buckets, TH_HIST_SUB_BITS, h->count, h->min, h->max, p);
 }
 
 double

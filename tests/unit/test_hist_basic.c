@@ -281,6 +281,43 @@ test_buckets_tile_the_range(void **state)
 	}
 }
 
+/* The same at the coarser resolutions a caller may keep (decode's response times use 5). */
+static void
+test_buckets_at_other_resolutions(void **state)
+{
+	static const unsigned int bits[] = {1, 3, 5, 6};
+	uint64_t lo, hi, prev_hi, seed = 11, counts[TH_HIST_BUCKETS_AT(5)] = {0};
+	uint32_t b, k;
+	int i;
+
+	(void)state;
+	for (k = 0; k < sizeof(bits) / sizeof(bits[0]); k++) {
+		prev_hi = 0;
+		for (b = 0; b < TH_HIST_BUCKETS_AT(bits[k]); b++) {
+			th_hist_bucket_range_at(b, bits[k], &lo, &hi);
+			if (b > 0)
+				assert_int_equal(lo, prev_hi + 1);
+			assert_true(hi - lo <= lo >> bits[k]);
+			prev_hi = hi;
+		}
+		assert_int_equal(prev_hi, UINT64_MAX);
+		for (i = 0; i < 20000; i++) {
+			uint64_t v = rnd(&seed) >> (rnd(&seed) % 64);
+
+			th_hist_bucket_range_at(th_hist_bucket_at(v, bits[k]), bits[k], &lo, &hi);
+			assert_true(lo <= v && v <= hi);
+		}
+	}
+	/* Percentiles over such buckets: 1000 values, 1 µs to 1 ms a microsecond apart. */
+	for (i = 1; i <= 1000; i++)
+		counts[th_hist_bucket_at((uint64_t)i * 1000, 5)]++;
+	lo = th_hist_percentile_at(counts, 5, 1000, 1000, 1000000, 50);
+	assert_true(lo >= 500000 - 500000 / 32 && lo <= 500000 + 500000 / 32);
+	assert_int_equal(th_hist_percentile_at(counts, 5, 1000, 1000, 1000000, 0), 1000);
+	assert_int_equal(th_hist_percentile_at(counts, 5, 1000, 1000, 1000000, 100), 1000000);
+	assert_int_equal(th_hist_percentile_at(counts, 5, 0, UINT64_MAX, 0, 50), 0);
+}
+
 static void
 test_print_rows(void **state)
 {
@@ -334,6 +371,7 @@ main(void)
 		cmocka_unit_test(test_merge_equals_single),
 		cmocka_unit_test(test_empty_is_sane),
 		cmocka_unit_test(test_buckets_tile_the_range),
+		cmocka_unit_test(test_buckets_at_other_resolutions),
 		cmocka_unit_test(test_print_rows),
 	};
 
