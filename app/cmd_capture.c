@@ -453,13 +453,18 @@ open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what)
 static void
 close_segments(struct th_segment_writer **w, struct th_segment_counters *ctr, const char *what)
 {
+	int was, rc;
+
 	if (*w == NULL)
 		return;
-	th_segment_writer_counters(*w, ctr);
-	if (th_segment_writer_error(*w) != 0)
+	was = th_segment_writer_error(*w);
+	if (was != 0)
 		fprintf(stderr, "capture: %s: %s\n", what, th_segment_writer_describe(*w));
-	if (th_segment_writer_close(*w) != 0)
-		fprintf(stderr, "capture: %s: closing the last segment failed\n", what);
+	/* The counters once closed: the last segment's bytes, what closing it lost. */
+	rc = th_segment_writer_close(*w, ctr);
+	if (rc != 0 && was == 0)
+		fprintf(stderr, "capture: %s: closing the last segment failed: %s\n", what,
+			strerror(-rc));
 	*w = NULL;
 }
 
@@ -716,7 +721,7 @@ print_session_stats(FILE *out)
 		}
 		fprintf(out, "trace segments (%s)\n", g.set.trace_dir);
 		fprintf(out, "  %-14" PRIu64 " records written\n", t.records);
-		fprintf(out, "  %-14" PRIu64 " segments rotated (the last one closes at stop)\n",
+		fprintf(out, "  %-14" PRIu64 " segments written (closed and renamed)\n",
 			t.segments);
 		fprintf(out, "  %-14" PRIu64 " bytes on disk (%" PRIu64 " before compression)\n",
 			t.file_bytes, t.raw_bytes);

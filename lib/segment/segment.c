@@ -685,7 +685,7 @@ th_segment_writer_counters(const struct th_segment_writer *w, struct th_segment_
 }
 
 int
-th_segment_writer_close(struct th_segment_writer *w)
+th_segment_writer_close(struct th_segment_writer *w, struct th_segment_counters *last)
 {
 	int ret;
 
@@ -694,6 +694,8 @@ th_segment_writer_close(struct th_segment_writer *w)
 	ret = atomic_load_explicit(&w->error, memory_order_relaxed);
 	if (ret == 0)
 		ret = segment_close(w, true);
+	if (last != NULL)
+		th_segment_writer_counters(w, last);
 	if (w->fd >= 0)
 		close(w->fd);
 	LZ4F_freeCompressionContext(w->cctx);

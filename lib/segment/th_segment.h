@@ -180,9 +180,11 @@ void th_segment_writer_counters(const struct th_segment_writer *w, struct th_seg
 
 /**
  * Close the open segment (trailer, fsync, rename; an empty one is removed)
- * and free the writer. @return 0 or the -errno that stopped the stream.
+ * and free the writer. @p last, unless NULL, gets the counters once the
+ * segment is closed: its bytes, and records lost if closing it failed.
+ * @return 0 or the -errno that stopped the stream.
  */
-int th_segment_writer_close(struct th_segment_writer *w);
+int th_segment_writer_close(struct th_segment_writer *w, struct th_segment_counters *last);
 
 /** CLOCK_MONOTONIC in ns. */
 uint64_t th_segment_now_ns(void);

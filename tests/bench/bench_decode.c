@@ -111,7 +111,7 @@ rpc_writer_done(struct sink *s, const char *dir)
 	DIR *d;
 
 	th_segment_writer_counters(s->rpc_seg, &c);
-	th_segment_writer_close(s->rpc_seg);
+	th_segment_writer_close(s->rpc_seg, NULL);
 	s->rpc_seg = NULL;
 	s->bytes = c.file_bytes;
 	s->raw_bytes = c.raw_bytes;

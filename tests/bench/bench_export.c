@@ -379,7 +379,7 @@ main(int argc, char **argv)
 				make_name(i, files, &n);
 				th_segment_write_name(w, &n);
 			}
-			if (th_segment_writer_close(w) != 0) {
+			if (th_segment_writer_close(w, NULL) != 0) {
 				fprintf(stderr, "bench_export: writing %s failed\n", dir);
 				return 1;
 			}

@@ -136,7 +136,7 @@ main(int argc, char **argv)
 			th_segment_writer_tick(w, th_segment_now_ns());
 	}
 	th_segment_writer_counters(w, &ctr);
-	if (th_segment_writer_close(w) != 0)
+	if (th_segment_writer_close(w, NULL) != 0)
 		fprintf(stderr, "writer stopped on an error\n");
 	t1 = now_s();
 

@@ -211,7 +211,7 @@ write_rpcs(const char *dir, unsigned int box)
 		if (th_segment_write_rpc(w, &r) != 0)
 			return 1;
 	}
-	return th_segment_writer_close(w) != 0;
+	return th_segment_writer_close(w, NULL) != 0;
 }
 
 int
@@ -264,13 +264,13 @@ main(int argc, char **argv)
 		}
 	}
 	for (unsigned int s = 0; s < 3; s++)
-		if (th_segment_writer_close(w[s]) != 0)
+		if (th_segment_writer_close(w[s], NULL) != 0)
 			return 1;
 	nw = writer(argv[1], 1, 0, TH_SEGMENT_KIND_NAMES);
 	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (write_name(nw, i) != 0)
 			return 1;
-	if (th_segment_writer_close(nw) != 0)
+	if (th_segment_writer_close(nw, NULL) != 0)
 		return 1;
 	return write_rpcs(argv[1], 1) || write_rpcs(argv[1], 2);
 }

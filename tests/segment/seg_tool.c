@@ -235,7 +235,7 @@ writer(const char *dir, uint64_t limit, struct progress *p, bool is_slow)
 		if (th_segment_write_rpc(w, &r) != 0)
 			return 1;
 	}
-	return th_segment_writer_close(w) == 0 ? 0 : 1;
+	return th_segment_writer_close(w, NULL) == 0 ? 0 : 1;
 }
 
 static int
@@ -394,7 +394,7 @@ diskfull(const char *dir)
 
 	/* The healthy stream wrote everything. */
 	th_segment_writer_counters(w2, &ctr2);
-	if (ctr2.records != attempted || th_segment_writer_close(w2) != 0)
+	if (ctr2.records != attempted || th_segment_writer_close(w2, NULL) != 0)
 		die("the healthy stream lost records");
 
 	/* Free space (the operator deletes the oldest segment) and resume. */
@@ -415,7 +415,7 @@ diskfull(const char *dir)
 		if (th_segment_write_open(w, &o) != 0)
 			die("after resume: %s", th_segment_writer_describe(w));
 	}
-	if (th_segment_writer_close(w) != 0)
+	if (th_segment_writer_close(w, NULL) != 0)
 		die("close after resume failed");
 	printf("resumed after freeing space: 1000 records written and closed\n");
 	clear_dir(other);
@@ -442,7 +442,7 @@ readonly(const char *dir)
 	printf("state: %s\n", th_segment_writer_describe(w));
 	if (th_segment_writer_error(w) == 0 || ctr.lost[TH_SEGMENT_LOSS_PERM] != 1000)
 		die("a read-only directory was not reported as perm losses");
-	th_segment_writer_close(w);
+	th_segment_writer_close(w, NULL);
 	return 0;
 }
 

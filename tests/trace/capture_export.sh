@@ -33,6 +33,14 @@ for f in "$work"/seg/*.lz4; do
 done
 [[ $n -ge 2 ]] || { echo "FAIL: expected an opens/names and an RPC segment, got $n"; fails=$((fails + 1)); }
 ls "$work"/seg/rpcs-*.lz4 > /dev/null 2>&1 || { echo "FAIL: no RPC segment"; fails=$((fails + 1)); }
+# The final statistics count every segment and byte, the last segments' too (closed at stop).
+on_disk=$(cat "$work"/seg/*.lz4 | wc -c)
+said=$(awk '/bytes on disk/ { print $1 }' "$work/capture.log")
+written=$(awk '/segments written/ { print $1 }' "$work/capture.log")
+if [[ "$said" != "$on_disk" || "$written" != "$n" ]]; then
+	echo "FAIL: statistics say $written segments, $said bytes; on disk $n, $on_disk"
+	fails=$((fails + 1))
+fi
 "$th" export -q "$work/seg" > "$work/export.txt"
 if ! diff <(sort "$work/records.txt") <(sort "$work/export.txt") > "$work/diff.txt"; then
 	echo "FAIL: export of the segments differs from the text records:"
@@ -53,6 +61,6 @@ if ! python3 "$(dirname "$0")/rpc_compare.py" "$work/rpcs.txt" "$work/export-rpc
 	fails=$((fails + 1))
 fi
 echo "$n segments, $total records, $with_path with a path; $(tail -1 "$work/rpc_compare.txt")"
-passed=$((7 - fails))
+passed=$((8 - fails))
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]

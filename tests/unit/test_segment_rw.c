@@ -179,7 +179,7 @@ test_write_read(void **state)
 		write_mixed(w, i);
 	th_segment_writer_counters(w, &ctr);
 	assert_int_equal(ctr.records, n);
-	assert_int_equal(th_segment_writer_close(w), 0);
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
 
 	list(dir, ".tmp", &f);
 	assert_int_equal(f.n, 0);
@@ -247,7 +247,7 @@ test_rotation(void **state)
 	}
 	assert_int_equal(th_segment_writer_tick(w, now + 11 * SEC), 0);
 	th_segment_writer_counters(w, &ctr);
-	assert_int_equal(th_segment_writer_close(w), 0);
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
 	list(dir, ".lz4", &f);
 	assert_true(f.n >= 3);
 	assert_int_equal(f.n, ctr.segments + 0);
@@ -303,7 +303,7 @@ test_flush_recovery(void **state)
 	assert_non_null(strstr(th_segment_reader_describe(rd), "30000 records"));
 	assert_null(th_segment_reader_trailer(rd));
 	th_segment_reader_close(rd);
-	assert_int_equal(th_segment_writer_close(w), 0);
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
 	remove_dir(dir);
 }
 
@@ -357,7 +357,7 @@ test_damage(void **state)
 		if (i % 500 == 499)
 			assert_int_equal(th_segment_writer_flush(w), 0);
 	}
-	assert_int_equal(th_segment_writer_close(w), 0);
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
 	list(dir, ".lz4", &f);
 	assert_int_equal(f.n, 1);
 	orig = slurp(f.name[0], &size);
@@ -478,7 +478,7 @@ test_error_state(void **state)
 	th_segment_writer_counters(w, &ctr);
 	assert_int_equal(ctr.lost[TH_SEGMENT_LOSS_INVALID], 2);
 	assert_int_equal(ctr.records, 1);
-	assert_int_equal(th_segment_writer_close(w), 0);
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
 	list(sub, ".lz4", &f);
 	assert_int_equal(f.n, 1);
 	remove_dir(dir);
@@ -499,7 +499,7 @@ test_empty(void **state)
 	w = th_segment_writer_create(&c);
 	assert_non_null(w);
 	assert_int_equal(th_segment_writer_tick(w, 1), 0);
-	assert_int_equal(th_segment_writer_close(w), 0);
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
 	list(dir, "", &f);
 	assert_int_equal(f.n, 2); /* . and .. only */
 	c.kind = 9;
