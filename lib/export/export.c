@@ -874,12 +874,26 @@ row_name(struct row *w, const char *key, const char *name, uint32_t number)
 		row_u64(w, key, number);
 }
 
+/* off= count= as the capture's RPC log has them: a call of a procedure that carries them. */
+static inline bool
+rpc_has_offset_count(const struct th_trace_rpc *r)
+{
+	return r->call_ns != 0 && th_op_has_offset_count(r->prog, r->vers, r->proc);
+}
+
+/* done=: the same, answered without an error. */
+static inline bool
+rpc_has_done(const struct th_trace_rpc *r)
+{
+	return r->call_ns != 0 && r->reply_ns != 0 && !(r->flags & TH_TRACE_RPC_RPC_ERROR) &&
+	       r->status == 0 && th_op_has_done(r->prog, r->vers, r->proc);
+}
+
 static char *
 put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct fields *f,
 	const struct rpc_names *n)
 {
 	bool is_call = r->call_ns != 0, is_reply = r->reply_ns != 0;
-	bool is_ok = is_reply && !(r->flags & TH_TRACE_RPC_RPC_ERROR) && r->status == 0;
 
 	p = put_time9(p, is_call ? r->call_ns : r->reply_ns);
 	p = put_str(p, !is_call ? " REPLY " : !is_reply ? " CALL " : " RPC ");
@@ -919,13 +933,13 @@ put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const st
 		p = put_fixed_hex32(p, th_nfs_crc32(f->fh_bytes, f->fh_len));
 	}
 	/* As the capture's RPC log has them (a REPLY line has no procedure). */
-	if (is_call && th_op_has_offset_count(r->prog, r->vers, r->proc)) {
+	if (rpc_has_offset_count(r)) {
 		p = put_str(p, " off=");
 		p = put_u64(p, r->offset);
 		p = put_str(p, " count=");
 		p = put_u64(p, r->count);
 	}
-	if (is_call && is_ok && th_op_has_done(r->prog, r->vers, r->proc)) {
+	if (rpc_has_done(r)) {
 		p = put_str(p, " done=");
 		p = put_u64(p, r->done);
 	}
@@ -973,10 +987,22 @@ put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct 
 	row_word(&w, "status", n.status);
 	row_u64(&w, "uid", f->uid);
 	row_u64(&w, "gid", f->gid);
-	row_word(&w, "handle", f->fh);
-	row_u64(&w, "offset", r->offset);
-	row_u64(&w, "count", r->count);
-	row_u64(&w, "done", r->done);
+	if (f->fh_len > 0)
+		row_word(&w, "handle", f->fh);
+	else
+		row_null(&w, "handle");
+	/* Where the text line (and the capture's log) has them, as put_rpc_text() decides. */
+	if (rpc_has_offset_count(r)) {
+		row_u64(&w, "offset", r->offset);
+		row_u64(&w, "count", r->count);
+	} else {
+		row_null(&w, "offset");
+		row_null(&w, "count");
+	}
+	if (rpc_has_done(r))
+		row_u64(&w, "done", r->done);
+	else
+		row_null(&w, "done");
 	if (r->flags & TH_TRACE_RPC_HAS_SIZE)
 		row_u64(&w, "size", r->size);
 	else
