@@ -859,8 +859,11 @@ usage(FILE *out)
 		     "or on SIGINT/SIGTERM, and prints statistics to stderr.\n"
 		     "\n"
 		     "options:\n"
-		     "  -c, --config FILE        INI config ([capture] and [eal] sections)\n"
-		     "  -o, --output FILE        op log destination, - for stdout (default -)\n"
+		     "  -c, --config FILE        INI config: [capture] [decode] [session] [trace]\n"
+		     "                           [probe] [eal] (README, 'Configuration')\n"
+		     "  -o, --output FILE        RPC log destination, - for stdout (default -),\n"
+		     "                           none: no RPC lines\n"
+		     "  -r, --records FILE       infer opens and write their records here\n"
 		     "  -n, --decode-lcores N    decode lcores (default: all worker lcores)\n"
 		     "  -s, --stats-interval S   print progress every S seconds (default 0: off)\n"
 		     "  -h, --help               this text\n"
@@ -1230,8 +1233,9 @@ no_memory:
 	return -ENOMEM;
 }
 
+/* @p has_vdev: the EAL arguments name virtual devices (so no port means they failed). */
 static int
-setup_dataplane(void)
+setup_dataplane(bool has_vdev)
 {
 	unsigned int workers = rte_lcore_count() - 1, i, p, lcore, n_rxq;
 	int pool_socket;
@@ -1248,6 +1252,11 @@ setup_dataplane(void)
 		if (!g.is_file_port[g.n_ports])
 			g.has_live_port = true;
 		g.ports[g.n_ports++] = port;
+	}
+	if (g.n_ports == 0 && has_vdev) {
+		/* The driver said why above (a file that is not a pcap, an absent interface). */
+		fprintf(stderr, "capture: no DPDK port came up: every --vdev was refused\n");
+		return -EIO;
 	}
 	if (g.n_ports == 0) {
 		fprintf(stderr,
@@ -1307,7 +1316,7 @@ setup_dataplane(void)
 		if (rc != 0) {
 			fprintf(stderr, "capture: port %u: setup failed: %s\n", g.ports[p],
 				rte_strerror(-rc));
-			return rc;
+			return -EIO; /* a runtime failure, whatever DPDK said */
 		}
 	}
 	g.ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
@@ -1579,7 +1588,8 @@ th_cmd_capture(int argc, char **argv)
 		   *records = NULL;
 	struct th_conf *conf = NULL;
 	char err[512], **eal_argv = NULL, runtime_dir[PATH_MAX];
-	int eal_argc, eal_start = argc, opt, i, rc = 1;
+	int eal_argc, eal_start = argc, opt, i, rc = 1, ret;
+	bool has_vdev = false;
 	struct timespec ts;
 
 	/* Everything after "--" or "--eal" belongs to DPDK. */
@@ -1661,6 +1671,8 @@ th_cmd_capture(int argc, char **argv)
 
 	if (open_outputs() != 0)
 		goto close_out;
+	for (i = 0; i < eal_argc; i++)
+		has_vdev |= strncmp(eal_argv[i], "--vdev", 6) == 0;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -1674,10 +1686,13 @@ th_cmd_capture(int argc, char **argv)
 	g.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	g.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
 
-	if (setup_dataplane() == 0) {
+	ret = setup_dataplane(has_vdev);
+	if (ret == 0) {
 		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
 			"tracehound decode counters, summed over lcores");
 		rc = run();
+	} else if (ret == -ENODEV || ret == -EINVAL) {
+		rc = 2; /* no port, or too few lcores: the command line's to mend */
 	}
 	teardown();
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());

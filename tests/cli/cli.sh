@@ -42,9 +42,9 @@ else
 	expect 2 'wants 1 to' -- "$th" capture --decode-lcores 0 -- "${eal[@]}"
 	expect 2 'stats-interval wants seconds' -- "$th" capture -s inf -- "${eal[@]}"
 	expect 2 'stats-interval wants seconds' -- "$th" capture -s '' -- "${eal[@]}"
-	expect 1 'no DPDK port' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1
+	expect 2 'no DPDK port' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1
 	"$th" gen --ops 10 -o "$work/small.pcap" 2>/dev/null
-	expect 1 'at least two lcores' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0 \
+	expect 2 'at least two lcores' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0 \
 		--vdev=net_pcap0,rx_pcap="$work/small.pcap"
 	expect 1 'cannot write' -- "$th" capture -o /nonexistent/dir/out -- "${eal[@]}"
 
@@ -59,7 +59,7 @@ else
 
 	# A pcap that is not a pcap: the PMD refuses it; capture says so and exits 1, no crash.
 	head -c 100 /dev/urandom > "$work/junk.pcap"
-	expect 1 'capture:' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
+	expect 1 'every --vdev was refused' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
 
 	rm -rf /var/run/dpdk/th-cli-$$ 2>/dev/null
