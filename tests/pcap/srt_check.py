@@ -26,6 +26,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tshark_diff import pcap_files, run_capture  # noqa: E402
+
 SKIP = 77
 HEADER = 'server response time by procedure'
 COLUMNS = ['rpcs', 'min', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean']
@@ -51,22 +54,6 @@ def ns_of(text):
     whole, _, frac = text.lstrip('-').partition('.')
     ns = int(whole) * 1000 + int((frac + '000')[:3])
     return -ns if neg else ns
-
-
-def capture(tracehound, pcap, workdir, lcores):
-    log = os.path.join(workdir, os.path.basename(pcap) + '.ops')
-    cmd = [tracehound, 'capture', '-o', log, '--', '--no-huge', '-m', '256', '--no-pci',
-           '--no-shconf', '--file-prefix', 'th-srt-%d' % os.getpid(),
-           '--vdev=net_pcap0,rx_pcap=' + os.path.abspath(pcap)]
-    if lcores:
-        cmd.append('--lcores=' + lcores)
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
-                         cwd=workdir)
-    out = res.stdout.decode(errors='replace')
-    if res.returncode != 0:
-        die('capture failed (rc %d): %s\n%s' % (res.returncode, ' '.join(cmd), out[-3000:]), 1)
-    with open(log) as f:
-        return f.readlines(), out
 
 
 def parse_table(stats):
@@ -185,10 +172,7 @@ def main():
 
     pcaps = []
     for p in args.pcaps:
-        if os.path.isdir(p):
-            pcaps += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith('.pcap'))
-        elif os.path.exists(p):
-            pcaps.append(p)
+        pcaps += pcap_files(p) or []
     for spec in args.gen:
         name, _, gargs = spec.partition(':')
         pcap = os.path.join(args.workdir, name + '.pcap')
@@ -208,7 +192,8 @@ def main():
     errors = []
     for pcap in pcaps:
         name = os.path.basename(pcap)
-        lines, stats = capture(args.tracehound, pcap, args.workdir, args.lcores)
+        lines, stats = run_capture(args.tracehound, pcap, args.workdir, 300, args.lcores,
+                                   with_stats=True)
         rows, untimed = parse_table(stats)
         lat = from_log(lines)
         check_log(name, rows, untimed, lat, errors)

@@ -724,7 +724,15 @@ def compare(pcap, rpcs, ours, field_list, allow, times):
     return compared, identical, rows
 
 
-def run_capture(tracehound, pcap, workdir, timeout, lcores=None):
+def pcap_files(path):
+    """The .pcap files in directory path, sorted, or [path] for a file; None if absent."""
+    if os.path.isdir(path):
+        return sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith('.pcap'))
+    return [path] if os.path.exists(path) else None
+
+
+def run_capture(tracehound, pcap, workdir, timeout, lcores=None, with_stats=False):
+    """tracehound's RPC log lines of pcap (and, with_stats, its stderr as one string)."""
     out = os.path.join(workdir, os.path.basename(pcap) + '.ops')
     err = out + '.stderr'
     cmd = [tracehound, 'capture', '-o', out, '--', '--no-huge', '-m', '256', '--no-pci',
@@ -746,7 +754,11 @@ def run_capture(tracehound, pcap, workdir, timeout, lcores=None):
         die('tracehound capture failed (rc %d) on %s:\n%s\ncommand: %s'
             % (rc, pcap, tail, ' '.join(cmd)), 1)
     with open(out) as f:
-        return f.readlines()
+        lines = f.readlines()
+    if not with_stats:
+        return lines
+    with open(err) as f:
+        return lines, f.read()
 
 
 CUT_TAIL = re.compile(r' (eof|done|committed)=\S+')
@@ -920,10 +932,9 @@ def main():
 
     pcaps = []
     for p in args.pcaps:
-        if os.path.isdir(p):
-            pcaps += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith('.pcap'))
-        elif os.path.exists(p):
-            pcaps.append(p)
+        found = pcap_files(p)
+        if found is not None:
+            pcaps += found
         elif args.skip_missing:
             print('tshark_diff: %s absent, skipping' % p, file=sys.stderr)
             sys.exit(SKIP)
