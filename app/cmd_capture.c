@@ -824,6 +824,59 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/*
+ * /tracehound/srt: response times by procedure since the start, every decode
+ * lcore's added up as they run: one dict per procedure (PROGRAM_PROC, as the
+ * RPC log spells them with '_' for the space), nanoseconds.
+ */
+static int
+telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct th_decode_srt *sum = malloc(sizeof(*sum));
+	uint32_t r, rows;
+	unsigned int i;
+
+	(void)cmd;
+	(void)params;
+	if (sum == NULL)
+		return -ENOMEM;
+	th_decode_srt_init(sum);
+	for (i = 0; i < g.n_decode; i++)
+		th_decode_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "untimed_clock", sum->untimed_clock);
+	rte_tel_data_add_dict_u64(d, "untimed_rows", sum->untimed_rows);
+	rows = atomic_load_explicit(&sum->rows, memory_order_relaxed);
+	for (r = 0; r < rows; r++) {
+		const struct th_decode_srt_row *w = &sum->row[r];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		static const struct {
+			const char *name;
+			double p;
+		} pct[] = {{"p50_ns", 50}, {"p90_ns", 90}, {"p99_ns", 99}, {"p999_ns", 99.9}};
+		char label[64];
+		size_t k;
+
+		if (c == NULL)
+			break;
+		th_decode_proc_label(&sum->id[r], label, sizeof(label));
+		label[strcspn(label, " ")] = '_';
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "rpcs", w->count);
+		rte_tel_data_add_dict_u64(c, "min_ns", w->min);
+		for (k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
+			rte_tel_data_add_dict_u64(c, pct[k].name,
+				th_hist_percentile_at(sum->buckets[r], TH_DECODE_SRT_BITS, w->count,
+					w->min, w->max, pct[k].p));
+		rte_tel_data_add_dict_u64(c, "max_ns", w->max);
+		rte_tel_data_add_dict_u64(c, "mean_ns", (uint64_t)(w->sum_ns / (double)w->count));
+		if (rte_tel_data_add_dict_container(d, label, c, 0) != 0)
+			rte_tel_data_free(c);
+	}
+	free(sum);
+	return 0;
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 /*
@@ -1690,6 +1743,8 @@ th_cmd_capture(int argc, char **argv)
 	if (ret == 0) {
 		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
 			"tracehound decode counters, summed over lcores");
+		rte_telemetry_register_cmd("/tracehound/srt", telemetry_srt,
+			"server response time by procedure since the start, ns");
 		rc = run();
 	} else if (ret == -ENODEV || ret == -EINVAL) {
 		rc = 2; /* no port, or too few lcores: the command line's to mend */

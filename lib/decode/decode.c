@@ -85,26 +85,28 @@ srt_row(struct th_decode_srt *s, const struct th_decode_proc *p)
 	uint8_t *known = slot != TH_DECODE_PROG_OTHER && p->proc < TH_DECODE_PROCS
 				 ? &s->row_of[slot * TH_DECODE_PROCS + p->proc]
 				 : NULL;
-	uint32_t r;
+	uint32_t r, rows = atomic_load_explicit(&s->rows, memory_order_relaxed);
 
 	if (known != NULL && *known != 0)
 		return *known - 1;
 	if (known == NULL) {
 		/* Another program, or a procedure number past the table: look along the rows. */
-		for (r = 0; r < s->rows; r++)
+		for (r = 0; r < rows; r++)
 			if (s->id[r].prog == p->prog && s->id[r].vers == p->vers &&
 				s->id[r].proc == p->proc)
 				return (int32_t)r;
 	}
-	if (s->rows == TH_DECODE_SRT_ROWS)
+	if (rows == TH_DECODE_SRT_ROWS)
 		return -1;
-	r = s->rows++;
+	r = rows;
 	s->id[r] = *p;
 	if (known != NULL)
 		*known = (uint8_t)(r + 1);
 	memset(&s->row[r], 0, sizeof(s->row[r]));
 	s->row[r].min = UINT64_MAX;
 	memset(s->buckets[r], 0, sizeof(s->buckets[r]));
+	/* Set up before it is counted: a reader that sees the row sees it whole. */
+	atomic_store_explicit(&s->rows, r + 1, memory_order_release);
 	return (int32_t)r;
 }
 
@@ -747,8 +749,8 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 void
 th_decode_srt_init(struct th_decode_srt *s)
 {
-	/* Histograms are emptied as their rows are taken: an unused row is never touched. */
-	s->rows = 0;
+	/* Rows are emptied as they are taken: an unused row is never touched. */
+	atomic_init(&s->rows, 0);
 	memset(s->row_of, 0, sizeof(s->row_of));
 	s->untimed_rows = 0;
 	s->untimed_clock = 0;
@@ -757,9 +759,9 @@ th_decode_srt_init(struct th_decode_srt *s)
 void
 th_decode_srt_add(struct th_decode_srt *sum, const struct th_decode_srt *s)
 {
-	uint32_t r;
+	uint32_t r, rows = atomic_load_explicit(&s->rows, memory_order_acquire);
 
-	for (r = 0; r < s->rows; r++) {
+	for (r = 0; r < rows; r++) {
 		int32_t to = srt_row(sum, &s->id[r]);
 		struct th_decode_srt_row *d;
 		uint32_t b;
@@ -795,6 +797,25 @@ proc_order(const struct th_decode_proc *a, const struct th_decode_proc *b)
 	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
+void
+th_decode_proc_label(const struct th_decode_proc *p, char *label, size_t size)
+{
+	const char *prog = th_nfs_prog_name(p->prog), *proc;
+	int n;
+
+	if (prog != NULL)
+		n = snprintf(label, size, "%s%" PRIu32, prog, p->vers);
+	else
+		n = snprintf(label, size, "%" PRIu32 ".%" PRIu32, p->prog, p->vers);
+	if (n < 0 || (size_t)n >= size)
+		return;
+	proc = th_nfs_proc_name(p->prog, p->vers, p->proc);
+	if (proc != NULL)
+		snprintf(label + n, size - (size_t)n, " %s", proc);
+	else
+		snprintf(label + n, size - (size_t)n, " %" PRIu32, p->proc);
+}
+
 static void
 print_us(FILE *out, uint64_t ns)
 {
@@ -805,9 +826,10 @@ void
 th_decode_srt_print(FILE *out, const struct th_decode_srt *s)
 {
 	uint32_t order[TH_DECODE_SRT_ROWS], i, j;
+	uint32_t rows = atomic_load_explicit(&s->rows, memory_order_acquire);
 
 	/* Insertion sort: a few dozen rows. */
-	for (i = 0; i < s->rows; i++) {
+	for (i = 0; i < rows; i++) {
 		for (j = i; j > 0 && proc_order(&s->id[order[j - 1]], &s->id[i]) > 0; j--)
 			order[j] = order[j - 1];
 		order[j] = i;
@@ -816,25 +838,13 @@ th_decode_srt_print(FILE *out, const struct th_decode_srt *s)
 		     "(matched RPCs, the call's last segment to the reply's first)\n");
 	fprintf(out, "  %-22s %12s %11s %11s %11s %11s %11s %11s %11s\n", "procedure", "rpcs",
 		"min", "p50", "p90", "p99", "p99.9", "max", "mean");
-	for (i = 0; i < s->rows; i++) {
+	for (i = 0; i < rows; i++) {
 		const struct th_decode_proc *p = &s->id[order[i]];
 		const struct th_decode_srt_row *h = &s->row[order[i]];
 		const uint64_t *b = s->buckets[order[i]];
-		const char *prog = th_nfs_prog_name(p->prog), *proc;
 		char label[64];
-		int n;
 
-		/* PROGRAM PROC as the RPC log line spells them. */
-		if (prog != NULL)
-			n = snprintf(label, sizeof(label), "%s%" PRIu32, prog, p->vers);
-		else
-			n = snprintf(
-				label, sizeof(label), "%" PRIu32 ".%" PRIu32, p->prog, p->vers);
-		proc = th_nfs_proc_name(p->prog, p->vers, p->proc);
-		if (proc != NULL)
-			snprintf(label + n, sizeof(label) - (size_t)n, " %s", proc);
-		else
-			snprintf(label + n, sizeof(label) - (size_t)n, " %" PRIu32, p->proc);
+		th_decode_proc_label(p, label, sizeof(label));
 		fprintf(out, "  %-22s %12" PRIu64, label, h->count);
 		print_us(out, h->min);
 		print_us(out,

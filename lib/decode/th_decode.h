@@ -20,6 +20,7 @@
  * One instance per lcore, no locks, no allocation after creation.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,15 +120,20 @@ struct th_decode_srt_row {
  * decode lcore touches few cache lines per RPC timed.
  */
 struct th_decode_srt {
-	uint32_t rows;                                /**< rows in use */
-	struct th_decode_proc id[TH_DECODE_SRT_ROWS]; /**< each row's procedure */
-	uint8_t row_of[TH_DECODE__PROG_COUNT *
-		       TH_DECODE_PROCS]; /**< row + 1 of a procedure
-			of a listed program below TH_DECODE_PROCS; 0: none */
-	uint64_t untimed_rows;           /**< matched RPCs not timed: every row was taken */
-	uint64_t untimed_clock; /**< matched RPCs whose reply is stamped before the call ended */
+	/** Rows in use; published after the row is set up, so that another thread may add
+	 *  the table up while it grows. */
+	_Atomic uint32_t rows;
+	/** Each row's procedure. */
+	struct th_decode_proc id[TH_DECODE_SRT_ROWS];
+	/** Row + 1 of a procedure below TH_DECODE_PROCS of a listed program; 0: none yet. */
+	uint8_t row_of[TH_DECODE__PROG_COUNT * TH_DECODE_PROCS];
+	/** Matched RPCs not timed: every row was taken. */
+	uint64_t untimed_rows;
+	/** Matched RPCs not timed: the reply is stamped before the call ended. */
+	uint64_t untimed_clock;
 	struct th_decode_srt_row row[TH_DECODE_SRT_ROWS];
-	uint64_t buckets[TH_DECODE_SRT_ROWS][TH_DECODE_SRT_BUCKETS]; /**< per row */
+	/** Each row's buckets. */
+	uint64_t buckets[TH_DECODE_SRT_ROWS][TH_DECODE_SRT_BUCKETS];
 };
 
 /** Sizes and timeouts of one pipeline. */
@@ -176,11 +182,18 @@ size_t th_decode_memory(const struct th_decode *d);
 /** sum += s, field by field. */
 void th_decode_stats_add(struct th_decode_stats *sum, const struct th_decode_stats *s);
 
-/** The pipeline's response times so far (read it once the lcore has stopped). */
+/**
+ * The pipeline's response times so far. Another thread may add them up with
+ * th_decode_srt_add() while the lcore runs (the figures of a row may then
+ * lag each other by an RPC); the lcore alone writes them.
+ */
 const struct th_decode_srt *th_decode_get_srt(const struct th_decode *d);
 
 /** An empty table. */
 void th_decode_srt_init(struct th_decode_srt *s);
+
+/** "NFS3 GETATTR", "100024.1 0": PROGRAM PROC as the RPC log line spells them. */
+void th_decode_proc_label(const struct th_decode_proc *p, char *label, size_t size);
 
 /** sum += s, procedure by procedure (sum takes rows as it needs them, counting what does not fit).
  */

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Ask a running capture for its counters and response times over DPDK telemetry.
+
+tracehound capture replays a generated pcap without end (net_pcap infinite_rx)
+while this script connects to the EAL's telemetry socket, as `dpdk-telemetry.py`
+would, and reads /tracehound/stats and /tracehound/srt twice: the counters must
+grow, every procedure's figures must be in order (min <= p50 <= ... <= max),
+the RPCs timed cannot outnumber the RPCs matched, and after SIGINT the capture
+must stop cleanly and print at least as many RPCs in its final table.
+Exit status: 0 pass, 1 a check failed, 2 a tool failure.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+FIELDS = ['rpcs', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns', 'p999_ns', 'max_ns', 'mean_ns']
+
+
+def socket_path(prefix):
+    """Where EAL puts the telemetry socket: /var/run/dpdk as root, else the runtime dir."""
+    bases = ['/var/run/dpdk', os.path.join(os.environ.get('XDG_RUNTIME_DIR', '/tmp'), 'dpdk')]
+    return [os.path.join(b, prefix, 'dpdk_telemetry.v2') for b in bases]
+
+
+def ask(path, command):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(path)
+        info = json.loads(s.recv(1024).decode())
+        s.send(command.encode())
+        return json.loads(s.recv(info['max_output_len']).decode())[command]
+    finally:
+        s.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--tracehound', required=True)
+    ap.add_argument('--workdir', required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    pcap = os.path.join(args.workdir, 'telemetry.pcap')
+    subprocess.run([args.tracehound, 'gen', '--seed', '3', '--ops', '5000', '--mix', 'meta',
+                    '-o', pcap], check=True, stderr=subprocess.DEVNULL)
+    prefix = 'th-tel-%d' % os.getpid()
+    err_path = os.path.join(args.workdir, 'capture.stderr')
+    cmd = [args.tracehound, 'capture', '-o', 'none', '--', '-l', '0-1', '--no-huge', '-m', '256',
+           '--no-pci', '--no-shconf', '--file-prefix', prefix, '--log-level=error',
+           '--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1' % pcap]
+    errors = []
+    with open(err_path, 'w') as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.time() + 20
+        path = None
+        while path is None and time.time() < deadline and proc.poll() is None:
+            path = next((p for p in socket_path(prefix) if os.path.exists(p)), None)
+            time.sleep(0.1)
+        if path is None:
+            print('telemetry_check: no telemetry socket at %s (capture %s)'
+                  % (' or '.join(socket_path(prefix)),
+                     'running' if proc.poll() is None else 'exited %d' % proc.returncode))
+            return 1
+        time.sleep(0.5)
+        reads = []
+        for _ in range(2):
+            srt = ask(path, '/tracehound/srt')
+            stats = ask(path, '/tracehound/stats')
+            reads.append((srt, stats))
+            time.sleep(0.5)
+        for srt, stats in reads:
+            rows = {k: v for k, v in srt.items() if isinstance(v, dict)}
+            if 'NFS3_GETATTR' not in rows:
+                errors.append('no NFS3_GETATTR row: %s' % sorted(rows))
+            for name, row in rows.items():
+                if sorted(row) != sorted(FIELDS):
+                    errors.append('%s: fields %s' % (name, sorted(row)))
+                    continue
+                order = [row[k] for k in FIELDS[1:7]]
+                if order != sorted(order) or row['rpcs'] == 0:
+                    errors.append('%s: figures out of order: %s' % (name, row))
+            timed = sum(r.get('rpcs', 0) for r in rows.values())
+            if timed > stats['ops_matched']:
+                errors.append('%d RPCs timed, %d matched (read after)' % (timed,
+                                                                          stats['ops_matched']))
+            for k in ('untimed_clock', 'untimed_rows'):
+                if srt.get(k) != 0:
+                    errors.append('%s = %s' % (k, srt.get(k)))
+        (srt0, stats0), (srt1, stats1) = reads
+        if not stats1['ops_matched'] > stats0['ops_matched']:
+            errors.append('ops_matched did not grow: %d, %d' % (stats0['ops_matched'],
+                                                               stats1['ops_matched']))
+        last = srt1.get('NFS3_GETATTR', {}).get('rpcs', 0)
+        if not last > srt0.get('NFS3_GETATTR', {}).get('rpcs', 0):
+            errors.append('NFS3_GETATTR rpcs did not grow')
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            rc = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+            errors.append('capture did not stop within 30 s of SIGINT')
+    with open(err_path) as f:
+        tail = f.read()
+    if rc != 0:
+        errors.append('capture exited %d:\n%s' % (rc, tail[-2000:]))
+    m = re.search(r'^  NFS3 GETATTR +(\d+) ', tail, re.M)
+    if m is None or int(m.group(1)) < last:
+        errors.append('final table: NFS3 GETATTR %s RPCs, telemetry had %d'
+                      % (m and m.group(1), last))
+    for e in errors:
+        print(e)
+    print('telemetry: NFS3 GETATTR %d -> %d RPCs timed while running; %s at the end'
+          % (srt0.get('NFS3_GETATTR', {}).get('rpcs', 0), last, m and m.group(1)))
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
