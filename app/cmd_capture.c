@@ -735,7 +735,7 @@ print_session_stats(FILE *out)
 static void
 print_srt(FILE *out)
 {
-	struct th_decode_srt *sum = malloc(sizeof(*sum));
+	struct th_srt *sum = malloc(sizeof(*sum));
 	unsigned int i;
 
 	if (sum == NULL) {
@@ -743,10 +743,10 @@ print_srt(FILE *out)
 			"server response time by procedure: no memory to add the lcores' up\n");
 		return;
 	}
-	th_decode_srt_init(sum);
+	th_srt_init(sum);
 	for (i = 0; i < g.n_decode; i++)
-		th_decode_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
-	th_decode_srt_print(out, sum);
+		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
+	th_srt_print(out, sum, "matched RPCs, the call's last segment to the reply's first");
 	free(sum);
 }
 
@@ -832,7 +832,11 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 static int
 telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct th_decode_srt *sum = malloc(sizeof(*sum));
+	static const struct {
+		const char *name;
+		double p;
+	} pct[] = {{"p50_ns", 50}, {"p90_ns", 90}, {"p99_ns", 99}, {"p999_ns", 99.9}};
+	struct th_srt *sum = malloc(sizeof(*sum));
 	uint32_t r, rows;
 	unsigned int i;
 
@@ -840,34 +844,29 @@ telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
 	(void)params;
 	if (sum == NULL)
 		return -ENOMEM;
-	th_decode_srt_init(sum);
+	th_srt_init(sum);
 	for (i = 0; i < g.n_decode; i++)
-		th_decode_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
+		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "untimed_clock", sum->untimed_clock);
 	rte_tel_data_add_dict_u64(d, "untimed_rows", sum->untimed_rows);
 	rows = atomic_load_explicit(&sum->rows, memory_order_relaxed);
 	for (r = 0; r < rows; r++) {
-		const struct th_decode_srt_row *w = &sum->row[r];
+		const struct th_srt_row *w = &sum->row[r];
 		struct rte_tel_data *c = rte_tel_data_alloc();
-		static const struct {
-			const char *name;
-			double p;
-		} pct[] = {{"p50_ns", 50}, {"p90_ns", 90}, {"p99_ns", 99}, {"p999_ns", 99.9}};
 		char label[64];
 		size_t k;
 
 		if (c == NULL)
 			break;
-		th_decode_proc_label(&sum->id[r], label, sizeof(label));
+		th_srt_label(&sum->id[r], label, sizeof(label));
 		label[strcspn(label, " ")] = '_';
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_u64(c, "rpcs", w->count);
 		rte_tel_data_add_dict_u64(c, "min_ns", w->min);
 		for (k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
-			rte_tel_data_add_dict_u64(c, pct[k].name,
-				th_hist_percentile_at(sum->buckets[r], TH_DECODE_SRT_BITS, w->count,
-					w->min, w->max, pct[k].p));
+			rte_tel_data_add_dict_u64(
+				c, pct[k].name, th_srt_percentile(sum, r, pct[k].p));
 		rte_tel_data_add_dict_u64(c, "max_ns", w->max);
 		rte_tel_data_add_dict_u64(c, "mean_ns", (uint64_t)(w->sum_ns / (double)w->count));
 		if (rte_tel_data_add_dict_container(d, label, c, 0) != 0)

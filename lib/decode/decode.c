@@ -32,7 +32,7 @@ struct th_decode {
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
 	uint64_t rpc_ports[65536 / 64];     /* ports known to serve RPC, one bit each */
-	struct th_decode_srt srt;           /* response times of matched RPCs (last: 3.8 MB) */
+	struct th_srt srt;                  /* response times of matched RPCs (last: 1 MB) */
 };
 
 void
@@ -77,72 +77,14 @@ proc_slot(uint32_t proc)
 	return proc < TH_DECODE_PROCS ? proc : TH_DECODE_PROCS - 1;
 }
 
-/* @p's row, taken now if it has none; -1 when every row is taken. */
-static int32_t
-srt_row(struct th_decode_srt *s, const struct th_decode_proc *p)
-{
-	enum th_decode_prog slot = prog_slot(p->prog, p->vers);
-	uint8_t *known = slot != TH_DECODE_PROG_OTHER && p->proc < TH_DECODE_PROCS
-				 ? &s->row_of[slot * TH_DECODE_PROCS + p->proc]
-				 : NULL;
-	uint32_t r, rows = atomic_load_explicit(&s->rows, memory_order_relaxed);
-
-	if (known != NULL && *known != 0)
-		return *known - 1;
-	if (known == NULL) {
-		/* Another program, or a procedure number past the table: look along the rows. */
-		for (r = 0; r < rows; r++)
-			if (s->id[r].prog == p->prog && s->id[r].vers == p->vers &&
-				s->id[r].proc == p->proc)
-				return (int32_t)r;
-	}
-	if (rows == TH_DECODE_SRT_ROWS)
-		return -1;
-	r = rows;
-	s->id[r] = *p;
-	if (known != NULL)
-		*known = (uint8_t)(r + 1);
-	memset(&s->row[r], 0, sizeof(s->row[r]));
-	s->row[r].min = UINT64_MAX;
-	memset(s->buckets[r], 0, sizeof(s->buckets[r]));
-	/* Set up before it is counted: a reader that sees the row sees it whole. */
-	atomic_store_explicit(&s->rows, r + 1, memory_order_release);
-	return (int32_t)r;
-}
-
-static void
-srt_record(struct th_decode_srt *s, const struct th_op *op)
-{
-	struct th_decode_proc p = {op->prog, op->vers, op->proc};
-	uint64_t ns = op->reply_first_ns - op->call_last_ns;
-	struct th_decode_srt_row *row;
-	int32_t r;
-
-	if (op->reply_first_ns < op->call_last_ns) {
-		s->untimed_clock++;
-		return;
-	}
-	r = srt_row(s, &p);
-	if (r < 0) {
-		s->untimed_rows++;
-		return;
-	}
-	row = &s->row[r];
-	row->count++;
-	if (ns < row->min)
-		row->min = ns;
-	if (ns > row->max)
-		row->max = ns;
-	row->sum_ns += (double)ns;
-	s->buckets[r][th_hist_bucket_at(ns, TH_DECODE_SRT_BITS)]++;
-}
-
 static void
 emit_op(struct th_decode *d, const struct th_op *op)
 {
 	if (op->kind == TH_OP_MATCHED) {
 		d->s.ops_matched++;
-		srt_record(&d->srt, op);
+		struct th_srt_proc p = {op->prog, op->vers, op->proc};
+
+		th_srt_record(&d->srt, &p, op->call_last_ns, op->reply_first_ns);
 	} else if (op->kind == TH_OP_CALL_ONLY)
 		d->s.ops_call_only++;
 	else
@@ -516,7 +458,7 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		goto fail;
 	d->emit = emit;
 	d->ctx = ctx;
-	th_decode_srt_init(&d->srt);
+	th_srt_init(&d->srt);
 	d->flows = th_flow_table_create(
 		cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, on_tcp_gap, d);
 	if (d->flows == NULL)
@@ -630,7 +572,7 @@ th_decode_get_stats(const struct th_decode *d, struct th_decode_stats *out)
 	out->xid = *th_xid_table_counters(d->xids);
 }
 
-const struct th_decode_srt *
+const struct th_srt *
 th_decode_get_srt(const struct th_decode *d)
 {
 	return &d->srt;
@@ -744,121 +686,4 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
 	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
-}
-
-void
-th_decode_srt_init(struct th_decode_srt *s)
-{
-	/* Rows are emptied as they are taken: an unused row is never touched. */
-	atomic_init(&s->rows, 0);
-	memset(s->row_of, 0, sizeof(s->row_of));
-	s->untimed_rows = 0;
-	s->untimed_clock = 0;
-}
-
-void
-th_decode_srt_add(struct th_decode_srt *sum, const struct th_decode_srt *s)
-{
-	uint32_t r, rows = atomic_load_explicit(&s->rows, memory_order_acquire);
-
-	for (r = 0; r < rows; r++) {
-		int32_t to = srt_row(sum, &s->id[r]);
-		struct th_decode_srt_row *d;
-		uint32_t b;
-
-		if (to < 0) {
-			sum->untimed_rows += s->row[r].count;
-			continue;
-		}
-		d = &sum->row[to];
-		d->count += s->row[r].count;
-		d->min = s->row[r].min < d->min ? s->row[r].min : d->min;
-		d->max = s->row[r].max > d->max ? s->row[r].max : d->max;
-		d->sum_ns += s->row[r].sum_ns;
-		for (b = 0; b < TH_DECODE_SRT_BUCKETS; b++)
-			sum->buckets[to][b] += s->buckets[r][b];
-	}
-	sum->untimed_rows += s->untimed_rows;
-	sum->untimed_clock += s->untimed_clock;
-}
-
-/* Rows in the calls table's order: listed programs first, then by number. */
-static int
-proc_order(const struct th_decode_proc *a, const struct th_decode_proc *b)
-{
-	enum th_decode_prog sa = prog_slot(a->prog, a->vers), sb = prog_slot(b->prog, b->vers);
-
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
-	if (a->prog != b->prog)
-		return a->prog < b->prog ? -1 : 1;
-	if (a->vers != b->vers)
-		return a->vers < b->vers ? -1 : 1;
-	return a->proc < b->proc ? -1 : a->proc > b->proc;
-}
-
-void
-th_decode_proc_label(const struct th_decode_proc *p, char *label, size_t size)
-{
-	const char *prog = th_nfs_prog_name(p->prog), *proc;
-	int n;
-
-	if (prog != NULL)
-		n = snprintf(label, size, "%s%" PRIu32, prog, p->vers);
-	else
-		n = snprintf(label, size, "%" PRIu32 ".%" PRIu32, p->prog, p->vers);
-	if (n < 0 || (size_t)n >= size)
-		return;
-	proc = th_nfs_proc_name(p->prog, p->vers, p->proc);
-	if (proc != NULL)
-		snprintf(label + n, size - (size_t)n, " %s", proc);
-	else
-		snprintf(label + n, size - (size_t)n, " %" PRIu32, p->proc);
-}
-
-static void
-print_us(FILE *out, uint64_t ns)
-{
-	fprintf(out, " %11.3f", (double)ns / 1e3);
-}
-
-void
-th_decode_srt_print(FILE *out, const struct th_decode_srt *s)
-{
-	uint32_t order[TH_DECODE_SRT_ROWS], i, j;
-	uint32_t rows = atomic_load_explicit(&s->rows, memory_order_acquire);
-
-	/* Insertion sort: a few dozen rows. */
-	for (i = 0; i < rows; i++) {
-		for (j = i; j > 0 && proc_order(&s->id[order[j - 1]], &s->id[i]) > 0; j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-	}
-	fprintf(out, "server response time by procedure, microseconds "
-		     "(matched RPCs, the call's last segment to the reply's first)\n");
-	fprintf(out, "  %-22s %12s %11s %11s %11s %11s %11s %11s %11s\n", "procedure", "rpcs",
-		"min", "p50", "p90", "p99", "p99.9", "max", "mean");
-	for (i = 0; i < rows; i++) {
-		const struct th_decode_proc *p = &s->id[order[i]];
-		const struct th_decode_srt_row *h = &s->row[order[i]];
-		const uint64_t *b = s->buckets[order[i]];
-		char label[64];
-
-		th_decode_proc_label(p, label, sizeof(label));
-		fprintf(out, "  %-22s %12" PRIu64, label, h->count);
-		print_us(out, h->min);
-		print_us(out,
-			th_hist_percentile_at(b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 50));
-		print_us(out,
-			th_hist_percentile_at(b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 90));
-		print_us(out,
-			th_hist_percentile_at(b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 99));
-		print_us(out, th_hist_percentile_at(
-				      b, TH_DECODE_SRT_BITS, h->count, h->min, h->max, 99.9));
-		print_us(out, h->max);
-		fprintf(out, " %11.3f\n", h->sum_ns / (double)h->count / 1e3);
-	}
-	ROW(out, s->untimed_clock, "RPCs not timed: reply stamped before the call's last segment");
-	fprintf(out, "  %-14" PRIu64 " RPCs not timed: procedures past the first %d of an lcore\n",
-		s->untimed_rows, TH_DECODE_SRT_ROWS);
 }

@@ -20,15 +20,14 @@
  * One instance per lcore, no locks, no allocation after creation.
  */
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "th_flow.h"
-#include "th_hist.h"
 #include "th_op.h"
 #include "th_pkt.h"
+#include "th_srt.h"
 #include "th_xid.h"
 
 /** Pipeline counters. X-macro: field, description. */
@@ -90,52 +89,6 @@ struct th_decode_stats {
 	struct th_xid_counters xid;                             /**< matching counters */
 };
 
-/** Procedures one lcore times; matched RPCs of procedures beyond them are counted. */
-#define TH_DECODE_SRT_ROWS 64
-
-/** A procedure: program, version, number. */
-struct th_decode_proc {
-	uint32_t prog;
-	uint32_t vers;
-	uint32_t proc;
-};
-
-/** Sub-buckets per power of two of a response-time row: 2^5, percentiles within 1.6%. */
-#define TH_DECODE_SRT_BITS 5
-#define TH_DECODE_SRT_BUCKETS TH_HIST_BUCKETS_AT(TH_DECODE_SRT_BITS)
-
-/** One procedure's response times: exact count, min, max and sum; buckets beside. */
-struct th_decode_srt_row {
-	uint64_t count;
-	uint64_t min;
-	uint64_t max;
-	double sum_ns;
-};
-
-/**
- * Server response times of matched RPCs by procedure: from the call's last
- * segment to the reply's first (LAT_LAST of the RPC log), in ns. A row is
- * taken when its procedure is first seen; rows differ in order by lcore.
- * Rows are dense and buckets coarse (lib/hist's at TH_DECODE_SRT_BITS): a
- * decode lcore touches few cache lines per RPC timed.
- */
-struct th_decode_srt {
-	/** Rows in use; published after the row is set up, so that another thread may add
-	 *  the table up while it grows. */
-	_Atomic uint32_t rows;
-	/** Each row's procedure. */
-	struct th_decode_proc id[TH_DECODE_SRT_ROWS];
-	/** Row + 1 of a procedure below TH_DECODE_PROCS of a listed program; 0: none yet. */
-	uint8_t row_of[TH_DECODE__PROG_COUNT * TH_DECODE_PROCS];
-	/** Matched RPCs not timed: every row was taken. */
-	uint64_t untimed_rows;
-	/** Matched RPCs not timed: the reply is stamped before the call ended. */
-	uint64_t untimed_clock;
-	struct th_decode_srt_row row[TH_DECODE_SRT_ROWS];
-	/** Each row's buckets. */
-	uint64_t buckets[TH_DECODE_SRT_ROWS][TH_DECODE_SRT_BUCKETS];
-};
-
 /** Sizes and timeouts of one pipeline. */
 struct th_decode_config {
 	uint32_t flows;               /**< TCP connections tracked at once */
@@ -183,28 +136,11 @@ size_t th_decode_memory(const struct th_decode *d);
 void th_decode_stats_add(struct th_decode_stats *sum, const struct th_decode_stats *s);
 
 /**
- * The pipeline's response times so far. Another thread may add them up with
- * th_decode_srt_add() while the lcore runs (the figures of a row may then
- * lag each other by an RPC); the lcore alone writes them.
+ * The pipeline's response times so far: each matched RPC from the call's last
+ * segment to the reply's first (LAT_LAST). Another thread may add them up
+ * with th_srt_add() while the lcore runs.
  */
-const struct th_decode_srt *th_decode_get_srt(const struct th_decode *d);
-
-/** An empty table. */
-void th_decode_srt_init(struct th_decode_srt *s);
-
-/** "NFS3 GETATTR", "100024.1 0": PROGRAM PROC as the RPC log line spells them. */
-void th_decode_proc_label(const struct th_decode_proc *p, char *label, size_t size);
-
-/** sum += s, procedure by procedure (sum takes rows as it needs them, counting what does not fit).
- */
-void th_decode_srt_add(struct th_decode_srt *sum, const struct th_decode_srt *s);
-
-/**
- * Print the table: one row per procedure, named as the RPC log names it
- * (PROGRAM PROC), in the calls table's order, with RPCs, min, p50, p90, p99,
- * p99.9, max and mean in microseconds, then the RPCs not timed by reason.
- */
-void th_decode_srt_print(FILE *out, const struct th_decode_srt *s);
+const struct th_srt *th_decode_get_srt(const struct th_decode *d);
 
 /**
  * Print a statistics block: traffic, RPCs by program and procedure, and

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#include "th_srt.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "th_nfs.h"
+
+void
+th_srt_init(struct th_srt *s)
+{
+	atomic_init(&s->rows, 0);
+	memset(s->slot, 0, sizeof(s->slot));
+	s->untimed_rows = 0;
+	s->untimed_clock = 0;
+}
+
+static inline int
+same_proc(const struct th_srt_proc *a, const struct th_srt_proc *b)
+{
+	return a->prog == b->prog && a->vers == b->vers && a->proc == b->proc;
+}
+
+int32_t
+th_srt_row_of(struct th_srt *s, const struct th_srt_proc *p)
+{
+	uint32_t i = th_srt_hash(p), r, rows = atomic_load_explicit(&s->rows, memory_order_relaxed);
+
+	/* Twice the slots of the rows: a probe always ends at an empty slot. */
+	for (; s->slot[i] != 0; i = (i + 1) & (TH_SRT_SLOTS - 1))
+		if (same_proc(&s->id[s->slot[i] - 1], p))
+			return s->slot[i] - 1;
+	if (rows == TH_SRT_ROWS)
+		return -1;
+	r = rows;
+	s->id[r] = *p;
+	memset(&s->row[r], 0, sizeof(s->row[r]));
+	s->row[r].min = UINT64_MAX;
+	memset(s->buckets[r], 0, sizeof(s->buckets[r]));
+	s->slot[i] = (uint8_t)(r + 1);
+	/* Set up before it is counted: a reader that sees the row sees it whole. */
+	atomic_store_explicit(&s->rows, r + 1, memory_order_release);
+	return (int32_t)r;
+}
+
+void
+th_srt_add(struct th_srt *sum, const struct th_srt *s)
+{
+	uint32_t r, b, rows = atomic_load_explicit(&s->rows, memory_order_acquire);
+
+	for (r = 0; r < rows; r++) {
+		int32_t to = th_srt_row_of(sum, &s->id[r]);
+		struct th_srt_row *d;
+
+		if (to < 0) {
+			sum->untimed_rows += s->row[r].count;
+			continue;
+		}
+		d = &sum->row[to];
+		d->count += s->row[r].count;
+		d->min = s->row[r].min < d->min ? s->row[r].min : d->min;
+		d->max = s->row[r].max > d->max ? s->row[r].max : d->max;
+		d->sum_ns += s->row[r].sum_ns;
+		for (b = 0; b < TH_SRT_BUCKETS; b++)
+			sum->buckets[to][b] += s->buckets[r][b];
+	}
+	sum->untimed_rows += s->untimed_rows;
+	sum->untimed_clock += s->untimed_clock;
+}
+
+uint64_t
+th_srt_percentile(const struct th_srt *s, uint32_t r, double p)
+{
+	const struct th_srt_row *w = &s->row[r];
+
+	return th_hist_percentile_at(s->buckets[r], TH_SRT_BITS, w->count, w->min, w->max, p);
+}
+
+void
+th_srt_label(const struct th_srt_proc *p, char *label, size_t size)
+{
+	const char *prog = th_nfs_prog_name(p->prog), *proc;
+	int n;
+
+	if (prog != NULL)
+		n = snprintf(label, size, "%s%" PRIu32, prog, p->vers);
+	else
+		n = snprintf(label, size, "%" PRIu32 ".%" PRIu32, p->prog, p->vers);
+	if (n < 0 || (size_t)n >= size)
+		return;
+	proc = th_nfs_proc_name(p->prog, p->vers, p->proc);
+	if (proc != NULL)
+		snprintf(label + n, size - (size_t)n, " %s", proc);
+	else
+		snprintf(label + n, size - (size_t)n, " %" PRIu32, p->proc);
+}
+
+static int
+proc_order(const struct th_srt_proc *a, const struct th_srt_proc *b)
+{
+	if (a->prog != b->prog)
+		return a->prog < b->prog ? -1 : 1;
+	if (a->vers != b->vers)
+		return a->vers < b->vers ? -1 : 1;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
+static void
+print_us(FILE *out, uint64_t ns)
+{
+	fprintf(out, " %11.3f", (double)ns / 1e3);
+}
+
+void
+th_srt_print(FILE *out, const struct th_srt *s, const char *what)
+{
+	static const double pct[] = {50, 90, 99, 99.9};
+	uint32_t order[TH_SRT_ROWS], i, j, k;
+	uint32_t rows = atomic_load_explicit(&s->rows, memory_order_acquire);
+
+	/* Insertion sort: a few dozen rows. */
+	for (i = 0; i < rows; i++) {
+		for (j = i; j > 0 && proc_order(&s->id[order[j - 1]], &s->id[i]) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	fprintf(out, "server response time by procedure, microseconds (%s)\n", what);
+	fprintf(out, "  %-22s %12s %11s %11s %11s %11s %11s %11s %11s\n", "procedure", "rpcs",
+		"min", "p50", "p90", "p99", "p99.9", "max", "mean");
+	for (i = 0; i < rows; i++) {
+		const struct th_srt_row *w = &s->row[order[i]];
+		char label[64];
+
+		th_srt_label(&s->id[order[i]], label, sizeof(label));
+		fprintf(out, "  %-22s %12" PRIu64, label, w->count);
+		print_us(out, w->min);
+		for (k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
+			print_us(out, th_srt_percentile(s, order[i], pct[k]));
+		print_us(out, w->max);
+		fprintf(out, " %11.3f\n", w->sum_ns / (double)w->count / 1e3);
+	}
+	fprintf(out, "  %-14" PRIu64 " RPCs not timed: reply stamped before the call's end\n",
+		s->untimed_clock);
+	fprintf(out, "  %-14" PRIu64 " RPCs not timed: procedures past the first %d\n",
+		s->untimed_rows, TH_SRT_ROWS);
+}
