@@ -20,6 +20,7 @@
 
 #include "th_cmd.h"
 #include "th_export.h"
+#include "th_srt.h"
 #include "th_segment.h"
 
 #define KEY_MAX 4096
@@ -69,6 +70,9 @@ usage(FILE *out)
 		"  -o, --output FILE      write to FILE (default: stdout)\n"
 		"      --rpcs             RPC records instead of opens: text as the capture's RPC\n"
 		"                         log (LAT_LAST '-', fields the record keeps), csv, json\n"
+		"      --srt              with --rpcs implied: instead of the records, a table of\n"
+		"                         server response time by procedure over those the\n"
+		"                         filters keep (count, min, percentiles, max, mean)\n"
 		"      --no-names         no handle-to-name join (csv/json path column empty)\n"
 		"      --hosts FILE       host names from an /etc/hosts-style file\n"
 		"      --resolve          host names from reverse DNS (cached; off by default)\n"
@@ -143,6 +147,7 @@ enum {
 	OPT_NAMES_MB,
 	OPT_NO_NAMES,
 	OPT_RPCS,
+	OPT_SRT,
 	OPT_PROGRESS,
 };
 
@@ -168,6 +173,7 @@ static const struct option options[] = {
 	{"names-mb", required_argument, NULL, OPT_NAMES_MB},
 	{"no-names", no_argument, NULL, OPT_NO_NAMES},
 	{"rpcs", no_argument, NULL, OPT_RPCS},
+	{"srt", no_argument, NULL, OPT_SRT},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{NULL, 0, NULL, 0},
 };
@@ -444,6 +450,7 @@ th_cmd_export(int argc, char **argv)
 	unsigned int nchains = 0, damaged = 0;
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
+	bool is_srt = false, is_format_set = false;
 	FILE *out = stdout;
 	uint8_t key[KEY_MAX];
 	size_t key_size = 0;
@@ -464,6 +471,7 @@ th_cmd_export(int argc, char **argv)
 				return 2;
 			}
 			c.format = (enum th_export_format)rc;
+			is_format_set = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -581,6 +589,10 @@ th_cmd_export(int argc, char **argv)
 		case OPT_RPCS:
 			c.is_rpcs = true;
 			break;
+		case OPT_SRT:
+			is_srt = true;
+			c.is_rpcs = true;
+			break;
 		case OPT_PROGRESS:
 			is_force_progress = true;
 			break;
@@ -607,6 +619,19 @@ th_cmd_export(int argc, char **argv)
 	if (c.to_ns != 0 && c.to_ns <= c.from_ns) {
 		fprintf(stderr, "tracehound export: --to must be later than --from\n");
 		return 2;
+	}
+	if (is_srt && (is_format_set || key_path != NULL || hosts_path != NULL || is_resolve)) {
+		fprintf(stderr, "tracehound export: --srt prints one table of procedures: no "
+				"--format, --anonymise, --hosts or --resolve\n");
+		return 2;
+	}
+	if (is_srt) {
+		c.srt = malloc(sizeof(*c.srt));
+		if (c.srt == NULL) {
+			fprintf(stderr, "tracehound export: no memory for the --srt table\n");
+			return 1;
+		}
+		th_srt_init(c.srt);
 	}
 	if (c.is_rpcs && c.direction >= 0) {
 		fprintf(stderr, "tracehound export: --direction goes with opens, not --rpcs\n");
@@ -744,6 +769,19 @@ th_cmd_export(int argc, char **argv)
 	rc = th_export_run(&c, sources, nchains, out, stderr, &ctr);
 	if (prog.is_drawn)
 		fputc('\n', stderr);
+	if (rc >= 0 && c.srt != NULL) {
+		uint64_t timed = 0;
+
+		for (uint32_t r = 0; r < atomic_load(&c.srt->rows); r++)
+			timed += c.srt->row[r].count;
+		th_srt_print(out, c.srt,
+			"RPC records that pass the filters, the call's first segment to the "
+			"reply's first");
+		fprintf(out, "  %-14" PRIu64 " RPCs not timed: no reply or no call in the trace\n",
+			ctr.records_out - timed - c.srt->untimed_clock - c.srt->untimed_rows);
+		if (fflush(out) != 0)
+			rc = -errno;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "tracehound export: %s: %s\n",
 			output != NULL ? output : "standard output", strerror(-rc));
@@ -760,7 +798,12 @@ th_cmd_export(int argc, char **argv)
 			"continuing with the rest\n",
 			s->path, s->why[0] != '\0' ? s->why : strerror(-s->end_rc), s->recovered);
 	}
-	if (!is_quiet)
+	if (!is_quiet && c.srt != NULL) /* a table does not care about order */
+		fprintf(stderr,
+			"tracehound export: %zu segments (%u damaged), %" PRIu64
+			" RPCs read, %" PRIu64 " in the table, %" PRIu64 " filtered out\n",
+			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered);
+	else if (!is_quiet)
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged), %" PRIu64
 			" %s read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
@@ -806,5 +849,6 @@ free_all:
 	free(sources);
 	th_export_hosts_free(c.hosts);
 	th_export_anon_free(c.anon);
+	free(c.srt);
 	return status;
 }

@@ -25,6 +25,7 @@
 
 #include "th_nfs.h"
 #include "th_op.h"
+#include "th_srt.h"
 
 /* Records a stream decodes in one go once it has to read (see fill()). */
 #define FILL_BATCH 64
@@ -1011,6 +1012,17 @@ put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct 
 	return row_end(&w);
 }
 
+/* An RPC that passed the filters, into the response-time table (timed when it has both ends). */
+static void
+time_rpc(struct exporter *x, const struct th_trace_rpc *r)
+{
+	struct th_srt_proc p = {r->prog, r->vers, r->proc};
+
+	if (r->call_ns != 0 && r->reply_ns != 0)
+		th_srt_record(x->c->srt, &p, r->call_ns, r->reply_ns);
+	x->ctr->records_out++;
+}
+
 static void
 write_record(struct exporter *x, const struct held *h)
 {
@@ -1045,6 +1057,10 @@ write_record(struct exporter *x, const struct held *h)
 		if (i == c->uids_count)
 			goto filtered;
 	}
+	if (c->srt != NULL && c->files_count == 0) {
+		time_rpc(x, &h->rpc);
+		return;
+	}
 	if (c->anon == NULL || c->files_count > 0) {
 		fh_end = put_hex(fh_hex, v.fh, v.fh_len);
 		*fh_end = '\0';
@@ -1069,6 +1085,10 @@ write_record(struct exporter *x, const struct held *h)
 		}
 		if (i == c->files_count)
 			goto filtered;
+	}
+	if (c->srt != NULL) {
+		time_rpc(x, &h->rpc);
+		return;
 	}
 	if (c->anon != NULL) {
 		th_export_anon_fh(c->anon, v.fh, v.fh_len, pfh);

@@ -25,6 +25,8 @@
 #include "th_pkt.h"
 #include "th_trace.h"
 
+struct th_srt;
+
 /* ---- SHA-256 and HMAC-SHA-256 ---- */
 
 #define TH_EXPORT_SHA256_SIZE 32
@@ -231,6 +233,10 @@ struct th_export_config {
 	/** Write RPC records (a decode lcore's per-call log, by call time) instead of opens;
 	 * direction does not apply. */
 	bool is_rpcs;
+	/** With is_rpcs: add each RPC that passes the filters and has its call and reply
+	 * to this table (the call's first segment to the reply's first) instead of
+	 * writing it; NULL: write. */
+	struct th_srt *srt;
 	uint64_t from_ns;           /**< records with open (call) time >= this ... */
 	uint64_t to_ns;             /**< ... and < this (0: no upper bound) */
 	unsigned int servers_count; /**< any of these servers (0: all) */

@@ -97,8 +97,11 @@ th_hist_percentile_at(const uint64_t *buckets, unsigned int bits, uint64_t count
 		return max;
 	/* Nearest rank: the smallest value with at least p% of values at or below it. */
 	rank = (uint64_t)ceil(p / 100.0 * (double)count);
-	if (rank == 0)
-		rank = 1;
+	/* The first and last ranks are the exact min and max (a small sample's p99 is its max). */
+	if (rank <= 1)
+		return min;
+	if (rank >= count)
+		return max;
 	for (i = 0; i < n; i++) {
 		seen += buckets[i];
 		if (seen >= rank)

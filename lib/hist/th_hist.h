@@ -45,7 +45,8 @@ void th_hist_merge(struct th_hist *dst, const struct th_hist *src);
 /**
  * The value at percentile @p p (0 to 100): the smallest bucket value v such
  * that at least p% of values are <= v, reported as the bucket's midpoint
- * (clamped to [min, max]). 0 when empty.
+ * (clamped to [min, max]); the first and last ranks are the exact min and
+ * max. 0 when empty.
  */
 uint64_t th_hist_percentile(const struct th_hist *h, double p);
 
@@ -83,8 +84,9 @@ void th_hist_bucket_range_at(uint32_t bucket, unsigned int bits, uint64_t *lo, u
 /**
  * Nearest-rank percentile @p p over @p buckets at resolution @p bits that hold
  * @p count values between @p min and @p max: the midpoint of the bucket
- * holding that rank, clamped to [min, max]; min at p <= 0, max at p >= 100,
- * 0 when empty.
+ * holding that rank, clamped to [min, max]; exactly min for the first rank
+ * (and p <= 0) and max for the last (a p99 of fewer than 100 values), 0 when
+ * empty.
  */
 uint64_t th_hist_percentile_at(const uint64_t *buckets, unsigned int bits, uint64_t count,
 	uint64_t min, uint64_t max, double p);

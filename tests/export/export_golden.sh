@@ -73,6 +73,8 @@ golden rpcs-json.golden --rpcs -f json
 golden rpcs-filter.golden --rpcs --server 10.20.30.40 --uid 40001 --from 1700000001 -f csv
 golden rpcs-hosts.golden --rpcs --hosts "$work/hosts"
 golden rpcs-file.golden --rpcs --file alice-thesis --file B1B4B7BABDC0C3C6
+golden rpcs-srt.golden --srt
+golden rpcs-srt-filter.golden --srt --client 192.168.77.11 --file alice-thesis
 
 # Every CSV row has the header's columns.
 for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
@@ -241,6 +243,8 @@ expect2 --direction sideways "${in[@]}"
 expect2 --server filer1 "${in[@]}"
 expect2 --from tomorrow "${in[@]}"
 expect2 --rpcs --direction read "${in[@]}"
+expect2 --srt -f csv "${in[@]}"
+expect2 --srt --hosts "$work/hosts" "${in[@]}"
 expect2 --to 2600-01-01 "${in[@]}"
 expect2 --window-mb 0 "${in[@]}"
 expect2 --window-mb 2G "${in[@]}"

@@ -14,6 +14,10 @@ captures it with its RPC log on; then
      segment and tracehound at its first, so for procedures whose replies
      span segments (READ, READDIR, READDIRPLUS, READLINK) tracehound's
      figures may only be lower.
+With --table and --log it checks `tracehound export --srt` instead: its
+table against the LAT_FIRST of the log of the capture that wrote the
+segments (a record keeps the call's first segment only), and its RPCs not
+timed against the log's CALL and REPLY lines.
 Exit status: 0 equal, 1 a difference, 2 a usage or tool failure, 77 nothing
 to check (no pcap present).
 """
@@ -79,14 +83,19 @@ def parse_table(stats):
     return rows, untimed
 
 
-def from_log(lines):
-    """{label: sorted LAT_LAST in ns} of the log's matched RPCs."""
+def client_of(field):
+    """'10.1.0.7:993' or '[fd00::7]:993' -> the address."""
+    return field.rsplit(':', 1)[0].strip('[]')
+
+
+def from_log(lines, column=10, client=None):
+    """{label: sorted LAT_LAST (column 10; LAT_FIRST: 9) in ns} of the log's matched RPCs."""
     lat = {}
     for l in lines:
         f = l.split(' ')
-        if len(f) < 11 or f[1] != 'RPC':
+        if len(f) < 11 or f[1] != 'RPC' or (client and client_of(f[3]) != client):
             continue
-        v = ns_of(f[10].rstrip('\n'))
+        v = ns_of(f[column].rstrip('\n'))
         if v is None or v < 0:
             continue
         lat.setdefault(f[6] + ' ' + f[7], []).append(v)
@@ -97,9 +106,12 @@ def nearest_rank(values, p):
     return values[max(1, math.ceil(p / 100.0 * len(values))) - 1]
 
 
-def check_log(name, rows, untimed, lat, errors):
-    if sum(untimed.values()) != 0:
-        errors.append('%s: RPCs not timed on a clean capture: %s' % (name, untimed))
+def check_log(name, rows, untimed, lat, errors, unmatched=0):
+    """The table against the log's latencies; unmatched: its CALL and REPLY lines (export)."""
+    for why, n in untimed.items():
+        want = unmatched if why.startswith('no reply or no call') else 0
+        if n != want:
+            errors.append('%s: %d RPCs not timed: %s (want %d)' % (name, n, why, want))
     for label in sorted(set(rows) | set(lat)):
         row, v = rows.get(label), lat.get(label)
         if row is None or v is None:
@@ -159,14 +171,40 @@ def check_tshark(name, pcap, rows, errors):
                                   % (name, prog_name, proc, col, tv, o[col]))
 
 
+def check_export(args):
+    """`tracehound export --srt` output (--table) against the capture's log (--log)."""
+    with open(args.table) as f:
+        rows, untimed = parse_table(f.read())
+    with open(args.log) as f:
+        lines = f.readlines()
+    unmatched = sum(1 for l in lines if l.split(' ')[1:2] in (['CALL'], ['REPLY']) and
+                    (not args.client or client_of(l.split(' ')[3]) == args.client))
+    errors = []
+    check_log(os.path.basename(args.table), rows, untimed, from_log(lines, 9, args.client),
+              errors, unmatched)
+    for e in errors:
+        print(e)
+    print('%s: %d procedures, %d RPCs timed, %d not (no reply or no call)'
+          % (args.table, len(rows), sum(r['rpcs'] for r in rows.values()), unmatched))
+    sys.exit(1 if errors else 0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--tracehound', required=True)
-    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--table', help="check this `export --srt` output against --log's "
+                    'LAT_FIRST instead (no capture run)')
+    ap.add_argument('--log', help='the RPC log of the capture that wrote the segments')
+    ap.add_argument('--client', help="with --table: only this client's RPCs")
+    ap.add_argument('--tracehound')
+    ap.add_argument('--workdir')
     ap.add_argument('--gen', action='append', default=[], metavar='NAME:ARGS')
     ap.add_argument('--lcores', help='EAL --lcores, e.g. 0@0,1@1,2@1 (dispatch, 2 decoders)')
     ap.add_argument('pcaps', nargs='*', help='pcap files or directories of them')
     args = ap.parse_args()
+    if args.table:
+        check_export(args)
+    if not args.tracehound or not args.workdir:
+        die('--tracehound and --workdir, or --table and --log')
     args.tracehound = os.path.abspath(args.tracehound)
     os.makedirs(args.workdir, exist_ok=True)
 

@@ -60,7 +60,22 @@ if ! python3 "$(dirname "$0")/rpc_compare.py" "$work/rpcs.txt" "$work/export-rpc
 	tail -5 "$work/rpc_compare.txt"
 	fails=$((fails + 1))
 fi
+# export --srt: the response-time table over the RPC records, all of them and one client's,
+# against the log's LAT_FIRST (a record keeps the call's first segment).
+srt_check=$(dirname "$0")/../pcap/srt_check.py
+client=$(awk '$2 == "RPC" { sub(/:[0-9]+$/, "", $4); gsub(/[][]/, "", $4); print $4; exit }' \
+	"$work/rpcs.txt")
+for who in "" "$client"; do
+	"$th" export -q --srt ${who:+--client "$who"} "$work/seg" > "$work/srt.txt"
+	if ! python3 "$srt_check" --table "$work/srt.txt" --log "$work/rpcs.txt" \
+		${who:+--client "$who"} > "$work/srt_check.txt"; then
+		echo "FAIL: export --srt ${who:+--client $who }differs from the capture's RPC log:"
+		head -5 "$work/srt_check.txt"
+		fails=$((fails + 1))
+	fi
+done
 echo "$n segments, $total records, $with_path with a path; $(tail -1 "$work/rpc_compare.txt")"
-passed=$((8 - fails))
+echo "export --srt: $(tail -1 "$work/srt_check.txt")"
+passed=$((10 - fails))
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]
