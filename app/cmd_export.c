@@ -632,6 +632,7 @@ th_cmd_export(int argc, char **argv)
 			return 1;
 		}
 		th_srt_init(c.srt);
+		c.window_ns = 0; /* a table does not care about order: hold nothing back */
 	}
 	if (c.is_rpcs && c.direction >= 0) {
 		fprintf(stderr, "tracehound export: --direction goes with opens, not --rpcs\n");
