@@ -28,6 +28,8 @@
 /* One segment file and how reading it last ended. */
 struct seg {
 	char *path;                   /* as given or found */
+	dev_t dev;                    /* the file, however it was reached (links, twice given) */
+	ino_t ino;
 	struct th_segment_header hdr; /* read when the segments were grouped */
 	bool is_header_ok;            /* the header could be read */
 	uint64_t recovered;           /* records read in the last pass */
@@ -187,7 +189,7 @@ struct seg_list {
 };
 
 static int
-seg_add(struct seg_list *l, const char *path)
+seg_add(struct seg_list *l, const char *path, const struct stat *st)
 {
 	struct seg *s;
 
@@ -205,6 +207,8 @@ seg_add(struct seg_list *l, const char *path)
 	s->path = strdup(path);
 	if (s->path == NULL)
 		return -ENOMEM;
+	s->dev = st->st_dev;
+	s->ino = st->st_ino;
 	s->end_rc = 1;
 	l->count++;
 	return 0;
@@ -272,12 +276,49 @@ walk(struct seg_list *l, const char *dir, unsigned int depth)
 		else if (S_ISREG(st.st_mode) &&
 			 (has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
 				 has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX)))
-			rc = seg_add(l, path);
+			rc = seg_add(l, path, &st);
 	}
 	for (i = 0; i < count; i++)
 		free(names[i]);
 	free(names);
 	return rc;
+}
+
+static int
+cmp_file(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/*
+ * Read each file once: a segment given twice, or reached again through a link
+ * (a link to its own directory reaches everything sixteen times), would merge
+ * its records twice. @return segments dropped.
+ */
+static size_t
+seg_dedup(struct seg_list *l)
+{
+	size_t i, kept = 0;
+
+	if (l->count > 1)
+		qsort(l->v, l->count, sizeof(*l->v), cmp_file);
+	for (i = 0; i < l->count; i++) {
+		if (kept > 0 && l->v[kept - 1].dev == l->v[i].dev &&
+			l->v[kept - 1].ino == l->v[i].ino) {
+			free(l->v[i].path);
+			continue;
+		}
+		l->v[kept++] = l->v[i];
+	}
+	i = l->count - kept;
+	l->count = kept;
+	return i;
 }
 
 /* ---- a chain of segments as one export source ---- */
@@ -362,17 +403,24 @@ cmp_seg(const void *a, const void *b)
 	CMP(hdr.box_id)
 	CMP(hdr.kind)
 	CMP(hdr.stream_id)
-	CMP(hdr.seq)
 	CMP(hdr.created_ns)
+	CMP(hdr.seq)
 #undef CMP
 	return strcmp(x->path, y->path);
 }
 
+/*
+ * @p y is the segment its writer wrote after @p x. Two captures into one directory
+ * write the same streams (box, kind, stream), each numbering from 0: ordered by
+ * creation, a stream's segments are one chain per run, split where the number
+ * does not follow (a run's start, a segment removed); chains merge by time.
+ */
 static bool
-same_stream(const struct seg *x, const struct seg *y)
+continues(const struct seg *x, const struct seg *y)
 {
 	return x->is_header_ok && y->is_header_ok && x->hdr.box_id == y->hdr.box_id &&
-	       x->hdr.kind == y->hdr.kind && x->hdr.stream_id == y->hdr.stream_id;
+	       x->hdr.kind == y->hdr.kind && x->hdr.stream_id == y->hdr.stream_id &&
+	       y->hdr.seq == x->hdr.seq + 1;
 }
 
 /* ---- progress bar ---- */
@@ -493,6 +541,9 @@ th_cmd_export(int argc, char **argv)
 					opt == OPT_FROM ? "--from" : "--to", optarg);
 				return 2;
 			}
+			/* 0 is "no bound" inside: --to the epoch itself asks for nothing. */
+			if (opt == OPT_TO && c.to_ns == 0)
+				c.to_ns = 1;
 			break;
 		case OPT_SERVER:
 			if (add_net(c.servers, &c.servers_count, optarg, "--server") < 0)
@@ -560,7 +611,7 @@ th_cmd_export(int argc, char **argv)
 
 			errno = 0;
 			s = strtod(optarg, &end);
-			if (*end != '\0' || errno != 0 || !(s >= 0 && s <= 1e7)) {
+			if (end == optarg || *end != '\0' || errno != 0 || !(s >= 0 && s <= 1e7)) {
 				fprintf(stderr,
 					"tracehound export: --window '%s': expected seconds, "
 					"0 to 10000000\n",
@@ -686,11 +737,26 @@ th_cmd_export(int argc, char **argv)
 			status = 1;
 			goto free_all;
 		}
-		rc = S_ISDIR(st.st_mode) ? walk(&segs, argv[i], 0) : seg_add(&segs, argv[i]);
+		rc = S_ISDIR(st.st_mode) ? walk(&segs, argv[i], 0) : seg_add(&segs, argv[i], &st);
 		if (rc < 0) {
 			fprintf(stderr, "tracehound export: %s: %s\n", argv[i], strerror(-rc));
 			status = 1;
 			goto free_all;
+		}
+	}
+	seg_dedup(&segs);
+	if (output != NULL && strcmp(output, "-") != 0) {
+		struct stat st;
+
+		/* Opening the output truncates it: never one of the segments read. */
+		for (size_t i = 0; stat(output, &st) == 0 && i < segs.count; i++) {
+			if (segs.v[i].dev == st.st_dev && segs.v[i].ino == st.st_ino) {
+				fprintf(stderr,
+					"tracehound export: -o %s is one of the segments to read\n",
+					output);
+				status = 2;
+				goto free_all;
+			}
 		}
 	}
 	if (segs.count == 0) {
@@ -725,7 +791,7 @@ th_cmd_export(int argc, char **argv)
 		int kind = order[i]->is_header_ok ? (int)order[i]->hdr.kind : -1;
 
 		/* A segment whose header is unreadable is a chain of its own (and reported). */
-		while (j < segs.count && same_stream(order[i], order[j]))
+		while (j < segs.count && continues(order[j - 1], order[j]))
 			j++;
 		/* RPC records (a decode lcore's) are written with --rpcs only: otherwise their
 		 * segments are not read at all, and the progress bar does not wait for them.

@@ -136,7 +136,7 @@ th_export_hosts_load(struct th_export_hosts *h, const char *path, unsigned int *
 	if (f == NULL)
 		return -errno;
 	/* Whole lines, however many aliases they list: a piece of one is not an entry. */
-	while (getline(&buf, &cap, f) >= 0) {
+	for (errno = 0; getline(&buf, &cap, f) >= 0; errno = 0) {
 		char *save = NULL, *addr, *name;
 		char *hash_mark = strchr(buf, '#');
 		struct th_addr a;
@@ -161,7 +161,7 @@ th_export_hosts_load(struct th_export_hosts *h, const char *path, unsigned int *
 	}
 	/* getline() stops at the end of the file, out of memory, or on a read error. */
 	if (rc == 0 && !feof(f))
-		rc = errno == ENOMEM ? -ENOMEM : -EIO;
+		rc = errno != 0 ? -errno : -EIO; /* EISDIR for a directory, ENOMEM, EIO */
 	free(buf);
 	fclose(f);
 	return rc;

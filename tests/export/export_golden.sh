@@ -244,6 +244,20 @@ expect2 --server filer1 "${in[@]}"
 expect2 --from tomorrow "${in[@]}"
 expect2 --rpcs --direction read "${in[@]}"
 expect2 --srt -f csv "${in[@]}"
+expect2 --window '' "${in[@]}"
+# The output may not be a segment being read (it would be emptied before it is read).
+one=$(find "$work/box1" -name '*.lz4' | head -1)
+cp "$one" "$work/keep.lz4"
+expect2 -o "$one" "${in[@]}"
+cmp -s "$one" "$work/keep.lz4" || fail "export -o SEGMENT changed the segment"
+# A segment given twice, or reached twice through a link, is read once.
+ln -s . "$work/box1/again"
+once=$("$th" export -q "${in[@]}" | wc -l)
+twice=$("$th" export -q "${in[@]}" "$work/box1" "$one" | wc -l)
+[[ $once -eq $twice && $once -gt 0 ]] || fail "segments read twice: $once lines, then $twice"
+rm "$work/box1/again"
+# --to the epoch asks for nothing (0 is no bound inside).
+[[ $("$th" export -q --to 0 "${in[@]}" | wc -l) -eq 0 ]] || fail "export --to 0 wrote records"
 expect2 --srt --hosts "$work/hosts" "${in[@]}"
 expect2 --to 2600-01-01 "${in[@]}"
 expect2 --window-mb 0 "${in[@]}"
