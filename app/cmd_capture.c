@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -45,6 +46,7 @@
 #include "th_cmd.h"
 #include "th_conf.h"
 #include "th_decode.h"
+#include "th_pcap.h"
 #include "th_probe.h"
 #include "th_segment.h"
 #include "th_session.h"
@@ -150,6 +152,7 @@ static struct {
 	bool has_live_port;                 /* a port stamped with the host clock */
 	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
+	enum th_pkt_link link[RTE_MAX_ETHPORTS]; /* what each port's frames start with */
 	uint64_t ts_flag;                   /* its ol_flags bit */
 	uint64_t clock_base_ns;             /* wall clock at clock_base_tsc */
 	uint64_t clock_base_tsc;
@@ -378,7 +381,7 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 			len = 65536;
 		frame = rte_pktmbuf_read(m, 0, len, dl->scratch);
 	}
-	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), TH_PKT_LINK_ETHERNET,
+	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), g.link[m->port],
 		mbuf_time(m, burst_ns));
 }
 
@@ -429,9 +432,13 @@ poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int bu
 	return 0;
 }
 
-/* Start stream @p stream_id of trace segments in the configured directory; @p what names it. */
+/*
+ * Start stream @p stream_id of trace segments in the configured directory; @p what names
+ * it. A failure to start is said now, and *ctr keeps its count so close does not repeat it.
+ */
 static struct th_segment_writer *
-open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what)
+open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what,
+	struct th_segment_counters *ctr)
 {
 	struct th_segment_config sc = {
 		.dir = g.set.trace_dir,
@@ -444,8 +451,11 @@ open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what)
 	};
 	struct th_segment_writer *w = th_segment_writer_create(&sc);
 
-	if (w != NULL && th_segment_writer_error(w) != 0)
+	memset(ctr, 0, sizeof(*ctr));
+	if (w != NULL && th_segment_writer_error(w) != 0) {
 		fprintf(stderr, "capture: %s: %s\n", what, th_segment_writer_describe(w));
+		th_segment_writer_counters(w, ctr);
+	}
 	return w;
 }
 
@@ -453,12 +463,14 @@ open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what)
 static void
 close_segments(struct th_segment_writer **w, struct th_segment_counters *ctr, const char *what)
 {
+	struct th_segment_counters now;
 	int was, rc;
 
 	if (*w == NULL)
 		return;
 	was = th_segment_writer_error(*w);
-	if (was != 0)
+	th_segment_writer_counters(*w, &now);
+	if (was != 0 && now.errors > ctr->errors) /* not said when it started */
 		fprintf(stderr, "capture: %s: %s\n", what, th_segment_writer_describe(*w));
 	/* The counters once closed: the last segment's bytes, what closing it lost. */
 	rc = th_segment_writer_close(*w, ctr);
@@ -606,7 +618,7 @@ pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 		frame = rte_pktmbuf_read(m, 0, len, scratch);
 	}
 	meta.ip_version = 0;
-	st = th_pkt_parse(frame, len, TH_PKT_LINK_ETHERNET, &meta);
+	st = th_pkt_parse(frame, len, g.link[m->port], &meta);
 	/* Not IP: decode lcore 0 takes it and counts it by its parse outcome. */
 	if (meta.ip_version == 0)
 		return 0;
@@ -669,6 +681,23 @@ sum_stats(struct th_decode_stats *sum, uint64_t *ops_dropped)
 		th_decode_stats_add(sum, &s);
 		*ops_dropped += g.dl[i].out.dropped;
 	}
+}
+
+/* Trace records lost by every stream, for every reason (their counters once closed). */
+static uint64_t
+trace_lost(void)
+{
+	uint64_t n = 0;
+	unsigned int i, k;
+
+	for (i = 0; i < g.n_session + g.n_decode; i++) {
+		const struct th_segment_counters *c =
+			i < g.n_session ? &g.sl[i].seg_ctr : &g.dl[i - g.n_session].rpc_ctr;
+
+		for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
+			n += c->lost[k];
+	}
+	return n;
 }
 
 static void
@@ -1049,6 +1078,34 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 		s->sess.is_names_on = s->names != NULL || th_conf_get(c, "trace", "dir") != NULL;
 	}
 	s->trace_dir = th_conf_get(c, "trace", "dir");
+	/* Values that parse but cannot work: said here with file:line, not later as ENOMEM. */
+	if (rc == 0 && s->sess.idle_ns == 0) {
+		th_conf_where(c, "session", "idle", err, esz);
+		snprintf(err + strlen(err), esz - strlen(err),
+			": session.idle = 0: an open would close before its first operation; "
+			"expected seconds > 0");
+		rc = -EINVAL;
+	}
+	if (rc == 0 && s->trace_dir != NULL) {
+		struct stat st;
+		int e = 0;
+
+		if (s->trace_dir[0] == '\0')
+			e = ENOENT;
+		else if (stat(s->trace_dir, &st) != 0)
+			e = errno;
+		else if (!S_ISDIR(st.st_mode))
+			e = ENOTDIR;
+		else if (access(s->trace_dir, W_OK | X_OK) != 0)
+			e = errno;
+		if (e != 0) {
+			th_conf_where(c, "trace", "dir", err, esz);
+			snprintf(err + strlen(err), esz - strlen(err),
+				": trace.dir = '%s': %s (expected a writable directory)",
+				s->trace_dir, strerror(e));
+			rc = -EINVAL;
+		}
+	}
 	s->box_id = 0;
 	s->rotate_bytes = 256;
 	s->rotate_ns = 3600ull * 1000000000ull;
@@ -1086,8 +1143,57 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 }
 
 /* EAL argv: program name, [eal] args from the config, then the command line's. */
+/* The file after "rx_pcap=" in @p args (a net_pcap vdev's arguments), into @p path. */
+static bool
+rx_pcap_path(const char *args, char *path, size_t size)
+{
+	const char *p = strstr(args, "rx_pcap=");
+	size_t n;
+
+	if (p == NULL)
+		return false;
+	p += strlen("rx_pcap=");
+	n = strcspn(p, ",");
+	if (n >= size)
+		return false;
+	memcpy(path, p, n);
+	path[n] = '\0';
+	return true;
+}
+
+/*
+ * An output that is also a pcap the ports read (rx_pcap=): opening it for writing
+ * would empty the capture before it is read. @return true after saying so.
+ */
+static bool
+output_is_input(int argc, char **argv)
+{
+	const char *outs[] = {g.set.output, g.set.records, g.set.names};
+	struct stat so, si;
+	size_t k;
+
+	for (k = 0; k < sizeof(outs) / sizeof(outs[0]); k++) {
+		if (outs[k] == NULL || stat(outs[k], &so) != 0 || !S_ISREG(so.st_mode))
+			continue;
+		for (int i = 0; i < argc; i++) {
+			char path[PATH_MAX];
+
+			if (rx_pcap_path(argv[i], path, sizeof(path)) && stat(path, &si) == 0 &&
+				si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+				fprintf(stderr,
+					"capture: %s is the pcap a port reads (rx_pcap=): "
+					"writing it would empty it first\n",
+					outs[k]);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* @p out points into *copy (the config's arguments, split); free both after EAL. */
 static int
-build_eal_argv(struct th_conf *c, int argc, char **argv, char ***out)
+build_eal_argv(struct th_conf *c, int argc, char **argv, char ***out, char **copy_out)
 {
 	const char *cfg_args = th_conf_get(c, "eal", "args");
 	char **v, *copy = NULL, *tok, *save;
@@ -1111,6 +1217,7 @@ build_eal_argv(struct th_conf *c, int argc, char **argv, char ***out)
 	for (int i = 0; i < argc; i++)
 		v[n++] = argv[i];
 	*out = v;
+	*copy_out = copy;
 	return n;
 }
 
@@ -1126,6 +1233,47 @@ port_is_pcap_file(uint16_t port)
 	da = rte_dev_devargs(info.device);
 	return da != NULL && da->args != NULL && strstr(da->args, "rx_pcap=") != NULL &&
 	       strstr(da->args, "infinite_rx=1") == NULL;
+}
+
+/*
+ * What a port's frames start with: a pcap file's link type (net_pcap hands over
+ * its records as they are: Linux cooked captures, raw IP), Ethernet for the rest.
+ * @return 0, or -EINVAL after saying the file's link type is not decoded.
+ */
+static int
+port_link(uint16_t port, enum th_pkt_link *link)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	struct th_pcap_reader *r;
+	char path[PATH_MAX];
+	uint32_t type;
+
+	*link = TH_PKT_LINK_ETHERNET;
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
+		strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
+		return 0;
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL || !rx_pcap_path(da->args, path, sizeof(path)) ||
+		(r = th_pcap_reader_open(path)) == NULL)
+		return 0; /* the PMD read it: what it could not read, it said */
+	type = th_pcap_reader_linktype(r);
+	th_pcap_reader_close(r);
+	switch (type) {
+	case TH_PKT_LINK_ETHERNET:
+	case TH_PKT_LINK_RAW:
+	case TH_PKT_LINK_LINUX_SLL:
+	case TH_PKT_LINK_LINUX_SLL2:
+		*link = (enum th_pkt_link)type;
+		return 0;
+	default:
+		fprintf(stderr,
+			"capture: %s: link type %" PRIu32
+			" is not decoded (Ethernet 1, raw IP 101, "
+			"Linux cooked 113 and 276 are)\n",
+			path, type);
+		return -EINVAL;
+	}
 }
 
 static int
@@ -1264,8 +1412,8 @@ setup_sessions(void)
 		if (th_out_init(&sl->names, name, TH_OUT_NAMES, OUTBUFS_PER_LCORE, g.out_ring))
 			goto no_memory;
 		if (g.set.trace_dir != NULL) {
-			sl->seg =
-				open_segments((uint16_t)i, TH_SEGMENT_KIND_MIXED, "trace segments");
+			sl->seg = open_segments(
+				(uint16_t)i, TH_SEGMENT_KIND_MIXED, "trace segments", &sl->seg_ctr);
 			if (sl->seg == NULL)
 				goto no_memory;
 		}
@@ -1280,8 +1428,9 @@ setup_sessions(void)
 	return 0;
 
 no_memory:
-	fprintf(stderr, "capture: session lcore: out of memory (files %u, sessions %u)\n",
-		g.set.sess.files, g.set.sess.sessions);
+	/* Mostly memory; a value the libraries refuse says EINVAL. */
+	fprintf(stderr, "capture: session lcore: cannot set up: %s (files %u, sessions %u)\n",
+		strerror(errno != 0 ? errno : ENOMEM), g.set.sess.files, g.set.sess.sessions);
 	return -ENOMEM;
 }
 
@@ -1303,6 +1452,8 @@ setup_dataplane(bool has_vdev)
 		g.is_file_port[g.n_ports] = port_is_pcap_file(port);
 		if (!g.is_file_port[g.n_ports])
 			g.has_live_port = true;
+		if (port_link(port, &g.link[port]) != 0)
+			return -EINVAL;
 		g.ports[g.n_ports++] = port;
 	}
 	if (g.n_ports == 0 && has_vdev) {
@@ -1415,8 +1566,8 @@ setup_dataplane(bool has_vdev)
 		if (g.set.trace_dir != NULL && g.set.is_rpc_trace) {
 			/* Stream ids 256 and up: RPC streams of decode lcores, apart from
 			 * sessions'. */
-			dl->rpc_seg = open_segments(
-				(uint16_t)(256 + i), TH_SEGMENT_KIND_RPCS, "RPC trace segments");
+			dl->rpc_seg = open_segments((uint16_t)(256 + i), TH_SEGMENT_KIND_RPCS,
+				"RPC trace segments", &dl->rpc_ctr);
 			if (dl->rpc_seg == NULL)
 				return -ENOMEM;
 		}
@@ -1639,7 +1790,7 @@ th_cmd_capture(int argc, char **argv)
 	const char *config = NULL, *output = NULL, *lcores = NULL, *interval = NULL,
 		   *records = NULL;
 	struct th_conf *conf = NULL;
-	char err[512], **eal_argv = NULL, runtime_dir[PATH_MAX];
+	char err[512], **eal_argv = NULL, *eal_copy = NULL, runtime_dir[PATH_MAX];
 	int eal_argc, eal_start = argc, opt, i, rc = 1, ret;
 	bool has_vdev = false;
 	struct timespec ts;
@@ -1696,7 +1847,8 @@ th_cmd_capture(int argc, char **argv)
 		g.set.decode_lcores = strtoull(lcores, &end, 10);
 		if (*end != '\0' || g.set.decode_lcores == 0 || g.set.decode_lcores > MAX_DECODE) {
 			fprintf(stderr, "capture: --decode-lcores wants 1 to %d\n", MAX_DECODE);
-			return 2;
+			rc = 2;
+			goto free_conf;
 		}
 	}
 	if (interval != NULL) {
@@ -1705,12 +1857,13 @@ th_cmd_capture(int argc, char **argv)
 
 		if (end == interval || *end != '\0' || !(v >= 0 && v <= 1e6)) {
 			fprintf(stderr, "capture: --stats-interval wants seconds, 0 to 1000000\n");
-			return 2;
+			rc = 2;
+			goto free_conf;
 		}
 		g.set.stats_interval_ns = (uint64_t)(v * 1e9);
 	}
 	eal_argc = build_eal_argv(conf, argc - eal_start - (eal_start < argc),
-		argv + eal_start + (eal_start < argc), &eal_argv);
+		argv + eal_start + (eal_start < argc), &eal_argv, &eal_copy);
 	if (eal_argc < 0) {
 		fprintf(stderr, "capture: out of memory\n");
 		goto free_conf;
@@ -1721,6 +1874,10 @@ th_cmd_capture(int argc, char **argv)
 		goto free_conf;
 	}
 
+	if (output_is_input(eal_argc, eal_argv)) {
+		rc = 2;
+		goto free_conf;
+	}
 	if (open_outputs() != 0)
 		goto close_out;
 	for (i = 0; i < eal_argc; i++)
@@ -1745,6 +1902,13 @@ th_cmd_capture(int argc, char **argv)
 		rte_telemetry_register_cmd("/tracehound/srt", telemetry_srt,
 			"server response time by procedure since the start, ns");
 		rc = run();
+		if (rc == 0 && trace_lost() > 0) {
+			fprintf(stderr,
+				"capture: %" PRIu64 " trace records were lost (statistics "
+				"above, by reason): exit 1\n",
+				trace_lost());
+			rc = 1;
+		}
 	} else if (ret == -ENODEV || ret == -EINVAL) {
 		rc = 2; /* no port, or too few lcores: the command line's to mend */
 	}
@@ -1758,6 +1922,7 @@ close_out:
 			close(g.out_fds[i]);
 free_conf:
 	free(eal_argv);
+	free(eal_copy);
 	th_conf_free(conf);
 	return rc;
 }

@@ -3,11 +3,12 @@
 /* tracehound gen: write a pcap of synthetic NFSv3 traffic and its ground truth. */
 
 #include <errno.h>
-#include <stdbool.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "th_cmd.h"
@@ -166,6 +167,20 @@ static const struct option options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* Two outputs that would be written into one file (the same name, or a link to it). */
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (a == NULL || b == NULL)
+		return false;
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 static int
 parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
@@ -173,7 +188,7 @@ parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
 	char *end;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
 		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number from 0 to %llu\n", opt,
 			s, (unsigned long long)max);
@@ -400,6 +415,10 @@ th_cmd_gen(int argc, char **argv)
 			cfg.ipv6_share = 0;
 	} else if (opens != NULL) {
 		fprintf(stderr, "tracehound gen: --opens needs --workload users\n");
+		return 2;
+	}
+	if (same_file(out, truth) || same_file(out, opens) || same_file(truth, opens)) {
+		fprintf(stderr, "tracehound gen: the pcap, --truth and --opens need a file each\n");
 		return 2;
 	}
 	if (th_gen_config_check(&cfg, err, sizeof(err)) != 0) {

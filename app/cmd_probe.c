@@ -402,10 +402,11 @@ th_cmd_probe(int argc, char **argv)
 	err = th_probe_run(&c, &res);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	if (o.f != NULL && o.f != stdout)
-		fclose(o.f);
-	else if (o.f != NULL)
-		fflush(stdout);
+	if (o.f != NULL && o.f != stdout && fclose(o.f) != 0 && err == 0) {
+		/* The samples are the run's output: losing them is a failure. */
+		fprintf(stderr, "tracehound probe: samples: %s\n", strerror(errno));
+		return 1;
+	}
 	if (err != 0) {
 		fprintf(stderr, "tracehound probe: %s\n", res.error);
 		/* A refusal or a bad parameter is the user's to fix: same status as usage. */
@@ -420,8 +421,11 @@ th_cmd_probe(int argc, char **argv)
 				strerror(errno));
 			status = 1;
 		}
-		if (jf != NULL && fclose(jf) != 0)
+		if (jf != NULL && fclose(jf) != 0 && status == 0) {
+			fprintf(stderr, "tracehound probe: cannot write %s: %s\n", json,
+				strerror(errno));
 			status = 1;
+		}
 	}
 	return status;
 

@@ -192,7 +192,7 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *
 	char *end;
 
 	errno = 0;
-	n = strtoull(s, &end, 0);
+	n = strtoull(s, &end, 10);
 	if (s[0] == '-' || errno != 0 || end == s || *end != '\0' || n < min || n > max) {
 		fprintf(stderr,
 			"tracehound search: --%s wants an integer in [%llu, %llu], not '%s'\n", opt,

@@ -2,6 +2,7 @@
 
 /* tracehound: one binary, git-style subcommands. */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,9 +68,20 @@ main(int argc, char **argv)
 		printf("tracehound %s\n", TH_VERSION);
 		return 0;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		int status;
+
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
+		status = commands[i].run(argc - 1, argv + 1);
+		/* What went to standard output must have arrived (a full disk, a closed pipe). */
+		if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {
+			fprintf(stderr, "tracehound %s: standard output: %s\n", argv[1],
+				strerror(errno != 0 ? errno : EIO));
+			status = 1;
+		}
+		return status;
+	}
 	fprintf(stderr, "tracehound: '%s' is not a command\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -156,6 +156,15 @@ th_conf_load(const char *path, char *err, size_t err_size)
 		return NULL;
 	}
 	n = fread(text, 1, CONF_MAX_FILE + 1, f);
+	if (ferror(f)) {
+		/* A directory opens but does not read (EISDIR): not an empty config. */
+		saved = errno != 0 ? errno : EIO;
+		fclose(f);
+		free(text);
+		snprintf(err, err_size, "%s: cannot read: %s", path, strerror(saved));
+		errno = saved;
+		return NULL;
+	}
 	fclose(f);
 	if (n > CONF_MAX_FILE) {
 		free(text);

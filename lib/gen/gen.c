@@ -213,6 +213,10 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "hours must be more than 0 and at most a year";
 	else if (cfg->users_per_client < 1 || cfg->users_per_client > 1000)
 		what = "users per client must be 1..1000";
+	else if (cfg->workload == TH_GEN_WORKLOAD_USERS &&
+		 (uint64_t)cfg->clients * cfg->users_per_client > 200000)
+		what = "clients x users per client must be at most 200000 (each user's state "
+		       "takes a few KiB)";
 	else if (!(cfg->ls_share >= 0 && cfg->ls_share <= 1))
 		what = "ls share must be between 0 and 1";
 	else if ((unsigned int)cfg->user_mix >= TH_GEN__USER_MIX_COUNT)

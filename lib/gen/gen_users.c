@@ -157,6 +157,7 @@ struct gen_user {
 	uint64_t pause_ns;      /**< U_PAUSE */
 	/* Step-local iteration. */
 	bool is_step_started;
+	uint64_t step_ns; /**< U_WALK: when the walk began */
 	uint64_t pos; /**< byte offset, READDIR cookie, STATALL index */
 	uint32_t sub; /**< window index */
 	uint32_t n_win;
@@ -899,17 +900,25 @@ static int
 step_walk(struct ctx *x, uint32_t node, bool is_self)
 {
 	uint32_t path[DEPTH_MAX], n = path_of(x->e, node, path), i;
+	struct gen_user *u = x->u;
 
+	if (!u->is_step_started) {
+		u->is_step_started = true;
+		u->step_ns = x->now;
+	}
 	if (!is_self)
 		n--;
 	for (i = 0; i < n; i++) {
 		uint32_t d = path[i];
+		const struct u_entry *en = ent(x, d);
 
 		if (i > 0 && !dentry_valid(x, d)) {
 			rpc_lookup(x, path[i - 1], x->e->nodes[d].name, d);
 			return 1;
 		}
-		if (!attr_valid(ent(x, d), x->now)) {
+		/* Attributes fetched during this walk serve it, even with a timeout of 0
+		 * (actimeo=0): one GETATTR per component, as Linux revalidates a lookup. */
+		if (!attr_valid(en, x->now) && !(en->attr_ns != 0 && en->attr_ns >= u->step_ns)) {
 			rpc_getattr(x, d);
 			x->w->stats->phantom_getattrs++;
 			return 1;

@@ -21,6 +21,19 @@ expect 0 '^usage: tracehound' -- "$th" --help
 expect 2 "'frobnicate' is not a command" -- "$th" frobnicate
 expect 0 'usage|--seed' -- "$th" gen --help
 expect 2 'mtu' -- "$th" gen --mtu 10 -o "$work/x.pcap"
+# Numbers are decimal: 010 is ten (it was octal eight).
+expect 0 ' 10 RPCs' -- "$th" gen -n 010 -o "$work/x.pcap"
+expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/x.pcap" -t "$work/x.pcap"
+expect 2 'at most 200000' -- "$th" gen -w users --hours 0.001 -c 65535 --users-per-client 1000 \
+	-o "$work/x.pcap"
+# actimeo=0: one GETATTR per path component and walk, not a walk that never ends.
+expect 0 'generated in' -- timeout 60 "$th" gen -w users --hours 0.001 --acdirmin 0 \
+	--acdirmax 0 --acregmin 0 --acregmax 0 -o "$work/x.pcap"
+expect 2 'cannot read: Is a directory' -- "$th" search -p "$work" --hours 0.1
+if [[ -w /dev/full ]]; then
+	expect 1 'standard output: No space left' -- sh -c '"$0" search -p "$1" --hours 0.05 > /dev/full' \
+		"$th" "$(dirname "$0")/../../config/rdma/H.ini"
+fi
 if ((!has_capture)); then
 	# Without DPDK the command is named, and says why it cannot run.
 	expect 0 'capture +\(not in this build' -- "$th" --help
@@ -61,6 +74,19 @@ else
 	head -c 100 /dev/urandom > "$work/junk.pcap"
 	expect 1 'every --vdev was refused' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
+
+	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.
+	printf '[session]\nrecords = /dev/null\nidle = 0\n' > "$work/idle.ini"
+	expect 2 'idle.ini:3: session.idle = 0' -- "$th" capture -c "$work/idle.ini" -- "${eal[@]}"
+	printf '[trace]\ndir = %s/absent\n' "$work" > "$work/tdir.ini"
+	expect 2 "tdir.ini:2: trace.dir = .*No such file" -- "$th" capture -c "$work/tdir.ini" \
+		-- "${eal[@]}"
+	expect 2 'cannot read: Is a directory' -- "$th" capture -c "$work" -- "${eal[@]}"
+	# The RPC log may not be the pcap it reads.
+	cp "$work/small.pcap" "$work/same.pcap"
+	expect 2 'is the pcap a port reads' -- "$th" capture -o "$work/same.pcap" -- "${eal[@]}" \
+		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/same.pcap"
+	cmp -s "$work/small.pcap" "$work/same.pcap" || { echo "FAIL: capture emptied its input"; fails=$((fails + 1)); }
 
 	rm -rf /var/run/dpdk/th-cli-$$ 2>/dev/null
 fi
