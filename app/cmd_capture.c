@@ -1069,9 +1069,9 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 			} else if (strcmp(detail, "dirs") == 0) {
 				s->sess.detail = TH_SESS_OPENS_DIRS;
 			} else {
-				snprintf(err, esz,
-					"%s: session.detail = '%s': expected opens or dirs", config,
-					detail);
+				th_conf_where(c, "session", "detail", err, esz);
+				snprintf(err + strlen(err), esz - strlen(err),
+					": session.detail = '%s': expected opens or dirs", detail);
 				rc = -EINVAL;
 			}
 		}

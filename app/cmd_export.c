@@ -230,7 +230,7 @@ cmp_str(const void *a, const void *b)
 
 /* Segments under a directory, depth first, names sorted so runs are reproducible. */
 static int
-walk(struct seg_list *l, const char *dir, unsigned int depth)
+walk(struct seg_list *l, const char *dir, unsigned int depth, char *failed, size_t failed_size)
 {
 	DIR *d;
 	struct dirent *de;
@@ -241,8 +241,12 @@ walk(struct seg_list *l, const char *dir, unsigned int depth)
 	if (depth > 16)
 		return 0;
 	d = opendir(dir);
-	if (d == NULL)
-		return -errno;
+	if (d == NULL) {
+		int e = errno;
+
+		snprintf(failed, failed_size, "%s", dir); /* the directory itself, not its top */
+		return -e;
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -272,7 +276,7 @@ walk(struct seg_list *l, const char *dir, unsigned int depth)
 			stat(path, &st) != 0)
 			continue;
 		if (S_ISDIR(st.st_mode))
-			rc = walk(l, path, depth + 1);
+			rc = walk(l, path, depth + 1, failed, failed_size);
 		else if (S_ISREG(st.st_mode) &&
 			 (has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
 				 has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX)))
@@ -730,6 +734,7 @@ th_cmd_export(int argc, char **argv)
 	}
 
 	for (int i = optind; i < argc; i++) {
+		char failed[4096];
 		struct stat st;
 
 		if (stat(argv[i], &st) != 0) {
@@ -737,9 +742,11 @@ th_cmd_export(int argc, char **argv)
 			status = 1;
 			goto free_all;
 		}
-		rc = S_ISDIR(st.st_mode) ? walk(&segs, argv[i], 0) : seg_add(&segs, argv[i], &st);
+		snprintf(failed, sizeof(failed), "%s", argv[i]);
+		rc = S_ISDIR(st.st_mode) ? walk(&segs, argv[i], 0, failed, sizeof(failed))
+					 : seg_add(&segs, argv[i], &st);
 		if (rc < 0) {
-			fprintf(stderr, "tracehound export: %s: %s\n", argv[i], strerror(-rc));
+			fprintf(stderr, "tracehound export: %s: %s\n", failed, strerror(-rc));
 			status = 1;
 			goto free_all;
 		}

@@ -266,6 +266,11 @@ parse_word(const char *w, size_t len, struct th_mfs *m, char *err, size_t err_si
 			return bad(err, err_size, w, len, why);
 		}
 		m->set[f] = (m->feats & (1u << f)) ? m->set[f] & set : set;
+		/* As for bounds below: qp_type=UD qp_type=RC is a contradiction, refused (an
+		 * empty set is written 'none'). */
+		if (m->set[f] == 0 && set != 0)
+			return bad(
+				err, err_size, w, len, "no value meets this and the earlier one");
 		m->feats |= 1u << f;
 		return 0;
 	}

@@ -85,7 +85,7 @@ struct exporter {
 	char *buf;                         /**< output buffer */
 	size_t buf_used;                   /**< bytes in buf */
 	FILE *out;                         /**< output */
-	bool is_write_failed;              /**< an fwrite came up short */
+	int write_errno;                   /**< errno of the first write that came up short, or 0 */
 	bool is_header;                    /**< writing the CSV header: keys, no values */
 };
 
@@ -504,8 +504,9 @@ heap_down(struct exporter *x, unsigned int i)
 static void
 flush_out(struct exporter *x)
 {
-	if (x->buf_used > 0 && fwrite(x->buf, 1, x->buf_used, x->out) != x->buf_used)
-		x->is_write_failed = true;
+	if (x->buf_used > 0 && fwrite(x->buf, 1, x->buf_used, x->out) != x->buf_used &&
+		x->write_errno == 0)
+		x->write_errno = errno != 0 ? errno : EIO; /* ENOSPC, EPIPE, EBADF: say which */
 	x->buf_used = 0;
 }
 
@@ -1237,11 +1238,11 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 		}
 	}
 	flush_out(&x);
-	if (fflush(out) != 0)
-		x.is_write_failed = true;
+	if (fflush(out) != 0 && x.write_errno == 0)
+		x.write_errno = errno != 0 ? errno : EIO;
 	if (c->progress != NULL)
 		c->progress(c->progress_ctx, ctr->records_in);
-	rc = x.is_write_failed ? -EIO : 0;
+	rc = -x.write_errno;
 free_all:
 	for (unsigned int i = 0; x.streams != NULL && i < count; i++) {
 		free(x.streams[i].ring);

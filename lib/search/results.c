@@ -166,6 +166,25 @@ write_mfs_list(const struct th_search *s, const char *dir)
 	return rc;
 }
 
+/* @p w as one shell word: as it is when that is safe, else in single quotes. */
+static void
+put_shell_word(FILE *f, const char *w)
+{
+	if (w[0] != '\0' && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				      "0123456789_./-+=:,@%") == strlen(w)) {
+		fputs(w, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *w != '\0'; w++) {
+		if (*w == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*w, f);
+	}
+	fputc('\'', f);
+}
+
 int
 th_search_write_anomalies(const struct th_search *s, const char *dir, const char *profile)
 {
@@ -203,8 +222,11 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 				inside);
 		if (th_wl_format(&a->trigger, text, sizeof(text)) >= 0)
 			fprintf(f, "  trigger: %s\n", text);
-		fprintf(f, "  reproduce: tracehound search --profile %s --replay %s\n", profile,
-			path);
+		fputs("  reproduce: tracehound search --profile ", f);
+		put_shell_word(f, profile);
+		fputs(" --replay ", f);
+		put_shell_word(f, path);
+		fputc('\n', f);
 	}
 	if (fclose(f) != 0 && rc == 0)
 		rc = -EIO;

@@ -97,6 +97,7 @@ test_parse_rejects_with_the_bad_word(void **state)
 		{"pause: qp_count=..16", "expected LO..HI"},
 		{"pause: qp_count>=99999999999999999999", "expected a whole number"},
 		{"pause: qp_count>=512 qp_count<=16", "'qp_count<=16': no value meets"},
+		{"pause: qp_type=UD qp_type=RC", "'qp_type=RC': no value meets"},
 		{"pause: msg=1024", "unknown feature 'msg'"},
 		{"pause: msg_min<=abc", "'msg_min<=abc'"},
 	};
