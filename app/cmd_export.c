@@ -866,6 +866,15 @@ th_cmd_export(int argc, char **argv)
 
 		if (s->end_rc == 0 || s->end_rc == 1)
 			continue;
+		if (s->end_rc == -EMFILE || s->end_rc == -ENFILE || s->end_rc == -ENOMEM) {
+			/* Not the segment's fault: a limit of this run (exit 1, not 3). */
+			fprintf(stderr,
+				"tracehound export: %s: %s%s; its records were not all read\n",
+				s->path, strerror(-s->end_rc),
+				s->end_rc == -ENOMEM ? "" : " (raise ulimit -n: one per stream)");
+			status = 1;
+			continue;
+		}
 		damaged++;
 		fprintf(stderr,
 			"tracehound export: %s: %s; %" PRIu64 " records recovered, "

@@ -52,6 +52,20 @@ th_conf_free(struct th_conf *c)
 	free(c);
 }
 
+/* @p s for a message: bytes outside printable ASCII as '?', cut to fit @p buf with "...". */
+static const char *
+printable(const char *s, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i + 1 < size; i++)
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	buf[i] = '\0';
+	if (s[i] != '\0' && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+	return buf;
+}
+
 struct th_conf *
 th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 {
@@ -90,8 +104,10 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 		}
 		eq = strchr(s, '=');
 		if (eq == NULL) {
+			char shown[64];
+
 			snprintf(err, err_size, "%s:%u: expected 'key = value', got '%s'", name,
-				lineno, s);
+				lineno, printable(s, shown, sizeof(shown)));
 			goto invalid;
 		}
 		*eq = '\0';
