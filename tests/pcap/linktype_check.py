@@ -10,14 +10,13 @@ the file's link type). A link type it does not decode is refused with exit 2.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
-import argparse
 import os
 import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_diff import run_capture  # noqa: E402
+from tshark_diff import gen_pcap, run_capture, script_args  # noqa: E402
 
 
 def rewrite(src, dst, linktype, header_of):
@@ -55,16 +54,11 @@ def raw(dst_mac, src_mac, ethertype):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--tracehound', required=True)
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-    eth = os.path.join(args.workdir, 'eth.pcap')
+    args = script_args(__doc__)
     # No VLAN tags: raw IP has nowhere to keep them.
-    subprocess.run([args.tracehound, 'gen', '--seed', '8', '--ops', '1500', '--mix', 'mixed',
-                    '--udp-share', '0.3', '--ipv6-share', '0.3', '-o', eth],
-                   check=True, stderr=subprocess.DEVNULL)
+    eth = gen_pcap(args.tracehound, os.path.join(args.workdir, 'eth.pcap'),
+                   ['--seed', '8', '--ops', '1500', '--mix', 'mixed', '--udp-share', '0.3',
+                    '--ipv6-share', '0.3'])
     want = sorted(run_capture(args.tracehound, eth, args.workdir, 300))
     errors = []
     for name, linktype, header_of in (('sll', 113, sll), ('sll2', 276, sll2), ('raw', 101, raw)):

@@ -11,7 +11,6 @@ must stop cleanly and print at least as many RPCs in its final table.
 Exit status: 0 pass, 1 a check failed, 2 a tool failure.
 """
 
-import argparse
 import json
 import os
 import re
@@ -20,6 +19,9 @@ import socket
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tshark_diff import gen_pcap, script_args  # noqa: E402
 
 FIELDS = ['rpcs', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns', 'p999_ns', 'max_ns', 'mean_ns']
 
@@ -42,14 +44,9 @@ def ask(path, command):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--tracehound', required=True)
-    ap.add_argument('--workdir', required=True)
-    args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-    pcap = os.path.join(args.workdir, 'telemetry.pcap')
-    subprocess.run([args.tracehound, 'gen', '--seed', '3', '--ops', '5000', '--mix', 'meta',
-                    '-o', pcap], check=True, stderr=subprocess.DEVNULL)
+    args = script_args(__doc__)
+    pcap = gen_pcap(args.tracehound, os.path.join(args.workdir, 'telemetry.pcap'),
+                    ['--seed', '3', '--ops', '5000', '--mix', 'meta'])
     prefix = 'th-tel-%d' % os.getpid()
     err_path = os.path.join(args.workdir, 'capture.stderr')
     cmd = [args.tracehound, 'capture', '-o', 'none', '--', '-l', '0-1', '--no-huge', '-m', '256',

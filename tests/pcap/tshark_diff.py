@@ -724,6 +724,24 @@ def compare(pcap, rpcs, ours, field_list, allow, times):
     return compared, identical, rows
 
 
+def script_args(doc):
+    """--tracehound (made absolute) and --workdir (made) of a test script described by doc."""
+    ap = argparse.ArgumentParser(description=doc.split('\n')[0])
+    ap.add_argument('--tracehound', required=True)
+    ap.add_argument('--workdir', required=True)
+    args = ap.parse_args()
+    args.tracehound = os.path.abspath(args.tracehound)
+    os.makedirs(args.workdir, exist_ok=True)
+    return args
+
+
+def gen_pcap(tracehound, path, gen_args):
+    """`tracehound gen GEN_ARGS -o path`; its summary goes nowhere."""
+    subprocess.run([tracehound, 'gen'] + gen_args + ['-o', path], check=True,
+                   stderr=subprocess.DEVNULL)
+    return path
+
+
 def pcap_files(path):
     """The .pcap files in directory path, sorted, or [path] for a file; None if absent."""
     if os.path.isdir(path):
