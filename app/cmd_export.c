@@ -74,7 +74,8 @@ usage(FILE *out)
 		"                         log (LAT_LAST '-', fields the record keeps), csv, json\n"
 		"      --srt              with --rpcs implied: instead of the records, a table of\n"
 		"                         server response time by procedure over those the\n"
-		"                         filters keep (count, min, percentiles, max, mean)\n"
+		"                         filters keep (count, min, percentiles, max, mean; -f\n"
+		"                         csv or json: one row per procedure)\n"
 		"      --no-names         no handle-to-name join (csv/json path column empty)\n"
 		"      --hosts FILE       host names from an /etc/hosts-style file\n"
 		"      --resolve          host names from reverse DNS (cached; off by default)\n"
@@ -502,7 +503,7 @@ th_cmd_export(int argc, char **argv)
 	unsigned int nchains = 0, damaged = 0;
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
-	bool is_srt = false, is_format_set = false;
+	bool is_srt = false;
 	FILE *out = stdout;
 	uint8_t key[KEY_MAX];
 	size_t key_size = 0;
@@ -523,7 +524,6 @@ th_cmd_export(int argc, char **argv)
 				return 2;
 			}
 			c.format = (enum th_export_format)rc;
-			is_format_set = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -675,9 +675,9 @@ th_cmd_export(int argc, char **argv)
 		fprintf(stderr, "tracehound export: --to must be later than --from\n");
 		return 2;
 	}
-	if (is_srt && (is_format_set || key_path != NULL || hosts_path != NULL || is_resolve)) {
+	if (is_srt && (key_path != NULL || hosts_path != NULL || is_resolve)) {
 		fprintf(stderr, "tracehound export: --srt prints one table of procedures: no "
-				"--format, --anonymise, --hosts or --resolve\n");
+				"--anonymise, --hosts or --resolve\n");
 		return 2;
 	}
 	if (is_srt) {
@@ -844,15 +844,31 @@ th_cmd_export(int argc, char **argv)
 	if (prog.is_drawn)
 		fputc('\n', stderr);
 	if (rc >= 0 && c.srt != NULL) {
-		uint64_t timed = 0;
+		uint64_t timed = 0, lone;
 
 		for (uint32_t r = 0; r < atomic_load(&c.srt->rows); r++)
 			timed += c.srt->row[r].count;
-		th_srt_print(out, c.srt,
-			"RPC records that pass the filters, the call's first segment to the "
-			"reply's first");
-		fprintf(out, "  %-14" PRIu64 " RPCs not timed: no reply or no call in the trace\n",
-			ctr.records_out - timed - c.srt->untimed_clock - c.srt->untimed_rows);
+		lone = ctr.records_out - timed - c.srt->untimed_clock - c.srt->untimed_rows;
+		if (c.format == TH_EXPORT_FORMAT_TEXT) {
+			th_srt_print(out, c.srt,
+				"RPC records that pass the filters, the call's first segment to "
+				"the reply's first");
+			fprintf(out,
+				"  %-14" PRIu64
+				" RPCs not timed: no reply or no call in the trace\n",
+				lone);
+		} else {
+			/* Rows for a program; what was not timed goes with the summary. */
+			th_srt_write_rows(out, c.srt, c.format == TH_EXPORT_FORMAT_JSON);
+			if (!is_quiet)
+				fprintf(stderr,
+					"tracehound export: RPCs not timed: %" PRIu64
+					" without a reply or a call, %" PRIu64
+					" with a reply stamped first, %" PRIu64
+					" past %d procedures\n",
+					lone, c.srt->untimed_clock, c.srt->untimed_rows,
+					TH_SRT_ROWS);
+		}
 		if (fflush(out) != 0)
 			rc = -errno;
 	}

@@ -1154,7 +1154,8 @@ names_pass(struct exporter *x, FILE *err)
 bool
 th_export_needs_names(const struct th_export_config *c)
 {
-	return (c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT) || c->files_count > 0;
+	return (c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT && c->srt == NULL) ||
+	       c->files_count > 0;
 }
 
 int
@@ -1193,7 +1194,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 			goto free_all;
 		x.has_name_lookups = c->format != TH_EXPORT_FORMAT_TEXT;
 	}
-	if (c->format == TH_EXPORT_FORMAT_CSV) {
+	if (c->format == TH_EXPORT_FORMAT_CSV && c->srt == NULL) {
 		/* The header: a record's fields with their keys for values. */
 		static const struct held none;
 		struct fields f = {"", "", 0, 0, 0, NULL, 0};

@@ -112,12 +112,13 @@ print_us(FILE *out, uint64_t ns)
 	fprintf(out, " %11.3f", (double)ns / 1e3);
 }
 
-void
-th_srt_print(FILE *out, const struct th_srt *s, const char *what)
+static const double pct[] = {50, 90, 99, 99.9};
+
+/* The rows in print order; @return how many. */
+static uint32_t
+sorted_rows(const struct th_srt *s, uint32_t *order)
 {
-	static const double pct[] = {50, 90, 99, 99.9};
-	uint32_t order[TH_SRT_ROWS], i, j, k;
-	uint32_t rows = atomic_load_explicit(&s->rows, memory_order_acquire);
+	uint32_t rows = atomic_load_explicit(&s->rows, memory_order_acquire), i, j;
 
 	/* Insertion sort: a few dozen rows. */
 	for (i = 0; i < rows; i++) {
@@ -125,6 +126,63 @@ th_srt_print(FILE *out, const struct th_srt *s, const char *what)
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
+	return rows;
+}
+
+/* A name where there is one (letters and digits: nothing to quote), else the number. */
+static void
+put_name(FILE *out, const char *key, const char *name, uint32_t number, bool is_json)
+{
+	if (is_json)
+		fprintf(out, "\"%s\":", key);
+	if (name == NULL)
+		fprintf(out, "%" PRIu32, number);
+	else
+		fprintf(out, is_json ? "\"%s\"" : "%s", name);
+}
+
+void
+th_srt_write_rows(FILE *out, const struct th_srt *s, bool is_json)
+{
+	static const char *const keys[] = {"program", "version", "procedure", "rpcs", "min_us",
+		"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us"};
+	uint32_t order[TH_SRT_ROWS], rows = sorted_rows(s, order), i, k;
+
+	if (!is_json) {
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			fprintf(out, "%s%s", k > 0 ? "," : "", keys[k]);
+		fputc('\n', out);
+	}
+	for (i = 0; i < rows; i++) {
+		const struct th_srt_proc *p = &s->id[order[i]];
+		const struct th_srt_row *w = &s->row[order[i]];
+		double us[7];
+
+		us[0] = (double)w->min / 1e3;
+		for (k = 0; k < 4; k++)
+			us[1 + k] = (double)th_srt_percentile(s, order[i], pct[k]) / 1e3;
+		us[5] = (double)w->max / 1e3;
+		us[6] = w->sum_ns / (double)w->count / 1e3;
+		fputs(is_json ? "{" : "", out);
+		put_name(out, keys[0], th_nfs_prog_name(p->prog), p->prog, is_json);
+		fputc(',', out);
+		put_name(out, keys[1], NULL, p->vers, is_json);
+		fputc(',', out);
+		put_name(out, keys[2], th_nfs_proc_name(p->prog, p->vers, p->proc), p->proc,
+			is_json);
+		fprintf(out, is_json ? ",\"%s\":%" PRIu64 : ",%.0s%" PRIu64, keys[3], w->count);
+		for (k = 0; k < 7; k++)
+			fprintf(out, is_json ? ",\"%s\":%.3f" : ",%.0s%.3f", keys[4 + k], us[k]);
+		fputs(is_json ? "}\n" : "\n", out);
+	}
+}
+
+void
+th_srt_print(FILE *out, const struct th_srt *s, const char *what)
+{
+	uint32_t order[TH_SRT_ROWS], i, k;
+	uint32_t rows = sorted_rows(s, order);
+
 	fprintf(out, "server response time by procedure, microseconds (%s)\n", what);
 	fprintf(out, "  %-22s %12s %11s %11s %11s %11s %11s %11s %11s\n", "procedure", "rpcs",
 		"min", "p50", "p90", "p99", "p99.9", "max", "mean");

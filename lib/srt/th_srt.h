@@ -16,6 +16,7 @@
  */
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,5 +126,14 @@ void th_srt_label(const struct th_srt_proc *p, char *label, size_t size);
  * timed by reason.
  */
 void th_srt_print(FILE *out, const struct th_srt *s, const char *what);
+
+/**
+ * The same rows for a program to read: CSV with a header (@p is_json false)
+ * or JSON Lines, one per procedure in the same order, with program (its
+ * name, or number), version, procedure (name or number), rpcs and min_us,
+ * p50_us, p90_us, p99_us, p999_us, max_us, mean_us. The not-timed counts are
+ * the caller's to say.
+ */
+void th_srt_write_rows(FILE *out, const struct th_srt *s, bool is_json);
 
 #endif /* TH_SRT_H */

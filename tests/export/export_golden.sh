@@ -75,6 +75,8 @@ golden rpcs-hosts.golden --rpcs --hosts "$work/hosts"
 golden rpcs-file.golden --rpcs --file alice-thesis --file B1B4B7BABDC0C3C6
 golden rpcs-srt.golden --srt
 golden rpcs-srt-filter.golden --srt --client 192.168.77.11 --file alice-thesis
+golden rpcs-srt-csv.golden --srt -f csv
+golden rpcs-srt-json.golden --srt -f json
 
 # Every CSV row has the header's columns.
 for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
@@ -243,7 +245,6 @@ expect2 --direction sideways "${in[@]}"
 expect2 --server filer1 "${in[@]}"
 expect2 --from tomorrow "${in[@]}"
 expect2 --rpcs --direction read "${in[@]}"
-expect2 --srt -f csv "${in[@]}"
 expect2 --window '' "${in[@]}"
 # The output may not be a segment being read (it would be emptied before it is read).
 one=$(find "$work/box1" -name '*.lz4' | head -1)

@@ -115,6 +115,28 @@ test_print(void **state)
 	assert_true(strstr(text, "NFS3 LOOKUP") < strstr(text, "MOUNT3 MNT"));
 	assert_true(strstr(text, "MOUNT3 MNT") < strstr(text, "400000.1 9"));
 	free(text);
+	text = NULL;
+	out = open_memstream(&text, &size);
+	assert_non_null(out);
+	th_srt_write_rows(out, s, false);
+	th_srt_write_rows(out, s, true);
+	fclose(out);
+	assert_string_equal(text,
+		"program,version,procedure,rpcs,min_us,p50_us,p90_us,p99_us,p999_us,max_us,mean_"
+		"us\n"
+		"NFS,3,LOOKUP,1,30.000,30.000,30.000,30.000,30.000,30.000,30.000\n"
+		"MOUNT,3,MNT,1,20.000,20.000,20.000,20.000,20.000,20.000,20.000\n"
+		"400000,1,9,1,10.000,10.000,10.000,10.000,10.000,10.000,10.000\n"
+		"{\"program\":\"NFS\",\"version\":3,\"procedure\":\"LOOKUP\",\"rpcs\":1,"
+		"\"min_us\":30.000,\"p50_us\":30.000,\"p90_us\":30.000,\"p99_us\":30.000,"
+		"\"p999_us\":30.000,\"max_us\":30.000,\"mean_us\":30.000}\n"
+		"{\"program\":\"MOUNT\",\"version\":3,\"procedure\":\"MNT\",\"rpcs\":1,"
+		"\"min_us\":20.000,\"p50_us\":20.000,\"p90_us\":20.000,\"p99_us\":20.000,"
+		"\"p999_us\":20.000,\"max_us\":20.000,\"mean_us\":20.000}\n"
+		"{\"program\":400000,\"version\":1,\"procedure\":9,\"rpcs\":1,"
+		"\"min_us\":10.000,\"p50_us\":10.000,\"p90_us\":10.000,\"p99_us\":10.000,"
+		"\"p999_us\":10.000,\"max_us\":10.000,\"mean_us\":10.000}\n");
+	free(text);
 	free(s);
 }
 
