@@ -14,6 +14,7 @@
  * is free, ops are dropped and counted.
  */
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
+#include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
 #include "capture_out.h"
@@ -153,6 +155,10 @@ static struct {
 	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
 	enum th_pkt_link link[RTE_MAX_ETHPORTS]; /* what each port's frames start with */
+	/* Telemetry's thread reads the lcores' tables until the process ends (DPDK has no
+	 * way to unregister a command): teardown shuts it out before freeing them. */
+	rte_rwlock_t tel_lock;
+	bool is_tel_off;
 	uint64_t ts_flag;                   /* its ol_flags bit */
 	uint64_t clock_base_ns;             /* wall clock at clock_base_tsc */
 	uint64_t clock_base_tsc;
@@ -843,7 +849,13 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	(void)cmd;
 	(void)params;
+	rte_rwlock_read_lock(&g.tel_lock);
+	if (g.is_tel_off) {
+		rte_rwlock_read_unlock(&g.tel_lock);
+		return -ENODEV; /* stopping: the tables are going */
+	}
 	sum_stats(&s, &dropped);
+	rte_rwlock_read_unlock(&g.tel_lock);
 	rte_tel_data_start_dict(d);
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
 	TH_DECODE_COUNTER_LIST(TH_TEL_X)
@@ -874,8 +886,15 @@ telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (sum == NULL)
 		return -ENOMEM;
 	th_srt_init(sum);
+	rte_rwlock_read_lock(&g.tel_lock);
+	if (g.is_tel_off) {
+		rte_rwlock_read_unlock(&g.tel_lock);
+		free(sum);
+		return -ENODEV;
+	}
 	for (i = 0; i < g.n_decode; i++)
 		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
+	rte_rwlock_read_unlock(&g.tel_lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "untimed_clock", sum->untimed_clock);
 	rte_tel_data_add_dict_u64(d, "untimed_rows", sum->untimed_rows);
@@ -889,7 +908,11 @@ telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (c == NULL)
 			break;
 		th_srt_label(&sum->id[r], label, sizeof(label));
-		label[strcspn(label, " ")] = '_';
+		/* Telemetry takes letters, digits, '_' and '/' in names: "100024.1 0" is
+		 * 100024_1_0. */
+		for (char *q = label; *q != '\0'; q++)
+			if (!isalnum((unsigned char)*q) && *q != '/')
+				*q = '_';
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_u64(c, "rpcs", w->count);
 		rte_tel_data_add_dict_u64(c, "min_ns", w->min);
@@ -1143,22 +1166,27 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 }
 
 /* EAL argv: program name, [eal] args from the config, then the command line's. */
-/* The file after "rx_pcap=" in @p args (a net_pcap vdev's arguments), into @p path. */
+/*
+ * The next file after "rx_pcap=" in a net_pcap vdev's arguments, from *@p args on
+ * (a vdev may name several, one per queue), into @p path; *@p args moves past it.
+ */
 static bool
-rx_pcap_path(const char *args, char *path, size_t size)
+rx_pcap_next(const char **args, char *path, size_t size)
 {
-	const char *p = strstr(args, "rx_pcap=");
+	const char *p;
 	size_t n;
 
-	if (p == NULL)
-		return false;
-	p += strlen("rx_pcap=");
-	n = strcspn(p, ",");
-	if (n >= size)
-		return false;
-	memcpy(path, p, n);
-	path[n] = '\0';
-	return true;
+	while ((p = strstr(*args, "rx_pcap=")) != NULL) {
+		p += strlen("rx_pcap=");
+		n = strcspn(p, ",");
+		*args = p + n;
+		if (n < size) {
+			memcpy(path, p, n);
+			path[n] = '\0';
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -1176,10 +1204,13 @@ output_is_input(int argc, char **argv)
 		if (outs[k] == NULL || stat(outs[k], &so) != 0 || !S_ISREG(so.st_mode))
 			continue;
 		for (int i = 0; i < argc; i++) {
+			const char *args = argv[i];
 			char path[PATH_MAX];
 
-			if (rx_pcap_path(argv[i], path, sizeof(path)) && stat(path, &si) == 0 &&
-				si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+			while (rx_pcap_next(&args, path, sizeof(path))) {
+				if (stat(path, &si) != 0 || si.st_dev != so.st_dev ||
+					si.st_ino != so.st_ino)
+					continue;
 				fprintf(stderr,
 					"capture: %s is the pcap a port reads (rx_pcap=): "
 					"writing it would empty it first\n",
@@ -1236,44 +1267,53 @@ port_is_pcap_file(uint16_t port)
 }
 
 /*
- * What a port's frames start with: a pcap file's link type (net_pcap hands over
- * its records as they are: Linux cooked captures, raw IP), Ethernet for the rest.
- * @return 0, or -EINVAL after saying the file's link type is not decoded.
+ * What a port's frames start with. net_pcap hands over a file's records as they
+ * are, in its link type (Linux cooked captures, raw IP; pcapng's first
+ * interface), and libpcap's "any" interface cooks them too; the rest is
+ * Ethernet. @return 0, or -EINVAL after saying why the port cannot be decoded.
  */
 static int
 port_link(uint16_t port, enum th_pkt_link *link)
 {
 	struct rte_eth_dev_info info;
 	const struct rte_devargs *da;
-	struct th_pcap_reader *r;
+	const char *args;
 	char path[PATH_MAX];
-	uint32_t type;
+	bool is_first = true;
 
 	*link = TH_PKT_LINK_ETHERNET;
 	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
 		strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
 		return 0;
 	da = rte_dev_devargs(info.device);
-	if (da == NULL || da->args == NULL || !rx_pcap_path(da->args, path, sizeof(path)) ||
-		(r = th_pcap_reader_open(path)) == NULL)
-		return 0; /* the PMD read it: what it could not read, it said */
-	type = th_pcap_reader_linktype(r);
-	th_pcap_reader_close(r);
-	switch (type) {
-	case TH_PKT_LINK_ETHERNET:
-	case TH_PKT_LINK_RAW:
-	case TH_PKT_LINK_LINUX_SLL:
-	case TH_PKT_LINK_LINUX_SLL2:
-		*link = (enum th_pkt_link)type;
+	if (da == NULL || da->args == NULL)
 		return 0;
-	default:
-		fprintf(stderr,
-			"capture: %s: link type %" PRIu32
-			" is not decoded (Ethernet 1, raw IP 101, "
-			"Linux cooked 113 and 276 are)\n",
-			path, type);
-		return -EINVAL;
+	if (strstr(da->args, "iface=any") != NULL)
+		*link = TH_PKT_LINK_LINUX_SLL;
+	for (args = da->args; rx_pcap_next(&args, path, sizeof(path)); is_first = false) {
+		uint32_t type;
+
+		if (th_pcap_file_linktype(path, &type) != 0)
+			continue; /* the PMD read it: what it could not read, it said */
+		if (type != TH_PKT_LINK_ETHERNET && type != TH_PKT_LINK_RAW &&
+			type != TH_PKT_LINK_LINUX_SLL && type != TH_PKT_LINK_LINUX_SLL2) {
+			fprintf(stderr,
+				"capture: %s: link type %" PRIu32
+				" is not decoded (Ethernet 1, raw "
+				"IP 101, Linux cooked 113 and 276 are)\n",
+				path, type);
+			return -EINVAL;
+		}
+		if (!is_first && type != (uint32_t)*link) {
+			fprintf(stderr,
+				"capture: %s: link type %" PRIu32 ", unlike the port's "
+				"other files (%d): one port, one link type\n",
+				path, type, (int)*link);
+			return -EINVAL;
+		}
+		*link = (enum th_pkt_link)type;
 	}
+	return 0;
 }
 
 static int
@@ -1396,9 +1436,9 @@ setup_sessions(void)
 	}
 	for (i = 0; i < g.n_session; i++) {
 		struct session_lcore *sl = &g.sl[i];
-
 		struct th_sess_config cfg = g.set.sess;
 
+		errno = 0; /* what a failure below says, not what an earlier call left */
 		sl->lcore_id = UINT32_MAX;
 		cfg.cores = g.n_session;
 		cfg.core_index = i;
@@ -1609,6 +1649,9 @@ teardown(void)
 	struct th_outbuf *b;
 	unsigned int i;
 
+	rte_rwlock_write_lock(&g.tel_lock);
+	g.is_tel_off = true;
+	rte_rwlock_write_unlock(&g.tel_lock);
 	for (i = 0; i < g.n_ports; i++) {
 		rte_eth_dev_stop(g.ports[i]);
 		rte_eth_dev_close(g.ports[i]);

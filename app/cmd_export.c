@@ -415,17 +415,17 @@ cmp_seg(const void *a, const void *b)
 }
 
 /*
- * @p y is the segment its writer wrote after @p x. Two captures into one directory
- * write the same streams (box, kind, stream), each numbering from 0: ordered by
- * creation, a stream's segments are one chain per run, split where the number
- * does not follow (a run's start, a segment removed); chains merge by time.
+ * @p y follows @p x in one chain: the same stream (box, kind, stream). A stream's
+ * segments chain in order of creation, so two captures into one directory, each
+ * numbering its segments from 0, read one run after the other (ordered by number,
+ * their segments interleaved and came out late). A chain per run would cost an
+ * open file and a share of --window-mb per run for nothing.
  */
 static bool
 continues(const struct seg *x, const struct seg *y)
 {
 	return x->is_header_ok && y->is_header_ok && x->hdr.box_id == y->hdr.box_id &&
-	       x->hdr.kind == y->hdr.kind && x->hdr.stream_id == y->hdr.stream_id &&
-	       y->hdr.seq == x->hdr.seq + 1;
+	       x->hdr.kind == y->hdr.kind && x->hdr.stream_id == y->hdr.stream_id;
 }
 
 /* ---- progress bar ---- */

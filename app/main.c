@@ -74,11 +74,14 @@ main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
 		status = commands[i].run(argc - 1, argv + 1);
-		/* What went to standard output must have arrived (a full disk, a closed pipe). */
-		if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {
-			fprintf(stderr, "tracehound %s: standard output: %s\n", argv[1],
-				strerror(errno != 0 ? errno : EIO));
-			status = 1;
+		/* What went to standard output must have arrived (a full disk, a closed pipe);
+		 * when only the error flag says so, the write that set it is long gone: EIO. */
+		errno = 0;
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			if (status == 0)
+				fprintf(stderr, "tracehound %s: standard output: %s\n", argv[1],
+					strerror(errno != 0 ? errno : EIO));
+			status = status == 0 ? 1 : status;
 		}
 		return status;
 	}

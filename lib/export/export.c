@@ -504,6 +504,7 @@ heap_down(struct exporter *x, unsigned int i)
 static void
 flush_out(struct exporter *x)
 {
+	errno = 0;
 	if (x->buf_used > 0 && fwrite(x->buf, 1, x->buf_used, x->out) != x->buf_used &&
 		x->write_errno == 0)
 		x->write_errno = errno != 0 ? errno : EIO; /* ENOSPC, EPIPE, EBADF: say which */
@@ -1239,6 +1240,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 		}
 	}
 	flush_out(&x);
+	errno = 0;
 	if (fflush(out) != 0 && x.write_errno == 0)
 		x.write_errno = errno != 0 ? errno : EIO;
 	if (c->progress != NULL)

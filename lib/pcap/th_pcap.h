@@ -70,6 +70,14 @@ int th_pcap_read(struct th_pcap_reader *r, struct th_pcap_rec *rec);
 /** LINKTYPE_* of the file (1 Ethernet, 113 Linux SLL, ...). */
 uint32_t th_pcap_reader_linktype(const struct th_pcap_reader *r);
 
+/**
+ * The LINKTYPE_* of a capture file without reading it: a classic pcap's, or a
+ * pcapng's first interface (what a reader that takes pcapng, as libpcap does,
+ * hands frames over in). @return 0, or -errno: a fopen() error, EBADMSG for
+ * a file that is neither (or has no interface in its first 64 KiB).
+ */
+int th_pcap_file_linktype(const char *path, uint32_t *linktype);
+
 /** Snap length from the global header. */
 uint32_t th_pcap_reader_snaplen(const struct th_pcap_reader *r);
 

@@ -36,6 +36,7 @@ th_srt_row_of(struct th_srt *s, const struct th_srt_proc *p)
 	r = rows;
 	s->id[r] = *p;
 	memset(&s->row[r], 0, sizeof(s->row[r]));
+	atomic_init(&s->row[r].count, 0);
 	s->row[r].min = UINT64_MAX;
 	memset(s->buckets[r], 0, sizeof(s->buckets[r]));
 	s->slot[i] = (uint8_t)(r + 1);
@@ -50,15 +51,21 @@ th_srt_add(struct th_srt *sum, const struct th_srt *s)
 	uint32_t r, b, rows = atomic_load_explicit(&s->rows, memory_order_acquire);
 
 	for (r = 0; r < rows; r++) {
-		int32_t to = th_srt_row_of(sum, &s->id[r]);
+		uint64_t n = atomic_load_explicit(&s->row[r].count, memory_order_acquire);
 		struct th_srt_row *d;
+		int32_t to;
 
+		if (n == 0)
+			continue; /* taken, its first value not yet in */
+		to = th_srt_row_of(sum, &s->id[r]);
 		if (to < 0) {
-			sum->untimed_rows += s->row[r].count;
+			sum->untimed_rows += n;
 			continue;
 		}
 		d = &sum->row[to];
-		d->count += s->row[r].count;
+		atomic_store_explicit(&d->count,
+			atomic_load_explicit(&d->count, memory_order_relaxed) + n,
+			memory_order_relaxed);
 		d->min = s->row[r].min < d->min ? s->row[r].min : d->min;
 		d->max = s->row[r].max > d->max ? s->row[r].max : d->max;
 		d->sum_ns += s->row[r].sum_ns;

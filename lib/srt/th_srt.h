@@ -38,9 +38,14 @@ struct th_srt_proc {
 	uint32_t proc;
 };
 
-/** One procedure's response times: exact count, min, max and sum, in ns. */
+/**
+ * One procedure's response times: exact count, min, max and sum, in ns. The
+ * writer stores the count last (release): a reader that loads it (acquire)
+ * sees min, max, sum and buckets of at least that many values, and skips a
+ * row whose count is still 0.
+ */
 struct th_srt_row {
-	uint64_t count;
+	_Atomic uint64_t count;
 	uint64_t min;
 	uint64_t max;
 	double sum_ns;
@@ -100,13 +105,15 @@ th_srt_record(struct th_srt *s, const struct th_srt_proc *p, uint64_t from_ns, u
 		r = (uint32_t)got;
 	}
 	w = &s->row[r];
-	w->count++;
 	if (ns < w->min)
 		w->min = ns;
 	if (ns > w->max)
 		w->max = ns;
 	w->sum_ns += (double)ns;
 	s->buckets[r][th_hist_bucket_at(ns, TH_SRT_BITS)]++;
+	/* Last, so that a reader adding the table up never counts a value it cannot see. */
+	atomic_store_explicit(&w->count, atomic_load_explicit(&w->count, memory_order_relaxed) + 1,
+		memory_order_release);
 }
 
 /** sum += s, procedure by procedure (sum takes rows as it needs them, counting what does not fit).

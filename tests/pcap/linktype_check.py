@@ -11,6 +11,7 @@ Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -71,6 +72,16 @@ def main():
                                                                    diff))
         else:
             print('%s (link type %d): the same %d RPC lines' % (name, linktype, len(got)))
+    # pcapng (net_pcap reads it through libpcap): the link type of its first interface.
+    if shutil.which('editcap'):
+        ng = os.path.join(args.workdir, 'sll.pcapng')
+        subprocess.run(['editcap', '-F', 'pcapng', os.path.join(args.workdir, 'sll.pcap'), ng],
+                       check=True)
+        got = sorted(run_capture(args.tracehound, ng, args.workdir, 300))
+        if got != want:
+            errors.append('sll as pcapng: %d lines, Ethernet %d' % (len(got), len(want)))
+        else:
+            print('sll as pcapng: the same %d RPC lines' % len(got))
     # The dispatcher parses frames too (to pick a decode lcore by flow).
     got = sorted(run_capture(args.tracehound, os.path.join(args.workdir, 'sll.pcap'),
                              args.workdir, 300, lcores='0@0,1@1,2@1,3@0'))

@@ -66,11 +66,20 @@ def main():
                   % (' or '.join(socket_path(prefix)),
                      'running' if proc.poll() is None else 'exited %d' % proc.returncode))
             return 1
-        time.sleep(0.5)
+        # The socket comes up with EAL, the commands once the ports are set up: until
+        # then DPDK answers null. Wait for a first answer that has RPCs in it.
+        while time.time() < deadline:
+            srt = ask(path, '/tracehound/srt')
+            if isinstance(srt, dict) and 'NFS3_GETATTR' in srt:
+                break
+            time.sleep(0.1)
         reads = []
         for _ in range(2):
             srt = ask(path, '/tracehound/srt')
             stats = ask(path, '/tracehound/stats')
+            if not isinstance(srt, dict) or not isinstance(stats, dict):
+                print('telemetry_check: no answer: %r %r' % (srt, stats))
+                return 1
             reads.append((srt, stats))
             time.sleep(0.5)
         for srt, stats in reads:
@@ -115,11 +124,51 @@ def main():
     if m is None or int(m.group(1)) < last:
         errors.append('final table: NFS3 GETATTR %s RPCs, telemetry had %d'
                       % (m and m.group(1), last))
+    errors += stop_while_asked(args, pcap)
     for e in errors:
         print(e)
     print('telemetry: NFS3 GETATTR %d -> %d RPCs timed while running; %s at the end'
           % (srt0.get('NFS3_GETATTR', {}).get('rpcs', 0), last, m and m.group(1)))
     return 1 if errors else 0
+
+
+def stop_while_asked(args, pcap):
+    """A capture that reaches the end of its pcap while a client keeps asking for
+    /tracehound/srt must stop cleanly: DPDK cannot take a command back, so the
+    telemetry thread runs on while the lcores' tables are freed (it crashed)."""
+    prefix = 'th-tel-stop-%d' % os.getpid()
+    cmd = [args.tracehound, 'capture', '-o', 'none', '--', '-l', '0-1', '--no-huge', '-m',
+           '256', '--no-pci', '--no-shconf', '--file-prefix', prefix, '--log-level=error',
+           '--vdev=net_pcap0,rx_pcap=%s' % pcap]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    queries = 0
+    try:
+        deadline = time.time() + 20
+        path = None
+        while path is None and time.time() < deadline and proc.poll() is None:
+            path = next((p for p in socket_path(prefix) if os.path.exists(p)), None)
+        if path is not None:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                s.connect(path)
+                s.recv(1024)
+                while proc.poll() is None:
+                    s.send(b'/tracehound/srt')
+                    if not s.recv(65536):
+                        break
+                    queries += 1
+            except OSError:
+                pass  # the process went away under the socket: its exit status says how
+            finally:
+                s.close()
+        rc = proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return ['capture did not stop at the end of its pcap while asked']
+    if rc != 0:
+        return ['capture asked %d times while it stopped exited %d' % (queries, rc)]
+    print('telemetry: asked %d times while the capture ran out and stopped: exit 0' % queries)
+    return []
 
 
 if __name__ == '__main__':

@@ -75,8 +75,8 @@ for who in "" "$client"; do
 	fi
 done
 # Two captures into one directory (the same streams, each numbered from 0, segments rotated
-# every few ms): export reads each run as its own chain, so nothing comes out late and the
-# opens are both runs' records.
+# every few ms): export reads a stream's segments in order of creation, so nothing comes out
+# late and the opens are both runs' records.
 mkdir -p "$work/runs"
 printf '[trace]\ndir = %s\nrpcs = 1\nrotate = 0.005\n' "$work/runs" > "$work/runs.ini"
 for run in 1 2; do
