@@ -425,14 +425,47 @@ th_pcap_writer_close(struct th_pcap_writer *w)
 #define LINKTYPE_PEEK (64 * 1024)
 
 int
+th_pcap_linktype_of(const uint8_t *b, size_t n, uint32_t *linktype)
+{
+	uint32_t magic, order, len;
+	bool is_swapped;
+	size_t off;
+
+	if (n < GLOBAL_HDR_SIZE)
+		return -EBADMSG;
+	memcpy(&magic, b, 4);
+	is_swapped = swap32(magic) == TH_PCAP_MAGIC_USEC || swap32(magic) == TH_PCAP_MAGIC_NSEC;
+	if (is_swapped || magic == TH_PCAP_MAGIC_USEC || magic == TH_PCAP_MAGIC_NSEC) {
+		*linktype = get32(b + 20, is_swapped) & 0x0fffffff;
+		return 0;
+	}
+	if (magic != PCAPNG_MAGIC)
+		return -EBADMSG;
+	memcpy(&order, b + 8, 4);
+	is_swapped = order != PCAPNG_BYTE_ORDER;
+	/* Blocks end to end (type, length, ..., length): the first interface's. */
+	for (off = 0; off + 12 <= n; off += len) {
+		len = get32(b + off + 4, is_swapped);
+		if (len < 12 || len % 4 != 0 || len > n - off)
+			break;
+		if (get32(b + off, is_swapped) == PCAPNG_IDB && len >= 16) {
+			uint16_t lt;
+
+			memcpy(&lt, b + off + 8, 2);
+			*linktype = is_swapped ? (uint16_t)(lt << 8 | lt >> 8) : lt;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+int
 th_pcap_file_linktype(const char *path, uint32_t *linktype)
 {
 	uint8_t *b = malloc(LINKTYPE_PEEK);
-	uint32_t magic, order, len;
-	bool is_swapped;
-	size_t n, off;
+	size_t n;
 	FILE *f;
-	int rc = -EBADMSG;
+	int rc;
 
 	if (b == NULL)
 		return -ENOMEM;
@@ -444,32 +477,7 @@ th_pcap_file_linktype(const char *path, uint32_t *linktype)
 	}
 	n = fread(b, 1, LINKTYPE_PEEK, f);
 	fclose(f);
-	if (n >= GLOBAL_HDR_SIZE) {
-		memcpy(&magic, b, 4);
-		is_swapped =
-			swap32(magic) == TH_PCAP_MAGIC_USEC || swap32(magic) == TH_PCAP_MAGIC_NSEC;
-		if (is_swapped || magic == TH_PCAP_MAGIC_USEC || magic == TH_PCAP_MAGIC_NSEC) {
-			*linktype = get32(b + 20, is_swapped) & 0x0fffffff;
-			rc = 0;
-		} else if (magic == PCAPNG_MAGIC && n >= 12) {
-			memcpy(&order, b + 8, 4);
-			is_swapped = order != PCAPNG_BYTE_ORDER;
-			/* Blocks end to end (type, length, ..., length); the first interface. */
-			for (off = 0; off + 12 <= n; off += len) {
-				len = get32(b + off + 4, is_swapped);
-				if (len < 12 || len % 4 != 0 || len > n - off)
-					break;
-				if (get32(b + off, is_swapped) == PCAPNG_IDB && len >= 16) {
-					uint16_t lt;
-
-					memcpy(&lt, b + off + 8, 2);
-					*linktype = is_swapped ? (uint16_t)(lt << 8 | lt >> 8) : lt;
-					rc = 0;
-					break;
-				}
-			}
-		}
-	}
+	rc = th_pcap_linktype_of(b, n, linktype);
 	free(b);
 	return rc;
 }

@@ -78,6 +78,9 @@ uint32_t th_pcap_reader_linktype(const struct th_pcap_reader *r);
  */
 int th_pcap_file_linktype(const char *path, uint32_t *linktype);
 
+/** The same from a file's first @p size bytes. @return 0 or -EBADMSG. */
+int th_pcap_linktype_of(const uint8_t *b, size_t size, uint32_t *linktype);
+
 /** Snap length from the global header. */
 uint32_t th_pcap_reader_snaplen(const struct th_pcap_reader *r);
 
