@@ -785,9 +785,49 @@ print_srt(FILE *out)
 	free(sum);
 }
 
+/*
+ * The response times of the RPCs matched since the last progress line, all
+ * procedures together: each lcore's buckets only grow, so the interval's are
+ * today's sums less the last line's. Written as " | N RPCs/s p50 X p99 Y max Z us".
+ */
+static void
+put_interval_srt(FILE *out, double interval_s)
+{
+	static uint64_t prev[TH_SRT_BUCKETS];
+	uint64_t cur[TH_SRT_BUCKETS] = {0}, n = 0, lo, hi;
+	uint32_t b, r, top = 0;
+	unsigned int i;
+
+	for (i = 0; i < g.n_decode; i++) {
+		const struct th_srt *t = th_decode_get_srt(g.dl[i].dec);
+		uint32_t rows = atomic_load_explicit(&t->rows, memory_order_acquire);
+
+		for (r = 0; r < rows; r++)
+			for (b = 0; b < TH_SRT_BUCKETS; b++)
+				cur[b] += t->buckets[r][b];
+	}
+	for (b = 0; b < TH_SRT_BUCKETS; b++) {
+		uint64_t d = cur[b] - prev[b];
+
+		prev[b] = cur[b];
+		cur[b] = d; /* now the interval's */
+		n += d;
+		if (d != 0)
+			top = b;
+	}
+	if (n == 0 || !(interval_s > 0))
+		return;
+	th_hist_bucket_range_at(top, TH_SRT_BITS, &lo, &hi);
+	fprintf(out, " | %.0f RPCs/s p50 %.1f p99 %.1f max %.1f us", (double)n / interval_s,
+		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, 0, UINT64_MAX, 50) / 1e3,
+		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, 0, UINT64_MAX, 99) / 1e3,
+		(double)hi / 1e3);
+}
+
 static void
 print_progress(uint64_t start_tsc)
 {
+	static double last_s;
 	struct th_decode_stats s;
 	uint64_t dropped;
 	double secs = (double)(rte_rdtsc() - start_tsc) / (double)rte_get_tsc_hz();
@@ -795,9 +835,12 @@ print_progress(uint64_t start_tsc)
 	sum_stats(&s, &dropped);
 	fprintf(stderr,
 		"capture: %.1fs frames %" PRIu64 " rpcs %" PRIu64 " unmatched %" PRIu64
-		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64 "\n",
+		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64,
 		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only, s.flow.gaps_lost,
 		g.disp.ring_full, dropped);
+	put_interval_srt(stderr, secs - last_s);
+	last_s = secs;
+	fputc('\n', stderr);
 }
 
 static void

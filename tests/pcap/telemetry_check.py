@@ -49,7 +49,8 @@ def main():
                     ['--seed', '3', '--ops', '5000', '--mix', 'meta'])
     prefix = 'th-tel-%d' % os.getpid()
     err_path = os.path.join(args.workdir, 'capture.stderr')
-    cmd = [args.tracehound, 'capture', '-o', 'none', '--', '-l', '0-1', '--no-huge', '-m', '256',
+    cmd = [args.tracehound, 'capture', '-o', 'none', '-s', '0.3', '--', '-l', '0-1', '--no-huge',
+           '-m', '256',
            '--no-pci', '--no-shconf', '--file-prefix', prefix, '--log-level=error',
            '--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1' % pcap]
     errors = []
@@ -120,6 +121,14 @@ def main():
         tail = f.read()
     if rc != 0:
         errors.append('capture exited %d:\n%s' % (rc, tail[-2000:]))
+    # The progress lines (-s 0.3) carry the interval's response times.
+    lines = re.findall(r'^capture: [\d.]+s .* \| (\d+) RPCs/s p50 ([\d.]+) p99 ([\d.]+) '
+                       r'max ([\d.]+) us$', tail, re.M)
+    if not lines:
+        errors.append('no progress line with response times:\n%s' % tail[:1500])
+    for rate, p50, p99, top in lines:
+        if not (int(rate) > 0 and float(p50) <= float(p99) <= float(top)):
+            errors.append('progress: %s RPCs/s p50 %s p99 %s max %s' % (rate, p50, p99, top))
     m = re.search(r'^  NFS3 GETATTR +(\d+) ', tail, re.M)
     if m is None or int(m.group(1)) < last:
         errors.append('final table: NFS3 GETATTR %s RPCs, telemetry had %d'
@@ -127,8 +136,9 @@ def main():
     errors += stop_while_asked(args, pcap)
     for e in errors:
         print(e)
-    print('telemetry: NFS3 GETATTR %d -> %d RPCs timed while running; %s at the end'
-          % (srt0.get('NFS3_GETATTR', {}).get('rpcs', 0), last, m and m.group(1)))
+    print('telemetry: NFS3 GETATTR %d -> %d RPCs timed while running; %s at the end; %d '
+          'progress lines with response times' % (srt0.get('NFS3_GETATTR', {}).get('rpcs', 0),
+                                                 last, m and m.group(1), len(lines)))
     return 1 if errors else 0
 
 
