@@ -786,17 +786,20 @@ print_srt(FILE *out)
 }
 
 /*
- * The response times of the RPCs matched since the last progress line, all
- * procedures together: each lcore's buckets only grow, so the interval's are
- * today's sums less the last line's. Written as " | N RPCs/s p50 X p99 Y max Z us".
+ * The RPCs matched since the last progress line, per second, and their response
+ * times, all procedures together: each lcore's buckets only grow, so the interval's
+ * are today's sums less the last line's. The interval's least and greatest values
+ * are known to their buckets only: the bounds the percentiles are clamped to, and
+ * "max" is the top bucket's upper end. " | N RPCs/s p50 X p99 Y max Z us".
  */
 static void
-put_interval_srt(FILE *out, double interval_s)
+put_interval(FILE *out, double interval_s, uint64_t matched)
 {
-	static uint64_t prev[TH_SRT_BUCKETS];
-	uint64_t cur[TH_SRT_BUCKETS] = {0}, n = 0, lo, hi;
+	static uint64_t prev[TH_SRT_BUCKETS], prev_matched;
+	uint64_t cur[TH_SRT_BUCKETS] = {0}, n = 0, lo, hi, first_lo = 0;
 	uint32_t b, r, top = 0;
 	unsigned int i;
+	bool is_first = true;
 
 	for (i = 0; i < g.n_decode; i++) {
 		const struct th_srt *t = th_decode_get_srt(g.dl[i].dec);
@@ -812,15 +815,23 @@ put_interval_srt(FILE *out, double interval_s)
 		prev[b] = cur[b];
 		cur[b] = d; /* now the interval's */
 		n += d;
-		if (d != 0)
-			top = b;
+		if (d == 0)
+			continue;
+		if (is_first)
+			th_hist_bucket_range_at(b, TH_SRT_BITS, &first_lo, &hi);
+		is_first = false;
+		top = b;
 	}
+	/* The rate counts every RPC matched (timed or not: past 64 procedures, clock). */
+	if (interval_s > 0)
+		fprintf(out, " | %.0f RPCs/s", (double)(matched - prev_matched) / interval_s);
+	prev_matched = matched;
 	if (n == 0 || !(interval_s > 0))
 		return;
 	th_hist_bucket_range_at(top, TH_SRT_BITS, &lo, &hi);
-	fprintf(out, " | %.0f RPCs/s p50 %.1f p99 %.1f max %.1f us", (double)n / interval_s,
-		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, 0, UINT64_MAX, 50) / 1e3,
-		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, 0, UINT64_MAX, 99) / 1e3,
+	fprintf(out, " p50 %.1f p99 %.1f max %.1f us",
+		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, first_lo, hi, 50) / 1e3,
+		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, first_lo, hi, 99) / 1e3,
 		(double)hi / 1e3);
 }
 
@@ -838,7 +849,7 @@ print_progress(uint64_t start_tsc)
 		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64,
 		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only, s.flow.gaps_lost,
 		g.disp.ring_full, dropped);
-	put_interval_srt(stderr, secs - last_s);
+	put_interval(stderr, secs - last_s, s.ops_matched);
 	last_s = secs;
 	fputc('\n', stderr);
 }
@@ -1210,17 +1221,17 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 
 /* EAL argv: program name, [eal] args from the config, then the command line's. */
 /*
- * The next file after "rx_pcap=" in a net_pcap vdev's arguments, from *@p args on
- * (a vdev may name several, one per queue), into @p path; *@p args moves past it.
+ * The next file after @p key ("rx_pcap=", "tx_pcap=") in a net_pcap vdev's arguments,
+ * from *@p args on (a vdev may name several), into @p path; *@p args moves past it.
  */
 static bool
-rx_pcap_next(const char **args, char *path, size_t size)
+pcap_arg_next(const char **args, const char *key, char *path, size_t size)
 {
 	const char *p;
 	size_t n;
 
-	while ((p = strstr(*args, "rx_pcap=")) != NULL) {
-		p += strlen("rx_pcap=");
+	while ((p = strstr(*args, key)) != NULL) {
+		p += strlen(key);
 		n = strcspn(p, ",");
 		*args = p + n;
 		if (n < size) {
@@ -1232,33 +1243,84 @@ rx_pcap_next(const char **args, char *path, size_t size)
 	return false;
 }
 
+static bool
+rx_pcap_next(const char **args, char *path, size_t size)
+{
+	return pcap_arg_next(args, "rx_pcap=", path, size);
+}
+
 /*
- * An output that is also a pcap the ports read (rx_pcap=): opening it for writing
- * would empty the capture before it is read. @return true after saying so.
+ * Two names of one regular file (or of one not made yet): the same name, or the same
+ * file under another (links). /dev/null twice is not a clash.
  */
 static bool
-output_is_input(int argc, char **argv)
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) != 0)
+		return strcmp(a, b) == 0;
+	return S_ISREG(sa.st_mode) && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Files the run would write over before reading them, or write twice: an output
+ * (-o, -r, session.names) that is a pcap a port reads (rx_pcap=), the config, or
+ * another output, and a tx_pcap= that is an rx_pcap= (the driver opens it for
+ * writing first). @return true after saying which.
+ */
+static bool
+output_is_input(int argc, char **argv, const char *config)
 {
 	const char *outs[] = {g.set.output, g.set.records, g.set.names};
-	struct stat so, si;
-	size_t k;
+	const char *names[] = {"-o", "-r", "session.names"};
+	size_t k, j;
 
 	for (k = 0; k < sizeof(outs) / sizeof(outs[0]); k++) {
-		if (outs[k] == NULL || stat(outs[k], &so) != 0 || !S_ISREG(so.st_mode))
+		if (outs[k] == NULL || strcmp(outs[k], "-") == 0 || strcmp(outs[k], "none") == 0)
 			continue;
-		for (int i = 0; i < argc; i++) {
-			const char *args = argv[i];
-			char path[PATH_MAX];
+		if (config != NULL && same_file(outs[k], config)) {
+			fprintf(stderr, "capture: %s %s is the config file\n", names[k], outs[k]);
+			return true;
+		}
+		for (j = k + 1; j < sizeof(outs) / sizeof(outs[0]); j++) {
+			if (outs[j] != NULL && same_file(outs[k], outs[j])) {
+				fprintf(stderr, "capture: %s and %s both write %s\n", names[k],
+					names[j], outs[k]);
+				return true;
+			}
+		}
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *args = argv[i];
+		char path[PATH_MAX], tx[PATH_MAX];
 
-			while (rx_pcap_next(&args, path, sizeof(path))) {
-				if (stat(path, &si) != 0 || si.st_dev != so.st_dev ||
-					si.st_ino != so.st_ino)
+		while (rx_pcap_next(&args, path, sizeof(path))) {
+			for (k = 0; k < sizeof(outs) / sizeof(outs[0]); k++) {
+				if (outs[k] == NULL || strcmp(outs[k], "-") == 0 ||
+					!same_file(outs[k], path))
 					continue;
 				fprintf(stderr,
-					"capture: %s is the pcap a port reads (rx_pcap=): "
-					"writing it would empty it first\n",
-					outs[k]);
+					"capture: %s %s is the pcap a port reads (rx_pcap=): "
+					"writing "
+					"it would empty it first\n",
+					names[k], outs[k]);
 				return true;
+			}
+			for (int t = 0; t < argc; t++) {
+				const char *targs = argv[t];
+
+				while (pcap_arg_next(&targs, "tx_pcap=", tx, sizeof(tx))) {
+					if (!same_file(tx, path))
+						continue;
+					fprintf(stderr,
+						"capture: tx_pcap=%s is the pcap rx_pcap= reads: "
+						"the "
+						"driver would empty it first\n",
+						tx);
+					return true;
+				}
 			}
 		}
 	}
@@ -1321,8 +1383,9 @@ port_link(uint16_t port, enum th_pkt_link *link)
 	struct rte_eth_dev_info info;
 	const struct rte_devargs *da;
 	const char *args;
-	char path[PATH_MAX];
-	bool is_first = true;
+	char path[PATH_MAX], again[PATH_MAX];
+	uint32_t type;
+	int rc;
 
 	*link = TH_PKT_LINK_ETHERNET;
 	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
@@ -1331,31 +1394,43 @@ port_link(uint16_t port, enum th_pkt_link *link)
 	da = rte_dev_devargs(info.device);
 	if (da == NULL || da->args == NULL)
 		return 0;
-	if (strstr(da->args, "iface=any") != NULL)
+	/* libpcap's "any" device (rx_iface=, rx_iface_in=, iface=) cooks what it hands over. */
+	if (strstr(da->args, "iface=any") != NULL || strstr(da->args, "iface_in=any") != NULL)
 		*link = TH_PKT_LINK_LINUX_SLL;
-	for (args = da->args; rx_pcap_next(&args, path, sizeof(path)); is_first = false) {
-		uint32_t type;
-
-		if (th_pcap_file_linktype(path, &type) != 0)
-			continue; /* the PMD read it: what it could not read, it said */
-		if (type != TH_PKT_LINK_ETHERNET && type != TH_PKT_LINK_RAW &&
-			type != TH_PKT_LINK_LINUX_SLL && type != TH_PKT_LINK_LINUX_SLL2) {
-			fprintf(stderr,
-				"capture: %s: link type %" PRIu32
-				" is not decoded (Ethernet 1, raw "
-				"IP 101, Linux cooked 113 and 276 are)\n",
-				path, type);
-			return -EINVAL;
-		}
-		if (!is_first && type != (uint32_t)*link) {
-			fprintf(stderr,
-				"capture: %s: link type %" PRIu32 ", unlike the port's "
-				"other files (%d): one port, one link type\n",
-				path, type, (int)*link);
-			return -EINVAL;
-		}
-		*link = (enum th_pkt_link)type;
+	args = da->args;
+	if (!rx_pcap_next(&args, path, sizeof(path)))
+		return 0;
+	if (rx_pcap_next(&args, again, sizeof(again))) {
+		/* Each file is a queue of its own, and a port is polled on queue 0. */
+		fprintf(stderr,
+			"capture: %s and %s in one --vdev: give each pcap a --vdev of its "
+			"own (net_pcap0, net_pcap1, ...)\n",
+			path, again);
+		return -EINVAL;
 	}
+	rc = th_pcap_file_linktype(path, &type);
+	if (rc == -EPROTO) {
+		fprintf(stderr,
+			"capture: %s: interfaces of two link types; libpcap stops at the "
+			"first packet of the second (split it with editcap)\n",
+			path);
+		return -EINVAL;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "capture: %s: cannot tell its link type: %s\n", path,
+			strerror(-rc));
+		return -EINVAL;
+	}
+	if (type != TH_PKT_LINK_ETHERNET && type != TH_PKT_LINK_RAW &&
+		type != TH_PKT_LINK_LINUX_SLL && type != TH_PKT_LINK_LINUX_SLL2) {
+		fprintf(stderr,
+			"capture: %s: link type %" PRIu32
+			" is not decoded (Ethernet 1, raw IP 101, "
+			"Linux cooked 113 and 276 are)\n",
+			path, type);
+		return -EINVAL;
+	}
+	*link = (enum th_pkt_link)type;
 	return 0;
 }
 
@@ -1960,7 +2035,7 @@ th_cmd_capture(int argc, char **argv)
 		goto free_conf;
 	}
 
-	if (output_is_input(eal_argc, eal_argv)) {
+	if (output_is_input(eal_argc, eal_argv, config)) {
 		rc = 2;
 		goto free_conf;
 	}

@@ -680,15 +680,6 @@ th_cmd_export(int argc, char **argv)
 				"--anonymise, --hosts or --resolve\n");
 		return 2;
 	}
-	if (is_srt) {
-		c.srt = malloc(sizeof(*c.srt));
-		if (c.srt == NULL) {
-			fprintf(stderr, "tracehound export: no memory for the --srt table\n");
-			return 1;
-		}
-		th_srt_init(c.srt);
-		c.window_ns = 0; /* a table does not care about order: hold nothing back */
-	}
 	if (c.is_rpcs && c.direction >= 0) {
 		fprintf(stderr, "tracehound export: --direction goes with opens, not --rpcs\n");
 		return 2;
@@ -753,9 +744,9 @@ th_cmd_export(int argc, char **argv)
 	}
 	seg_dedup(&segs);
 	if (output != NULL && strcmp(output, "-") != 0) {
-		struct stat st;
+		struct stat st, si;
 
-		/* Opening the output truncates it: never one of the segments read. */
+		/* Opening the output truncates it: never a file the export reads. */
 		for (size_t i = 0; stat(output, &st) == 0 && i < segs.count; i++) {
 			if (segs.v[i].dev == st.st_dev && segs.v[i].ino == st.st_ino) {
 				fprintf(stderr,
@@ -765,6 +756,27 @@ th_cmd_export(int argc, char **argv)
 				goto free_all;
 			}
 		}
+		const char *ins[] = {key_path, hosts_path}, *opts[] = {"--anonymise", "--hosts"};
+
+		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++) {
+			if (ins[i] != NULL && stat(output, &st) == 0 && stat(ins[i], &si) == 0 &&
+				st.st_dev == si.st_dev && st.st_ino == si.st_ino) {
+				fprintf(stderr, "tracehound export: -o %s is the file %s reads\n",
+					output, opts[i]);
+				status = 2;
+				goto free_all;
+			}
+		}
+	}
+	if (is_srt) {
+		c.srt = malloc(sizeof(*c.srt));
+		if (c.srt == NULL) {
+			fprintf(stderr, "tracehound export: no memory for the --srt table\n");
+			status = 1;
+			goto free_all;
+		}
+		th_srt_init(c.srt);
+		c.window_ns = 0; /* a table does not care about order: hold nothing back */
 	}
 	if (segs.count == 0) {
 		fprintf(stderr, "tracehound export: no segments (*%s) found\n", TH_SEGMENT_SUFFIX);
@@ -824,6 +836,21 @@ th_cmd_export(int argc, char **argv)
 						 (c.is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
 		nchains++;
 		i = j;
+	}
+	if (c.is_rpcs) {
+		bool has_rpcs = false;
+
+		for (size_t i = 0; i < segs.count; i++)
+			has_rpcs |= !segs.v[i].is_header_ok ||
+				    segs.v[i].hdr.kind == TH_SEGMENT_KIND_RPCS;
+		if (!has_rpcs) {
+			fprintf(stderr,
+				"tracehound export: none of the %zu segments holds RPC records (a "
+				"capture writes them with [trace] rpcs = 1)\n",
+				segs.count);
+			status = 1;
+			goto free_all;
+		}
 	}
 
 	if (output != NULL && strcmp(output, "-") != 0) {

@@ -424,12 +424,47 @@ th_pcap_writer_close(struct th_pcap_writer *w)
 #define PCAPNG_IDB 1
 #define LINKTYPE_PEEK (64 * 1024)
 
+/*
+ * The interface link types in pcapng blocks at @p b (@p n bytes from a block's
+ * start): -EBADMSG when a block is malformed, -EPROTO for interfaces of two link
+ * types, 0 with *linktype when one was seen (*seen set), 1 when the bytes ended
+ * first (at *next, the offset of the next block).
+ */
+static int
+pcapng_blocks(
+	const uint8_t *b, size_t n, bool is_swapped, uint32_t *linktype, bool *seen, size_t *next)
+{
+	uint32_t len;
+	size_t off;
+
+	for (off = 0; off + 12 <= n; off += len) {
+		len = get32(b + off + 4, is_swapped);
+		if (len < 12 || len % 4 != 0)
+			return -EBADMSG;
+		if (len > n - off)
+			break;
+		if (get32(b + off, is_swapped) == PCAPNG_IDB && len >= 16) {
+			uint16_t lt;
+
+			memcpy(&lt, b + off + 8, 2);
+			lt = is_swapped ? (uint16_t)(lt << 8 | lt >> 8) : lt;
+			if (*seen && lt != *linktype)
+				return -EPROTO; /* libpcap stops at the first packet of the other */
+			*linktype = lt;
+			*seen = true;
+		}
+	}
+	*next = off;
+	return *seen && off + 12 > n ? 0 : 1;
+}
+
 int
 th_pcap_linktype_of(const uint8_t *b, size_t n, uint32_t *linktype)
 {
-	uint32_t magic, order, len;
-	bool is_swapped;
-	size_t off;
+	uint32_t magic, order;
+	bool is_swapped, seen = false;
+	size_t next;
+	int rc;
 
 	if (n < GLOBAL_HDR_SIZE)
 		return -EBADMSG;
@@ -443,27 +478,21 @@ th_pcap_linktype_of(const uint8_t *b, size_t n, uint32_t *linktype)
 		return -EBADMSG;
 	memcpy(&order, b + 8, 4);
 	is_swapped = order != PCAPNG_BYTE_ORDER;
-	/* Blocks end to end (type, length, ..., length): the first interface's. */
-	for (off = 0; off + 12 <= n; off += len) {
-		len = get32(b + off + 4, is_swapped);
-		if (len < 12 || len % 4 != 0 || len > n - off)
-			break;
-		if (get32(b + off, is_swapped) == PCAPNG_IDB && len >= 16) {
-			uint16_t lt;
-
-			memcpy(&lt, b + off + 8, 2);
-			*linktype = is_swapped ? (uint16_t)(lt << 8 | lt >> 8) : lt;
-			return 0;
-		}
-	}
-	return -EBADMSG;
+	/* Every interface in the bytes given must agree; one is enough to answer. */
+	rc = pcapng_blocks(b, n, is_swapped, linktype, &seen, &next);
+	if (rc < 0)
+		return rc;
+	return seen ? 0 : -EBADMSG;
 }
 
 int
 th_pcap_file_linktype(const char *path, uint32_t *linktype)
 {
 	uint8_t *b = malloc(LINKTYPE_PEEK);
-	size_t n;
+	uint32_t magic = 0, order;
+	size_t n, next;
+	bool seen = false, is_swapped;
+	long at = 0;
 	FILE *f;
 	int rc;
 
@@ -476,8 +505,32 @@ th_pcap_file_linktype(const char *path, uint32_t *linktype)
 		return rc;
 	}
 	n = fread(b, 1, LINKTYPE_PEEK, f);
-	fclose(f);
 	rc = th_pcap_linktype_of(b, n, linktype);
+	if (n >= 12)
+		memcpy(&magic, b, 4);
+	if (rc == -EBADMSG && magic == PCAPNG_MAGIC) {
+		/* No interface in the first bytes (a long comment, a large block before
+		 * it): on from block to block, a window at a time. */
+		memcpy(&order, b + 8, 4);
+		is_swapped = order != PCAPNG_BYTE_ORDER;
+		for (;;) {
+			rc = pcapng_blocks(b, n, is_swapped, linktype, &seen, &next);
+			if (rc < 0 || seen) { /* the first interface found: no need to read on */
+				rc = rc < 0 ? rc : 0;
+				break;
+			}
+			if (next == 0 && n >= 12) { /* one block larger than the window: skip it */
+				next = get32(b + 4, is_swapped);
+			}
+			at += (long)next;
+			if (fseek(f, at, SEEK_SET) != 0 ||
+				(n = fread(b, 1, LINKTYPE_PEEK, f)) < 12) {
+				rc = seen ? 0 : -EBADMSG;
+				break;
+			}
+		}
+	}
+	fclose(f);
 	free(b);
 	return rc;
 }

@@ -87,6 +87,16 @@ else
 	expect 2 'is the pcap a port reads' -- "$th" capture -o "$work/same.pcap" -- "${eal[@]}" \
 		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/same.pcap"
 	cmp -s "$work/small.pcap" "$work/same.pcap" || { echo "FAIL: capture emptied its input"; fails=$((fails + 1)); }
+	expect 2 'tx_pcap=.* is the pcap rx_pcap= reads' -- "$th" capture -o /dev/null -- "${eal[@]}" \
+		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/same.pcap",tx_pcap="$work/same.pcap"
+	cmp -s "$work/small.pcap" "$work/same.pcap" || { echo "FAIL: tx_pcap emptied the input"; fails=$((fails + 1)); }
+	expect 2 '-o and -r both write' -- "$th" capture -o "$work/twice" -r "$work/twice" -- \
+		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	printf '[capture]\nstats_interval = 0\n' > "$work/keep.ini"
+	expect 2 'is the config file' -- "$th" capture -c "$work/keep.ini" -o "$work/keep.ini" -- \
+		"${eal[@]}"
+	expect 2 'give each pcap a --vdev of its own' -- "$th" capture -o /dev/null -- "${eal[@]}" \
+		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap",rx_pcap="$work/same.pcap"
 
 	rm -rf /var/run/dpdk/th-cli-$$ 2>/dev/null
 fi

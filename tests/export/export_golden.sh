@@ -257,6 +257,16 @@ once=$("$th" export -q "${in[@]}" | wc -l)
 twice=$("$th" export -q "${in[@]}" "$work/box1" "$one" | wc -l)
 [[ $once -eq $twice && $once -gt 0 ]] || fail "segments read twice: $once lines, then $twice"
 rm "$work/box1/again"
+# -o may not be the key (or hosts file) the export reads: the pseudonyms would be lost.
+cp "$work/key1" "$work/key1.keep"
+expect2 --anonymise "$work/key1" -o "$work/key1" "${in[@]}"
+cmp -s "$work/key1" "$work/key1.keep" || fail "export -o KEY changed the key"
+# --rpcs or --srt over segments without RPC records says so (exit 1), not an empty table.
+if "$th" export --srt "$work/opens1" > /dev/null 2> "$work/norpc.err"; then
+	fail "export --srt without RPC segments: exit 0"
+else
+	grep -q 'holds RPC records' "$work/norpc.err" || fail "export --srt without RPC segments: $(cat "$work/norpc.err")"
+fi
 # --to the epoch asks for nothing (0 is no bound inside).
 [[ $("$th" export -q --to 0 "${in[@]}" | wc -l) -eq 0 ]] || fail "export --to 0 wrote records"
 expect2 --srt --hosts "$work/hosts" "${in[@]}"

@@ -82,6 +82,23 @@ def main():
             errors.append('sll as pcapng: %d lines, Ethernet %d' % (len(got), len(want)))
         else:
             print('sll as pcapng: the same %d RPC lines' % len(got))
+    # A pcapng with interfaces of two link types: libpcap would stop at the first packet of
+    # the second, so capture refuses it (exit 2) rather than read half.
+    twoif = os.path.join(args.workdir, 'twoif.pcapng')
+    with open(twoif, 'wb') as f:
+        def block(kind, body):
+            return struct.pack('<II', kind, 12 + len(body)) + body + struct.pack('<I', 12 + len(body))
+        f.write(block(0x0A0D0D0A, struct.pack('<IHHq', 0x1A2B3C4D, 1, 0, -1)) +
+                block(1, struct.pack('<HHI', 1, 0, 65535)) +
+                block(1, struct.pack('<HHI', 113, 0, 65535)))
+    res = subprocess.run([args.tracehound, 'capture', '-o', '/dev/null', '--', '-l', '0-1',
+                          '--no-huge', '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
+                          'th-link2-%d' % os.getpid(), '--log-level=error',
+                          '--vdev=net_pcap0,rx_pcap=' + twoif],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if res.returncode != 2 or b'interfaces of two link types' not in res.stdout:
+        errors.append('pcapng with two link types: exit %d, %s' % (res.returncode,
+                                                                    res.stdout[-300:]))
     # The dispatcher parses frames too (to pick a decode lcore by flow).
     got = sorted(run_capture(args.tracehound, os.path.join(args.workdir, 'sll.pcap'),
                              args.workdir, 300, lcores='0@0,1@1,2@1,3@0'))
