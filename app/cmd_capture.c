@@ -899,7 +899,7 @@ static int
 telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct th_decode_stats s;
-	uint64_t dropped;
+	uint64_t dropped, imissed = 0, nombuf = 0, ierrors = 0;
 
 	(void)cmd;
 	(void)params;
@@ -909,11 +909,30 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENODEV; /* stopping: the tables are going */
 	}
 	sum_stats(&s, &dropped);
+	for (unsigned int i = 0; i < g.n_ports; i++) {
+		struct rte_eth_stats es;
+
+		if (rte_eth_stats_get(g.ports[i], &es) == 0) {
+			imissed += es.imissed;
+			nombuf += es.rx_nombuf;
+			ierrors += es.ierrors;
+		}
+	}
 	rte_rwlock_read_unlock(&g.tel_lock);
 	rte_tel_data_start_dict(d);
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
 	TH_DECODE_COUNTER_LIST(TH_TEL_X)
 #undef TH_TEL_X
+	/* Every loss the final block names: TCP streams, matching, the NICs. */
+#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "flow_" #name, s.flow.name);
+	TH_FLOW_COUNTER_LIST(TH_TEL_X)
+#undef TH_TEL_X
+#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "xid_" #name, s.xid.name);
+	TH_XID_COUNTER_LIST(TH_TEL_X)
+#undef TH_TEL_X
+	rte_tel_data_add_dict_u64(d, "nic_imissed", imissed);
+	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", nombuf);
+	rte_tel_data_add_dict_u64(d, "nic_ierrors", ierrors);
 	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);
 	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
 	return 0;

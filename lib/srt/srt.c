@@ -189,16 +189,22 @@ th_srt_print(FILE *out, const struct th_srt *s, const char *what)
 {
 	uint32_t order[TH_SRT_ROWS], i, k;
 	uint32_t rows = sorted_rows(s, order);
+	char label[64];
+	int width = 22; /* "NFS3 READDIRPLUS" and its kind; wider for a long number pair */
 
+	for (i = 0; i < rows; i++) {
+		th_srt_label(&s->id[order[i]], label, sizeof(label));
+		if ((int)strlen(label) > width)
+			width = (int)strlen(label);
+	}
 	fprintf(out, "server response time by procedure, microseconds (%s)\n", what);
-	fprintf(out, "  %-22s %12s %11s %11s %11s %11s %11s %11s %11s\n", "procedure", "rpcs",
+	fprintf(out, "  %-*s %12s %11s %11s %11s %11s %11s %11s %11s\n", width, "procedure", "rpcs",
 		"min", "p50", "p90", "p99", "p99.9", "max", "mean");
 	for (i = 0; i < rows; i++) {
 		const struct th_srt_row *w = &s->row[order[i]];
-		char label[64];
 
 		th_srt_label(&s->id[order[i]], label, sizeof(label));
-		fprintf(out, "  %-22s %12" PRIu64, label, w->count);
+		fprintf(out, "  %-*s %12" PRIu64, width, label, w->count);
 		print_us(out, w->min);
 		for (k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
 			print_us(out, th_srt_percentile(s, order[i], pct[k]));

@@ -94,6 +94,10 @@ def main():
                 order = [row[k] for k in FIELDS[1:7]]
                 if order != sorted(order) or row['rpcs'] == 0:
                     errors.append('%s: figures out of order: %s' % (name, row))
+            for k in ('ops_matched', 'flow_gaps_lost', 'flow_flows_evicted', 'xid_table_full',
+                      'nic_imissed', 'ring_full'):
+                if k not in stats:
+                    errors.append('/tracehound/stats has no %s' % k)
             timed = sum(r.get('rpcs', 0) for r in rows.values())
             if timed > stats['ops_matched']:
                 errors.append('%d RPCs timed, %d matched (read after)' % (timed,

@@ -140,6 +140,35 @@ test_print(void **state)
 	free(s);
 }
 
+/* A long label (an unnamed program's numbers) widens the column; the rows stay aligned. */
+static void
+test_print_wide_label(void **state)
+{
+	struct th_srt *s = new_table();
+	struct th_srt_proc wide = {4294967295u, 4294967295u, 4294967295u}, nfs = {100003, 3, 1};
+	char *text = NULL, *header, *row, *other;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	(void)state;
+	assert_non_null(out);
+	th_srt_record(s, &wide, 0, 1000);
+	th_srt_record(s, &nfs, 0, 1000);
+	th_srt_print(out, s, "t");
+	fclose(out);
+	header = strstr(text, "  procedure");
+	row = strstr(text, "  4294967295.4294967295 4294967295 ");
+	other = strstr(text, "  NFS3 GETATTR ");
+	assert_non_null(header);
+	assert_non_null(row);
+	assert_non_null(other);
+	/* "rpcs" ends where each row's count ends. */
+	assert_int_equal(strstr(header, "rpcs") + 4 - header, strstr(row, " 1 ") + 2 - row);
+	assert_int_equal(strstr(header, "rpcs") + 4 - header, strstr(other, " 1 ") + 2 - other);
+	free(text);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -147,6 +176,7 @@ main(void)
 		cmocka_unit_test(test_rows_found_again),
 		cmocka_unit_test(test_add_and_percentiles),
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_print_wide_label),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
