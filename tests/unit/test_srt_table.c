@@ -7,6 +7,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,22 +93,38 @@ test_add_and_percentiles(void **state)
 	free(sum);
 }
 
+/* th_srt_print()'s text (free it), or with @p is_rows the CSV and JSON rows after it. */
+static char *
+printed(const struct th_srt *s, const char *what, bool is_rows)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	assert_non_null(out);
+	if (is_rows) {
+		th_srt_write_rows(out, s, false);
+		th_srt_write_rows(out, s, true);
+	} else {
+		th_srt_print(out, s, what);
+	}
+	fclose(out);
+	assert_non_null(text);
+	return text;
+}
+
 static void
 test_print(void **state)
 {
 	struct th_srt *s = new_table();
 	struct th_srt_proc later = {400000, 1, 9}, mnt = {100005, 3, 1}, lookup = {100003, 3, 3};
-	char *text = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
+	char *text;
 
 	(void)state;
-	assert_non_null(out);
 	th_srt_record(s, &later, 0, 10000);
 	th_srt_record(s, &mnt, 0, 20000);
 	th_srt_record(s, &lookup, 0, 30000);
-	th_srt_print(out, s, "what is timed");
-	fclose(out);
+	text = printed(s, "what is timed", false);
 	assert_non_null(strstr(text, "microseconds (what is timed)\n"));
 	assert_non_null(strstr(text, "\n  NFS3 LOOKUP                       1      30.000 "));
 	assert_non_null(strstr(text, "\n  MOUNT3 MNT                        1      20.000 "));
@@ -115,12 +132,7 @@ test_print(void **state)
 	assert_true(strstr(text, "NFS3 LOOKUP") < strstr(text, "MOUNT3 MNT"));
 	assert_true(strstr(text, "MOUNT3 MNT") < strstr(text, "400000.1 9"));
 	free(text);
-	text = NULL;
-	out = open_memstream(&text, &size);
-	assert_non_null(out);
-	th_srt_write_rows(out, s, false);
-	th_srt_write_rows(out, s, true);
-	fclose(out);
+	text = printed(s, NULL, true);
 	assert_string_equal(text,
 		"program,version,procedure,rpcs,min_us,p50_us,p90_us,p99_us,p999_us,max_us,mean_"
 		"us\n"
@@ -146,16 +158,12 @@ test_print_wide_label(void **state)
 {
 	struct th_srt *s = new_table();
 	struct th_srt_proc wide = {4294967295u, 4294967295u, 4294967295u}, nfs = {100003, 3, 1};
-	char *text = NULL, *header, *row, *other;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
+	char *text, *header, *row, *other;
 
 	(void)state;
-	assert_non_null(out);
 	th_srt_record(s, &wide, 0, 1000);
 	th_srt_record(s, &nfs, 0, 1000);
-	th_srt_print(out, s, "t");
-	fclose(out);
+	text = printed(s, "t", false);
 	header = strstr(text, "  procedure");
 	row = strstr(text, "  4294967295.4294967295 4294967295 ");
 	other = strstr(text, "  NFS3 GETATTR ");
