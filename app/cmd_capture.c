@@ -766,21 +766,31 @@ print_session_stats(FILE *out)
 	}
 }
 
-/* Response times by procedure, every decode lcore's together (they have stopped). */
+/* Every decode lcore's response times added up (free it), or NULL without memory. */
+static struct th_srt *
+srt_sum(void)
+{
+	struct th_srt *sum = malloc(sizeof(*sum));
+
+	if (sum == NULL)
+		return NULL;
+	th_srt_init(sum);
+	for (unsigned int i = 0; i < g.n_decode; i++)
+		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
+	return sum;
+}
+
+/* Response times by procedure at the end (the decode lcores have stopped). */
 static void
 print_srt(FILE *out)
 {
-	struct th_srt *sum = malloc(sizeof(*sum));
-	unsigned int i;
+	struct th_srt *sum = srt_sum();
 
 	if (sum == NULL) {
 		fprintf(out,
 			"server response time by procedure: no memory to add the lcores' up\n");
 		return;
 	}
-	th_srt_init(sum);
-	for (i = 0; i < g.n_decode; i++)
-		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
 	th_srt_print(out, sum, "matched RPCs, the call's last segment to the reply's first");
 	free(sum);
 }
@@ -796,10 +806,9 @@ static void
 put_interval(FILE *out, double interval_s, uint64_t matched)
 {
 	static uint64_t prev[TH_SRT_BUCKETS], prev_matched;
-	uint64_t cur[TH_SRT_BUCKETS] = {0}, n = 0, lo, hi, first_lo = 0;
-	uint32_t b, r, top = 0;
+	uint64_t cur[TH_SRT_BUCKETS] = {0}, n = 0, lo, hi, bottom_lo, unused;
+	uint32_t b, r, bottom = UINT32_MAX, top = 0;
 	unsigned int i;
-	bool is_first = true;
 
 	for (i = 0; i < g.n_decode; i++) {
 		const struct th_srt *t = th_decode_get_srt(g.dl[i].dec);
@@ -815,12 +824,10 @@ put_interval(FILE *out, double interval_s, uint64_t matched)
 		prev[b] = cur[b];
 		cur[b] = d; /* now the interval's */
 		n += d;
-		if (d == 0)
-			continue;
-		if (is_first)
-			th_hist_bucket_range_at(b, TH_SRT_BITS, &first_lo, &hi);
-		is_first = false;
-		top = b;
+		if (d != 0) {
+			bottom = bottom == UINT32_MAX ? b : bottom;
+			top = b;
+		}
 	}
 	/* The rate counts every RPC matched (timed or not: past 64 procedures, clock). */
 	if (interval_s > 0)
@@ -828,10 +835,11 @@ put_interval(FILE *out, double interval_s, uint64_t matched)
 	prev_matched = matched;
 	if (n == 0 || !(interval_s > 0))
 		return;
+	th_hist_bucket_range_at(bottom, TH_SRT_BITS, &bottom_lo, &unused);
 	th_hist_bucket_range_at(top, TH_SRT_BITS, &lo, &hi);
 	fprintf(out, " p50 %.1f p99 %.1f max %.1f us",
-		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, first_lo, hi, 50) / 1e3,
-		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, first_lo, hi, 99) / 1e3,
+		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, bottom_lo, hi, 50) / 1e3,
+		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, bottom_lo, hi, 99) / 1e3,
 		(double)hi / 1e3);
 }
 
@@ -950,24 +958,21 @@ telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
 		const char *name;
 		double p;
 	} pct[] = {{"p50_ns", 50}, {"p90_ns", 90}, {"p99_ns", 99}, {"p999_ns", 99.9}};
-	struct th_srt *sum = malloc(sizeof(*sum));
+	struct th_srt *sum = NULL;
 	uint32_t r, rows;
-	unsigned int i;
+	bool is_off;
 
 	(void)cmd;
 	(void)params;
+	rte_rwlock_read_lock(&g.tel_lock);
+	is_off = g.is_tel_off;
+	if (!is_off)
+		sum = srt_sum();
+	rte_rwlock_read_unlock(&g.tel_lock);
+	if (is_off)
+		return -ENODEV; /* stopping: the tables are going */
 	if (sum == NULL)
 		return -ENOMEM;
-	th_srt_init(sum);
-	rte_rwlock_read_lock(&g.tel_lock);
-	if (g.is_tel_off) {
-		rte_rwlock_read_unlock(&g.tel_lock);
-		free(sum);
-		return -ENODEV;
-	}
-	for (i = 0; i < g.n_decode; i++)
-		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
-	rte_rwlock_read_unlock(&g.tel_lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "untimed_clock", sum->untimed_clock);
 	rte_tel_data_add_dict_u64(d, "untimed_rows", sum->untimed_rows);
@@ -1238,7 +1243,6 @@ load_settings(const char *config, struct th_conf **conf_out, char *err, size_t e
 	return rc;
 }
 
-/* EAL argv: program name, [eal] args from the config, then the command line's. */
 /*
  * The next file after @p key ("rx_pcap=", "tx_pcap=") in a net_pcap vdev's arguments,
  * from *@p args on (a vdev may name several), into @p path; *@p args moves past it.
@@ -1269,42 +1273,67 @@ rx_pcap_next(const char **args, char *path, size_t size)
 }
 
 /*
- * Two names of one regular file (or of one not made yet): the same name, or the same
- * file under another (links). /dev/null twice is not a clash.
+ * Whether pcap @p in, which a port reads (rx_pcap=), is also written: by an output
+ * (opened before it is read) or by a tx_pcap= (the driver opens it first).
+ * @return true after saying which.
  */
 static bool
-same_file(const char *a, const char *b)
+pcap_is_written(const char *in, const char *const *outs, const char *const *names, size_t n,
+	int argc, char **argv)
 {
-	struct stat sa, sb;
+	char tx[PATH_MAX];
 
-	if (stat(a, &sa) != 0)
-		return strcmp(a, b) == 0;
-	return S_ISREG(sa.st_mode) && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	for (size_t k = 0; k < n; k++) {
+		if (outs[k] != NULL && th_cmd_same_file(outs[k], in)) {
+			fprintf(stderr,
+				"capture: %s %s is the pcap a port reads (rx_pcap=): writing it "
+				"would empty it first\n",
+				names[k], outs[k]);
+			return true;
+		}
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *args = argv[i];
+
+		while (pcap_arg_next(&args, "tx_pcap=", tx, sizeof(tx))) {
+			if (th_cmd_same_file(tx, in)) {
+				fprintf(stderr,
+					"capture: tx_pcap=%s is the pcap rx_pcap= reads: the "
+					"driver "
+					"would empty it first\n",
+					tx);
+				return true;
+			}
+		}
+	}
+	return false;
 }
 
 /*
  * Files the run would write over before reading them, or write twice: an output
- * (-o, -r, session.names) that is a pcap a port reads (rx_pcap=), the config, or
- * another output, and a tx_pcap= that is an rx_pcap= (the driver opens it for
- * writing first). @return true after saying which.
+ * (-o, -r, session.names) that is the config, another output, or a pcap a port
+ * reads, and a tx_pcap= that is one. @return true after saying which.
  */
 static bool
-output_is_input(int argc, char **argv, const char *config)
+outputs_clash(int argc, char **argv, const char *config)
 {
-	const char *outs[] = {g.set.output, g.set.records, g.set.names};
-	const char *names[] = {"-o", "-r", "session.names"};
+	const char *outs[3] = {NULL, NULL, NULL}, *names[] = {"-o", "-r", "session.names"};
+	const char *given[] = {g.set.output, g.set.records, g.set.names};
+	char in[PATH_MAX];
 	size_t k, j;
 
-	for (k = 0; k < sizeof(outs) / sizeof(outs[0]); k++) {
-		if (outs[k] == NULL || strcmp(outs[k], "-") == 0 || strcmp(outs[k], "none") == 0)
+	for (k = 0; k < 3; k++) /* "-" and "none" write no file */
+		if (given[k] != NULL && strcmp(given[k], "-") != 0 && strcmp(given[k], "none") != 0)
+			outs[k] = given[k];
+	for (k = 0; k < 3; k++) {
+		if (outs[k] == NULL)
 			continue;
-		if (config != NULL && same_file(outs[k], config)) {
+		if (config != NULL && th_cmd_same_file(outs[k], config)) {
 			fprintf(stderr, "capture: %s %s is the config file\n", names[k], outs[k]);
 			return true;
 		}
-		for (j = k + 1; j < sizeof(outs) / sizeof(outs[0]); j++) {
-			if (outs[j] != NULL && same_file(outs[k], outs[j])) {
+		for (j = k + 1; j < 3; j++) {
+			if (outs[j] != NULL && th_cmd_same_file(outs[k], outs[j])) {
 				fprintf(stderr, "capture: %s and %s both write %s\n", names[k],
 					names[j], outs[k]);
 				return true;
@@ -1313,40 +1342,18 @@ output_is_input(int argc, char **argv, const char *config)
 	}
 	for (int i = 0; i < argc; i++) {
 		const char *args = argv[i];
-		char path[PATH_MAX], tx[PATH_MAX];
 
-		while (rx_pcap_next(&args, path, sizeof(path))) {
-			for (k = 0; k < sizeof(outs) / sizeof(outs[0]); k++) {
-				if (outs[k] == NULL || strcmp(outs[k], "-") == 0 ||
-					!same_file(outs[k], path))
-					continue;
-				fprintf(stderr,
-					"capture: %s %s is the pcap a port reads (rx_pcap=): "
-					"writing "
-					"it would empty it first\n",
-					names[k], outs[k]);
+		while (rx_pcap_next(&args, in, sizeof(in)))
+			if (pcap_is_written(in, outs, names, 3, argc, argv))
 				return true;
-			}
-			for (int t = 0; t < argc; t++) {
-				const char *targs = argv[t];
-
-				while (pcap_arg_next(&targs, "tx_pcap=", tx, sizeof(tx))) {
-					if (!same_file(tx, path))
-						continue;
-					fprintf(stderr,
-						"capture: tx_pcap=%s is the pcap rx_pcap= reads: "
-						"the "
-						"driver would empty it first\n",
-						tx);
-					return true;
-				}
-			}
-		}
 	}
 	return false;
 }
 
-/* @p out points into *copy (the config's arguments, split); free both after EAL. */
+/*
+ * EAL argv: program name, [eal] args from the config, then the command line's. @p out
+ * points into *copy (the config's arguments, split); free both after EAL.
+ */
 static int
 build_eal_argv(struct th_conf *c, int argc, char **argv, char ***out, char **copy_out)
 {
@@ -1376,18 +1383,27 @@ build_eal_argv(struct th_conf *c, int argc, char **argv, char ***out, char **cop
 	return n;
 }
 
-static bool
-port_is_pcap_file(uint16_t port)
+/* A net_pcap port's vdev arguments ("rx_pcap=F,..."), or NULL for any other port. */
+static const char *
+pcap_devargs(uint16_t port)
 {
 	struct rte_eth_dev_info info;
 	const struct rte_devargs *da;
 
 	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
 		strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
-		return false;
+		return NULL;
 	da = rte_dev_devargs(info.device);
-	return da != NULL && da->args != NULL && strstr(da->args, "rx_pcap=") != NULL &&
-	       strstr(da->args, "infinite_rx=1") == NULL;
+	return da != NULL ? da->args : NULL;
+}
+
+static bool
+port_is_pcap_file(uint16_t port)
+{
+	const char *args = pcap_devargs(port);
+
+	return args != NULL && strstr(args, "rx_pcap=") != NULL &&
+	       strstr(args, "infinite_rx=1") == NULL;
 }
 
 /*
@@ -1399,24 +1415,17 @@ port_is_pcap_file(uint16_t port)
 static int
 port_link(uint16_t port, enum th_pkt_link *link)
 {
-	struct rte_eth_dev_info info;
-	const struct rte_devargs *da;
-	const char *args;
+	const char *devargs = pcap_devargs(port), *args = devargs;
 	char path[PATH_MAX], again[PATH_MAX];
 	uint32_t type;
 	int rc;
 
 	*link = TH_PKT_LINK_ETHERNET;
-	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL ||
-		strstr(info.driver_name, "pcap") == NULL || info.device == NULL)
-		return 0;
-	da = rte_dev_devargs(info.device);
-	if (da == NULL || da->args == NULL)
+	if (devargs == NULL)
 		return 0;
 	/* libpcap's "any" device (rx_iface=, rx_iface_in=, iface=) cooks what it hands over. */
-	if (strstr(da->args, "iface=any") != NULL || strstr(da->args, "iface_in=any") != NULL)
+	if (strstr(devargs, "iface=any") != NULL || strstr(devargs, "iface_in=any") != NULL)
 		*link = TH_PKT_LINK_LINUX_SLL;
-	args = da->args;
 	if (!rx_pcap_next(&args, path, sizeof(path)))
 		return 0;
 	if (rx_pcap_next(&args, again, sizeof(again))) {
@@ -2054,7 +2063,7 @@ th_cmd_capture(int argc, char **argv)
 		goto free_conf;
 	}
 
-	if (output_is_input(eal_argc, eal_argv, config)) {
+	if (outputs_clash(eal_argc, eal_argv, config)) {
 		rc = 2;
 		goto free_conf;
 	}
@@ -2077,16 +2086,19 @@ th_cmd_capture(int argc, char **argv)
 
 	ret = setup_dataplane(has_vdev);
 	if (ret == 0) {
+		uint64_t lost;
+
 		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
 			"tracehound decode counters, summed over lcores");
 		rte_telemetry_register_cmd("/tracehound/srt", telemetry_srt,
 			"server response time by procedure since the start, ns");
 		rc = run();
-		if (rc == 0 && trace_lost() > 0) {
+		lost = trace_lost();
+		if (rc == 0 && lost > 0) {
 			fprintf(stderr,
 				"capture: %" PRIu64 " trace records were lost (statistics "
 				"above, by reason): exit 1\n",
-				trace_lost());
+				lost);
 			rc = 1;
 		}
 	} else if (ret == -ENODEV || ret == -EINVAL) {

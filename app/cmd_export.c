@@ -744,10 +744,12 @@ th_cmd_export(int argc, char **argv)
 	}
 	seg_dedup(&segs);
 	if (output != NULL && strcmp(output, "-") != 0) {
-		struct stat st, si;
+		const char *ins[] = {key_path, hosts_path}, *opts[] = {"--anonymise", "--hosts"};
+		struct stat st;
+		bool is_there = stat(output, &st) == 0;
 
 		/* Opening the output truncates it: never a file the export reads. */
-		for (size_t i = 0; stat(output, &st) == 0 && i < segs.count; i++) {
+		for (size_t i = 0; is_there && i < segs.count; i++) {
 			if (segs.v[i].dev == st.st_dev && segs.v[i].ino == st.st_ino) {
 				fprintf(stderr,
 					"tracehound export: -o %s is one of the segments to read\n",
@@ -756,11 +758,8 @@ th_cmd_export(int argc, char **argv)
 				goto free_all;
 			}
 		}
-		const char *ins[] = {key_path, hosts_path}, *opts[] = {"--anonymise", "--hosts"};
-
 		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++) {
-			if (ins[i] != NULL && stat(output, &st) == 0 && stat(ins[i], &si) == 0 &&
-				st.st_dev == si.st_dev && st.st_ino == si.st_ino) {
+			if (ins[i] != NULL && th_cmd_same_file(output, ins[i])) {
 				fprintf(stderr, "tracehound export: -o %s is the file %s reads\n",
 					output, opts[i]);
 				status = 2;

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "th_cmd.h"
@@ -166,20 +165,6 @@ static const struct option options[] = {
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
-
-/* Two outputs that would be written into one file (the same name, or a link to it). */
-static bool
-same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	if (a == NULL || b == NULL)
-		return false;
-	if (strcmp(a, b) == 0)
-		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
 
 static int
 parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
@@ -417,9 +402,17 @@ th_cmd_gen(int argc, char **argv)
 		fprintf(stderr, "tracehound gen: --opens needs --workload users\n");
 		return 2;
 	}
-	if (same_file(out, truth) || same_file(out, opens) || same_file(truth, opens)) {
-		fprintf(stderr, "tracehound gen: the pcap, --truth and --opens need a file each\n");
-		return 2;
+	{
+		const char *paths[] = {out, truth, opens};
+
+		for (size_t i = 0; i < 3; i++)
+			for (size_t j = i + 1; j < 3; j++)
+				if (paths[i] != NULL && paths[j] != NULL &&
+					th_cmd_same_file(paths[i], paths[j])) {
+					fprintf(stderr, "tracehound gen: the pcap, --truth and "
+							"--opens need a file each\n");
+					return 2;
+				}
 	}
 	if (th_gen_config_check(&cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "tracehound gen: %s\n", err);

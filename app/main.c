@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "th_cmd.h"
 
@@ -38,6 +39,17 @@ static const struct command commands[] = {
 	{"export", th_cmd_export, "merge, filter, anonymise trace segments: text, CSV, JSON"},
 	{"search", th_cmd_search, "find RDMA workloads that cause pauses or low throughput"},
 };
+
+bool
+th_cmd_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) != 0)
+		return strcmp(a, b) == 0;
+	return S_ISREG(sa.st_mode) && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
 
 static void
 usage(FILE *out)
@@ -77,11 +89,10 @@ main(int argc, char **argv)
 		/* What went to standard output must have arrived (a full disk, a closed pipe);
 		 * when only the error flag says so, the write that set it is long gone: EIO. */
 		errno = 0;
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			if (status == 0)
-				fprintf(stderr, "tracehound %s: standard output: %s\n", argv[1],
-					strerror(errno != 0 ? errno : EIO));
-			status = status == 0 ? 1 : status;
+		if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {
+			fprintf(stderr, "tracehound %s: standard output: %s\n", argv[1],
+				strerror(errno != 0 ? errno : EIO));
+			status = 1;
 		}
 		return status;
 	}

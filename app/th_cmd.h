@@ -2,6 +2,8 @@
 #ifndef TH_CMD_H
 #define TH_CMD_H
 
+#include <stdbool.h>
+
 /**
  * @file
  * Subcommands of the tracehound binary. Each takes the arguments after its
@@ -15,5 +17,12 @@ int th_cmd_probe(int argc, char **argv);
 int th_cmd_export(int argc, char **argv);
 /** tracehound search: RDMA anomaly search, replay and evaluation. */
 int th_cmd_search(int argc, char **argv);
+
+/**
+ * Whether two paths a command writes (or writes and reads) are one file: the
+ * same name while it does not exist yet, else the same regular file under any
+ * name (links). /dev/null given twice is not one file.
+ */
+bool th_cmd_same_file(const char *a, const char *b);
 
 #endif /* TH_CMD_H */

@@ -399,26 +399,23 @@ struct view {
 	uint32_t gid;
 };
 
+static inline struct view
+view_from(const struct th_addr *client, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len, uint32_t uid, uint32_t gid)
+{
+	return (struct view){
+		client, server, fh, fh_len < TH_TRACE_FH_MAX ? fh_len : TH_TRACE_FH_MAX, uid, gid};
+}
+
+/* The two record layouts keep the same six fields under the same names. */
 static inline void
 view_of(const struct exporter *x, const struct held *h, struct view *v)
 {
-	if (x->c->is_rpcs) {
-		v->client = &h->rpc.client;
-		v->server = &h->rpc.server;
-		v->fh = h->rpc.fh;
-		v->fh_len = h->rpc.fh_len;
-		v->uid = h->rpc.uid;
-		v->gid = h->rpc.gid;
-	} else {
-		v->client = &h->open.client;
-		v->server = &h->open.server;
-		v->fh = h->open.fh;
-		v->fh_len = h->open.fh_len;
-		v->uid = h->open.uid;
-		v->gid = h->open.gid;
-	}
-	if (v->fh_len > TH_TRACE_FH_MAX)
-		v->fh_len = TH_TRACE_FH_MAX;
+	const struct th_trace_rpc *r = &h->rpc;
+	const struct th_trace_open *o = &h->open;
+
+	*v = x->c->is_rpcs ? view_from(&r->client, &r->server, r->fh, r->fh_len, r->uid, r->gid)
+			   : view_from(&o->client, &o->server, o->fh, o->fh_len, o->uid, o->gid);
 }
 
 /*
@@ -1059,11 +1056,8 @@ write_record(struct exporter *x, const struct held *h)
 		if (i == c->uids_count)
 			goto filtered;
 	}
-	if (c->srt != NULL && c->files_count == 0) {
-		time_rpc(x, &h->rpc);
-		return;
-	}
-	if (c->anon == NULL || c->files_count > 0) {
+	/* The handle in hex: a column, or what --file compares (a table needs it for that). */
+	if ((c->anon == NULL && c->srt == NULL) || c->files_count > 0) {
 		fh_end = put_hex(fh_hex, v.fh, v.fh_len);
 		*fh_end = '\0';
 	}

@@ -425,10 +425,10 @@ th_pcap_writer_close(struct th_pcap_writer *w)
 #define LINKTYPE_PEEK (64 * 1024)
 
 /*
- * The interface link types in pcapng blocks at @p b (@p n bytes from a block's
- * start): -EBADMSG when a block is malformed, -EPROTO for interfaces of two link
- * types, 0 with *linktype when one was seen (*seen set), 1 when the bytes ended
- * first (at *next, the offset of the next block).
+ * The interfaces in the pcapng blocks at @p b (@p n bytes from a block's start):
+ * *linktype and *seen once one is; *next, the offset of the first block not whole
+ * in the bytes. @return 0, -EBADMSG for a malformed block, -EPROTO for interfaces
+ * of two link types (libpcap stops at the first packet of the second).
  */
 static int
 pcapng_blocks(
@@ -449,49 +449,59 @@ pcapng_blocks(
 			memcpy(&lt, b + off + 8, 2);
 			lt = is_swapped ? (uint16_t)(lt << 8 | lt >> 8) : lt;
 			if (*seen && lt != *linktype)
-				return -EPROTO; /* libpcap stops at the first packet of the other */
+				return -EPROTO;
 			*linktype = lt;
 			*seen = true;
 		}
 	}
 	*next = off;
-	return *seen && off + 12 > n ? 0 : 1;
+	return 0;
 }
 
-int
-th_pcap_linktype_of(const uint8_t *b, size_t n, uint32_t *linktype)
+/*
+ * What the first bytes of a capture file say: 0 with *linktype for a classic pcap,
+ * 1 for a pcapng (*is_swapped its byte order), -EBADMSG for neither.
+ */
+static int
+file_kind(const uint8_t *b, size_t n, uint32_t *linktype, bool *is_swapped)
 {
 	uint32_t magic, order;
-	bool is_swapped, seen = false;
-	size_t next;
-	int rc;
 
 	if (n < GLOBAL_HDR_SIZE)
 		return -EBADMSG;
 	memcpy(&magic, b, 4);
-	is_swapped = swap32(magic) == TH_PCAP_MAGIC_USEC || swap32(magic) == TH_PCAP_MAGIC_NSEC;
-	if (is_swapped || magic == TH_PCAP_MAGIC_USEC || magic == TH_PCAP_MAGIC_NSEC) {
-		*linktype = get32(b + 20, is_swapped) & 0x0fffffff;
+	*is_swapped = swap32(magic) == TH_PCAP_MAGIC_USEC || swap32(magic) == TH_PCAP_MAGIC_NSEC;
+	if (*is_swapped || magic == TH_PCAP_MAGIC_USEC || magic == TH_PCAP_MAGIC_NSEC) {
+		*linktype = get32(b + 20, *is_swapped) & 0x0fffffff;
 		return 0;
 	}
 	if (magic != PCAPNG_MAGIC)
 		return -EBADMSG;
 	memcpy(&order, b + 8, 4);
-	is_swapped = order != PCAPNG_BYTE_ORDER;
+	*is_swapped = order != PCAPNG_BYTE_ORDER;
+	return 1;
+}
+
+int
+th_pcap_linktype_of(const uint8_t *b, size_t n, uint32_t *linktype)
+{
+	bool is_swapped, seen = false;
+	size_t next;
+	int rc = file_kind(b, n, linktype, &is_swapped);
+
+	if (rc <= 0)
+		return rc;
 	/* Every interface in the bytes given must agree; one is enough to answer. */
 	rc = pcapng_blocks(b, n, is_swapped, linktype, &seen, &next);
-	if (rc < 0)
-		return rc;
-	return seen ? 0 : -EBADMSG;
+	return rc < 0 ? rc : seen ? 0 : -EBADMSG;
 }
 
 int
 th_pcap_file_linktype(const char *path, uint32_t *linktype)
 {
 	uint8_t *b = malloc(LINKTYPE_PEEK);
-	uint32_t magic = 0, order;
+	bool is_swapped, seen = false;
 	size_t n, next;
-	bool seen = false, is_swapped;
 	long at = 0;
 	FILE *f;
 	int rc;
@@ -505,30 +515,20 @@ th_pcap_file_linktype(const char *path, uint32_t *linktype)
 		return rc;
 	}
 	n = fread(b, 1, LINKTYPE_PEEK, f);
-	rc = th_pcap_linktype_of(b, n, linktype);
-	if (n >= 12)
-		memcpy(&magic, b, 4);
-	if (rc == -EBADMSG && magic == PCAPNG_MAGIC) {
-		/* No interface in the first bytes (a long comment, a large block before
-		 * it): on from block to block, a window at a time. */
-		memcpy(&order, b + 8, 4);
-		is_swapped = order != PCAPNG_BYTE_ORDER;
-		for (;;) {
-			rc = pcapng_blocks(b, n, is_swapped, linktype, &seen, &next);
-			if (rc < 0 || seen) { /* the first interface found: no need to read on */
-				rc = rc < 0 ? rc : 0;
-				break;
-			}
-			if (next == 0 && n >= 12) { /* one block larger than the window: skip it */
-				next = get32(b + 4, is_swapped);
-			}
-			at += (long)next;
-			if (fseek(f, at, SEEK_SET) != 0 ||
-				(n = fread(b, 1, LINKTYPE_PEEK, f)) < 12) {
-				rc = seen ? 0 : -EBADMSG;
-				break;
-			}
-		}
+	rc = file_kind(b, n, linktype, &is_swapped);
+	/* pcapng: its blocks a window at a time, to the first interface (a long comment or
+	 * a large block may come before it); the rest of that window is checked too. */
+	while (rc == 1) {
+		rc = pcapng_blocks(b, n, is_swapped, linktype, &seen, &next);
+		if (rc < 0 || seen)
+			break;
+		if (next == 0) /* one block larger than the window: past it */
+			next = get32(b + 4, is_swapped);
+		at += (long)next;
+		if (fseek(f, at, SEEK_SET) != 0 || (n = fread(b, 1, LINKTYPE_PEEK, f)) < 12)
+			rc = -EBADMSG;
+		else
+			rc = 1;
 	}
 	fclose(f);
 	free(b);
