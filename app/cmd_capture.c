@@ -44,6 +44,7 @@
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
+#include "capture_input.h"
 #include "capture_out.h"
 #include "th_cmd.h"
 #include "th_conf.h"
@@ -862,13 +863,17 @@ print_progress(uint64_t start_tsc)
 	fputc('\n', stderr);
 }
 
-static void
+static bool print_inputs(FILE *out);
+
+/* @return true when an input file had records that were not read (print_inputs()). */
+static bool
 print_final(FILE *out, double secs)
 {
 	struct th_decode_stats s;
 	struct rte_eth_stats es;
 	uint64_t dropped, imissed = 0, nombuf = 0, ierrors = 0;
 	unsigned int i;
+	bool has_unread = false;
 
 	sum_stats(&s, &dropped);
 	for (i = 0; i < g.n_ports; i++) {
@@ -881,6 +886,9 @@ print_final(FILE *out, double secs)
 	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n",
 		secs, g.n_decode, g.n_decode == 1 ? "" : "s",
 		g.has_dispatcher ? ", software dispatch" : "");
+	/* Files read to where their ports ended (not stopped early) are checked. */
+	if (!atomic_load(&g.stop_rx))
+		has_unread = print_inputs(out);
 	th_decode_stats_print(out, &s);
 	fprintf(out, "  %-14" PRIu64 " %s\n", imissed, "NIC: frames missed (imissed)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", nombuf, "NIC: no mbuf (rx_nombuf)");
@@ -901,6 +909,7 @@ print_final(FILE *out, double secs)
 			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
 			" alarms\n  %-14" PRIu64 " failures\n",
 			g.set.probe_target, g.probe_runs, g.probe_alarms, g.probe_failures);
+	return has_unread;
 }
 
 static int
@@ -1404,6 +1413,59 @@ port_is_pcap_file(uint16_t port)
 
 	return args != NULL && strstr(args, "rx_pcap=") != NULL &&
 	       strstr(args, "infinite_rx=1") == NULL;
+}
+
+/*
+ * Each pcap file port's file, read again after the port ended with receive
+ * errors: whether libpcap (and so net_pcap) stopped before the file's end. Say
+ * so and how many records the port could deliver. @return true when a file was
+ * damaged before its last bytes (records went unread); a file cut short in its
+ * last record is only said.
+ */
+static bool
+print_inputs(FILE *out)
+{
+	struct th_input_check c;
+	struct rte_eth_stats es;
+	char path[PATH_MAX];
+	const char *args;
+	bool has_unread = false, has_header = false;
+
+	for (unsigned int i = 0; i < g.n_ports; i++) {
+		args = pcap_devargs(g.ports[i]);
+		if (!g.is_file_port[i] || args == NULL || !rx_pcap_next(&args, path, sizeof(path)))
+			continue;
+		if (!has_header)
+			fprintf(out, "inputs\n");
+		has_header = true;
+		/*
+		 * net_pcap counts a receive error for each libpcap error (and a frame too big
+		 * for its mbufs): without one the port read its file to a clean end.
+		 */
+		if (rte_eth_stats_get(g.ports[i], &es) == 0 && es.ierrors == 0) {
+			fprintf(out, "  %-14" PRIu64 " records in %s\n", es.ipackets, path);
+			continue;
+		}
+		if (th_input_check(path, &c) != 0) {
+			fprintf(out, "  %s: cannot read it again: %s\n", path, c.error);
+			continue;
+		}
+		fprintf(out, "  %-14" PRIu64 " records in %s", c.records, path);
+		if (es.ipackets != c.records)
+			fprintf(out, " (port %u delivered %" PRIu64 ")", g.ports[i], es.ipackets);
+		if (!c.is_damaged)
+			fprintf(out, "\n");
+		else if (c.unread == 0)
+			fprintf(out, ", then cut short in its last record (libpcap: %s)\n",
+				c.error);
+		else
+			fprintf(out,
+				", then damaged: %" PRIu64
+				" bytes after it not read (libpcap: %s)\n",
+				c.unread, c.error);
+		has_unread |= c.is_damaged && c.unread > 0;
+	}
+	return has_unread;
 }
 
 /*
@@ -1916,7 +1978,7 @@ run(void)
 {
 	uint64_t start_tsc = rte_rdtsc(), next_stats, hz = rte_get_tsc_hz();
 	unsigned int i, done;
-	bool signalled = false;
+	bool signalled = false, has_unread;
 
 	next_stats =
 		g.set.stats_interval_ns
@@ -1960,8 +2022,8 @@ run(void)
 		pthread_join(g.probe_thread, NULL);
 	}
 	drain_output();
-	print_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
-	return g.is_output_broken ? 1 : 0;
+	has_unread = print_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
+	return g.is_output_broken || has_unread ? 1 : 0;
 }
 
 int

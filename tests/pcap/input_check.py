@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""A pcap that ends badly: capture says where its file stopped being read.
+
+net_pcap reads a file with libpcap and ends the port at libpcap's first error as
+if the file had ended. `tracehound capture` reads each file port's file again
+when the port ends and names what it found in the statistics' `inputs` section:
+
+  intact       "N records in FILE", N the file's records; exit 0;
+  cut short    a capture killed inside its last record: the records before it,
+               "then cut short in its last record"; exit 0, and the same RPC
+               lines as a clean file of those records;
+  damaged      a record length past the snap length halfway: the records before
+               it, "then damaged: B bytes after it not read" with B the bytes
+               from that record's data on; exit 1 (records went unread);
+  pcapng       cut short too (when editcap is installed).
+Exit status: 0 pass, 1 a difference, 2 a tool failure.
+"""
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tshark_diff import gen_pcap, run_capture, script_args  # noqa: E402
+
+INPUT_RE = re.compile(r'^  (\d+) +records in (\S+)(.*)$', re.M)
+
+
+def records(path):
+    """(endianness, [(offset, caplen)]) of a classic pcap's records."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    endian = '<' if data[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    out, off = [], 24
+    while off + 16 <= len(data):
+        caplen = struct.unpack_from(endian + 'I', data, off + 8)[0]
+        out.append((off, caplen))
+        off += 16 + caplen
+    return endian, out, data
+
+
+def capture(tracehound, pcap, workdir):
+    """(exit status, RPC lines, stderr) of a capture of pcap on one decode lcore."""
+    out = os.path.join(workdir, os.path.basename(pcap) + '.ops')
+    if os.path.exists(out):
+        os.unlink(out)
+    res = subprocess.run([tracehound, 'capture', '-o', out, '--', '-l', '0-1', '--no-huge',
+                          '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
+                          'th-input-%d' % os.getpid(), '--log-level=error',
+                          '--vdev=net_pcap0,rx_pcap=' + pcap],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    lines = []
+    if os.path.exists(out):
+        with open(out) as f:
+            lines = f.readlines()
+    return res.returncode, lines, res.stderr.decode(errors='replace')
+
+
+def inputs_line(err):
+    m = INPUT_RE.search(err)
+    return (int(m.group(1)), m.group(3)) if m else (None, '')
+
+
+def main():
+    args = script_args(__doc__)
+    errors = []
+    whole = gen_pcap(args.tracehound, os.path.join(args.workdir, 'whole.pcap'),
+                     ['--seed', '5', '--ops', '800', '--mix', 'mixed', '--udp-share', '0.3'])
+    endian, recs, data = records(whole)
+
+    rc, lines, err = capture(args.tracehound, whole, args.workdir)
+    n, rest = inputs_line(err)
+    if rc != 0 or n != len(recs) or rest.strip() != '':
+        errors.append('intact: exit %d, inputs %s%s, file %d records' % (rc, n, rest, len(recs)))
+    else:
+        print('intact: %d records, exit 0' % n)
+
+    # Cut inside the last record's data, as a capture killed mid-write leaves it; the clean
+    # file of the records before it is what the cut file must decode as.
+    keep = len(recs) - 1
+    cut = os.path.join(args.workdir, 'cut.pcap')
+    with open(cut, 'wb') as f:
+        f.write(data[:recs[keep][0] + 16 + recs[keep][1] // 2])
+    clean = os.path.join(args.workdir, 'clean.pcap')
+    with open(clean, 'wb') as f:
+        f.write(data[:recs[keep][0]])
+    want = sorted(run_capture(args.tracehound, clean, args.workdir, 300))
+    rc, lines, err = capture(args.tracehound, cut, args.workdir)
+    n, rest = inputs_line(err)
+    if rc != 0 or n != keep or 'then cut short in its last record' not in rest:
+        errors.append('cut short: exit %d, inputs %s%s; want exit 0, %d records, cut short'
+                      % (rc, n, rest, keep))
+    elif sorted(lines) != want:
+        errors.append('cut short: %d RPC lines, the clean file of its %d records %d'
+                      % (len(lines), keep, len(want)))
+    else:
+        print('cut short: %d records, exit 0, the same %d RPC lines as without the cut record'
+              % (n, len(want)))
+
+    # A record length past any snap length halfway: libpcap stops there.
+    bad = len(recs) // 2
+    damaged = os.path.join(args.workdir, 'damaged.pcap')
+    body = bytearray(data)
+    struct.pack_into(endian + 'II', body, recs[bad][0] + 8, 0x7fffff, 0x7fffff)
+    with open(damaged, 'wb') as f:
+        f.write(body)
+    unread = len(data) - (recs[bad][0] + 16)
+    rc, lines, err = capture(args.tracehound, damaged, args.workdir)
+    n, rest = inputs_line(err)
+    if rc != 1 or n != bad or ('then damaged: %d bytes after it not read' % unread) not in rest:
+        errors.append('damaged: exit %d, inputs %s%s; want exit 1, %d records, %d bytes unread'
+                      % (rc, n, rest, bad, unread))
+    else:
+        print('damaged: %d records, %d bytes unread, exit 1' % (n, unread))
+
+    if shutil.which('editcap'):
+        ng = os.path.join(args.workdir, 'whole.pcapng')
+        subprocess.run(['editcap', '-F', 'pcapng', whole, ng], check=True)
+        with open(ng, 'rb') as f:
+            ng_data = f.read()
+        cut_ng = os.path.join(args.workdir, 'cut.pcapng')
+        with open(cut_ng, 'wb') as f:
+            f.write(ng_data[:-40])
+        rc, lines, err = capture(args.tracehound, cut_ng, args.workdir)
+        n, rest = inputs_line(err)
+        if rc != 0 or n != len(recs) - 1 or 'then cut short in its last record' not in rest:
+            errors.append('pcapng cut short: exit %d, inputs %s%s' % (rc, n, rest))
+        else:
+            print('pcapng cut short: %d records, exit 0' % n)
+    else:
+        print('pcapng: skipped (no editcap)')
+
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
