@@ -904,19 +904,10 @@ put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const st
 	p = put_str(p, " 0x");
 	p = put_fixed_hex32(p, r->xid);
 	*p++ = ' ';
-	if (!is_call) {
+	if (!is_call)
 		p = put_str(p, "? ?"); /* the program is in the call, which was not seen */
-	} else {
-		if (n->prog != NULL) {
-			p = put_str(p, n->prog);
-		} else {
-			p = put_u64(p, r->prog);
-			*p++ = '.';
-		}
-		p = put_u64(p, r->vers);
-		*p++ = ' ';
-		p = n->proc != NULL ? put_str(p, n->proc) : put_u64(p, r->proc);
-	}
+	else
+		p = th_nfs_label(p, r->prog, r->vers, r->proc);
 	*p++ = ' ';
 	p = put_str(p, n->status);
 	*p++ = ' ';

@@ -7,6 +7,8 @@
 
 #include "th_nfs.h"
 
+#include <string.h>
+
 #include "nfs_private.h"
 
 enum th_nfs_status
@@ -131,6 +133,47 @@ th_nfs_proc_name(uint32_t prog, uint32_t vers, uint32_t proc)
 			return NULL;
 		return LOOKUP_NAME(rpcb_names, proc);
 	}
+}
+
+static char *
+put_name(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *
+put_decimal(char *p, uint32_t v)
+{
+	char digits[10];
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (n > 0)
+		*p++ = digits[--n];
+	return p;
+}
+
+char *
+th_nfs_label(char *p, uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	const char *prog_name = th_nfs_prog_name(prog);
+	const char *proc_name = th_nfs_proc_name(prog, vers, proc);
+
+	if (prog_name != NULL) {
+		p = put_name(p, prog_name);
+	} else {
+		p = put_decimal(p, prog);
+		*p++ = '.';
+	}
+	p = put_decimal(p, vers);
+	*p++ = ' ';
+	return proc_name != NULL ? put_name(p, proc_name) : put_decimal(p, proc);
 }
 
 const char *

@@ -217,6 +217,17 @@ const char *th_nfs_proc_name(uint32_t prog, uint32_t vers, uint32_t proc);
 /** Short program name ("NFS", "MOUNT", "PORTMAP", "NLM", "NFSACL"), or NULL. */
 const char *th_nfs_prog_name(uint32_t prog);
 
+/** Room for th_nfs_label()'s longest label and a NUL. */
+#define TH_NFS_LABEL_MAX 48
+
+/**
+ * PROGRAM PROC as every output names a procedure: "NFS3 READ", "MOUNT3 MNT",
+ * "PORTMAP4 GETADDR"; an unknown program by number and version ("100024.1"),
+ * an unknown procedure by number ("100024.1 0", "NFS3 22"). Writes at most
+ * TH_NFS_LABEL_MAX - 1 bytes at @p p, without a NUL. @return the end.
+ */
+char *th_nfs_label(char *p, uint32_t prog, uint32_t vers, uint32_t proc);
+
 /**
  * Name of a procedure result status: nfsstat3 / nfsstat names without the
  * prefix ("OK", "NOENT", "STALE"), mountstat3 alike. NULL when unknown.

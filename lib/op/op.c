@@ -219,21 +219,6 @@ put_fh(struct out *o, const char *key, const struct th_nfs_fh *fh)
 	put_hex32(o, th_nfs_fh_hash(fh));
 }
 
-static void
-put_prog(struct out *o, uint32_t prog, uint32_t vers)
-{
-	const char *name = th_nfs_prog_name(prog);
-
-	put_c(o, ' ');
-	if (name != NULL) {
-		put_s(o, name);
-	} else {
-		put_u(o, prog);
-		put_c(o, '.');
-	}
-	put_u(o, vers);
-}
-
 static const char *const accept_names[] = {
 	"OK",
 	"PROG_UNAVAIL",
@@ -516,7 +501,6 @@ th_op_format(const struct th_op *op, char *buf, size_t size)
 	char *start = size > LINE_MAX_SIZE ? buf : line;
 	struct out o = {start, start + LINE_MAX_SIZE};
 	bool call_cut, reply_cut;
-	const char *proc;
 	size_t len;
 
 	put_time(&o, op->kind == TH_OP_REPLY_ONLY ? op->reply_first_ns : op->call_first_ns);
@@ -527,16 +511,11 @@ th_op_format(const struct th_op *op, char *buf, size_t size)
 	put_endpoint(&o, &op->server, op->server_port);
 	put_s(&o, " 0x");
 	put_hex32(&o, op->xid);
-	if (op->kind == TH_OP_REPLY_ONLY)
-		put_s(&o, " ?"); /* the program is in the call, which was not seen */
-	else
-		put_prog(&o, op->prog, op->vers);
 	put_c(&o, ' ');
-	proc = op->kind == TH_OP_REPLY_ONLY ? "?" : th_nfs_proc_name(op->prog, op->vers, op->proc);
-	if (proc != NULL)
-		put_s(&o, proc);
+	if (op->kind == TH_OP_REPLY_ONLY)
+		put_s(&o, "? ?"); /* the program is in the call, which was not seen */
 	else
-		put_u(&o, op->proc);
+		o.p = th_nfs_label(o.p, op->prog, op->vers, op->proc);
 	put_c(&o, ' ');
 	put_s(&o, th_op_status_str(op, status, sizeof(status)));
 	put_latency(&o, op->call_first_ns, op->kind == TH_OP_MATCHED ? op->reply_first_ns : 0);

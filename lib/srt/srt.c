@@ -87,20 +87,10 @@ th_srt_percentile(const struct th_srt *s, uint32_t r, double p)
 void
 th_srt_label(const struct th_srt_proc *p, char *label, size_t size)
 {
-	const char *prog = th_nfs_prog_name(p->prog), *proc;
-	int n;
+	char text[TH_NFS_LABEL_MAX];
 
-	if (prog != NULL)
-		n = snprintf(label, size, "%s%" PRIu32, prog, p->vers);
-	else
-		n = snprintf(label, size, "%" PRIu32 ".%" PRIu32, p->prog, p->vers);
-	if (n < 0 || (size_t)n >= size)
-		return;
-	proc = th_nfs_proc_name(p->prog, p->vers, p->proc);
-	if (proc != NULL)
-		snprintf(label + n, size - (size_t)n, " %s", proc);
-	else
-		snprintf(label + n, size - (size_t)n, " %" PRIu32, p->proc);
+	*th_nfs_label(text, p->prog, p->vers, p->proc) = '\0';
+	snprintf(label, size, "%s", text);
 }
 
 static int

@@ -627,6 +627,48 @@ test_names(void **state)
 	assert_null(th_nfs_status_name(TH_PROG_PORTMAP, 2, 0));
 }
 
+/* PROGRAM PROC, as the RPC log, export and the response-time table spell it. */
+static void
+test_labels(void **state)
+{
+	static const uint32_t progs[] = {TH_PROG_NFS, TH_PROG_MOUNT, TH_PROG_PORTMAP, TH_PROG_NLM,
+		TH_PROG_NFSACL, 100024, UINT32_MAX};
+	static const struct {
+		uint32_t prog, vers, proc;
+		const char *want;
+	} cases[] = {
+		{TH_PROG_NFS, 3, 17, "NFS3 READDIRPLUS"},
+		{TH_PROG_NFS, 3, 22, "NFS3 22"},
+		{TH_PROG_MOUNT, 3, 1, "MOUNT3 MNT"},
+		{TH_PROG_PORTMAP, 4, 9, "PORTMAP4 GETVERSADDR"},
+		{TH_PROG_NLM, 4, 2, "NLM4 2"},
+		{100024, 1, 0, "100024.1 0"},
+		{UINT32_MAX, UINT32_MAX, UINT32_MAX, "4294967295.4294967295 4294967295"},
+	};
+	char text[TH_NFS_LABEL_MAX + 16];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		*th_nfs_label(text, cases[i].prog, cases[i].vers, cases[i].proc) = '\0';
+		assert_string_equal(text, cases[i].want);
+	}
+	/* Every label fits: each program, versions 0-4 and the largest, every procedure named. */
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		for (uint32_t v = 0; v <= 5; v++) {
+			uint32_t vers = v == 5 ? UINT32_MAX : v;
+
+			for (uint32_t proc = 0; proc <= 32; proc++) {
+				size_t n = (size_t)(th_nfs_label(text, progs[i], vers,
+							    proc == 32 ? UINT32_MAX : proc) -
+						    text);
+
+				assert_true(n < TH_NFS_LABEL_MAX);
+			}
+		}
+	}
+}
+
 static void
 test_fh_hash(void **state)
 {
@@ -698,6 +740,7 @@ main(void)
 		cmocka_unit_test(test_rpcbind),
 		cmocka_unit_test(test_v4),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_fh_hash),
 		cmocka_unit_test(test_fh_hash_every_length),
 	};
