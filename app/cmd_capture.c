@@ -151,7 +151,8 @@ static struct {
 	struct rte_mempool *pool;
 	uint16_t ports[MAX_PORTS];
 	unsigned int n_ports;
-	bool is_file_port[MAX_PORTS];       /* a pcap file: an empty burst is its end */
+	bool is_file_port[RTE_MAX_ETHPORTS]; /* by port id: a pcap file, an empty burst is its end
+					      */
 	bool has_live_port;                 /* a port stamped with the host clock */
 	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
@@ -417,6 +418,29 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 		session_tick(&g.sl[0], now_ns, tsc, period);
 }
 
+/*
+ * Whether a file port may be polled now. net_pcap reads a record before it takes
+ * an mbuf and drops the record when the pool is empty; the pool is empty when the
+ * decode lcores still hold what the dispatcher handed them, so a replay waits for
+ * them (a file has no line rate to keep up with). An empty burst then is the file's
+ * end. With nothing waiting in the rings (mbufs held elsewhere), poll anyway.
+ */
+static bool
+pool_can_fill(unsigned int burst)
+{
+	struct rte_mempool_cache *c = rte_mempool_default_cache(g.pool, rte_lcore_id());
+	/* The pool's own count (its ring), without rte_mempool_avail_count()'s walk
+	 * over every lcore's cache; this lcore's cache is what it takes from first. */
+	unsigned int n = rte_mempool_get_ops(g.pool->ops_index)->get_count(g.pool);
+
+	if (n + (c != NULL ? c->len : 0) >= burst)
+		return true;
+	for (unsigned int i = 0; i < g.n_decode; i++)
+		if (g.dl[i].in != NULL && !rte_ring_empty(g.dl[i].in))
+			return false;
+	return true;
+}
+
 /* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
 static unsigned int
 poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int burst,
@@ -426,6 +450,10 @@ poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int bu
 
 	*all_eof = true;
 	for (i = 0; i < n; i++) {
+		if (g.is_file_port[q[i].port] && !pool_can_fill(burst)) {
+			*all_eof = false;
+			continue;
+		}
 		nb = rte_eth_rx_burst(q[i].port, q[i].queue, pkts, (uint16_t)burst);
 		if (nb > 0) {
 			empty_polls[i] = 0;
@@ -1433,16 +1461,19 @@ print_inputs(FILE *out)
 
 	for (unsigned int i = 0; i < g.n_ports; i++) {
 		args = pcap_devargs(g.ports[i]);
-		if (!g.is_file_port[i] || args == NULL || !rx_pcap_next(&args, path, sizeof(path)))
+		if (!g.is_file_port[g.ports[i]] || args == NULL ||
+			!rx_pcap_next(&args, path, sizeof(path)))
 			continue;
 		if (!has_header)
 			fprintf(out, "inputs\n");
 		has_header = true;
 		/*
 		 * net_pcap counts a receive error for each libpcap error (and a frame too big
-		 * for its mbufs): without one the port read its file to a clean end.
+		 * for its mbufs), and each record it dropped for want of an mbuf: without
+		 * either the port delivered its file whole.
 		 */
-		if (rte_eth_stats_get(g.ports[i], &es) == 0 && es.ierrors == 0) {
+		if (rte_eth_stats_get(g.ports[i], &es) == 0 && es.ierrors == 0 &&
+			es.rx_nombuf == 0) {
 			fprintf(out, "  %-14" PRIu64 " records in %s\n", es.ipackets, path);
 			continue;
 		}
@@ -1697,8 +1728,8 @@ setup_dataplane(bool has_vdev)
 	{
 		if (g.n_ports == MAX_PORTS)
 			break;
-		g.is_file_port[g.n_ports] = port_is_pcap_file(port);
-		if (!g.is_file_port[g.n_ports])
+		g.is_file_port[port] = port_is_pcap_file(port);
+		if (!g.is_file_port[port])
 			g.has_live_port = true;
 		if (port_link(port, &g.link[port]) != 0)
 			return -EINVAL;

@@ -13,7 +13,11 @@ when the port ends and names what it found in the statistics' `inputs` section:
   damaged      a record length past the snap length halfway: the records before
                it, "then damaged: B bytes after it not read" with B the bytes
                from that record's data on; exit 1 (records went unread);
-  pcapng       cut short too (when editcap is installed).
+  pcapng       cut short too (when editcap is installed);
+  small pool   1023 mbufs behind a dispatcher whose rings hold 8192: net_pcap
+               drops a record when the pool is empty, and a replay that polled
+               then stopped at 1023 frames; it must wait for the decode lcores
+               and read every record.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -43,12 +47,15 @@ def records(path):
     return endian, out, data
 
 
-def capture(tracehound, pcap, workdir):
-    """(exit status, RPC lines, stderr) of a capture of pcap on one decode lcore."""
+def capture(tracehound, pcap, workdir, config=None, lcores='-l 0-1'):
+    """(exit status, RPC lines, stderr) of a capture of pcap, on one decode lcore unless
+    lcores says otherwise."""
     out = os.path.join(workdir, os.path.basename(pcap) + '.ops')
     if os.path.exists(out):
         os.unlink(out)
-    res = subprocess.run([tracehound, 'capture', '-o', out, '--', '-l', '0-1', '--no-huge',
+    conf = ['-c', config] if config else []
+    res = subprocess.run([tracehound, 'capture'] + conf + ['-o', out, '--'] + lcores.split() +
+                         ['--no-huge',
                           '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
                           'th-input-%d' % os.getpid(), '--log-level=error',
                           '--vdev=net_pcap0,rx_pcap=' + pcap],
@@ -133,6 +140,20 @@ def main():
             print('pcapng cut short: %d records, exit 0' % n)
     else:
         print('pcapng: skipped (no editcap)')
+
+    # One dispatcher and two decode lcores, rings far larger than the pool.
+    small = os.path.join(args.workdir, 'small-pool.ini')
+    with open(small, 'w') as f:
+        f.write('[capture]\nmbufs = 1023\nburst = 256\nring_size = 8192\n')
+    rc, lines, err = capture(args.tracehound, whole, args.workdir, small,
+                             '--lcores=0@0,1@1,2@1,3@0')
+    m = re.search(r'^  (\d+) +frames received$', err, re.M)
+    frames = int(m.group(1)) if m else None
+    if rc != 0 or frames != len(recs) or len(lines) != 800:
+        errors.append('small pool: exit %d, %s frames of %d, %d RPC lines of 800'
+                      % (rc, frames, len(recs), len(lines)))
+    else:
+        print('small pool: %d frames, %d RPC lines, exit 0' % (frames, len(lines)))
 
     for e in errors:
         print(e)
