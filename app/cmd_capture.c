@@ -735,36 +735,52 @@ trace_lost(void)
 	return n;
 }
 
+/* Open/close inference, every session lcore added up, and what it lost on the way. */
+struct sess_sum {
+	struct th_sess_counters c;
+	uint64_t ring_full;  /* ops lost: a session ring was full */
+	uint64_t pool_empty; /* ops lost: no free event */
+	uint64_t dropped;    /* records dropped: output buffers full */
+};
+
 static void
-print_session_stats(FILE *out)
+sum_sessions(struct sess_sum *sum)
 {
-	struct th_sess_counters sum;
-	uint64_t pool_empty = 0, ring_full = 0, dropped = 0;
 	unsigned int i;
 
-	memset(&sum, 0, sizeof(sum));
+	memset(sum, 0, sizeof(*sum));
 	for (i = 0; i < g.n_session; i++) {
 		const struct th_sess_counters *c = th_sess_counters(g.sl[i].t);
 
-#define TH_SUM_X(name, text) sum.name += c->name;
+#define TH_SUM_X(name, text) sum->c.name += c->name;
 		TH_SESS_COUNTER_LIST(TH_SUM_X)
 #undef TH_SUM_X
-		dropped += g.sl[i].records.dropped + g.sl[i].names.dropped;
+		sum->dropped += g.sl[i].records.dropped + g.sl[i].names.dropped;
 	}
 	for (i = 0; i < g.n_decode; i++) {
-		pool_empty += g.dl[i].sess_pool_empty;
-		ring_full += g.dl[i].sess_ring_full;
+		sum->pool_empty += g.dl[i].sess_pool_empty;
+		sum->ring_full += g.dl[i].sess_ring_full;
 	}
+}
+
+static void
+print_session_stats(FILE *out)
+{
+	struct sess_sum sum;
+	unsigned int i;
+
+	sum_sessions(&sum);
 	fprintf(out, "open/close inference (%u session lcore%s%s)\n", g.n_session,
 		g.n_session == 1 ? "" : "s",
 		g.is_inline_session ? ", inline on the decode lcore" : "");
-#define TH_PRINT_X(name, text) fprintf(out, "  %-14" PRIu64 " %s\n", sum.name, text);
+#define TH_PRINT_X(name, text) fprintf(out, "  %-14" PRIu64 " %s\n", sum.c.name, text);
 	TH_SESS_COUNTER_LIST(TH_PRINT_X)
 #undef TH_PRINT_X
-	fprintf(out, "  %-14" PRIu64 " %s\n", ring_full,
+	fprintf(out, "  %-14" PRIu64 " %s\n", sum.ring_full,
 		"ops lost to inference: session ring full");
-	fprintf(out, "  %-14" PRIu64 " %s\n", pool_empty, "ops lost to inference: no free event");
-	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "records dropped: output buffers full");
+	fprintf(out, "  %-14" PRIu64 " %s\n", sum.pool_empty,
+		"ops lost to inference: no free event");
+	fprintf(out, "  %-14" PRIu64 " %s\n", sum.dropped, "records dropped: output buffers full");
 	if (g.set.trace_dir == NULL)
 		return;
 	{
@@ -943,8 +959,15 @@ print_final(FILE *out, double secs)
 static int
 telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+	static const char *const pkt_keys[] = {
+#define TH_TEL_X(name, text) "pkt_" #name,
+		TH_PKT_STATUS_LIST(TH_TEL_X)
+#undef TH_TEL_X
+	};
 	struct th_decode_stats s;
+	struct sess_sum sess;
 	uint64_t dropped, imissed = 0, nombuf = 0, ierrors = 0;
+	char key[64];
 
 	(void)cmd;
 	(void)params;
@@ -954,6 +977,7 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENODEV; /* stopping: the tables are going */
 	}
 	sum_stats(&s, &dropped);
+	sum_sessions(&sess);
 	for (unsigned int i = 0; i < g.n_ports; i++) {
 		struct rte_eth_stats es;
 
@@ -968,7 +992,16 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
 	TH_DECODE_COUNTER_LIST(TH_TEL_X)
 #undef TH_TEL_X
-	/* Every loss the final block names: TCP streams, matching, the NICs. */
+	/* Every loss the final block names: frames by parse outcome (pkt_not_ip, ...), TCP
+	 * streams, matching, the NICs, and inference when it runs. */
+	for (int i = 1; i < TH_PKT__STATUS_COUNT; i++) {
+		size_t k;
+
+		for (k = 0; pkt_keys[i][k] != '\0' && k + 1 < sizeof(key); k++)
+			key[k] = (char)tolower((unsigned char)pkt_keys[i][k]);
+		key[k] = '\0';
+		rte_tel_data_add_dict_u64(d, key, s.pkt[i]);
+	}
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "flow_" #name, s.flow.name);
 	TH_FLOW_COUNTER_LIST(TH_TEL_X)
 #undef TH_TEL_X
@@ -980,6 +1013,14 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "nic_ierrors", ierrors);
 	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);
 	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
+	if (g.n_session > 0) {
+#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "sess_" #name, sess.c.name);
+		TH_SESS_COUNTER_LIST(TH_TEL_X)
+#undef TH_TEL_X
+		rte_tel_data_add_dict_u64(d, "sess_ring_full", sess.ring_full);
+		rte_tel_data_add_dict_u64(d, "sess_pool_empty", sess.pool_empty);
+		rte_tel_data_add_dict_u64(d, "sess_records_dropped_output", sess.dropped);
+	}
 	return 0;
 }
 

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import struct
 import socket
 import subprocess
 import sys
@@ -43,13 +44,27 @@ def ask(path, command):
         s.close()
 
 
+def add_arp(pcap, n):
+    """Append n ARP requests to pcap: frames that are not IP, for pkt_not_ip."""
+    with open(pcap, 'rb') as f:
+        head = f.read(24)
+    endian = '<' if head[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    frame = b'\xff' * 6 + b'\x02\x00\x00\x00\x00\x01' + b'\x08\x06' + bytes(28)
+    with open(pcap, 'ab') as f:
+        for i in range(n):
+            f.write(struct.pack(endian + 'IIII', 1700000100 + i, 0, len(frame), len(frame)) +
+                    frame)
+
+
 def main():
     args = script_args(__doc__)
     pcap = gen_pcap(args.tracehound, os.path.join(args.workdir, 'telemetry.pcap'),
                     ['--seed', '3', '--ops', '5000', '--mix', 'meta'])
+    add_arp(pcap, 50)
     prefix = 'th-tel-%d' % os.getpid()
     err_path = os.path.join(args.workdir, 'capture.stderr')
-    cmd = [args.tracehound, 'capture', '-o', 'none', '-s', '0.3', '--', '-l', '0-1', '--no-huge',
+    cmd = [args.tracehound, 'capture', '-o', 'none', '-s', '0.3',
+           '-r', os.path.join(args.workdir, 'opens.txt'), '--', '-l', '0-1', '--no-huge',
            '-m', '256',
            '--no-pci', '--no-shconf', '--file-prefix', prefix, '--log-level=error',
            '--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1' % pcap]
@@ -98,6 +113,18 @@ def main():
                       'nic_imissed', 'ring_full'):
                 if k not in stats:
                     errors.append('/tracehound/stats has no %s' % k)
+            for k in ('pkt_not_ip', 'pkt_frag_later', 'sess_ops', 'sess_ring_full'):
+                if k not in stats:
+                    errors.append('/tracehound/stats has no %s' % k)
+            # Every frame is a TCP segment, a UDP datagram or a parse outcome; the lcore
+            # counts the frame first, so a read may find up to a burst not yet sorted.
+            sorted_frames = stats.get('tcp_segments', 0) + stats.get('udp_datagrams', 0) + \
+                sum(v for k, v in stats.items() if k.startswith('pkt_'))
+            if not 0 <= stats['frames'] - sorted_frames <= 256 or \
+                    stats.get('pkt_not_ip', 0) == 0 or stats.get('sess_ops', 0) == 0:
+                errors.append('frames %d, sorted %d, pkt_not_ip %s, sess_ops %s'
+                              % (stats['frames'], sorted_frames, stats.get('pkt_not_ip'),
+                                 stats.get('sess_ops')))
             timed = sum(r.get('rpcs', 0) for r in rows.values())
             if timed > stats['ops_matched']:
                 errors.append('%d RPCs timed, %d matched (read after)' % (timed,
