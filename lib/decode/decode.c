@@ -610,21 +610,24 @@ static const struct {
 
 #define ROW(out, value, text) fprintf(out, "  %-14" PRIu64 " %s\n", (uint64_t)(value), text)
 
-/* "NFS3 GETATTR", "NFS3 proc 30", "other programs, proc 3": program slot @p, procedure @q. */
+/*
+ * "NFS3 GETATTR", "NFS3 proc 30", "other programs, proc 3": program slot @p, procedure @q;
+ * the last slot holds every procedure from its number up ("NFS3 procs 31 and above").
+ */
 static void
 pair_label(char *label, size_t size, size_t p, size_t q)
 {
-	const char *name;
+	const char *name = NULL, *prog = "other programs,";
+	bool is_last = q == TH_DECODE_PROCS - 1;
 
-	if (p >= sizeof(prog_names) / sizeof(prog_names[0])) {
-		snprintf(label, size, "other programs, proc %zu", q);
-		return;
+	if (p < sizeof(prog_names) / sizeof(prog_names[0])) {
+		prog = prog_names[p].name;
+		name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
 	}
-	name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
-	if (name != NULL)
-		snprintf(label, size, "%s %s", prog_names[p].name, name);
+	if (name != NULL && !is_last)
+		snprintf(label, size, "%s %s", prog, name);
 	else
-		snprintf(label, size, "%s proc %zu", prog_names[p].name, q);
+		snprintf(label, size, is_last ? "%s procs %zu and above" : "%s proc %zu", prog, q);
 }
 
 void

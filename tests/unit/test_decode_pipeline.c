@@ -963,6 +963,7 @@ test_stats_print_every_loss(void **state)
 		s->pkt[i] = 800100 + i;
 	s->calls[TH_DECODE_PROG_NFS3][TH_NFS3_GETATTR] = 31;
 	s->calls[TH_DECODE_PROG_OTHER][3] = 32;
+	s->calls[TH_DECODE_PROG_NFS3][TH_DECODE_PROCS - 1] = 33; /* procedures 31 and above */
 	text = print_stats(s);
 	/* Collect what is missing first, so a failure leaks nothing under ASan. */
 	for (i = 0; i < sizeof(loss) / sizeof(loss[0]); i++) {
@@ -976,7 +977,8 @@ test_stats_print_every_loss(void **state)
 			missing = th_pkt_status_str((enum th_pkt_status)i);
 	}
 	has_rows = strstr(text, "\n  31             NFS3 GETATTR\n") != NULL &&
-		   strstr(text, "\n  32             other programs, proc 3\n") != NULL;
+		   strstr(text, "\n  32             other programs, proc 3\n") != NULL &&
+		   strstr(text, "\n  33             NFS3 procs 31 and above\n") != NULL;
 	free(text);
 	free(s);
 	if (missing != NULL)
