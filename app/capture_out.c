@@ -100,44 +100,62 @@ th_out_pass(struct th_out *o)
 	}
 }
 
+/* Write @p n bytes; @return 0, or -errno with *done the bytes that went out first. */
 static int
-write_all(int fd, const char *p, size_t n)
+write_all(int fd, const char *p, size_t n, size_t *done)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+	*done = 0;
+	while (*done < n) {
+		ssize_t w = write(fd, p + *done, n - *done);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
 			return -errno;
-		p += w;
-		n -= (size_t)w;
+		*done += (size_t)w;
 	}
 	return 0;
 }
 
+static uint64_t
+count_lines(const char *p, size_t n)
+{
+	const char *end = p + n;
+	uint64_t lines = 0;
+
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		lines++;
+		p++;
+	}
+	return lines;
+}
+
 unsigned int
-th_out_drain(struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT],
-	uint64_t bytes[TH_OUT__DEST_COUNT], bool *is_broken)
+th_out_drain(struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT], struct th_out_totals *t)
 {
 	struct th_outbuf *bufs[32];
 	unsigned int n, i, total = 0;
+	size_t done;
 	int rc;
 
 	while ((n = rte_ring_sc_dequeue_burst(full, (void **)bufs, 32, NULL)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct th_outbuf *b = bufs[i];
 
-			if (!*is_broken && fds[b->dest] >= 0) {
-				rc = write_all(fds[b->dest], b->data, b->len);
+			done = 0;
+			if (!t->is_broken && fds[b->dest] >= 0) {
+				rc = write_all(fds[b->dest], b->data, b->len, &done);
 				if (rc < 0) {
 					fprintf(stderr, "capture: writing output: %s; stopping\n",
 						strerror(-rc));
-					*is_broken = true;
-				} else {
-					bytes[b->dest] += b->len;
+					t->is_broken = true;
 				}
+				t->bytes[b->dest] += done;
 			}
+			/* Lines discarded (no destination, or after a failure) or cut by it. */
+			if (fds[b->dest] >= 0 && done < b->len)
+				t->lines_lost[b->dest] +=
+					count_lines(b->data + done, b->len - done);
 			b->len = 0;
 			rte_ring_sp_enqueue(b->home, b);
 		}

@@ -59,12 +59,19 @@ void th_out_tick(struct th_out *o, uint64_t now_tsc, uint64_t period_tsc);
 /* Hand over whatever the current buffer holds (at the end). */
 void th_out_pass(struct th_out *o);
 
+/* What the control lcore made of the buffers, per destination. */
+struct th_out_totals {
+	uint64_t bytes[TH_OUT__DEST_COUNT];      /* written */
+	uint64_t lines_lost[TH_OUT__DEST_COUNT]; /* not written, whole or in part: it failed */
+	bool is_broken;                          /* a write failed: the rest is discarded */
+};
+
 /*
  * Control lcore: write every full buffer to fds[dest] (negative: discard)
- * and give it back. A failed write sets *is_broken and the rest is
- * discarded. @return buffers handled.
+ * and give it back. A failed write sets t->is_broken and the rest is
+ * discarded, its lines counted. @return buffers handled.
  */
-unsigned int th_out_drain(struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT],
-	uint64_t bytes[TH_OUT__DEST_COUNT], bool *is_broken);
+unsigned int th_out_drain(
+	struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT], struct th_out_totals *t);
 
 #endif /* TH_CAPTURE_OUT_H */

@@ -166,8 +166,7 @@ static struct {
 	uint64_t clock_base_tsc;
 	double ns_per_tsc;
 	int out_fds[TH_OUT__DEST_COUNT];           /* per destination; -1: not written */
-	bool is_output_broken;                     /* a write failed: stop */
-	uint64_t output_bytes[TH_OUT__DEST_COUNT]; /* written per destination */
+	struct th_out_totals out_totals;           /* written, lost; a write failed: stop */
 	atomic_bool stop_rx;                       /* signal or output error: stop receiving */
 	atomic_bool is_rx_done;                    /* the dispatcher has stopped */
 	pthread_t probe_thread;                    /* scheduled disk probes, when configured */
@@ -360,9 +359,9 @@ emit_op(void *ctx, const struct th_op *op)
 static unsigned int
 drain_output(void)
 {
-	unsigned int n = th_out_drain(g.out_ring, g.out_fds, g.output_bytes, &g.is_output_broken);
+	unsigned int n = th_out_drain(g.out_ring, g.out_fds, &g.out_totals);
 
-	if (g.is_output_broken)
+	if (g.out_totals.is_broken)
 		atomic_store(&g.stop_rx, true);
 	return n;
 }
@@ -909,6 +908,10 @@ print_progress(uint64_t start_tsc)
 
 static bool print_inputs(FILE *out);
 
+/* What each output destination's lines are (enum th_out_dest). */
+static const char *const out_lines[TH_OUT__DEST_COUNT] = {
+	"RPC lines", "open record lines", "name record lines"};
+
 /* @return true when an input file had records that were not read (print_inputs()). */
 static bool
 print_final(FILE *out, double secs)
@@ -942,12 +945,16 @@ print_final(FILE *out, double secs)
 	print_srt(out);
 	if (g.n_session > 0)
 		print_session_stats(out);
-	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.output_bytes[TH_OUT_RPC],
+	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.out_totals.bytes[TH_OUT_RPC],
 		"bytes of RPC lines written");
 	if (g.n_session > 0)
 		fprintf(out, "  %-14" PRIu64 " %s\n  %-14" PRIu64 " %s\n",
-			g.output_bytes[TH_OUT_RECORDS], "bytes of open records written",
-			g.output_bytes[TH_OUT_NAMES], "bytes of name records written");
+			g.out_totals.bytes[TH_OUT_RECORDS], "bytes of open records written",
+			g.out_totals.bytes[TH_OUT_NAMES], "bytes of name records written");
+	for (i = 0; i < TH_OUT__DEST_COUNT; i++)
+		if (g.out_totals.is_broken && g.out_fds[i] >= 0)
+			fprintf(out, "  %-14" PRIu64 " %s lost: the output failed\n",
+				g.out_totals.lines_lost[i], out_lines[i]);
 	if (g.set.probe_target != NULL)
 		fprintf(out,
 			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
@@ -2095,7 +2102,7 @@ run(void)
 	}
 	drain_output();
 	has_unread = print_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
-	return g.is_output_broken || has_unread ? 1 : 0;
+	return g.out_totals.is_broken || has_unread ? 1 : 0;
 }
 
 int
