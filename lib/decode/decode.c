@@ -561,6 +561,7 @@ th_decode_housekeep(struct th_decode *d, uint64_t now_ns)
 void
 th_decode_flush(struct th_decode *d)
 {
+	th_flow_table_finish(d->flows);
 	th_xid_table_flush(d->xids);
 }
 
@@ -678,6 +679,8 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->flow.gaps_lost, "TCP gaps that lost a record boundary (or came while hunting)");
 	ROW(out, s->flow.gaps_payload, "TCP gaps inside record data (stepped over)");
 	ROW(out, s->flow.records_lost_gap, "RPC records lost to TCP gaps or evictions");
+	ROW(out, s->flow.records_lost_idle, "RPC records cut by a connection's idle aging");
+	ROW(out, s->flow.records_unfinished, "RPC records unfinished when the capture ended");
 	ROW(out, s->flow.segments_retrans, "TCP segments retransmitted");
 	ROW(out, s->flow.hunt_segments, "TCP segments skipped hunting for a record start");
 	ROW(out, s->flow.resyncs, "TCP record boundary found by hunting");

@@ -189,6 +189,17 @@ keep_tail(struct half *h, const uint8_t *p, uint32_t n)
 	h->tail_fill = (uint8_t)(h->tail_fill + n > 8 ? 8 : h->tail_fill + n);
 }
 
+/* Halves of a flow (0-2) in the middle of a record: bytes or marker bytes gathered. */
+static inline uint32_t
+records_open(const struct entry *e)
+{
+	uint32_t n = 0;
+
+	for (int d = 0; d < 2; d++)
+		n += e->h[d].rec_size > 0 || e->h[d].marker_have > 0;
+	return n;
+}
+
 /* A new flow: a free way of its set, or the set's least recently seen flow. */
 static struct entry *
 flow_new(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, uint64_t now_ns)
@@ -200,8 +211,7 @@ flow_new(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, 
 	e = th_sat_claim(&t->sat, hash, offsetof(struct entry, last_ns), &evicted);
 	if (evicted) {
 		t->c.flows_evicted++;
-		if (e->h[0].rec_size || e->h[1].rec_size)
-			t->c.records_lost_gap++;
+		t->c.records_lost_gap += records_open(e);
 	}
 	e->key = *key;
 	e->last_ns = now_ns;
@@ -219,7 +229,25 @@ is_idle(void *ctx, void *entry)
 	struct th_flow_table *t = ctx;
 	const struct entry *e = entry;
 
-	return t->now_ns >= e->last_ns && t->now_ns - e->last_ns >= t->idle_ns;
+	if (t->now_ns < e->last_ns || t->now_ns - e->last_ns < t->idle_ns)
+		return false;
+	t->c.records_lost_idle += records_open(e);
+	return true;
+}
+
+static bool
+count_unfinished(void *ctx, void *entry)
+{
+	struct th_flow_table *t = ctx;
+
+	t->c.records_unfinished += records_open(entry);
+	return false;
+}
+
+void
+th_flow_table_finish(struct th_flow_table *t)
+{
+	th_sat_sweep_all(&t->sat, count_unfinished, t);
 }
 
 uint32_t

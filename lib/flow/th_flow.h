@@ -43,6 +43,8 @@
 	X(gaps_payload, "TCP gaps inside record data, stepped over")                               \
 	X(gaps_lost, "TCP gaps that lost a record boundary (or came while hunting)")               \
 	X(records_lost_gap, "RPC records dropped by a TCP gap")                                    \
+	X(records_lost_idle, "RPC records cut by a flow's idle aging")                             \
+	X(records_unfinished, "RPC records unfinished when the capture ended")                     \
 	X(hunt_segments, "TCP segments skipped while hunting for a record start")                  \
 	X(hunt_bytes, "TCP bytes skipped while hunting for a record start")                        \
 	X(resyncs, "record boundary found again after hunting")                                    \
@@ -130,6 +132,12 @@ bool th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, con
 
 /** Forget flows idle for longer than the table's idle time; returns how many. */
 uint32_t th_flow_table_age(struct th_flow_table *t, uint64_t now_ns);
+
+/**
+ * The capture ended: count the records still being assembled (a call or reply
+ * whose last segments never came) as records_unfinished. Flows stay.
+ */
+void th_flow_table_finish(struct th_flow_table *t);
 
 /** Flows in use. */
 uint32_t th_flow_table_count(const struct th_flow_table *t);

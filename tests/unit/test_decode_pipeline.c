@@ -942,6 +942,8 @@ test_stats_print_every_loss(void **state)
 		{"flow.gaps_lost", &s->flow.gaps_lost},
 		{"flow.gaps_payload", &s->flow.gaps_payload},
 		{"flow.records_lost_gap", &s->flow.records_lost_gap},
+		{"flow.records_lost_idle", &s->flow.records_lost_idle},
+		{"flow.records_unfinished", &s->flow.records_unfinished},
 		{"flow.segments_retrans", &s->flow.segments_retrans},
 		{"flow.hunt_segments", &s->flow.hunt_segments},
 		{"flow.bad_markers", &s->flow.bad_markers},

@@ -426,6 +426,42 @@ test_table_is_bounded_and_evicts(void **state)
 	conn_fini(&c);
 }
 
+/* A record whose last segments never come is counted where it was left: at the end, or aged. */
+static void
+test_unfinished_records_are_counted(void **state)
+{
+	static uint8_t buf[8192];
+	size_t n;
+	struct conn c;
+	uint32_t i;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0x77, 4000);
+	seg(&c, buf, 0, 1448, 10); /* two of three segments */
+	seg(&c, buf, 1448, 1448, 20);
+	assert_int_equal(c.seen.n, 0);
+	th_flow_table_finish(c.t);
+	assert_int_equal(th_flow_table_counters(c.t)->records_unfinished, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->records_lost_idle, 0);
+	/* Its connection idle past the table's second: aged, the record with it. */
+	for (i = 0; i < 64; i++)
+		th_flow_table_age(c.t, 5ull * 1000000000ull);
+	assert_int_equal(th_flow_table_count(c.t), 0);
+	assert_int_equal(th_flow_table_counters(c.t)->records_lost_idle, 1);
+	/* A connection between records leaves nothing unfinished. */
+	c.c2s.sport = 802;
+	c.c2s.tcp_flags = TH_TCP_SYN;
+	c.c2s.tcp_seq = c.seq - 1;
+	th_flow_tcp_input(c.t, &c.c2s, NULL, 0, 0, 6000000000ull, true);
+	c.c2s.tcp_flags = TH_TCP_ACK;
+	seg(&c, buf, 0, n, 6000000001ull);
+	assert_int_equal(c.seen.n, 1);
+	th_flow_table_finish(c.t);
+	assert_int_equal(th_flow_table_counters(c.t)->records_unfinished, 1);
+	conn_fini(&c);
+}
+
 int
 main(void)
 {
@@ -442,6 +478,7 @@ main(void)
 		cmocka_unit_test(test_impossible_marker_hunts),
 		cmocka_unit_test(test_capture_cut_ends_record_in_time),
 		cmocka_unit_test(test_table_is_bounded_and_evicts),
+		cmocka_unit_test(test_unfinished_records_are_counted),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
