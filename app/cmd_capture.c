@@ -45,6 +45,7 @@
 #include <rte_telemetry.h>
 
 #include "capture_input.h"
+#include "capture_kdrops.h"
 #include "capture_out.h"
 #include "th_cmd.h"
 #include "th_conf.h"
@@ -167,6 +168,7 @@ static struct {
 	double ns_per_tsc;
 	int out_fds[TH_OUT__DEST_COUNT];           /* per destination; -1: not written */
 	struct th_out_totals out_totals;           /* written, lost; a write failed: stop */
+	unsigned int n_packet_sockets;             /* AF_PACKET sockets: kernel drops counted */
 	atomic_bool stop_rx;                       /* signal or output error: stop receiving */
 	atomic_bool is_rx_done;                    /* the dispatcher has stopped */
 	pthread_t probe_thread;                    /* scheduled disk probes, when configured */
@@ -940,6 +942,9 @@ print_final(FILE *out, double secs)
 	fprintf(out, "  %-14" PRIu64 " %s\n", imissed, "NIC: frames missed (imissed)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", nombuf, "NIC: no mbuf (rx_nombuf)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", ierrors, "NIC: receive errors");
+	if (g.n_packet_sockets > 0)
+		fprintf(out, "  %-14" PRIu64 " %s\n", th_kdrops_read(),
+			"NIC: frames the kernel dropped (net_af_packet ring full)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
 	print_srt(out);
@@ -1018,6 +1023,8 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "nic_imissed", imissed);
 	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", nombuf);
 	rte_tel_data_add_dict_u64(d, "nic_ierrors", ierrors);
+	if (g.n_packet_sockets > 0)
+		rte_tel_data_add_dict_u64(d, "nic_kernel_drops", th_kdrops_read());
 	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);
 	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
 	if (g.n_session > 0) {
@@ -2229,6 +2236,7 @@ th_cmd_capture(int argc, char **argv)
 	if (ret == 0) {
 		uint64_t lost;
 
+		g.n_packet_sockets = th_kdrops_find();
 		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
 			"tracehound decode counters, summed over lcores");
 		rte_telemetry_register_cmd("/tracehound/srt", telemetry_srt,
