@@ -672,7 +672,7 @@ dispatch_main(void *arg)
 	unsigned int empty[MAX_PORTS] = {0};
 	unsigned int burst = (unsigned int)g.set.burst, nb, i, from, sent;
 	uint8_t scratch[512];
-	bool all_eof;
+	bool all_eof, is_file;
 
 	while (!atomic_load(&g.stop_rx)) {
 		nb = poll_rxqs(dp->rxq, dp->n_rxq, pkts, burst, empty, &all_eof, &from);
@@ -687,11 +687,18 @@ dispatch_main(void *arg)
 
 			per[l][counts[l]++] = pkts[i];
 		}
+		is_file = g.is_file_port[dp->rxq[from].port];
 		for (i = 0; i < g.n_decode; i++) {
 			if (counts[i] == 0)
 				continue;
 			sent = rte_ring_sp_enqueue_burst(
 				g.dl[i].in, (void **)per[i], counts[i], NULL);
+			/* A file has no line rate to keep up with: its frames wait for room. */
+			while (is_file && sent < counts[i] && !atomic_load(&g.stop_rx)) {
+				rte_pause();
+				sent += rte_ring_sp_enqueue_burst(
+					g.dl[i].in, (void **)per[i] + sent, counts[i] - sent, NULL);
+			}
 			if (sent < counts[i]) {
 				dp->ring_full += counts[i] - sent;
 				rte_pktmbuf_free_bulk(per[i] + sent, counts[i] - sent);
@@ -716,6 +723,23 @@ sum_stats(struct th_decode_stats *sum, uint64_t *ops_dropped)
 		th_decode_get_stats(g.dl[i].dec, &s);
 		th_decode_stats_add(sum, &s);
 		*ops_dropped += g.dl[i].out.dropped;
+	}
+}
+
+/* The ports' receive counters added up (those a port cannot read count 0). */
+static void
+sum_ports(struct rte_eth_stats *sum)
+{
+	struct rte_eth_stats es;
+
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int i = 0; i < g.n_ports; i++) {
+		if (rte_eth_stats_get(g.ports[i], &es) != 0)
+			continue;
+		sum->ipackets += es.ipackets;
+		sum->imissed += es.imissed;
+		sum->rx_nombuf += es.rx_nombuf;
+		sum->ierrors += es.ierrors;
 	}
 }
 
@@ -920,18 +944,12 @@ print_final(FILE *out, double secs)
 {
 	struct th_decode_stats s;
 	struct rte_eth_stats es;
-	uint64_t dropped, imissed = 0, nombuf = 0, ierrors = 0;
+	uint64_t dropped;
 	unsigned int i;
 	bool has_unread = false;
 
 	sum_stats(&s, &dropped);
-	for (i = 0; i < g.n_ports; i++) {
-		if (rte_eth_stats_get(g.ports[i], &es) == 0) {
-			imissed += es.imissed;
-			nombuf += es.rx_nombuf;
-			ierrors += es.ierrors;
-		}
-	}
+	sum_ports(&es);
 	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n",
 		secs, g.n_decode, g.n_decode == 1 ? "" : "s",
 		g.has_dispatcher ? ", software dispatch" : "");
@@ -939,9 +957,10 @@ print_final(FILE *out, double secs)
 	if (!atomic_load(&g.stop_rx))
 		has_unread = print_inputs(out);
 	th_decode_stats_print(out, &s);
-	fprintf(out, "  %-14" PRIu64 " %s\n", imissed, "NIC: frames missed (imissed)");
-	fprintf(out, "  %-14" PRIu64 " %s\n", nombuf, "NIC: no mbuf (rx_nombuf)");
-	fprintf(out, "  %-14" PRIu64 " %s\n", ierrors, "NIC: receive errors");
+	fprintf(out, "  %-14" PRIu64 " %s\n", es.ipackets, "NIC: frames delivered (ipackets)");
+	fprintf(out, "  %-14" PRIu64 " %s\n", es.imissed, "NIC: frames missed (imissed)");
+	fprintf(out, "  %-14" PRIu64 " %s\n", es.rx_nombuf, "NIC: no mbuf (rx_nombuf)");
+	fprintf(out, "  %-14" PRIu64 " %s\n", es.ierrors, "NIC: receive errors");
 	if (g.n_packet_sockets > 0)
 		fprintf(out, "  %-14" PRIu64 " %s\n", th_kdrops_read(),
 			"NIC: frames the kernel dropped (net_af_packet ring full)");
@@ -977,8 +996,9 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 #undef TH_TEL_X
 	};
 	struct th_decode_stats s;
+	struct rte_eth_stats es;
 	struct sess_sum sess;
-	uint64_t dropped, imissed = 0, nombuf = 0, ierrors = 0;
+	uint64_t dropped;
 	char key[64];
 
 	(void)cmd;
@@ -990,15 +1010,7 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	sum_stats(&s, &dropped);
 	sum_sessions(&sess);
-	for (unsigned int i = 0; i < g.n_ports; i++) {
-		struct rte_eth_stats es;
-
-		if (rte_eth_stats_get(g.ports[i], &es) == 0) {
-			imissed += es.imissed;
-			nombuf += es.rx_nombuf;
-			ierrors += es.ierrors;
-		}
-	}
+	sum_ports(&es);
 	rte_rwlock_read_unlock(&g.tel_lock);
 	rte_tel_data_start_dict(d);
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
@@ -1020,9 +1032,10 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "xid_" #name, s.xid.name);
 	TH_XID_COUNTER_LIST(TH_TEL_X)
 #undef TH_TEL_X
-	rte_tel_data_add_dict_u64(d, "nic_imissed", imissed);
-	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", nombuf);
-	rte_tel_data_add_dict_u64(d, "nic_ierrors", ierrors);
+	rte_tel_data_add_dict_u64(d, "nic_ipackets", es.ipackets);
+	rte_tel_data_add_dict_u64(d, "nic_imissed", es.imissed);
+	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", es.rx_nombuf);
+	rte_tel_data_add_dict_u64(d, "nic_ierrors", es.ierrors);
 	if (g.n_packet_sockets > 0)
 		rte_tel_data_add_dict_u64(d, "nic_kernel_drops", th_kdrops_read());
 	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);

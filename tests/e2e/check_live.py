@@ -174,7 +174,8 @@ def read_client(path):
 
 # Rows of the final block that mean the trace is incomplete; a clean run must show 0.
 MUST_BE_ZERO = ["unmatched", "NIC: frames missed", "NIC: no mbuf", "dispatch ring full",
-                "ops dropped", "RPC records lost", "XID table full",
+                "frames the kernel dropped", "ops dropped", "RPC records lost",
+                "RPC records unfinished", "RPC records cut", "XID table full",
                 # open/close inference: nothing lost on the way to the records, no table
                 # pressure with a handful of files, no impossible values from a real client.
                 "ops lost to inference", "records dropped", "table full",

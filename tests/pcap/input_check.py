@@ -17,7 +17,9 @@ when the port ends and names what it found in the statistics' `inputs` section:
   small pool   1023 mbufs behind a dispatcher whose rings hold 8192: net_pcap
                drops a record when the pool is empty, and a replay that polled
                then stopped at 1023 frames; it must wait for the decode lcores
-               and read every record.
+               and read every record;
+  small rings  rings of 64 behind the dispatcher: a file's frames wait for room
+               rather than being dropped as "dispatch ring full".
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -154,6 +156,21 @@ def main():
                       % (rc, frames, len(recs), len(lines)))
     else:
         print('small pool: %d frames, %d RPC lines, exit 0' % (frames, len(lines)))
+
+    rings = os.path.join(args.workdir, 'small-rings.ini')
+    with open(rings, 'w') as f:
+        f.write('[capture]\nring_size = 64\nburst = 256\n')
+    rc, lines, err = capture(args.tracehound, whole, args.workdir, rings,
+                             '--lcores=0@0,1@1,2@1,3@0')
+    m = re.search(r'^  (\d+) +frames received$', err, re.M)
+    frames = int(m.group(1)) if m else None
+    m = re.search(r'^  (\d+) +dispatch ring full$', err, re.M)
+    full = int(m.group(1)) if m else None
+    if rc != 0 or frames != len(recs) or full != 0 or len(lines) != 800:
+        errors.append('small rings: exit %d, %s frames of %d, %s ring full, %d RPC lines of 800'
+                      % (rc, frames, len(recs), full, len(lines)))
+    else:
+        print('small rings: %d frames, 0 ring full, %d RPC lines, exit 0' % (frames, len(lines)))
 
     for e in errors:
         print(e)
