@@ -66,10 +66,10 @@
 #include "th_trace.h"
 
 #include <errno.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "th_sat.h"
 #include "trace_private.h"
 
 enum { T_ADDR, T_USER, T_FILE, T_FLOW, T_COUNT };
@@ -100,11 +100,12 @@ static const struct {
 };
 
 /*
- * Keys lie end to end in one block of bytes. An encoder's tables are
- * allocated whole at creation (no allocation while a capture writes) and
- * indexed by hash; a reader's grow with the chunks it reads, to what the
- * largest held, and are never indexed: a reader of a stream holds a few
- * hundred KiB instead of the 1.3 MiB a chunk's worst case takes.
+ * Keys lie in one block of bytes. An encoder's tables are allocated whole
+ * at creation (no allocation while a capture writes), their keys key_cap
+ * bytes apart, and indexed by hash; a reader's grow with the chunks it
+ * reads, to what the largest held, lie end to end and are never indexed: a
+ * reader of a stream holds a few hundred KiB instead of the 1.6 MiB a
+ * chunk's worst case takes.
  */
 struct tbl {
 	uint32_t count;    /* entries */
@@ -122,11 +123,29 @@ struct tbl {
 	uint64_t *val;     /* per entry: last size (FILE), last xid (FLOW) */
 };
 
+/*
+ * An encoder's FLOW entry, in one cache line: its key, the xid of its last
+ * RPC, and what lets most RPCs of a flow skip two lookups (a client sends its
+ * calls as one user, and a new FILE of the flow's server refers to the ADDR
+ * entry the flow refers to). The table's own key and val are not read.
+ */
+struct flow_memo {
+	alignas(64) uint8_t key[FLOW_KEY_SIZE]; /* flow_key() */
+	uint16_t user;   /* the USER entry of the flow's last RPC (has_user) ... */
+	uint32_t uid;    /* ... its uid ... */
+	uint32_t gid;    /* ... and gid */
+	uint32_t xid;    /* xid of the flow's last RPC */
+	uint16_t server; /* the ADDR entry of the flow's server */
+	bool has_user;   /* user, uid and gid are set */
+};
+
 struct th_trace_chunk {
 	struct tbl t[T_COUNT];
-	uint64_t prev_ns;  /* time of the chunk's previous record */
-	uint8_t prev_vers; /* NFS version of the chunk's previous OPEN */
-	bool is_oom;       /* a reader's table could not grow */
+	struct flow_memo *memo; /* encoder: one per FLOW entry; NULL in a reader */
+	uint64_t prev_ns;       /* time of the chunk's previous record */
+	uint8_t prev_vers;      /* NFS version of the chunk's previous OPEN */
+	bool is_oom;            /* a reader's table could not grow */
+	bool has_room;          /* th_trace_chunk_has_room(), kept as tables grow */
 };
 
 /* A reader's tables start this large (entries, and key bytes an entry) and double. */
@@ -167,6 +186,9 @@ enum {
 };
 
 #define VERS_START 3
+
+/* No table entry (one a caller does not know). */
+#define NO_ENTRY UINT32_MAX
 
 /* Room for @p entries entries and @p bytes of keys; 0 or -ENOMEM. */
 static int
@@ -220,6 +242,8 @@ create(bool is_reader)
 		if (!is_reader && (t->slot = calloc(2 * t->max, sizeof(*t->slot))) == NULL)
 			goto fail_tables;
 	}
+	if (!is_reader && (c->memo = aligned_alloc(64, TBL_SMALL * sizeof(*c->memo))) == NULL)
+		goto fail_tables;
 	th_trace_chunk_reset(c);
 	return c;
 
@@ -254,7 +278,22 @@ th_trace_chunk_free(struct th_trace_chunk *c)
 		free(c->t[i].key_len);
 		free(c->t[i].val);
 	}
+	free(c->memo);
 	free(c);
+}
+
+/*
+ * Whether the tables can take one more record of any type: an RPC adds two addresses and a
+ * flow, a NAME two files, an OPEN two addresses. A reader's chunk does not encode. Only adding
+ * an entry changes it, so the encoder works it out then, not once or twice a record.
+ */
+static bool
+room(const struct th_trace_chunk *c)
+{
+	return c->t[T_ADDR].slot != NULL && c->t[T_ADDR].count + 3 <= c->t[T_ADDR].max &&
+	       c->t[T_FILE].count + 2 <= c->t[T_FILE].max &&
+	       c->t[T_USER].count + 1 <= c->t[T_USER].max &&
+	       c->t[T_FLOW].count + 1 <= c->t[T_FLOW].max;
 }
 
 void
@@ -273,39 +312,13 @@ th_trace_chunk_reset(struct th_trace_chunk *c)
 	}
 	c->prev_ns = 0;
 	c->prev_vers = VERS_START;
+	c->has_room = room(c);
 }
 
 bool
 th_trace_chunk_has_room(const struct th_trace_chunk *c)
 {
-	/* An RPC adds two addresses and a flow, a NAME two files, an OPEN two addresses.
-	 * A reader's chunk does not encode. */
-	return c->t[T_ADDR].slot != NULL && c->t[T_ADDR].count + 3 <= c->t[T_ADDR].max &&
-	       c->t[T_FILE].count + 2 <= c->t[T_FILE].max &&
-	       c->t[T_USER].count + 1 <= c->t[T_USER].max &&
-	       c->t[T_FLOW].count + 1 <= c->t[T_FLOW].max;
-}
-
-/*
- * Find @key; @return its index, or t->count when absent with *slot the empty
- * hash slot it would take.
- */
-static inline uint32_t
-tbl_find(const struct tbl *t, const uint8_t *key, size_t len, uint32_t *slot)
-{
-	uint32_t i = th_sat_hash(key, len) & t->mask;
-
-	for (;; i = (i + 1) & t->mask) {
-		uint32_t e = t->slot[i];
-
-		if (e == 0) {
-			*slot = i;
-			return t->count;
-		}
-		e--;
-		if (t->key_len[e] == len && memcmp(t->key + t->key_off[e], key, len) == 0)
-			return e;
-	}
+	return c->has_room;
 }
 
 /*
@@ -358,46 +371,8 @@ put_ref(const struct tbl *t, uint8_t *p, uint32_t v)
 }
 
 /*
- * Look @key up; write its reference. @return the entry; *is_new says that
- * the caller must now write the entry inline (it has been added).
- */
-static inline uint32_t
-ref_key(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t len, uint8_t **p,
-	bool *is_new)
-{
-	uint32_t slot = 0, e = tbl_find(t, key, len, &slot);
-
-	*p = put_ref(t, *p, e);
-	*is_new = e == t->count;
-	if (*is_new) {
-		tbl_add(c, t, key, len); /* an encoder's table has room */
-		t->slot[slot] = (uint16_t)(e + 1);
-		t->is_indexed = true;
-	}
-	return e;
-}
-
-static inline uint8_t *
-put_addr_ref(struct th_trace_chunk *c, uint8_t *p, const struct th_addr *a)
-{
-	bool is_new;
-
-	ref_key(c, &c->t[T_ADDR], a->b, 16, &p, &is_new);
-	if (!is_new)
-		return p;
-	if (th_addr_is_v4(a)) {
-		*p = 0;
-		memcpy(p + 1, a->b + 12, 4);
-		return p + 5;
-	}
-	*p = 1;
-	memcpy(p + 1, a->b, 16);
-	return p + 17;
-}
-
-/*
- * Table keys, built the same way by the encoder (to look an entry up) and
- * the decoder (to add it). FILE: server, fh_len, fh; @return its bytes.
+ * Table keys, built the same way by the encoder (to add an entry) and the
+ * decoder. FILE: server, fh_len, fh; @return its bytes.
  */
 static inline size_t
 file_key(uint8_t *key, const struct th_addr *server, const uint8_t *fh, uint8_t fh_len)
@@ -428,20 +403,205 @@ flow_key(uint8_t *key, const struct th_trace_rpc *r)
 	th_le_put16(key + 40, r->vers);
 }
 
-/* @return the FILE entry; the reference (and the entry inline when new) is written at *p. */
+/*
+ * The encoder's index: open addressing over slots holding entry + 1, 0 for
+ * none. Its hashes never leave memory (a decoder keeps no index), so each
+ * table hashes its key's fields as words straight from the record: a multiply
+ * a word by a constant of its own, the products summed and then mixed. The
+ * multiplies do not wait on each other, and no key is copied or hashed byte
+ * by byte. Keys are compared straight from the record too: only a new entry
+ * has its key built.
+ */
+static const uint64_t hash_k[] = {
+	0x9e3779b97f4a7c15ull,
+	0xc2b2ae3d27d4eb4full,
+	0x165667b19e3779f9ull,
+	0xd6e8feb86659fd93ull,
+	0x94d049bb133111ebull,
+	0xbf58476d1ce4e5b9ull,
+	0x87c37b91114253d5ull,
+	0x4cf5ad432745937full,
+	0x2127599bf4325c37ull,
+	0x880355f21e6d1965ull,
+	0xa0761d6478bd642full,
+};
+
+/* The final mix of MurmurHash3 (fmix64). */
+static inline uint32_t
+hash_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+/* An address's share of a hash, weighted by constants k and k + 1. */
+static inline uint64_t
+hash_addr(const struct th_addr *a, unsigned int k)
+{
+	return th_le_get64(a->b) * hash_k[k] + th_le_get64(a->b + 8) * hash_k[k + 1];
+}
+
+/* A FLOW key's bytes 32-39: client_port, server_port, prog. */
+static inline uint64_t
+flow_word(const struct th_trace_rpc *r)
+{
+	return (uint64_t)r->client_port | (uint64_t)r->server_port << 16 | (uint64_t)r->prog << 32;
+}
+
+/* Bytes of a handle a FILE hash takes: fh_mask + TH_TRACE_FH_MAX - fh_len, read as words. */
+#define FF8 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+static const uint8_t fh_mask[2 * TH_TRACE_FH_MAX] = {FF8, FF8, FF8, FF8, FF8, FF8, FF8, FF8};
+#undef FF8
+
+/*
+ * A FILE's hash. @p fh is TH_TRACE_FH_MAX bytes (a record's): all eight of
+ * its words are hashed, masked to fh_len, so the handle's length costs no
+ * loop and no branch (a loop's exit, at 28 to 40 bytes, was mispredicted).
+ */
+static inline uint32_t
+file_hash(const struct th_addr *server, const uint8_t *fh, uint8_t fh_len)
+{
+	const uint8_t *mask = fh_mask + TH_TRACE_FH_MAX - fh_len;
+	uint64_t h = hash_addr(server, 0) + fh_len * hash_k[2];
+
+	for (unsigned int i = 0; i < TH_TRACE_FH_MAX / 8; i++)
+		h += (th_le_get64(fh + 8 * i) & th_le_get64(mask + 8 * i)) * hash_k[3 + i];
+	return hash_mix(h);
+}
+
+/*
+ * Find a key of @size bytes in a table whose keys all have @size bytes;
+ * @return its entry, or t->count when absent with *slot the empty slot it
+ * would take.
+ */
+static inline uint32_t
+find_fixed(const struct tbl *t, uint32_t h, const uint8_t *key, size_t size, uint32_t *slot)
+{
+	for (uint32_t i = h & t->mask;; i = (i + 1) & t->mask) {
+		uint32_t e = t->slot[i];
+
+		if (e == 0) {
+			*slot = i;
+			return t->count;
+		}
+		if (memcmp(t->key + (size_t)(e - 1) * t->key_cap, key, size) == 0)
+			return e - 1;
+	}
+}
+
+/* The same for a FLOW, its key in its memo, compared with the record's fields. */
+static inline uint32_t
+find_flow(const struct tbl *t, const struct flow_memo *memo, const struct th_trace_rpc *r,
+	uint64_t word, uint32_t *slot)
+{
+	uint32_t h = hash_mix(hash_addr(&r->client, 0) + hash_addr(&r->server, 2) +
+			      word * hash_k[4] + r->vers * hash_k[5]);
+
+	for (uint32_t i = h & t->mask;; i = (i + 1) & t->mask) {
+		uint32_t e = t->slot[i];
+		const uint8_t *k;
+
+		if (e == 0) {
+			*slot = i;
+			return t->count;
+		}
+		k = memo[e - 1].key;
+		if (memcmp(k, r->client.b, 16) == 0 && memcmp(k + 16, r->server.b, 16) == 0 &&
+			th_le_get64(k + 32) == word && th_le_get16(k + 40) == r->vers)
+			return e - 1;
+	}
+}
+
+/* The same for a FILE (server, fh_len, fh), its length read from its key. */
+static inline uint32_t
+find_file(const struct tbl *t, const struct th_addr *server, const uint8_t *fh, uint8_t fh_len,
+	uint32_t *slot)
+{
+	for (uint32_t i = file_hash(server, fh, fh_len) & t->mask;; i = (i + 1) & t->mask) {
+		uint32_t e = t->slot[i];
+		const uint8_t *k;
+
+		if (e == 0) {
+			*slot = i;
+			return t->count;
+		}
+		k = t->key + (size_t)(e - 1) * KEY_CAP(FILE_KEY_MAX);
+		if (k[16] == fh_len && memcmp(k, server->b, 16) == 0 &&
+			memcmp(k + 17, fh, fh_len) == 0)
+			return e - 1;
+	}
+}
+
+/*
+ * Add @key as the table's next entry, in the empty hash @slot a find
+ * returned. An encoder's keys lie key_cap bytes apart (its tables are
+ * allocated whole), so a find computes where a key is instead of loading it.
+ */
+static inline void
+index_add(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t len, uint32_t slot)
+{
+	uint32_t e = t->count++;
+
+	t->slot[slot] = (uint16_t)(e + 1);
+	t->key_off[e] = e * t->key_cap;
+	memcpy(t->key + t->key_off[e], key, len);
+	t->key_len[e] = (uint8_t)len;
+	t->val[e] = 0;
+	t->is_indexed = true;
+	c->has_room = room(c);
+}
+
+/* Write the reference to @a at *pp (and @a inline when new); @return its ADDR entry. */
+static inline uint32_t
+put_addr_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *a)
+{
+	struct tbl *t = &c->t[T_ADDR];
+	uint32_t slot = 0, e = find_fixed(t, hash_mix(hash_addr(a, 0)), a->b, 16, &slot);
+	uint8_t *p = put_ref(t, *pp, e);
+
+	if (e == t->count) {
+		index_add(c, t, a->b, 16, slot);
+		if (th_addr_is_v4(a)) {
+			*p = 0;
+			memcpy(p + 1, a->b + 12, 4);
+			p += 5;
+		} else {
+			*p = 1;
+			memcpy(p + 1, a->b, 16);
+			p += 17;
+		}
+	}
+	*pp = p;
+	return e;
+}
+
+/*
+ * Write the FILE reference at *pp (and the entry inline when new); @return
+ * the entry. @server_addr is the server's ADDR entry when the caller knows
+ * it, NO_ENTRY when not.
+ */
 static inline uint32_t
 put_file_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *server,
-	const uint8_t *fh, uint8_t fh_len)
+	uint32_t server_addr, const uint8_t *fh, uint8_t fh_len)
 {
-	uint8_t key[FILE_KEY_MAX], *p = *pp;
+	struct tbl *t = &c->t[T_FILE];
+	uint8_t key[FILE_KEY_MAX];
 	size_t kept = fh_len;
-	bool is_new;
-	uint32_t e = ref_key(c, &c->t[T_FILE], key, file_key(key, server, fh, fh_len), &p, &is_new);
+	uint32_t slot = 0, e = find_file(t, server, fh, fh_len, &slot);
+	uint8_t *p = put_ref(t, *pp, e);
 
-	if (is_new) {
+	if (e == t->count) {
+		index_add(c, t, key, file_key(key, server, fh, fh_len), slot);
 		while (kept > 0 && fh[kept - 1] == 0)
 			kept--;
-		p = put_addr_ref(c, p, server);
+		if (server_addr != NO_ENTRY)
+			p = put_ref(&c->t[T_ADDR], p, server_addr);
+		else
+			put_addr_ref(c, &p, server);
 		p[0] = fh_len;
 		p[1] = (uint8_t)(fh_len - kept);
 		memcpy(p + 2, fh, kept);
@@ -451,16 +611,33 @@ put_file_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *serve
 	return e;
 }
 
+/*
+ * Write the USER reference (and the entry inline when new). @m, when not
+ * NULL, is the memo of the RPC's flow: the same user as its last RPC needs
+ * no lookup.
+ */
 static inline uint8_t *
-put_user_ref(struct th_trace_chunk *c, uint8_t *p, uint32_t uid, uint32_t gid)
+put_user_ref(struct th_trace_chunk *c, uint8_t *p, uint32_t uid, uint32_t gid, struct flow_memo *m)
 {
+	struct tbl *t = &c->t[T_USER];
 	uint8_t key[USER_KEY_SIZE];
-	bool is_new;
+	uint32_t slot = 0, e;
 
+	if (m != NULL && m->has_user && m->uid == uid && m->gid == gid)
+		return put_ref(t, p, m->user);
 	user_key(key, uid, gid);
-	ref_key(c, &c->t[T_USER], key, sizeof(key), &p, &is_new);
-	if (is_new)
+	e = find_fixed(t, hash_mix((uint64_t)gid << 32 | uid), key, sizeof(key), &slot);
+	p = put_ref(t, p, e);
+	if (e == t->count) {
+		index_add(c, t, key, sizeof(key), slot);
 		p = put_var(put_var(p, uid), gid);
+	}
+	if (m != NULL) {
+		m->uid = uid;
+		m->gid = gid;
+		m->user = (uint16_t)e;
+		m->has_user = true;
+	}
 	return p;
 }
 
@@ -513,9 +690,9 @@ th_trace_chunk_encode_open(
 	}
 	p = put_time(c, p, r->open_ns);
 	p = put_var(p, r->close_ns - r->open_ns);
-	f = put_file_ref(c, &p, &r->server, r->fh, r->fh_len);
-	p = put_addr_ref(c, p, &r->client);
-	p = put_user_ref(c, p, r->uid, r->gid);
+	f = put_file_ref(c, &p, &r->server, NO_ENTRY, r->fh, r->fh_len);
+	put_addr_ref(c, &p, &r->client);
+	p = put_user_ref(c, p, r->uid, r->gid, NULL);
 	p = put_var(p, r->ops);
 	if (form & OX_VERS)
 		*p++ = r->vers;
@@ -551,8 +728,8 @@ th_trace_chunk_encode_name(
 	p = put_time(c, p, r->from_ns);
 	if (r->to_ns != 0)
 		p = put_var(p, r->to_ns - r->from_ns);
-	put_file_ref(c, &p, &r->server, r->fh, r->fh_len);
-	put_file_ref(c, &p, &r->server, r->dir_fh, r->dir_fh_len);
+	put_file_ref(c, &p, &r->server, NO_ENTRY, r->fh, r->fh_len);
+	put_file_ref(c, &p, &r->server, NO_ENTRY, r->dir_fh, r->dir_fh_len);
 	*p++ = (uint8_t)r->name_len;
 	memcpy(p, r->name, r->name_len);
 	buf[0] = tag;
@@ -563,13 +740,13 @@ size_t
 th_trace_chunk_encode_rpc(
 	struct th_trace_chunk *c, const struct th_trace_rpc *r, uint8_t *buf, size_t size)
 {
-	uint8_t *p = buf + 1, key[FLOW_KEY_SIZE], tag = TH_TRACE_RPC;
+	uint8_t *p = buf + 1, tag = TH_TRACE_RPC;
 	struct tbl *flows = &c->t[T_FLOW];
-	uint32_t e;
-	bool is_new;
+	struct flow_memo *m;
+	uint32_t e, slot = 0;
+	uint64_t word = flow_word(r);
 
-	if (size < TH_TRACE_RECORD_MAX || r->fh_len > TH_TRACE_FH_MAX ||
-		!th_trace_chunk_has_room(c))
+	if (size < TH_TRACE_RECORD_MAX || r->fh_len > TH_TRACE_FH_MAX || !c->has_room)
 		return 0;
 	tag |= r->call_ns != 0 ? RT_CALL : 0;
 	tag |= r->reply_ns != 0 ? RT_REPLY : 0;
@@ -582,23 +759,28 @@ th_trace_chunk_encode_rpc(
 	} else if (r->reply_ns != 0) {
 		p = put_time(c, p, r->reply_ns);
 	}
-	flow_key(key, r);
-	e = ref_key(c, flows, key, sizeof(key), &p, &is_new);
-	if (is_new) {
-		p = put_addr_ref(c, p, &r->client);
-		p = put_addr_ref(c, p, &r->server);
+	e = find_flow(flows, c->memo, r, word, &slot);
+	p = put_ref(flows, p, e);
+	m = &c->memo[e];
+	if (e == flows->count) {
+		flow_key(m->key, r);
+		m->xid = 0;
+		index_add(c, flows, m->key, sizeof(m->key), slot);
+		put_addr_ref(c, &p, &r->client);
+		m->server = (uint16_t)put_addr_ref(c, &p, &r->server);
+		m->has_user = false;
 		th_le_put16(p, r->client_port);
 		th_le_put16(p + 2, r->server_port);
 		p = put_var(put_var(p + 4, r->prog), r->vers);
 	}
-	p = put_var(p, zigzag((uint64_t)(int64_t)(int32_t)(r->xid - (uint32_t)flows->val[e])));
-	flows->val[e] = r->xid;
+	p = put_var(p, zigzag((uint64_t)(int64_t)(int32_t)(r->xid - m->xid)));
+	m->xid = r->xid;
 	p = put_var(p, r->proc);
 	p = put_var(p, r->status);
-	p = put_user_ref(c, p, r->uid, r->gid);
+	p = put_user_ref(c, p, r->uid, r->gid, m);
 	if (r->flags >= RT_FLAGS_BYTE)
 		*p++ = r->flags;
-	put_file_ref(c, &p, &r->server, r->fh, r->fh_len);
+	put_file_ref(c, &p, &r->server, m->server, r->fh, r->fh_len);
 	p = put_var(p, r->offset);
 	p = put_var(p, r->count);
 	if (r->done != r->count)

@@ -123,7 +123,7 @@ uint64_t th_trace_rpc_time(const struct th_trace_rpc *r);
 struct th_trace_chunk;
 
 /**
- * @return an empty chunk coder, its tables allocated whole (about 1.3 MiB:
+ * @return an empty chunk coder, its tables allocated whole (about 1.6 MiB:
  *   encoding never allocates), or NULL with errno ENOMEM.
  */
 struct th_trace_chunk *th_trace_chunk_create(void);
