@@ -45,15 +45,17 @@ def ask(path, command):
 
 
 def add_arp(pcap, n):
-    """Append n ARP requests to pcap: frames that are not IP, for pkt_not_ip."""
+    """Put n ARP requests at the start of pcap: frames that are not IP, for pkt_not_ip,
+    seen before the first read however slowly the capture runs (a sanitizer build)."""
     with open(pcap, 'rb') as f:
-        head = f.read(24)
-    endian = '<' if head[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+        data = f.read()
+    endian = '<' if data[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    first_sec = struct.unpack_from(endian + 'I', data, 24)[0]
     frame = b'\xff' * 6 + b'\x02\x00\x00\x00\x00\x01' + b'\x08\x06' + bytes(28)
-    with open(pcap, 'ab') as f:
-        for i in range(n):
-            f.write(struct.pack(endian + 'IIII', 1700000100 + i, 0, len(frame), len(frame)) +
-                    frame)
+    arp = b''.join(struct.pack(endian + 'IIII', first_sec, 0, len(frame), len(frame)) + frame
+                   for _ in range(n))
+    with open(pcap, 'wb') as f:
+        f.write(data[:24] + arp + data[24:])
 
 
 def main():
