@@ -682,6 +682,9 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->flow.records_lost_idle, "RPC records cut by a connection's idle aging");
 	ROW(out, s->flow.records_unfinished, "RPC records unfinished when the capture ended");
 	ROW(out, s->flow.segments_retrans, "TCP segments retransmitted");
+	ROW(out, s->flow.segments_held, "TCP segments held for a late earlier segment");
+	ROW(out, s->flow.segments_reordered,
+		"TCP segments put back in order (reordering repaired)");
 	ROW(out, s->flow.hunt_segments, "TCP segments skipped hunting for a record start");
 	ROW(out, s->flow.resyncs, "TCP record boundary found by hunting");
 	ROW(out, s->flow.bad_markers, "TCP record markers with impossible lengths");

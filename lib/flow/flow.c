@@ -31,6 +31,7 @@ struct half {
 	uint32_t kept;               /* bytes of buf in use */
 	bool is_multi_frag;          /* the record has had more than one fragment */
 	uint8_t tail_fill;           /* bytes of tail seen since the last gap, at most 8 */
+	uint8_t held;                /* 1 + the slot of a segment held for a late one, or 0 */
 	uint8_t tail[8];             /* the last 8 record bytes seen */
 	uint64_t first_ns;           /* time of the record's first byte */
 };
@@ -59,8 +60,25 @@ half_buf(struct half *h, int dir)
 	return e->buf[dir];
 }
 
+/*
+ * A segment that came after a hole in its direction's bytes, held for the
+ * segment that fills it: a mirror port or a link bundle swaps neighbouring
+ * frames, and without waiting the earlier one would arrive "already seen".
+ * A hole is given up on (stepped over as a gap) at the next segment of the
+ * connection that does not fill it, or after TH_FLOW_HOLD_NS.
+ */
+struct held_seg {
+	struct entry *e; /* NULL: the slot is free */
+	int dir;
+	uint32_t seq, len;
+	uint64_t ts_ns;
+	uint8_t data[TH_FLOW_HOLD_BYTES];
+};
+
 struct th_flow_table {
 	struct th_sat sat;           /* struct entry, keyed by th_flow_key */
+	struct held_seg *hold;       /* TH_FLOW_HOLD_SLOTS segments waiting for a late one */
+	uint32_t n_held;             /* slots in use */
 	uint64_t idle_ns;            /* a flow idle this long is forgotten */
 	uint64_t now_ns;             /* the time th_flow_table_age() was called with */
 	th_flow_record_cb on_record; /* record consumer */
@@ -69,6 +87,9 @@ struct th_flow_table {
 	void *ctx;                   /* passed to every callback */
 	struct th_flow_counters c;   /* counters */
 };
+
+static void release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns);
+static void release_both(struct th_flow_table *t, struct entry *e);
 
 /*
  * Any fixed order of two addresses gives each connection one key: compare
@@ -127,6 +148,13 @@ th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_reco
 		errno = -rc;
 		return NULL;
 	}
+	t->hold = calloc(TH_FLOW_HOLD_SLOTS, sizeof(*t->hold));
+	if (t->hold == NULL) {
+		th_sat_fini(&t->sat);
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
 	t->idle_ns = idle_ns;
 	t->on_record = on_record;
 	t->on_hunt = on_hunt;
@@ -141,6 +169,7 @@ th_flow_table_free(struct th_flow_table *t)
 	if (t == NULL)
 		return;
 	th_sat_fini(&t->sat);
+	free(t->hold);
 	free(t);
 }
 
@@ -153,7 +182,7 @@ th_flow_table_count(const struct th_flow_table *t)
 size_t
 th_flow_table_memory(const struct th_flow_table *t)
 {
-	return sizeof(*t) + th_sat_memory(&t->sat);
+	return sizeof(*t) + th_sat_memory(&t->sat) + TH_FLOW_HOLD_SLOTS * sizeof(*t->hold);
 }
 
 const struct th_flow_counters *
@@ -211,12 +240,14 @@ flow_new(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, 
 	e = th_sat_claim(&t->sat, hash, offsetof(struct entry, last_ns), &evicted);
 	if (evicted) {
 		t->c.flows_evicted++;
+		release_both(t, e);
 		t->c.records_lost_gap += records_open(e);
 	}
 	e->key = *key;
 	e->last_ns = now_ns;
 	for (d = 0; d < 2; d++) {
 		e->h[d].state = HALF_UNSEEN;
+		e->h[d].held = 0;
 		half_reset_record(&e->h[d]);
 	}
 	t->c.flows_created++;
@@ -227,10 +258,11 @@ static bool
 is_idle(void *ctx, void *entry)
 {
 	struct th_flow_table *t = ctx;
-	const struct entry *e = entry;
+	struct entry *e = entry;
 
 	if (t->now_ns < e->last_ns || t->now_ns - e->last_ns < t->idle_ns)
 		return false;
+	release_both(t, e);
 	t->c.records_lost_idle += records_open(e);
 	return true;
 }
@@ -247,6 +279,9 @@ count_unfinished(void *ctx, void *entry)
 void
 th_flow_table_finish(struct th_flow_table *t)
 {
+	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS && t->n_held > 0; i++)
+		if (t->hold[i].e != NULL)
+			release(t, t->hold[i].e, t->hold[i].dir, 0);
 	th_sat_sweep_all(&t->sat, count_unfinished, t);
 }
 
@@ -255,6 +290,13 @@ th_flow_table_age(struct th_flow_table *t, uint64_t now_ns)
 {
 	uint32_t aged;
 
+	/* Holes left open too long were losses: their held segments go in over them. */
+	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS && t->n_held > 0; i++) {
+		const struct held_seg *s = &t->hold[i];
+
+		if (s->e != NULL && (int64_t)(now_ns - s->ts_ns) >= (int64_t)TH_FLOW_HOLD_NS)
+			release(t, s->e, s->dir, 0);
+	}
 	/* A slice per call keeps the housekeeping pause short and bounded. */
 	t->now_ns = now_ns;
 	aged = th_sat_sweep(&t->sat, 256, is_idle, t);
@@ -453,6 +495,103 @@ skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir, str
 		deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
 }
 
+/*
+ * Bytes [seq, seq + len) of direction @p dir, seq + wire_len being where the
+ * segment ended on the wire (the rest cut by the capture), in the stream.
+ */
+static void
+segment_in(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	uint32_t seq, const uint8_t *payload, uint32_t len, uint32_t wire_len, uint64_t now_ns)
+{
+	uint32_t end = seq + wire_len;
+	int32_t diff;
+
+	if ((int32_t)(end - h->next_seq) <= 0) {
+		t->c.segments_retrans++;
+		t->c.bytes_retrans += len;
+		return;
+	}
+	diff = (int32_t)(seq - h->next_seq);
+	if (diff < 0) {
+		uint32_t old = (uint32_t) - (int64_t)diff;
+
+		if (old > len)
+			old = len;
+		t->c.bytes_retrans += old;
+		payload += old;
+		len -= old;
+		seq += old;
+	} else if (diff > 0) {
+		skip_unseen(t, key, dir, h, (uint32_t)diff, now_ns);
+	}
+	consume(t, key, dir, h, payload, len, now_ns);
+	h->next_seq = seq + len;
+	/*
+	 * The cut tail is a gap we know about now, at this segment's time: a
+	 * record ending in it ends here, not at the next segment we see.
+	 */
+	if ((int32_t)(end - h->next_seq) > 0)
+		skip_unseen(t, key, dir, h, end - h->next_seq, now_ns);
+	h->next_seq = end;
+}
+
+/* Hold a segment that came after a hole; false when every slot is taken. */
+static bool
+hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint8_t *payload,
+	uint32_t len, uint64_t now_ns)
+{
+	struct held_seg *s = NULL;
+
+	if (t->n_held == TH_FLOW_HOLD_SLOTS)
+		return false;
+	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS; i++) {
+		if (t->hold[i].e == NULL) {
+			s = &t->hold[i];
+			e->h[dir].held = (uint8_t)(i + 1);
+			break;
+		}
+	}
+	s->e = e;
+	s->dir = dir;
+	s->seq = seq;
+	s->len = len;
+	s->ts_ns = now_ns;
+	memcpy(s->data, payload, len);
+	t->n_held++;
+	t->c.segments_held++;
+	return true;
+}
+
+/*
+ * Let direction @p dir's held segment in: after what filled its hole (at @p now_ns, that
+ * segment's time, when later: its bytes were complete then), or over it as a gap at its own.
+ */
+static void
+release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns)
+{
+	struct half *h = &e->h[dir];
+	struct held_seg *s = &t->hold[h->held - 1];
+	uint64_t ts = s->ts_ns;
+
+	h->held = 0;
+	if ((int32_t)(s->seq - h->next_seq) <= 0) {
+		t->c.segments_reordered++;
+		ts = now_ns > ts ? now_ns : ts;
+	}
+	segment_in(t, &e->key, dir, h, s->seq, s->data, s->len, s->len, ts);
+	s->e = NULL;
+	t->n_held--;
+}
+
+/* Every held segment of entry @p e in (before it is aged, evicted or counted). */
+static void
+release_both(struct th_flow_table *t, struct entry *e)
+{
+	for (int d = 0; d < 2; d++)
+		if (e->h[d].held)
+			release(t, e, d, 0);
+}
+
 bool
 th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
 	uint32_t len, uint32_t wire_len, uint64_t now_ns, bool is_rpc_port)
@@ -460,8 +599,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	struct th_flow_key key;
 	struct entry *e;
 	struct half *h;
-	uint32_t seq = m->tcp_seq, end, hash;
-	int32_t diff;
+	uint32_t seq = m->tcp_seq, hash;
 	int dir;
 
 	dir = th_flow_key_of(m, &key);
@@ -489,36 +627,32 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		h->state = HALF_HUNT;
 		h->next_seq = seq;
 	}
+	/* The other direction moved on: what its held segment waits for was lost. */
+	if (e->h[dir ^ 1].held)
+		release(t, e, dir ^ 1, now_ns);
+	if (h->held) {
+		uint32_t held_seq = t->hold[h->held - 1].seq;
 
-	/* [seq, seq + len) was captured; [seq + len, end) was on the wire but cut by the capture.
-	 */
-	end = seq + wire_len;
-	if ((int32_t)(end - h->next_seq) <= 0) {
-		t->c.segments_retrans++;
-		t->c.bytes_retrans += len;
+		if ((int32_t)(seq - h->next_seq) > 0) {
+			/* A second segment past the hole: lost, not late. Both in order. */
+			if ((int32_t)(seq - held_seq) < 0) {
+				segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
+				release(t, e, dir, now_ns);
+			} else {
+				release(t, e, dir, now_ns);
+				segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
+			}
+			return true;
+		}
+		segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
+		if ((int32_t)(held_seq - h->next_seq) <= 0)
+			release(t, e, dir, now_ns); /* the hole is filled */
 		return true;
 	}
-	diff = (int32_t)(seq - h->next_seq);
-	if (diff < 0) {
-		uint32_t old = (uint32_t) - (int64_t)diff;
-
-		if (old > len)
-			old = len;
-		t->c.bytes_retrans += old;
-		payload += old;
-		len -= old;
-		seq += old;
-	} else if (diff > 0) {
-		skip_unseen(t, &key, dir, h, (uint32_t)diff, now_ns);
-	}
-	consume(t, &key, dir, h, payload, len, now_ns);
-	h->next_seq = seq + len;
-	/*
-	 * The cut tail is a gap we know about now, at this segment's time: a
-	 * record ending in it ends here, not at the next segment we see.
-	 */
-	if ((int32_t)(end - h->next_seq) > 0)
-		skip_unseen(t, &key, dir, h, end - h->next_seq, now_ns);
-	h->next_seq = end;
+	if ((int32_t)(seq - h->next_seq) > 0 && len == wire_len && len <= TH_FLOW_HOLD_BYTES &&
+		!(m->tcp_flags & (TH_TCP_FIN | TH_TCP_RST)) &&
+		hold(t, e, dir, seq, payload, len, now_ns))
+		return true;
+	segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
 	return true;
 }

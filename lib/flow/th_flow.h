@@ -32,6 +32,9 @@
 
 #define TH_FLOW_PREFIX 1024          /**< record bytes kept for decoding */
 #define TH_FLOW_FRAG_MAX (64u << 20) /**< larger fragments are not RPC: resync */
+#define TH_FLOW_HOLD_SLOTS 64        /**< segments held for a late one at once, per table */
+#define TH_FLOW_HOLD_BYTES 9000      /**< the largest segment held: a jumbo frame's */
+#define TH_FLOW_HOLD_NS 10000000ull  /**< a hole left this long (capture time) is a loss */
 
 /** Counters of a flow table, per lcore. X-macro: field, description. */
 #define TH_FLOW_COUNTER_LIST(X)                                                                    \
@@ -39,6 +42,8 @@
 	X(flows_aged, "TCP flows aged out (idle)")                                                 \
 	X(flows_evicted, "TCP flows evicted, table full")                                          \
 	X(segments_retrans, "TCP segments retransmitted (all bytes seen before)")                  \
+	X(segments_held, "TCP segments held after a hole, for a late earlier segment")             \
+	X(segments_reordered, "held TCP segments whose hole was filled (reordering repaired)")     \
 	X(bytes_retrans, "TCP bytes trimmed as already seen")                                      \
 	X(gaps_payload, "TCP gaps inside record data, stepped over")                               \
 	X(gaps_lost, "TCP gaps that lost a record boundary (or came while hunting)")               \

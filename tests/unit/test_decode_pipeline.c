@@ -558,14 +558,18 @@ test_reply_gap_expires_call(void **state)
 	tcp_send(&c, 0x5001, false, T0 + 1000);
 	tcp_send(&c, 0x5002, false, T0 + 2000);
 
-	/* The reply to 0x5001 is not in the capture; the one to 0x5002 follows the gap. */
+	/*
+	 * The reply to 0x5001 is not in the capture; the one to 0x5002 follows the gap and
+	 * waits for it to be filled (a late segment) until the client sends again.
+	 */
 	tcp_skip(&c, 0x5001, true);
 	tcp_send(&c, 0x5002, true, T0 + 3000);
+	assert_int_equal(f->s->count, 0);
+	tcp_send(&c, 0x5003, false, T0 + 4000);
 	assert_int_equal(f->s->count, 1);
 	assert_int_equal(f->s->ops[0].kind, TH_OP_MATCHED);
 	assert_int_equal(f->s->ops[0].xid, 0x5002);
-
-	tcp_send(&c, 0x5003, false, T0 + 4000);
+	assert_int_equal(f->s->ops[0].reply_first_ns, T0 + 3000);
 
 	th_decode_housekeep(f->d, T0 + 1000 + 2 * SEC - 1);
 	assert_int_equal(f->s->count, 1);
@@ -591,6 +595,8 @@ test_reply_gap_expires_call(void **state)
 
 	th_decode_get_stats(f->d, &st);
 	assert_int_equal(st.flow.gaps_lost, 1);
+	assert_int_equal(st.flow.segments_held, 1);
+	assert_int_equal(st.flow.segments_reordered, 0);
 	assert_int_equal(st.xid.gap_expired, 1);
 	assert_int_equal(st.xid.unmatched_calls, 1);
 	assert_int_equal(st.xid.unmatched_replies, 1);
@@ -945,6 +951,8 @@ test_stats_print_every_loss(void **state)
 		{"flow.records_lost_idle", &s->flow.records_lost_idle},
 		{"flow.records_unfinished", &s->flow.records_unfinished},
 		{"flow.segments_retrans", &s->flow.segments_retrans},
+		{"flow.segments_held", &s->flow.segments_held},
+		{"flow.segments_reordered", &s->flow.segments_reordered},
 		{"flow.hunt_segments", &s->flow.hunt_segments},
 		{"flow.bad_markers", &s->flow.bad_markers},
 		{"flow.flows_evicted", &s->flow.flows_evicted},

@@ -258,9 +258,16 @@ test_gap_in_payload_is_stepped_over(void **state)
 	n = make_call(buf, 5, 8000);
 	n += make_call(buf + n, 6, 10);
 	seg(&c, buf, 0, 1448, 1);
-	/* bytes 1448..2896 lost, deep inside the first record's data */
+	/* bytes 1448..2896 lost, deep inside the first record's data: what follows waits for
+	 * them (a late segment) until the hole has been open TH_FLOW_HOLD_NS */
 	seg(&c, buf, 2896, n - 2896, 2);
+	assert_int_equal(c.seen.n, 0);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_held, 1);
+	th_flow_table_age(c.t, 2 + TH_FLOW_HOLD_NS - 1);
+	assert_int_equal(c.seen.n, 0);
+	th_flow_table_age(c.t, 2 + TH_FLOW_HOLD_NS);
 	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.last_ns[1], 2); /* the held segment's own time */
 	assert_int_equal(c.seen.xid[0], 5);
 	assert_int_equal(c.seen.size[0], TH_FLOW_PREFIX);
 	assert_int_equal(c.seen.xid[1], 6);
@@ -426,6 +433,61 @@ test_table_is_bounded_and_evicts(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * Neighbouring segments swapped (a mirror port, a link bundle): the later one
+ * waits for the earlier, and the record is whole, nothing counted lost or
+ * retransmitted. A segment of the other direction gives up on a hole.
+ */
+static void
+test_swapped_segments_are_put_back_in_order(void **state)
+{
+	static uint8_t buf[8192];
+	size_t n;
+	struct conn c;
+	struct th_pkt_meta back;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0x91, 3000);
+	seg(&c, buf, 0, 1448, 10);
+	seg(&c, buf, 2896, n - 2896, 20); /* the third segment before the second */
+	assert_int_equal(c.seen.n, 0);
+	seg(&c, buf, 1448, 1448, 30);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.xid[0], 0x91);
+	assert_int_equal(c.seen.wire_size[0], n - 4);
+	assert_int_equal(c.seen.first_ns[0], 10);
+	assert_int_equal(c.seen.last_ns[0], 30); /* whole when the late one came */
+	assert_int_equal(th_flow_table_counters(c.t)->segments_held, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_reordered, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_retrans, 0);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 0);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 0);
+
+	/* Again, but the server answers before the hole is filled: it was a loss. */
+	c.seq += (uint32_t)n;
+	n = make_call(buf, 0x92, 3000);
+	seg(&c, buf, 0, 1448, 40);
+	seg(&c, buf, 2896, n - 2896, 50);
+	assert_int_equal(c.seen.n, 1);
+	back = c.c2s;
+	back.src = c.c2s.dst;
+	back.dst = c.c2s.src;
+	back.sport = c.c2s.dport;
+	back.dport = c.c2s.sport;
+	back.tcp_seq = 77;
+	th_flow_tcp_input(c.t, &back, NULL, 0, 0, 60, true); /* a bare ACK: no data, no verdict */
+	assert_int_equal(c.seen.n, 1);
+	back.tcp_seq = 78;
+	th_flow_tcp_input(c.t, &back, buf, 8, 8, 60, true);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[1], 0x92);
+	assert_int_equal(c.seen.last_ns[1], 50);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_reordered, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 1);
+	conn_fini(&c);
+}
+
 /* A record whose last segments never come is counted where it was left: at the end, or aged. */
 static void
 test_unfinished_records_are_counted(void **state)
@@ -479,6 +541,7 @@ main(void)
 		cmocka_unit_test(test_capture_cut_ends_record_in_time),
 		cmocka_unit_test(test_table_is_bounded_and_evicts),
 		cmocka_unit_test(test_unfinished_records_are_counted),
+		cmocka_unit_test(test_swapped_segments_are_put_back_in_order),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
