@@ -322,12 +322,41 @@ looks_like_record(struct th_flow_table *t, const struct th_flow_key *key, int di
 	return th_rpc_looks_like_call(p + 4, n) || th_rpc_looks_like_reply(p + 4, n);
 }
 
+static void skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir,
+	struct half *h, uint32_t gap, uint64_t now_ns);
+
+/*
+ * A reply (@p reply, @p size bytes, direction @p dir) to the call the other
+ * direction is still reading proves that the call's last bytes were sent: the
+ * capture lost them. Step over them as a gap now, so that the call comes out
+ * (cut) before its reply and the two match, rather than a reply without call
+ * now and a call without reply at the client's next call. The call ends, as
+ * far as the capture can tell, at its first segment's time.
+ */
+static void
+finish_answered_call(struct th_flow_table *t, const struct th_flow_key *key, int dir,
+	struct half *h, const uint8_t *reply, uint32_t size)
+{
+	struct half *o = h + (dir == 0 ? 1 : -1);
+	const uint8_t *call = half_buf(o, dir ^ 1);
+
+	if (size < 8 || th_be_get32(reply + 4) != 1 || o->state != HALF_BODY || !o->is_last_frag ||
+		o->frag_left == 0 || o->kept < 8 || th_be_get32(call + 4) != 0 ||
+		memcmp(call, reply, 4) != 0)
+		return;
+	o->next_seq += o->frag_left;
+	skip_unseen(t, key, dir ^ 1, o, o->frag_left, o->first_ns);
+}
+
 static void
 deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
 	const uint8_t *data, uint32_t size, uint64_t now_ns)
 {
 	uint8_t tail[8];
-	struct th_flow_record rec = {
+	struct th_flow_record rec;
+
+	finish_answered_call(t, key, dir, h, data, size);
+	rec = (struct th_flow_record){
 		.data = data,
 		.size = size,
 		.wire_size = h->rec_size,
@@ -614,6 +643,8 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	h = &e->h[dir];
 
 	if (m->tcp_flags & TH_TCP_SYN) {
+		if (h->held) /* a new connection on these ports: the old one's hole stays one */
+			release(t, e, dir, now_ns);
 		half_reset_record(h);
 		h->state = HALF_MARKER;
 		h->next_seq = seq + 1;

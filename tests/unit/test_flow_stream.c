@@ -488,6 +488,57 @@ test_swapped_segments_are_put_back_in_order(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * The capture lost a call's last segment; its reply proves it was sent: the
+ * call comes out (its tail stepped over, ending at its first segment's time)
+ * before the reply, so the two can match, and the next call starts clean.
+ */
+static void
+test_reply_finishes_a_call_missing_its_tail(void **state)
+{
+	static uint8_t buf[8192];
+	uint8_t reply[4 + 24];
+	size_t n, next;
+	struct conn c;
+	struct th_pkt_meta back;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0xa1, 3000);
+	next = make_call(buf + n, 0xa2, 12);
+	seg(&c, buf, 0, 1448, 10);
+	seg(&c, buf, 1448, 1448, 20); /* the last n - 2896 bytes are not in the capture */
+	assert_int_equal(c.seen.n, 0);
+
+	/* The reply: marker, xid 0xa1, REPLY, MSG_ACCEPTED, a null verifier, SUCCESS. */
+	memset(reply, 0, sizeof(reply));
+	th_be_put32(reply, 0x80000000u | 24);
+	th_be_put32(reply + 4, 0xa1);
+	th_be_put32(reply + 8, 1);
+	back = c.c2s;
+	back.src = c.c2s.dst;
+	back.dst = c.c2s.src;
+	back.sport = c.c2s.dport;
+	back.dport = c.c2s.sport;
+	back.tcp_seq = 5000;
+	th_flow_tcp_input(c.t, &back, reply, sizeof(reply), sizeof(reply), 30, true);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 0xa1); /* the call first */
+	assert_int_equal(c.seen.dir[0], c.seen.dir[1] ^ 1);
+	assert_int_equal(c.seen.wire_size[0], n - 4);
+	assert_int_equal(c.seen.last_ns[0], 10);
+	assert_int_equal(c.seen.xid[1], 0xa1);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 1);
+
+	/* The client's next call: in order, nothing lost or hunted. */
+	seg(&c, buf, n, next, 40);
+	assert_int_equal(c.seen.n, 3);
+	assert_int_equal(c.seen.xid[2], 0xa2);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 0);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_retrans, 0);
+	conn_fini(&c);
+}
+
 /* A record whose last segments never come is counted where it was left: at the end, or aged. */
 static void
 test_unfinished_records_are_counted(void **state)
@@ -542,6 +593,7 @@ main(void)
 		cmocka_unit_test(test_table_is_bounded_and_evicts),
 		cmocka_unit_test(test_unfinished_records_are_counted),
 		cmocka_unit_test(test_swapped_segments_are_put_back_in_order),
+		cmocka_unit_test(test_reply_finishes_a_call_missing_its_tail),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
