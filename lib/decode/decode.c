@@ -356,7 +356,7 @@ on_record(struct th_decode *d, const struct endpoints *ep, const struct th_flow_
 		 * A call cut inside its header (a short capture length) still
 		 * names its procedure: enter it so the reply finds it, marked cut.
 		 */
-		d->s.rpc_short++;
+		d->s.calls_header_cut++;
 		msg.body_offset = rec->size;
 		on_call(d, ep, &msg, rec);
 		return;
@@ -664,7 +664,8 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 		ROW(out, s->pkt[i], th_pkt_status_str((enum th_pkt_status)i));
 	ROW(out, s->frames_cut, "frames cut by the capture length");
 	ROW(out, s->not_rpc, "TCP/UDP payloads that are not RPC");
-	ROW(out, s->rpc_short, "RPC messages too short for their header");
+	ROW(out, s->rpc_short, "RPC messages too short for their header (dropped)");
+	ROW(out, s->calls_header_cut, "RPC calls cut inside their header (kept: cut=call)");
 	ROW(out, s->rpc_malformed, "RPC messages with a malformed header");
 	ROW(out, s->args_short, "call arguments cut");
 	ROW(out, s->args_malformed, "call arguments malformed");
@@ -689,6 +690,7 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->flow.resyncs, "TCP record boundary found by hunting");
 	ROW(out, s->flow.bad_markers, "TCP record markers with impossible lengths");
 	ROW(out, s->flow.flows_evicted, "TCP flows evicted (flow table full)");
+	ROW(out, s->flow.flows_aged, "TCP flows forgotten, idle (decode.flow_idle)");
 	ROW(out, s->xid.calls_dup, "calls retransmitted (duplicates)");
 	ROW(out, s->ops_call_only, "unmatched calls (no reply)");
 	ROW(out, s->ops_reply_only, "unmatched replies (no call)");

@@ -41,7 +41,8 @@
 	X(not_rpc, "TCP/UDP payloads that are not RPC")                                            \
 	X(rpc_calls, "RPC calls")                                                                  \
 	X(rpc_replies, "RPC replies")                                                              \
-	X(rpc_short, "RPC messages too short for their header")                                    \
+	X(rpc_short, "RPC messages too short for their header (dropped)")                          \
+	X(calls_header_cut, "RPC calls cut inside their header, kept (procedure known: cut=call)") \
 	X(rpc_malformed, "RPC messages with a malformed header")                                   \
 	X(rpc_gss, "RPCSEC_GSS calls (credential recognised, arguments not decoded)")              \
 	X(rpc_denied, "RPC replies denied (RPC_MISMATCH, AUTH_ERROR)")                             \

@@ -931,6 +931,8 @@ test_stats_print_every_loss(void **state)
 		{"frames_cut", &s->frames_cut},
 		{"not_rpc", &s->not_rpc},
 		{"rpc_short", &s->rpc_short},
+		{"calls_header_cut", &s->calls_header_cut},
+		{"flow.flows_aged", &s->flow.flows_aged},
 		{"rpc_malformed", &s->rpc_malformed},
 		{"args_short", &s->args_short},
 		{"args_malformed", &s->args_malformed},
