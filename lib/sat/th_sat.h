@@ -136,6 +136,21 @@ th_sat_hash_final(uint64_t h)
 }
 
 /**
+ * MurmurHash3's 64-bit finaliser (fmix64), to 32 bits: every bit of @p h moves
+ * every bit of the result. For callers that sum or xor their own words first.
+ */
+static inline uint32_t
+th_sat_fmix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+/**
  * A hash of @p n bytes for in-memory tables (never stored: byte order does
  * not matter). Keys that differ only in their last bytes (addresses, the top
  * of a little-endian word) still spread over the low bits that pick a set.

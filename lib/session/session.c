@@ -184,17 +184,6 @@ fastrange(uint32_t h, uint32_t n)
 	return (uint32_t)(((uint64_t)h * n) >> 32);
 }
 
-static inline uint32_t
-mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
 /* ---- create / free ---- */
 
 struct th_sess_table *
@@ -292,7 +281,7 @@ client_hash(const struct th_addr *a)
 	uint64_t w[2];
 
 	memcpy(w, a->b, sizeof(w));
-	return mix64(w[0] * 0x9e3779b97f4a7c15ull ^ w[1]);
+	return th_sat_fmix64(w[0] * 0x9e3779b97f4a7c15ull ^ w[1]);
 }
 
 static uint32_t
@@ -364,7 +353,7 @@ file_hash(const struct th_addr *server, const uint8_t *fh, unsigned int fh_len)
 {
 	uint64_t h = th_sat_hash_step(0xcbf29ce484222325ull, server->b, sizeof(server->b));
 
-	return mix64(th_sat_hash_step(h, fh, fh_len));
+	return th_sat_fmix64(th_sat_hash_step(h, fh, fh_len));
 }
 
 static uint32_t
@@ -493,7 +482,7 @@ sess_bucket(
 	uint64_t h = ((uint64_t)file << 32 | client) * 0x9e3779b97f4a7c15ull;
 
 	h ^= ((uint64_t)uid << 8 | kind) * 0xc2b2ae3d27d4eb4full;
-	return fastrange(mix64(h), t->cfg.sessions);
+	return fastrange(th_sat_fmix64(h), t->cfg.sessions);
 }
 
 static uint32_t
@@ -739,7 +728,7 @@ acc_has(const struct sess *h, uint32_t uid)
 static uint32_t
 attr_sig(const struct th_sess_op *op)
 {
-	uint32_t h = mix64(op->mtime_ns * 0x9e3779b97f4a7c15ull ^ op->size);
+	uint32_t h = th_sat_fmix64(op->mtime_ns * 0x9e3779b97f4a7c15ull ^ op->size);
 
 	return h != 0 ? h : 1;
 }
@@ -1232,7 +1221,7 @@ note_listing(struct th_sess_table *t, uint32_t client, const struct th_sess_op *
 	if (op->kind == TH_SESS_READDIRPLUS)
 		return;
 	if (op->kind == TH_SESS_LOOKUP) {
-		uint32_t dir = mix64(th_sat_hash_step(0, op->fh, op->fh_len));
+		uint32_t dir = th_sat_fmix64(th_sat_hash_step(0, op->fh, op->fh_len));
 
 		if (c->burst_count == 0 || dir != c->burst_dir ||
 			op->call_ns > c->burst_last_ns + t->cfg.lookup_burst_ns) {

@@ -70,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_sat.h"
 #include "trace_private.h"
 
 enum { T_ADDR, T_USER, T_FILE, T_FLOW, T_COUNT };
@@ -426,18 +427,6 @@ static const uint64_t hash_k[] = {
 	0xa0761d6478bd642full,
 };
 
-/* The final mix of MurmurHash3 (fmix64). */
-static inline uint32_t
-hash_mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
 /* An address's share of a hash, weighted by constants k and k + 1. */
 static inline uint64_t
 hash_addr(const struct th_addr *a, unsigned int k)
@@ -470,7 +459,7 @@ file_hash(const struct th_addr *server, const uint8_t *fh, uint8_t fh_len)
 
 	for (unsigned int i = 0; i < TH_TRACE_FH_MAX / 8; i++)
 		h += (th_le_get64(fh + 8 * i) & th_le_get64(mask + 8 * i)) * hash_k[3 + i];
-	return hash_mix(h);
+	return th_sat_fmix64(h);
 }
 
 /*
@@ -498,8 +487,8 @@ static inline uint32_t
 find_flow(const struct tbl *t, const struct flow_memo *memo, const struct th_trace_rpc *r,
 	uint64_t word, uint32_t *slot)
 {
-	uint32_t h = hash_mix(hash_addr(&r->client, 0) + hash_addr(&r->server, 2) +
-			      word * hash_k[4] + r->vers * hash_k[5]);
+	uint32_t h = th_sat_fmix64(hash_addr(&r->client, 0) + hash_addr(&r->server, 2) +
+				   word * hash_k[4] + r->vers * hash_k[5]);
 
 	for (uint32_t i = h & t->mask;; i = (i + 1) & t->mask) {
 		uint32_t e = t->slot[i];
@@ -560,7 +549,7 @@ static inline uint32_t
 put_addr_ref(struct th_trace_chunk *c, uint8_t **pp, const struct th_addr *a)
 {
 	struct tbl *t = &c->t[T_ADDR];
-	uint32_t slot = 0, e = find_fixed(t, hash_mix(hash_addr(a, 0)), a->b, 16, &slot);
+	uint32_t slot = 0, e = find_fixed(t, th_sat_fmix64(hash_addr(a, 0)), a->b, 16, &slot);
 	uint8_t *p = put_ref(t, *pp, e);
 
 	if (e == t->count) {
@@ -626,7 +615,7 @@ put_user_ref(struct th_trace_chunk *c, uint8_t *p, uint32_t uid, uint32_t gid, s
 	if (m != NULL && m->has_user && m->uid == uid && m->gid == gid)
 		return put_ref(t, p, m->user);
 	user_key(key, uid, gid);
-	e = find_fixed(t, hash_mix((uint64_t)gid << 32 | uid), key, sizeof(key), &slot);
+	e = find_fixed(t, th_sat_fmix64((uint64_t)gid << 32 | uid), key, sizeof(key), &slot);
 	p = put_ref(t, p, e);
 	if (e == t->count) {
 		index_add(c, t, key, sizeof(key), slot);

@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_diff import gen_pcap, script_args  # noqa: E402
+from tshark_diff import gen_pcap, pcap_records, script_args  # noqa: E402
 
 
 SENDER = """
@@ -37,18 +37,6 @@ while off < len(data):
     s.send(data[off + 2:off + 2 + n])
     off += 2 + n
 """
-
-
-def frames_of(path):
-    with open(path, 'rb') as f:
-        data = f.read()
-    endian = '<' if data[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-    out, off = [], 24
-    while off + 16 <= len(data):
-        caplen = struct.unpack_from(endian + 'I', data, off + 8)[0]
-        out.append(data[off + 16:off + 16 + caplen])
-        off += 16 + caplen
-    return out
 
 
 def ip(*args):
@@ -68,7 +56,8 @@ def main():
         return 77
     pcap = gen_pcap(args.tracehound, os.path.join(args.workdir, 'tcp.pcap'),
                     ['--seed', '9', '--ops', '30000', '--mix', 'meta', '--udp-share', '0'])
-    frames = [f for f in frames_of(pcap) if len(f) <= 1514]
+    _, recs, data = pcap_records(pcap)
+    frames = [data[off + 16:off + 16 + n] for off, n in recs if n <= 1514]
     ns = 'th-afp-%d' % os.getpid()
     try:
         ip('netns', 'add', ns)

@@ -31,22 +31,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_diff import gen_pcap, run_capture, script_args  # noqa: E402
+from tshark_diff import gen_pcap, pcap_records, run_capture, script_args  # noqa: E402
 
 INPUT_RE = re.compile(r'^  (\d+) +records in (\S+)(.*)$', re.M)
-
-
-def records(path):
-    """(endianness, [(offset, caplen)]) of a classic pcap's records."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    endian = '<' if data[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-    out, off = [], 24
-    while off + 16 <= len(data):
-        caplen = struct.unpack_from(endian + 'I', data, off + 8)[0]
-        out.append((off, caplen))
-        off += 16 + caplen
-    return endian, out, data
 
 
 def capture(tracehound, pcap, workdir, config=None, lcores='-l 0-1'):
@@ -79,7 +66,7 @@ def main():
     errors = []
     whole = gen_pcap(args.tracehound, os.path.join(args.workdir, 'whole.pcap'),
                      ['--seed', '5', '--ops', '800', '--mix', 'mixed', '--udp-share', '0.3'])
-    endian, recs, data = records(whole)
+    endian, recs, data = pcap_records(whole)
 
     rc, lines, err = capture(args.tracehound, whole, args.workdir)
     n, rest = inputs_line(err)
@@ -143,34 +130,25 @@ def main():
     else:
         print('pcapng: skipped (no editcap)')
 
-    # One dispatcher and two decode lcores, rings far larger than the pool.
-    small = os.path.join(args.workdir, 'small-pool.ini')
-    with open(small, 'w') as f:
-        f.write('[capture]\nmbufs = 1023\nburst = 256\nring_size = 8192\n')
-    rc, lines, err = capture(args.tracehound, whole, args.workdir, small,
-                             '--lcores=0@0,1@1,2@1,3@0')
-    m = re.search(r'^  (\d+) +frames received$', err, re.M)
-    frames = int(m.group(1)) if m else None
-    if rc != 0 or frames != len(recs) or len(lines) != 800:
-        errors.append('small pool: exit %d, %s frames of %d, %d RPC lines of 800'
-                      % (rc, frames, len(recs), len(lines)))
-    else:
-        print('small pool: %d frames, %d RPC lines, exit 0' % (frames, len(lines)))
-
-    rings = os.path.join(args.workdir, 'small-rings.ini')
-    with open(rings, 'w') as f:
-        f.write('[capture]\nring_size = 64\nburst = 256\n')
-    rc, lines, err = capture(args.tracehound, whole, args.workdir, rings,
-                             '--lcores=0@0,1@1,2@1,3@0')
-    m = re.search(r'^  (\d+) +frames received$', err, re.M)
-    frames = int(m.group(1)) if m else None
-    m = re.search(r'^  (\d+) +dispatch ring full$', err, re.M)
-    full = int(m.group(1)) if m else None
-    if rc != 0 or frames != len(recs) or full != 0 or len(lines) != 800:
-        errors.append('small rings: exit %d, %s frames of %d, %s ring full, %d RPC lines of 800'
-                      % (rc, frames, len(recs), full, len(lines)))
-    else:
-        print('small rings: %d frames, 0 ring full, %d RPC lines, exit 0' % (frames, len(lines)))
+    # Behind the dispatcher (two decode lcores): a pool far smaller than the rings, then
+    # rings of 64. Every record is read, none is dropped as "dispatch ring full".
+    for name, ini in (('small pool', 'mbufs = 1023\nburst = 256\nring_size = 8192\n'),
+                      ('small rings', 'ring_size = 64\nburst = 256\n')):
+        conf = os.path.join(args.workdir, name.replace(' ', '-') + '.ini')
+        with open(conf, 'w') as f:
+            f.write('[capture]\n' + ini)
+        rc, lines, err = capture(args.tracehound, whole, args.workdir, conf,
+                                 '--lcores=0@0,1@1,2@1,3@0')
+        m = re.search(r'^  (\d+) +frames received$', err, re.M)
+        frames = int(m.group(1)) if m else None
+        m = re.search(r'^  (\d+) +dispatch ring full$', err, re.M)
+        full = int(m.group(1)) if m else None
+        if rc != 0 or frames != len(recs) or full != 0 or len(lines) != 800:
+            errors.append('%s: exit %d, %s frames of %d, %s ring full, %d RPC lines of 800'
+                          % (name, rc, frames, len(recs), full, len(lines)))
+        else:
+            print('%s: %d frames, 0 ring full, %d RPC lines, exit 0' % (name, frames,
+                                                                        len(lines)))
 
     for e in errors:
         print(e)

@@ -30,6 +30,7 @@ import ipaddress
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -740,6 +741,19 @@ def gen_pcap(tracehound, path, gen_args):
     subprocess.run([tracehound, 'gen'] + gen_args + ['-o', path], check=True,
                    stderr=subprocess.DEVNULL)
     return path
+
+
+def pcap_records(path):
+    """(byte order, [(offset, caplen)], bytes) of a classic pcap's records."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    endian = '<' if data[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    recs, off = [], 24
+    while off + 16 <= len(data):
+        caplen = struct.unpack_from(endian + 'I', data, off + 8)[0]
+        recs.append((off, caplen))
+        off += 16 + caplen
+    return endian, recs, data
 
 
 def pcap_files(path):
