@@ -33,6 +33,7 @@ struct half {
 	uint8_t tail_fill;           /* bytes of tail seen since the last gap, at most 8 */
 	uint8_t held;                /* 1 + the slot of a segment held for a late one, or 0 */
 	uint8_t tail[8];             /* the last 8 record bytes seen */
+	uint32_t last_after_ns;      /* the last byte seen this long after the first (saturated) */
 	uint64_t first_ns;           /* time of the record's first byte */
 };
 
@@ -68,11 +69,12 @@ half_buf(struct half *h, int dir)
  * connection that does not fill it, or after TH_FLOW_HOLD_NS.
  */
 struct held_seg {
-	struct entry *e; /* NULL: the slot is free */
-	int dir;
-	uint32_t seq, len;
-	uint64_t ts_ns;
-	uint8_t data[TH_FLOW_HOLD_BYTES];
+	struct entry *e;                  /* its connection; NULL: the slot is free */
+	int dir;                          /* its direction in e */
+	uint32_t seq;                     /* sequence number of its first byte */
+	uint32_t len;                     /* bytes in data (never cut by the capture) */
+	uint64_t ts_ns;                   /* when it was captured */
+	uint8_t data[TH_FLOW_HOLD_BYTES]; /* its payload */
 };
 
 struct th_flow_table {
@@ -88,7 +90,8 @@ struct th_flow_table {
 	struct th_flow_counters c;   /* counters */
 };
 
-static void release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns);
+static void release(
+	struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool is_filled);
 static void release_both(struct th_flow_table *t, struct entry *e);
 
 /*
@@ -148,13 +151,14 @@ th_flow_table_create(uint32_t flows, uint64_t idle_ns, th_flow_record_cb on_reco
 		errno = -rc;
 		return NULL;
 	}
-	t->hold = calloc(TH_FLOW_HOLD_SLOTS, sizeof(*t->hold));
+	t->hold = malloc(TH_FLOW_HOLD_SLOTS * sizeof(*t->hold));
 	if (t->hold == NULL) {
 		th_sat_fini(&t->sat);
 		free(t);
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset(t->hold, 0, TH_FLOW_HOLD_SLOTS * sizeof(*t->hold)); /* committed now, as the table */
 	t->idle_ns = idle_ns;
 	t->on_record = on_record;
 	t->on_hunt = on_hunt;
@@ -202,6 +206,7 @@ half_reset_record(struct half *h)
 	h->rec_size = 0;
 	h->kept = 0;
 	h->tail_fill = 0;
+	h->last_after_ns = 0;
 }
 
 /* Keep the last 8 bytes of the record: results that end a record (READDIR eof) live there. */
@@ -281,7 +286,7 @@ th_flow_table_finish(struct th_flow_table *t)
 {
 	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS && t->n_held > 0; i++)
 		if (t->hold[i].e != NULL)
-			release(t, t->hold[i].e, t->hold[i].dir, 0);
+			release(t, t->hold[i].e, t->hold[i].dir, 0, false);
 	th_sat_sweep_all(&t->sat, count_unfinished, t);
 }
 
@@ -295,7 +300,7 @@ th_flow_table_age(struct th_flow_table *t, uint64_t now_ns)
 		const struct held_seg *s = &t->hold[i];
 
 		if (s->e != NULL && (int64_t)(now_ns - s->ts_ns) >= (int64_t)TH_FLOW_HOLD_NS)
-			release(t, s->e, s->dir, 0);
+			release(t, s->e, s->dir, 0, false);
 	}
 	/* A slice per call keeps the housekeeping pause short and bounded. */
 	t->now_ns = now_ns;
@@ -331,7 +336,7 @@ static void skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, 
  * capture lost them. Step over them as a gap now, so that the call comes out
  * (cut) before its reply and the two match, rather than a reply without call
  * now and a call without reply at the client's next call. The call ends, as
- * far as the capture can tell, at its first segment's time.
+ * far as the capture can tell, at the last of its bytes it saw.
  */
 static void
 finish_answered_call(struct th_flow_table *t, const struct th_flow_key *key, int dir,
@@ -345,7 +350,7 @@ finish_answered_call(struct th_flow_table *t, const struct th_flow_key *key, int
 		memcmp(call, reply, 4) != 0)
 		return;
 	o->next_seq += o->frag_left;
-	skip_unseen(t, key, dir ^ 1, o, o->frag_left, o->first_ns);
+	skip_unseen(t, key, dir ^ 1, o, o->frag_left, o->first_ns + o->last_after_ns);
 }
 
 static void
@@ -362,7 +367,9 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 		.wire_size = h->rec_size,
 		.tail = NULL,
 		.first_ns = h->first_ns,
-		.last_ns = now_ns,
+		/* A held segment goes in at its own time, which may precede a record that a
+		 * later segment began: a record never ends before it starts. */
+		.last_ns = now_ns > h->first_ns ? now_ns : h->first_ns,
 	};
 
 	if (data != half_buf(h, dir)) {
@@ -458,6 +465,9 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			}
 			t->c.bytes_skipped += n - copy;
 			keep_tail(h, p, n);
+			h->last_after_ns = now_ns - h->first_ns < UINT32_MAX
+						   ? (uint32_t)(now_ns - h->first_ns)
+						   : UINT32_MAX;
 			h->frag_left -= n;
 			h->rec_size += n;
 			p += n;
@@ -592,18 +602,19 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 }
 
 /*
- * Let direction @p dir's held segment in: after what filled its hole (at @p now_ns, that
- * segment's time, when later: its bytes were complete then), or over it as a gap at its own.
+ * Let direction @p dir's held segment in: after what filled its hole (@p is_filled: at
+ * @p now_ns, that segment's time, when later, since its bytes were complete then), or over
+ * the hole as a gap, at its own time.
  */
 static void
-release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns)
+release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool is_filled)
 {
 	struct half *h = &e->h[dir];
 	struct held_seg *s = &t->hold[h->held - 1];
 	uint64_t ts = s->ts_ns;
 
 	h->held = 0;
-	if ((int32_t)(s->seq - h->next_seq) <= 0) {
+	if (is_filled) {
 		t->c.segments_reordered++;
 		ts = now_ns > ts ? now_ns : ts;
 	}
@@ -618,7 +629,7 @@ release_both(struct th_flow_table *t, struct entry *e)
 {
 	for (int d = 0; d < 2; d++)
 		if (e->h[d].held)
-			release(t, e, d, 0);
+			release(t, e, d, 0, false);
 }
 
 bool
@@ -644,7 +655,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 
 	if (m->tcp_flags & TH_TCP_SYN) {
 		if (h->held) /* a new connection on these ports: the old one's hole stays one */
-			release(t, e, dir, now_ns);
+			release(t, e, dir, now_ns, false);
 		half_reset_record(h);
 		h->state = HALF_MARKER;
 		h->next_seq = seq + 1;
@@ -660,24 +671,32 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	}
 	/* The other direction moved on: what its held segment waits for was lost. */
 	if (e->h[dir ^ 1].held)
-		release(t, e, dir ^ 1, now_ns);
+		release(t, e, dir ^ 1, now_ns, false);
 	if (h->held) {
-		uint32_t held_seq = t->hold[h->held - 1].seq;
+		const struct held_seg *s = &t->hold[h->held - 1];
 
+		if ((int32_t)(seq - s->seq) >= 0 &&
+			(int32_t)(seq + wire_len - (s->seq + s->len)) <= 0) {
+			/* A copy of the held segment (a mirror port sends some twice): keep
+			 * waiting. */
+			t->c.segments_retrans++;
+			t->c.bytes_retrans += len;
+			return true;
+		}
 		if ((int32_t)(seq - h->next_seq) > 0) {
 			/* A second segment past the hole: lost, not late. Both in order. */
-			if ((int32_t)(seq - held_seq) < 0) {
+			if ((int32_t)(seq - s->seq) < 0) {
 				segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
-				release(t, e, dir, now_ns);
+				release(t, e, dir, now_ns, false);
 			} else {
-				release(t, e, dir, now_ns);
+				release(t, e, dir, now_ns, false);
 				segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
 			}
 			return true;
 		}
 		segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
-		if ((int32_t)(held_seq - h->next_seq) <= 0)
-			release(t, e, dir, now_ns); /* the hole is filled */
+		if ((int32_t)(s->seq - h->next_seq) <= 0)
+			release(t, e, dir, now_ns, true); /* the hole is filled */
 		return true;
 	}
 	if ((int32_t)(seq - h->next_seq) > 0 && len == wire_len && len <= TH_FLOW_HOLD_BYTES &&

@@ -490,7 +490,7 @@ test_swapped_segments_are_put_back_in_order(void **state)
 
 /*
  * The capture lost a call's last segment; its reply proves it was sent: the
- * call comes out (its tail stepped over, ending at its first segment's time)
+ * call comes out (its tail stepped over, ending at the last segment seen)
  * before the reply, so the two can match, and the next call starts clean.
  */
 static void
@@ -526,7 +526,7 @@ test_reply_finishes_a_call_missing_its_tail(void **state)
 	assert_int_equal(c.seen.xid[0], 0xa1); /* the call first */
 	assert_int_equal(c.seen.dir[0], c.seen.dir[1] ^ 1);
 	assert_int_equal(c.seen.wire_size[0], n - 4);
-	assert_int_equal(c.seen.last_ns[0], 10);
+	assert_int_equal(c.seen.last_ns[0], 20); /* its last byte the capture saw */
 	assert_int_equal(c.seen.xid[1], 0xa1);
 	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 1);
 
@@ -536,6 +536,55 @@ test_reply_finishes_a_call_missing_its_tail(void **state)
 	assert_int_equal(c.seen.xid[2], 0xa2);
 	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 0);
 	assert_int_equal(th_flow_table_counters(c.t)->segments_retrans, 0);
+	conn_fini(&c);
+}
+
+/* A copy of the held segment (mirror ports send some twice) does not give up its hole. */
+static void
+test_copy_of_held_segment_keeps_waiting(void **state)
+{
+	static uint8_t buf[8192];
+	size_t n;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0x93, 3000);
+	seg(&c, buf, 0, 1448, 10);
+	seg(&c, buf, 2896, n - 2896, 20);
+	seg(&c, buf, 2896, n - 2896, 21); /* the same segment again */
+	assert_int_equal(c.seen.n, 0);
+	seg(&c, buf, 1448, 1448, 30);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.wire_size[0], n - 4);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_reordered, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_retrans, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 0);
+	conn_fini(&c);
+}
+
+/*
+ * Part of a hole filled late, the rest lost: the hole is a gap, not a repair, and a record
+ * that the late segment begins and the held one ends does not end before it starts.
+ */
+static void
+test_partly_filled_hole(void **state)
+{
+	static uint8_t buf[8192];
+	size_t a, b;
+	struct conn c;
+
+	(void)state;
+	conn_init(&c);
+	a = make_call(buf, 0x94, 2000);
+	b = make_call(buf + a, 0x95, 2000);
+	seg(&c, buf, 0, 1000, 10);
+	seg(&c, buf, a + 1000, b - 1000, 20); /* held: the second call's end */
+	seg(&c, buf, a, 1000, 30);            /* the second call's start; a..1000 .. a lost */
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[1], 0x95);
+	assert_true(c.seen.last_ns[1] >= c.seen.first_ns[1]);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_reordered, 0);
 	conn_fini(&c);
 }
 
@@ -594,6 +643,8 @@ main(void)
 		cmocka_unit_test(test_unfinished_records_are_counted),
 		cmocka_unit_test(test_swapped_segments_are_put_back_in_order),
 		cmocka_unit_test(test_reply_finishes_a_call_missing_its_tail),
+		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
+		cmocka_unit_test(test_partly_filled_hole),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
