@@ -8,6 +8,20 @@
 
 #include <pcap/pcap.h>
 
+uint32_t
+th_input_snaplen(const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, errbuf);
+	int snaplen;
+
+	if (p == NULL)
+		return 0;
+	snaplen = pcap_snapshot(p);
+	pcap_close(p);
+	return snaplen > 0 ? (uint32_t)snaplen : 0;
+}
+
 int
 th_input_check(const char *path, struct th_input_check *c)
 {

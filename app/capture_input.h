@@ -4,11 +4,12 @@
 
 /*
  * What a pcap file port's file held. net_pcap reads a file with libpcap and
- * stops at its first error without saying so: a file cut short (a capture
- * killed mid-write) or damaged in the middle (a record length past the snap
- * length) ends the port as if the file had ended. Reading the file again with
- * libpcap after the port ends tells the two apart, and how many records the
- * port could have delivered.
+ * counts a receive error at libpcap's first error without saying more (and
+ * would go on reading the bytes after it as records: capture ends the port
+ * there). Reading the file again with libpcap after the port ends tells a
+ * file cut short (a capture killed mid-write) from one damaged in the middle
+ * (a record length past the snap length), and how many records the port
+ * could have delivered.
  */
 
 #include <stdbool.h>
@@ -20,6 +21,9 @@ struct th_input_check {
 	bool is_damaged;  /* libpcap stopped with an error, not at the end */
 	char error[256];  /* libpcap's message, when damaged */
 };
+
+/** The snap length of pcap @p path as libpcap reads it (pcap or pcapng), or 0. */
+uint32_t th_input_snaplen(const char *path);
 
 /**
  * Read @p path to its end (or libpcap's first error) with libpcap.

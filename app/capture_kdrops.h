@@ -18,7 +18,7 @@
 /** Find this process's packet sockets; call once the ports are started. @return how many. */
 unsigned int th_kdrops_find(void);
 
-/** Frames dropped at those sockets since th_kdrops_find(). */
+/** Frames dropped at those sockets since they were made (when the driver probed). */
 uint64_t th_kdrops_read(void);
 
 #endif

@@ -152,8 +152,8 @@ static struct {
 	struct rte_mempool *pool;
 	uint16_t ports[MAX_PORTS];
 	unsigned int n_ports;
-	bool is_file_port[RTE_MAX_ETHPORTS]; /* by port id: a pcap file, an empty burst is its end
-					      */
+	bool is_file_port[RTE_MAX_ETHPORTS];      /* by port id: a pcap file, read to its end */
+	unsigned int file_segs[RTE_MAX_ETHPORTS]; /* mbufs its largest record takes */
 	bool has_live_port;                 /* a port stamped with the host clock */
 	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
@@ -420,26 +420,42 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 }
 
 /*
- * Whether a file port may be polled now. net_pcap reads a record before it takes
- * an mbuf and drops the record when the pool is empty; the pool is empty when the
- * decode lcores still hold what the dispatcher handed them, so a replay waits for
- * them (a file has no line rate to keep up with). An empty burst then is the file's
- * end. With nothing waiting in the rings (mbufs held elsewhere), poll anyway.
+ * Frames a file port may be asked for now. net_pcap reads a record before it
+ * takes its mbufs (one per data room of the record: a jumbo frame takes
+ * several) and drops the record when the pool runs out; the pool runs out
+ * when the decode lcores still hold what the dispatcher handed them, so a
+ * replay waits for them (a file has no line rate to keep up with): 0. With
+ * nothing waiting in the rings (mbufs held elsewhere), one frame anyway.
  */
-static bool
-pool_can_fill(unsigned int burst)
+static unsigned int
+file_burst(uint16_t port, unsigned int burst)
 {
 	struct rte_mempool_cache *c = rte_mempool_default_cache(g.pool, rte_lcore_id());
 	/* The pool's own count (its ring), without rte_mempool_avail_count()'s walk
 	 * over every lcore's cache; this lcore's cache is what it takes from first. */
 	unsigned int n = rte_mempool_get_ops(g.pool->ops_index)->get_count(g.pool);
+	unsigned int frames = (n + (c != NULL ? c->len : 0)) / g.file_segs[port];
 
-	if (n + (c != NULL ? c->len : 0) >= burst)
-		return true;
+	if (frames > 0)
+		return frames < burst ? frames : burst;
 	for (unsigned int i = 0; i < g.n_decode; i++)
 		if (g.dl[i].in != NULL && !rte_ring_empty(g.dl[i].in))
-			return false;
-	return true;
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether file port @p port has failed: net_pcap counts a receive error when
+ * libpcap fails (a record cut short or damaged) and would go on reading the
+ * bytes after it as records; a file port is read to its first error, where
+ * the statistics' inputs section says it stopped.
+ */
+static bool
+file_failed(uint16_t port)
+{
+	struct rte_eth_stats es;
+
+	return rte_eth_stats_get(port, &es) == 0 && es.ierrors > 0;
 }
 
 /* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
@@ -447,22 +463,33 @@ static unsigned int
 poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int burst,
 	unsigned int *empty_polls, bool *all_eof, unsigned int *got_from)
 {
-	unsigned int i, nb;
+	unsigned int i, nb, want;
+	bool is_file;
 
 	*all_eof = true;
 	for (i = 0; i < n; i++) {
-		if (g.is_file_port[q[i].port] && !pool_can_fill(burst)) {
+		is_file = g.is_file_port[q[i].port];
+		if (is_file && empty_polls[i] >= EOF_EMPTY_POLLS)
+			continue; /* ended */
+		want = is_file ? file_burst(q[i].port, burst) : burst;
+		if (want == 0) {
 			*all_eof = false;
 			continue;
 		}
-		nb = rte_eth_rx_burst(q[i].port, q[i].queue, pkts, (uint16_t)burst);
+		nb = rte_eth_rx_burst(q[i].port, q[i].queue, pkts, (uint16_t)want);
+		/* A short burst from a file: its end, or libpcap's first error. */
+		if (is_file && nb < want && file_failed(q[i].port))
+			empty_polls[i] = EOF_EMPTY_POLLS;
+		else if (nb == 0 && is_file)
+			empty_polls[i]++;
 		if (nb > 0) {
-			empty_polls[i] = 0;
+			if (empty_polls[i] < EOF_EMPTY_POLLS)
+				empty_polls[i] = 0;
 			*all_eof = false;
 			*got_from = i;
 			return nb;
 		}
-		if (!g.is_file_port[q[i].port] || ++empty_polls[i] < EOF_EMPTY_POLLS)
+		if (!is_file || empty_polls[i] < EOF_EMPTY_POLLS)
 			*all_eof = false;
 	}
 	return 0;
@@ -687,14 +714,17 @@ dispatch_main(void *arg)
 
 			per[l][counts[l]++] = pkts[i];
 		}
-		is_file = g.is_file_port[dp->rxq[from].port];
+		/* A file alone has no line rate to keep up with; beside a live port it would
+		 * hold the live port's frames up. */
+		is_file = g.is_file_port[dp->rxq[from].port] && !g.has_live_port;
 		for (i = 0; i < g.n_decode; i++) {
 			if (counts[i] == 0)
 				continue;
 			sent = rte_ring_sp_enqueue_burst(
 				g.dl[i].in, (void **)per[i], counts[i], NULL);
-			/* A file has no line rate to keep up with: its frames wait for room. */
-			while (is_file && sent < counts[i] && !atomic_load(&g.stop_rx)) {
+			/* A file's frames wait for room (while their decode lcore runs). */
+			while (is_file && sent < counts[i] && !atomic_load(&g.stop_rx) &&
+				!atomic_load(&g.dl[i].is_done)) {
 				rte_pause();
 				sent += rte_ring_sp_enqueue_burst(
 					g.dl[i].in, (void **)per[i] + sent, counts[i] - sent, NULL);
@@ -998,7 +1028,7 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct th_decode_stats s;
 	struct rte_eth_stats es;
 	struct sess_sum sess;
-	uint64_t dropped;
+	uint64_t dropped, kernel_drops;
 	char key[64];
 
 	(void)cmd;
@@ -1011,6 +1041,7 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	sum_stats(&s, &dropped);
 	sum_sessions(&sess);
 	sum_ports(&es);
+	kernel_drops = g.n_packet_sockets > 0 ? th_kdrops_read() : 0; /* sockets still open */
 	rte_rwlock_read_unlock(&g.tel_lock);
 	rte_tel_data_start_dict(d);
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
@@ -1037,7 +1068,7 @@ telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", es.rx_nombuf);
 	rte_tel_data_add_dict_u64(d, "nic_ierrors", es.ierrors);
 	if (g.n_packet_sockets > 0)
-		rte_tel_data_add_dict_u64(d, "nic_kernel_drops", th_kdrops_read());
+		rte_tel_data_add_dict_u64(d, "nic_kernel_drops", kernel_drops);
 	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);
 	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
 	if (g.n_session > 0) {
@@ -1562,9 +1593,28 @@ print_inputs(FILE *out)
 				", then damaged: %" PRIu64
 				" bytes after it not read (libpcap: %s)\n",
 				c.unread, c.error);
-		has_unread |= c.is_damaged && c.unread > 0;
+		has_unread |= (c.is_damaged && c.unread > 0) || es.ipackets < c.records;
 	}
 	return has_unread;
+}
+
+/*
+ * Mbufs net_pcap may take for one record of file port @p port: one per data
+ * room of the file's snap length (0 or past 256 KiB: 256 KiB).
+ */
+static unsigned int
+file_segs(uint16_t port)
+{
+	const unsigned int room = RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM;
+	const char *args = pcap_devargs(port);
+	char path[PATH_MAX];
+	uint32_t snaplen = 0;
+
+	if (args != NULL && rx_pcap_next(&args, path, sizeof(path)))
+		snaplen = th_input_snaplen(path);
+	if (snaplen == 0 || snaplen > 262144)
+		snaplen = 262144;
+	return (snaplen + room - 1) / room;
 }
 
 /*
@@ -1799,6 +1849,8 @@ setup_dataplane(bool has_vdev)
 		g.is_file_port[port] = port_is_pcap_file(port);
 		if (!g.is_file_port[port])
 			g.has_live_port = true;
+		else
+			g.file_segs[port] = file_segs(port);
 		if (port_link(port, &g.link[port]) != 0)
 			return -EINVAL;
 		g.ports[g.n_ports++] = port;

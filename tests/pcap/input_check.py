@@ -19,7 +19,9 @@ when the port ends and names what it found in the statistics' `inputs` section:
                then stopped at 1023 frames; it must wait for the decode lcores
                and read every record;
   small rings  rings of 64 behind the dispatcher: a file's frames wait for room
-               rather than being dropped as "dispatch ring full".
+               rather than being dropped as "dispatch ring full";
+  jumbo        9000-byte frames (several mbufs each) from a small pool: every one;
+  resync       damaged where libpcap could read on: the port ends at the error.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -149,6 +151,46 @@ def main():
         else:
             print('%s: %d frames, 0 ring full, %d RPC lines, exit 0' % (name, frames,
                                                                         len(lines)))
+
+    # Jumbo frames (MTU 9000: five mbufs a frame) from a pool of 1023 with bursts of 256, on
+    # one decode lcore and behind the dispatcher: net_pcap dropped the records it could not
+    # get every mbuf for.
+    jumbo = gen_pcap(args.tracehound, os.path.join(args.workdir, 'jumbo.pcap'),
+                     ['--seed', '6', '--ops', '300', '--mix', 'data', '--mtu', '9000'])
+    _, jrecs, _ = pcap_records(jumbo)
+    pool = os.path.join(args.workdir, 'jumbo-pool.ini')
+    with open(pool, 'w') as f:
+        f.write('[capture]\nmbufs = 1023\nburst = 256\n')
+    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0'):
+        rc, lines, err = capture(args.tracehound, jumbo, args.workdir, pool, lcores)
+        m = re.search(r'^  (\d+) +frames received$', err, re.M)
+        frames = int(m.group(1)) if m else None
+        if rc != 0 or frames != len(jrecs) or len(lines) != 300:
+            errors.append('jumbo frames (%s): exit %d, %s frames of %d, %d RPC lines of 300'
+                          % (lcores, rc, frames, len(jrecs), len(lines)))
+        else:
+            print('jumbo frames (%s): %d frames, %d RPC lines, exit 0' % (lcores, frames,
+                                                                          len(lines)))
+
+    # Damaged so that libpcap could go on after the bad record (its data starts with a
+    # plausible record header): the port still ends at libpcap's first error, where the
+    # inputs section says, rather than read on into bytes it cannot vouch for.
+    body = bytearray(data)
+    off = recs[bad][0]
+    struct.pack_into(endian + 'II', body, off + 8, 0x7fffffff, 0x7fffffff)
+    struct.pack_into(endian + 'IIII', body, off + 16, 0, 0, 60, 60)
+    resync = os.path.join(args.workdir, 'resync.pcap')
+    with open(resync, 'wb') as f:
+        f.write(body)
+    rc, lines, err = capture(args.tracehound, resync, args.workdir)
+    n, rest = inputs_line(err)
+    m = re.search(r'^  (\d+) +frames received$', err, re.M)
+    frames = int(m.group(1)) if m else None
+    if rc != 1 or n != bad or frames != bad or 'then damaged' not in rest:
+        errors.append('damaged, resync possible: exit %d, inputs %s%s, %s frames; want exit 1, '
+                      '%d records and frames' % (rc, n, rest, frames, bad))
+    else:
+        print('damaged, resync possible: %d frames, the port ended there, exit 1' % frames)
 
     for e in errors:
         print(e)
