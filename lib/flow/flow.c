@@ -538,7 +538,7 @@ skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir, str
  * Bytes [seq, seq + len) of direction @p dir, seq + wire_len being where the
  * segment ended on the wire (the rest cut by the capture), in the stream.
  */
-static void
+static inline __attribute__((always_inline)) void
 segment_in(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
 	uint32_t seq, const uint8_t *payload, uint32_t len, uint32_t wire_len, uint64_t now_ns)
 {
