@@ -962,11 +962,62 @@ print_progress(uint64_t start_tsc)
 	fputc('\n', stderr);
 }
 
-static bool print_inputs(FILE *out);
+static bool print_inputs(FILE *out, unsigned int *n_cut);
 
 /* What each output destination's lines are (enum th_out_dest). */
 static const char *const out_lines[TH_OUT__DEST_COUNT] = {
 	"RPC lines", "open record lines", "name record lines"};
+
+/* Adds ", N things" (one, @p what; more, @p whats) to a summary line when N is not 0. */
+static void
+put_loss(FILE *out, bool *is_first, uint64_t n, const char *what, const char *whats)
+{
+	if (n == 0)
+		return;
+	fprintf(out, "%s%" PRIu64 " %s", *is_first ? " " : ", ", n, n == 1 ? what : whats);
+	*is_first = false;
+}
+
+/*
+ * The block's last line says whether the capture saw and kept everything:
+ * each kind of loss counted above, added up, or that there was none. A reader
+ * who looks at one line looks at this one.
+ */
+static void
+print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_stats *es,
+	uint64_t ops_dropped, unsigned int n_cut)
+{
+	struct sess_sum sess;
+	uint64_t out_lost = ops_dropped + trace_lost();
+	bool is_first = true;
+
+	sum_sessions(&sess);
+	out_lost += sess.ring_full + sess.pool_empty + sess.dropped;
+	for (unsigned int i = 0; i < TH_OUT__DEST_COUNT; i++)
+		out_lost += g.out_totals.lines_lost[i];
+	fputs("summary:", out);
+	put_loss(out, &is_first, n_cut, "input file cut short or damaged",
+		"input files cut short or damaged");
+	put_loss(out, &is_first,
+		es->imissed + es->rx_nombuf + g.disp.ring_full +
+			(g.n_packet_sockets > 0 ? th_kdrops_read() : 0),
+		"frame lost before decoding", "frames lost before decoding");
+	put_loss(out, &is_first, s->frames_cut, "frame cut by the capture length",
+		"frames cut by the capture length");
+	put_loss(out, &is_first, s->flow.gaps_lost + s->flow.gaps_payload, "TCP gap", "TCP gaps");
+	put_loss(out, &is_first,
+		s->flow.records_lost_gap + s->flow.records_lost_idle + s->flow.records_unfinished,
+		"RPC record lost whole", "RPC records lost whole");
+	/* A call cut inside its header counts among the arguments cut too. */
+	put_loss(out, &is_first, s->args_short + s->results_short,
+		"call or reply decoded in part (cut=)", "calls or replies decoded in part (cut=)");
+	put_loss(out, &is_first, s->ops_call_only + s->ops_reply_only,
+		"RPC without its call or reply", "RPCs without their call or reply");
+	put_loss(out, &is_first, out_lost, "line or record not written",
+		"lines or records not written");
+	fputs(is_first ? " nothing lost: every frame decoded, every call met its reply\n" : "\n",
+		out);
+}
 
 /* @return true when an input file had records that were not read (print_inputs()). */
 static bool
@@ -975,7 +1026,7 @@ print_final(FILE *out, double secs)
 	struct th_decode_stats s;
 	struct rte_eth_stats es;
 	uint64_t dropped;
-	unsigned int i;
+	unsigned int i, n_cut = 0;
 	bool has_unread = false;
 
 	sum_stats(&s, &dropped);
@@ -985,7 +1036,7 @@ print_final(FILE *out, double secs)
 		g.has_dispatcher ? ", software dispatch" : "");
 	/* Files read to where their ports ended (not stopped early) are checked. */
 	if (!atomic_load(&g.stop_rx))
-		has_unread = print_inputs(out);
+		has_unread = print_inputs(out, &n_cut);
 	th_decode_stats_print(out, &s);
 	fprintf(out, "  %-14" PRIu64 " %s\n", es.ipackets, "NIC: frames delivered (ipackets)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", es.imissed, "NIC: frames missed (imissed)");
@@ -1014,6 +1065,7 @@ print_final(FILE *out, double secs)
 			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
 			" alarms\n  %-14" PRIu64 " failures\n",
 			g.set.probe_target, g.probe_runs, g.probe_alarms, g.probe_failures);
+	print_summary(out, &s, &es, dropped, n_cut);
 	return has_unread;
 }
 
@@ -1545,12 +1597,12 @@ port_is_pcap_file(uint16_t port)
 /*
  * Each pcap file port's file, read again after the port ended with receive
  * errors: whether libpcap (and so net_pcap) stopped before the file's end. Say
- * so and how many records the port could deliver. @return true when a file was
- * damaged before its last bytes (records went unread); a file cut short in its
- * last record is only said.
+ * so and how many records the port could deliver; *@p n_cut counts the files
+ * cut short or damaged. @return true when a file was damaged before its last
+ * bytes (records went unread); a file cut short in its last record is only said.
  */
 static bool
-print_inputs(FILE *out)
+print_inputs(FILE *out, unsigned int *n_cut)
 {
 	struct th_input_check c;
 	struct rte_eth_stats es;
@@ -1594,6 +1646,7 @@ print_inputs(FILE *out)
 				" bytes after it not read (libpcap: %s)\n",
 				c.unread, c.error);
 		has_unread |= (c.is_damaged && c.unread > 0) || es.ipackets < c.records;
+		*n_cut += c.is_damaged || es.ipackets < c.records;
 	}
 	return has_unread;
 }

@@ -208,6 +208,10 @@ def check_stats(path):
     for what, value in rows.items():
         if value != 0 and any(key in what for key in MUST_BE_ZERO):
             problem("stats: %d %s (expected 0 in a clean run)" % (value, what))
+    # The block's last line: a clean run has nothing to name.
+    summary = [line for line in lines[start + 1:] if line.startswith("summary:")]
+    if summary != ["summary: nothing lost: every frame decoded, every call met its reply"]:
+        problem("stats: summary %s (expected nothing lost in a clean run)" % summary)
     return frames
 
 

@@ -652,6 +652,46 @@ def check_counters(rep, variant, truth, ours, stats):
         want(v > 0, 'replies without their call', v, '> 0')
 
 
+SUMMARY_RE = re.compile(r'^summary: (.*)$', re.M)
+SUMMARY_ITEM_RE = re.compile(r'^(\d+) (.*)$')
+
+
+def check_summary(rep, variant, ours, stats, err):
+    """The block's last line names each kind of loss with what the rows above and the
+    lines out say: TCP gaps, RPCs decoded in part (cut= lines), RPCs without their call or
+    reply (CALL and REPLY lines), records lost; on the undamaged capture only the documented
+    cut replies; and 'nothing lost' only when there is nothing to name."""
+    m = SUMMARY_RE.search(err)
+    if m is None:
+        rep.fail('no summary line after the statistics')
+        return
+    text = m.group(1)
+    items = {}
+    if not text.startswith('nothing lost'):
+        for part in text.split(', '):
+            im = SUMMARY_ITEM_RE.match(part)
+            if im is None:
+                rep.fail('summary item not "N what": %r' % part)
+                continue
+            what = im.group(2).replace('RPC without its', 'RPCs without their')
+            what = what.replace('call or reply decoded', 'calls or replies decoded')
+            what = re.sub(r'^(TCP gap|RPC record|frame)\b(?!s)', r'\1s', what)
+            items[what] = int(im.group(1))
+    want = {
+        'TCP gaps': stat(stats, GAPS_LOST) + stat(stats, GAPS_INSIDE),
+        'calls or replies decoded in part (cut=)':
+            sum(2 if o.kv[CUT_KEY] == 'both' else 1 for o in ours if CUT_KEY in o.kv),
+        'RPCs without their call or reply': sum(1 for o in ours if o.kind != 'RPC'),
+    }
+    for what, n in want.items():
+        got = items.get(what, 0)
+        rep.counters.append('summary %s=%d' % (what, got))
+        if got != n:
+            rep.fail('summary says %d %s, the block and lines %d' % (got, what, n))
+    if variant.name == 'control' and set(items) - {'calls or replies decoded in part (cut=)'}:
+        rep.fail('summary of the undamaged capture names losses: %s' % text)
+
+
 # --- driver -------------------------------------------------------------------
 
 def run_variant(args, pcap, variant, truth):
@@ -682,6 +722,7 @@ def run_variant(args, pcap, variant, truth):
         check_control(rep, truth, ours)
     check_lines(rep, variant, truth, ours)
     check_counters(rep, variant, truth, ours, stats)
+    check_summary(rep, variant, ours, stats, err)
     rep.m['truth'] = len(truth)
     rep.m['out'] = len(ours)
     if args.verbose:
