@@ -154,6 +154,7 @@ static struct {
 	unsigned int n_ports;
 	bool is_file_port[RTE_MAX_ETHPORTS];      /* by port id: a pcap file, read to its end */
 	unsigned int file_segs[RTE_MAX_ETHPORTS]; /* mbufs its largest record takes */
+	uint64_t file_nombuf[RTE_MAX_ETHPORTS];   /* its rx_nombuf when last looked at */
 	bool has_live_port;                 /* a port stamped with the host clock */
 	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
 	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
@@ -444,18 +445,29 @@ file_burst(uint16_t port, unsigned int burst)
 	return 1;
 }
 
+enum file_state { FILE_READING, FILE_FAILED, FILE_NO_MBUF };
+
 /*
- * Whether file port @p port has failed: net_pcap counts a receive error when
- * libpcap fails (a record cut short or damaged) and would go on reading the
- * bytes after it as records; a file port is read to its first error, where
- * the statistics' inputs section says it stopped.
+ * What a short burst from file port @p port means. net_pcap counts a receive
+ * error when libpcap fails (a record cut short or damaged) and would go on
+ * reading the bytes after it as records: a file port is read to its first
+ * error, where the statistics' inputs section says it stopped. A record it
+ * dropped for want of an mbuf is no sign of the file's end.
  */
-static bool
-file_failed(uint16_t port)
+static enum file_state
+file_state(uint16_t port)
 {
 	struct rte_eth_stats es;
 
-	return rte_eth_stats_get(port, &es) == 0 && es.ierrors > 0;
+	if (rte_eth_stats_get(port, &es) != 0)
+		return FILE_READING;
+	if (es.ierrors > 0)
+		return FILE_FAILED;
+	if (es.rx_nombuf > g.file_nombuf[port]) {
+		g.file_nombuf[port] = es.rx_nombuf;
+		return FILE_NO_MBUF;
+	}
+	return FILE_READING;
 }
 
 /* Poll a set of queues once; returns frames received, sets *all_eof when every file port ended. */
@@ -477,11 +489,19 @@ poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int bu
 			continue;
 		}
 		nb = rte_eth_rx_burst(q[i].port, q[i].queue, pkts, (uint16_t)want);
-		/* A short burst from a file: its end, or libpcap's first error. */
-		if (is_file && nb < want && file_failed(q[i].port))
-			empty_polls[i] = EOF_EMPTY_POLLS;
-		else if (nb == 0 && is_file)
-			empty_polls[i]++;
+		/* A short burst from a file: its end, libpcap's first error, or no mbuf. */
+		if (is_file && nb < want) {
+			switch (file_state(q[i].port)) {
+			case FILE_FAILED:
+				empty_polls[i] = EOF_EMPTY_POLLS;
+				break;
+			case FILE_NO_MBUF:
+				empty_polls[i] = 0;
+				break;
+			default:
+				empty_polls[i] += nb == 0;
+			}
+		}
 		if (nb > 0) {
 			if (empty_polls[i] < EOF_EMPTY_POLLS)
 				empty_polls[i] = 0;
@@ -962,7 +982,14 @@ print_progress(uint64_t start_tsc)
 	fputc('\n', stderr);
 }
 
-static bool print_inputs(FILE *out, unsigned int *n_cut);
+/* What the input files' checks found, for the summary. */
+struct inputs_sum {
+	unsigned int n_damaged;  /* files cut short or damaged */
+	uint64_t records_unread; /* records no port read (nor dropped, counted) */
+	unsigned int n_stopped;  /* files whose replay was stopped before their end */
+};
+
+static bool print_inputs(FILE *out, struct inputs_sum *in);
 
 /* What each output destination's lines are (enum th_out_dest). */
 static const char *const out_lines[TH_OUT__DEST_COUNT] = {
@@ -985,7 +1012,7 @@ put_loss(FILE *out, bool *is_first, uint64_t n, const char *what, const char *wh
  */
 static void
 print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_stats *es,
-	uint64_t ops_dropped, unsigned int n_cut)
+	uint64_t ops_dropped, uint64_t kernel_drops, const struct inputs_sum *in)
 {
 	struct sess_sum sess;
 	uint64_t out_lost = ops_dropped + trace_lost();
@@ -996,14 +1023,19 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 	for (unsigned int i = 0; i < TH_OUT__DEST_COUNT; i++)
 		out_lost += g.out_totals.lines_lost[i];
 	fputs("summary:", out);
-	put_loss(out, &is_first, n_cut, "input file cut short or damaged",
+	put_loss(out, &is_first, in->n_stopped, "input file not read to its end (stopped)",
+		"input files not read to their end (stopped)");
+	put_loss(out, &is_first, in->n_damaged, "input file cut short or damaged",
 		"input files cut short or damaged");
-	put_loss(out, &is_first,
-		es->imissed + es->rx_nombuf + g.disp.ring_full +
-			(g.n_packet_sockets > 0 ? th_kdrops_read() : 0),
+	put_loss(out, &is_first, in->records_unread, "input record not read",
+		"input records not read");
+	put_loss(out, &is_first, es->imissed + es->rx_nombuf + g.disp.ring_full + kernel_drops,
 		"frame lost before decoding", "frames lost before decoding");
-	put_loss(out, &is_first, s->frames_cut, "frame cut by the capture length",
-		"frames cut by the capture length");
+	/* Cut inside their headers (their own rows) or inside their payload. */
+	put_loss(out, &is_first,
+		s->frames_cut + s->pkt[TH_PKT_TRUNC_L2] + s->pkt[TH_PKT_TRUNC_L3] +
+			s->pkt[TH_PKT_TRUNC_L4],
+		"frame cut short", "frames cut short");
 	put_loss(out, &is_first, s->flow.gaps_lost + s->flow.gaps_payload, "TCP gap", "TCP gaps");
 	put_loss(out, &is_first,
 		s->flow.records_lost_gap + s->flow.records_lost_idle + s->flow.records_unfinished,
@@ -1015,6 +1047,12 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"RPC without its call or reply", "RPCs without their call or reply");
 	put_loss(out, &is_first, out_lost, "line or record not written",
 		"lines or records not written");
+	if (g.n_session > 0)
+		put_loss(out, &is_first,
+			sess.c.sessions_evicted + sess.c.files_evicted + sess.c.history_evicted +
+				sess.c.clients_full,
+			"inference step cut short by a full table",
+			"inference steps cut short by a full table");
 	fputs(is_first ? " nothing lost: every frame decoded, every call met its reply\n" : "\n",
 		out);
 }
@@ -1025,8 +1063,9 @@ print_final(FILE *out, double secs)
 {
 	struct th_decode_stats s;
 	struct rte_eth_stats es;
-	uint64_t dropped;
-	unsigned int i, n_cut = 0;
+	struct inputs_sum in = {0};
+	uint64_t dropped, kernel_drops = g.n_packet_sockets > 0 ? th_kdrops_read() : 0;
+	unsigned int i;
 	bool has_unread = false;
 
 	sum_stats(&s, &dropped);
@@ -1036,14 +1075,17 @@ print_final(FILE *out, double secs)
 		g.has_dispatcher ? ", software dispatch" : "");
 	/* Files read to where their ports ended (not stopped early) are checked. */
 	if (!atomic_load(&g.stop_rx))
-		has_unread = print_inputs(out, &n_cut);
+		has_unread = print_inputs(out, &in);
+	else
+		for (i = 0; i < g.n_ports; i++)
+			in.n_stopped += g.is_file_port[g.ports[i]];
 	th_decode_stats_print(out, &s);
 	fprintf(out, "  %-14" PRIu64 " %s\n", es.ipackets, "NIC: frames delivered (ipackets)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", es.imissed, "NIC: frames missed (imissed)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", es.rx_nombuf, "NIC: no mbuf (rx_nombuf)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", es.ierrors, "NIC: receive errors");
 	if (g.n_packet_sockets > 0)
-		fprintf(out, "  %-14" PRIu64 " %s\n", th_kdrops_read(),
+		fprintf(out, "  %-14" PRIu64 " %s\n", kernel_drops,
 			"NIC: frames the kernel dropped (net_af_packet ring full)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
@@ -1065,7 +1107,7 @@ print_final(FILE *out, double secs)
 			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
 			" alarms\n  %-14" PRIu64 " failures\n",
 			g.set.probe_target, g.probe_runs, g.probe_alarms, g.probe_failures);
-	print_summary(out, &s, &es, dropped, n_cut);
+	print_summary(out, &s, &es, dropped, kernel_drops, &in);
 	return has_unread;
 }
 
@@ -1597,12 +1639,12 @@ port_is_pcap_file(uint16_t port)
 /*
  * Each pcap file port's file, read again after the port ended with receive
  * errors: whether libpcap (and so net_pcap) stopped before the file's end. Say
- * so and how many records the port could deliver; *@p n_cut counts the files
- * cut short or damaged. @return true when a file was damaged before its last
- * bytes (records went unread); a file cut short in its last record is only said.
+ * so and how many records the port could deliver; @p in adds up what it found.
+ * @return true when records went unread (a file damaged before its last bytes,
+ * a port that ended early); a file cut short in its last record is only said.
  */
 static bool
-print_inputs(FILE *out, unsigned int *n_cut)
+print_inputs(FILE *out, struct inputs_sum *in)
 {
 	struct th_input_check c;
 	struct rte_eth_stats es;
@@ -1645,8 +1687,12 @@ print_inputs(FILE *out, unsigned int *n_cut)
 				", then damaged: %" PRIu64
 				" bytes after it not read (libpcap: %s)\n",
 				c.unread, c.error);
-		has_unread |= (c.is_damaged && c.unread > 0) || es.ipackets < c.records;
-		*n_cut += c.is_damaged || es.ipackets < c.records;
+		/* Records neither delivered nor dropped (counted as no mbuf) were not read. */
+		if (c.records > es.ipackets + es.rx_nombuf)
+			in->records_unread += c.records - es.ipackets - es.rx_nombuf;
+		in->n_damaged += c.is_damaged;
+		has_unread |=
+			(c.is_damaged && c.unread > 0) || c.records > es.ipackets + es.rx_nombuf;
 	}
 	return has_unread;
 }
@@ -1959,7 +2005,13 @@ setup_dataplane(bool has_vdev)
 	pool_socket = rte_eth_dev_socket_id(g.ports[0]);
 	if (pool_socket < 0)
 		pool_socket = (int)rte_socket_id();
-	g.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)g.set.mbufs, 256, 0,
+	/*
+	 * Decode lcores only free mbufs, so each keeps up to 1.5 caches of them that
+	 * the lcore polling a port cannot take: caches small enough that a small pool
+	 * is not held up in them.
+	 */
+	g.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)g.set.mbufs,
+		RTE_MIN(256u, (unsigned int)g.set.mbufs / (2 * rte_lcore_count())), 0,
 		RTE_MBUF_DEFAULT_BUF_SIZE, pool_socket);
 	if (g.pool == NULL) {
 		fprintf(stderr, "capture: cannot allocate %" PRIu64 " mbufs: %s (raise EAL -m)\n",

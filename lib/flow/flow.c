@@ -465,9 +465,11 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			}
 			t->c.bytes_skipped += n - copy;
 			keep_tail(h, p, n);
-			h->last_after_ns = now_ns - h->first_ns < UINT32_MAX
-						   ? (uint32_t)(now_ns - h->first_ns)
-						   : UINT32_MAX;
+			/* Only later: a held segment goes in at its own, earlier time. */
+			if (now_ns > h->first_ns + h->last_after_ns)
+				h->last_after_ns = now_ns - h->first_ns < UINT32_MAX
+							   ? (uint32_t)(now_ns - h->first_ns)
+							   : UINT32_MAX;
 			h->frag_left -= n;
 			h->rec_size += n;
 			p += n;

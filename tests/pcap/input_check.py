@@ -134,13 +134,16 @@ def main():
 
     # Behind the dispatcher (two decode lcores): a pool far smaller than the rings, then
     # rings of 64. Every record is read, none is dropped as "dispatch ring full".
-    for name, ini in (('small pool', 'mbufs = 1023\nburst = 256\nring_size = 8192\n'),
-                      ('small rings', 'ring_size = 64\nburst = 256\n')):
-        conf = os.path.join(args.workdir, name.replace(' ', '-') + '.ini')
+    for name, ini, lcores in (
+            ('small pool', 'mbufs = 1023\nburst = 256\nring_size = 8192\n',
+             '--lcores=0@0,1@1,2@1,3@0'),
+            ('small pool, 4 decode lcores', 'mbufs = 1023\nburst = 256\n',
+             '--lcores=0@0,1@1,2@1,3@0,4@1,5@0'),
+            ('small rings', 'ring_size = 64\nburst = 256\n', '--lcores=0@0,1@1,2@1,3@0')):
+        conf = os.path.join(args.workdir, name.replace(' ', '-').replace(',', '') + '.ini')
         with open(conf, 'w') as f:
             f.write('[capture]\n' + ini)
-        rc, lines, err = capture(args.tracehound, whole, args.workdir, conf,
-                                 '--lcores=0@0,1@1,2@1,3@0')
+        rc, lines, err = capture(args.tracehound, whole, args.workdir, conf, lcores)
         m = re.search(r'^  (\d+) +frames received$', err, re.M)
         frames = int(m.group(1)) if m else None
         m = re.search(r'^  (\d+) +dispatch ring full$', err, re.M)
@@ -161,7 +164,8 @@ def main():
     pool = os.path.join(args.workdir, 'jumbo-pool.ini')
     with open(pool, 'w') as f:
         f.write('[capture]\nmbufs = 1023\nburst = 256\n')
-    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0'):
+    # Four decode lcores: each keeps a cache of mbufs the dispatcher cannot take.
+    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0', '--lcores=0@0,1@1,2@1,3@0,4@1,5@0'):
         rc, lines, err = capture(args.tracehound, jumbo, args.workdir, pool, lcores)
         m = re.search(r'^  (\d+) +frames received$', err, re.M)
         frames = int(m.group(1)) if m else None

@@ -682,6 +682,8 @@ def check_summary(rep, variant, ours, stats, err):
         'calls or replies decoded in part (cut=)':
             sum(2 if o.kv[CUT_KEY] == 'both' else 1 for o in ours if CUT_KEY in o.kv),
         'RPCs without their call or reply': sum(1 for o in ours if o.kind != 'RPC'),
+        'frames cut short': stat(stats, FRAMES_CUT) + stat(stats, 'truncated link header') +
+        stat(stats, 'truncated IP header') + stat(stats, 'truncated TCP/UDP header'),
     }
     for what, n in want.items():
         got = items.get(what, 0)

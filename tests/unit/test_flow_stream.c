@@ -588,6 +588,46 @@ test_partly_filled_hole(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * A late segment begins a call (t=30) whose later bytes were held (t=20): the held bytes go in
+ * at their own, earlier time, and the reply (t=40) finishes the call at a time the capture
+ * saw (30), not at one before its start or seconds after it.
+ */
+static void
+test_answered_call_after_older_held_bytes(void **state)
+{
+	static uint8_t buf[16384];
+	uint8_t reply[4 + 24];
+	size_t a;
+	struct conn c;
+	struct th_pkt_meta back;
+
+	(void)state;
+	conn_init(&c);
+	a = make_call(buf, 0xa0, 12);
+	(void)make_call(buf + a, 0xb1, 8000);
+	seg(&c, buf, 0, a, 10);
+	seg(&c, buf, a + 1000, 1000, 20); /* held */
+	seg(&c, buf, a, 500, 30);         /* 0xb1 begins; a+500..a+1000 lost */
+	assert_int_equal(c.seen.n, 1);
+	memset(reply, 0, sizeof(reply));
+	th_be_put32(reply, 0x80000000u | 24);
+	th_be_put32(reply + 4, 0xb1);
+	th_be_put32(reply + 8, 1);
+	back = c.c2s;
+	back.src = c.c2s.dst;
+	back.dst = c.c2s.src;
+	back.sport = c.c2s.dport;
+	back.dport = c.c2s.sport;
+	back.tcp_seq = 5000;
+	th_flow_tcp_input(c.t, &back, reply, sizeof(reply), sizeof(reply), 40, true);
+	assert_int_equal(c.seen.n, 3);
+	assert_int_equal(c.seen.xid[1], 0xb1);
+	assert_int_equal(c.seen.first_ns[1], 30);
+	assert_int_equal(c.seen.last_ns[1], 30);
+	conn_fini(&c);
+}
+
 /* A record whose last segments never come is counted where it was left: at the end, or aged. */
 static void
 test_unfinished_records_are_counted(void **state)
@@ -645,6 +685,7 @@ main(void)
 		cmocka_unit_test(test_reply_finishes_a_call_missing_its_tail),
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
+		cmocka_unit_test(test_answered_call_after_older_held_bytes),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
