@@ -130,6 +130,35 @@ conn_fini(struct conn *c)
 	th_flow_table_free(c->t);
 }
 
+/* The server's side of the connection, its bytes starting at sequence number @p seq. */
+static struct th_pkt_meta
+server_side(const struct conn *c, uint32_t seq)
+{
+	struct th_pkt_meta back = c->c2s;
+
+	back.src = c->c2s.dst;
+	back.dst = c->c2s.src;
+	back.sport = c->c2s.dport;
+	back.dport = c->c2s.sport;
+	back.tcp_seq = seq;
+	return back;
+}
+
+/* The server's reply to call @p xid at time @p ns: marker, xid, REPLY, MSG_ACCEPTED, a null
+ * verifier, SUCCESS, as its first bytes. */
+static void
+send_reply(struct conn *c, uint32_t xid, uint64_t ns)
+{
+	uint8_t reply[4 + 24];
+	struct th_pkt_meta back = server_side(c, 5000);
+
+	memset(reply, 0, sizeof(reply));
+	th_be_put32(reply, 0x80000000u | 24);
+	th_be_put32(reply + 4, xid);
+	th_be_put32(reply + 8, 1);
+	th_flow_tcp_input(c->t, &back, reply, sizeof(reply), sizeof(reply), ns, true);
+}
+
 static void
 test_many_records_in_one_segment(void **state)
 {
@@ -470,12 +499,7 @@ test_swapped_segments_are_put_back_in_order(void **state)
 	seg(&c, buf, 0, 1448, 40);
 	seg(&c, buf, 2896, n - 2896, 50);
 	assert_int_equal(c.seen.n, 1);
-	back = c.c2s;
-	back.src = c.c2s.dst;
-	back.dst = c.c2s.src;
-	back.sport = c.c2s.dport;
-	back.dport = c.c2s.sport;
-	back.tcp_seq = 77;
+	back = server_side(&c, 77);
 	th_flow_tcp_input(c.t, &back, NULL, 0, 0, 60, true); /* a bare ACK: no data, no verdict */
 	assert_int_equal(c.seen.n, 1);
 	back.tcp_seq = 78;
@@ -497,10 +521,8 @@ static void
 test_reply_finishes_a_call_missing_its_tail(void **state)
 {
 	static uint8_t buf[8192];
-	uint8_t reply[4 + 24];
 	size_t n, next;
 	struct conn c;
-	struct th_pkt_meta back;
 
 	(void)state;
 	conn_init(&c);
@@ -510,18 +532,7 @@ test_reply_finishes_a_call_missing_its_tail(void **state)
 	seg(&c, buf, 1448, 1448, 20); /* the last n - 2896 bytes are not in the capture */
 	assert_int_equal(c.seen.n, 0);
 
-	/* The reply: marker, xid 0xa1, REPLY, MSG_ACCEPTED, a null verifier, SUCCESS. */
-	memset(reply, 0, sizeof(reply));
-	th_be_put32(reply, 0x80000000u | 24);
-	th_be_put32(reply + 4, 0xa1);
-	th_be_put32(reply + 8, 1);
-	back = c.c2s;
-	back.src = c.c2s.dst;
-	back.dst = c.c2s.src;
-	back.sport = c.c2s.dport;
-	back.dport = c.c2s.sport;
-	back.tcp_seq = 5000;
-	th_flow_tcp_input(c.t, &back, reply, sizeof(reply), sizeof(reply), 30, true);
+	send_reply(&c, 0xa1, 30);
 	assert_int_equal(c.seen.n, 2);
 	assert_int_equal(c.seen.xid[0], 0xa1); /* the call first */
 	assert_int_equal(c.seen.dir[0], c.seen.dir[1] ^ 1);
@@ -597,10 +608,8 @@ static void
 test_answered_call_after_older_held_bytes(void **state)
 {
 	static uint8_t buf[16384];
-	uint8_t reply[4 + 24];
 	size_t a;
 	struct conn c;
-	struct th_pkt_meta back;
 
 	(void)state;
 	conn_init(&c);
@@ -610,17 +619,7 @@ test_answered_call_after_older_held_bytes(void **state)
 	seg(&c, buf, a + 1000, 1000, 20); /* held */
 	seg(&c, buf, a, 500, 30);         /* 0xb1 begins; a+500..a+1000 lost */
 	assert_int_equal(c.seen.n, 1);
-	memset(reply, 0, sizeof(reply));
-	th_be_put32(reply, 0x80000000u | 24);
-	th_be_put32(reply + 4, 0xb1);
-	th_be_put32(reply + 8, 1);
-	back = c.c2s;
-	back.src = c.c2s.dst;
-	back.dst = c.c2s.src;
-	back.sport = c.c2s.dport;
-	back.dport = c.c2s.sport;
-	back.tcp_seq = 5000;
-	th_flow_tcp_input(c.t, &back, reply, sizeof(reply), sizeof(reply), 40, true);
+	send_reply(&c, 0xb1, 40);
 	assert_int_equal(c.seen.n, 3);
 	assert_int_equal(c.seen.xid[1], 0xb1);
 	assert_int_equal(c.seen.first_ns[1], 30);
