@@ -793,20 +793,36 @@ sum_ports(struct rte_eth_stats *sum)
 	}
 }
 
-/* Trace records lost by every stream, for every reason (their counters once closed). */
-static uint64_t
-trace_lost(void)
+/* Every trace stream's counters (sessions' and decode lcores' RPCs) once closed, added up. */
+static void
+sum_trace(struct th_segment_counters *t)
 {
-	uint64_t n = 0;
 	unsigned int i, k;
 
+	memset(t, 0, sizeof(*t));
 	for (i = 0; i < g.n_session + g.n_decode; i++) {
 		const struct th_segment_counters *c =
 			i < g.n_session ? &g.sl[i].seg_ctr : &g.dl[i - g.n_session].rpc_ctr;
 
+		t->records += c->records;
+		t->segments += c->segments;
+		t->file_bytes += c->file_bytes;
+		t->raw_bytes += c->raw_bytes;
 		for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
-			n += c->lost[k];
+			t->lost[k] += c->lost[k];
 	}
+}
+
+/* Trace records lost by every stream, for every reason. */
+static uint64_t
+trace_lost(void)
+{
+	struct th_segment_counters t;
+	uint64_t n = 0;
+
+	sum_trace(&t);
+	for (unsigned int k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
+		n += t.lost[k];
 	return n;
 }
 
@@ -842,7 +858,6 @@ static void
 print_session_stats(FILE *out)
 {
 	struct sess_sum sum;
-	unsigned int i;
 
 	sum_sessions(&sum);
 	fprintf(out, "open/close inference (%u session lcore%s%s)\n", g.n_session,
@@ -862,18 +877,7 @@ print_session_stats(FILE *out)
 		struct th_segment_counters t;
 		unsigned int k;
 
-		memset(&t, 0, sizeof(t));
-		for (i = 0; i < g.n_session + g.n_decode; i++) {
-			const struct th_segment_counters *c =
-				i < g.n_session ? &g.sl[i].seg_ctr : &g.dl[i - g.n_session].rpc_ctr;
-
-			t.records += c->records;
-			t.segments += c->segments;
-			t.file_bytes += c->file_bytes;
-			t.raw_bytes += c->raw_bytes;
-			for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
-				t.lost[k] += c->lost[k];
-		}
+		sum_trace(&t);
 		fprintf(out, "trace segments (%s)\n", g.set.trace_dir);
 		fprintf(out, "  %-14" PRIu64 " records written\n", t.records);
 		fprintf(out, "  %-14" PRIu64 " segments written (closed and renamed)\n",
@@ -1627,6 +1631,15 @@ pcap_devargs(uint16_t port)
 	return da != NULL ? da->args : NULL;
 }
 
+/* The file a net_pcap port reads (its first rx_pcap=) into @p path; false for other ports. */
+static bool
+port_pcap_path(uint16_t port, char *path, size_t size)
+{
+	const char *args = pcap_devargs(port);
+
+	return args != NULL && rx_pcap_next(&args, path, size);
+}
+
 static bool
 port_is_pcap_file(uint16_t port)
 {
@@ -1649,13 +1662,10 @@ print_inputs(FILE *out, struct inputs_sum *in)
 	struct th_input_check c;
 	struct rte_eth_stats es;
 	char path[PATH_MAX];
-	const char *args;
 	bool has_unread = false, has_header = false;
 
 	for (unsigned int i = 0; i < g.n_ports; i++) {
-		args = pcap_devargs(g.ports[i]);
-		if (!g.is_file_port[g.ports[i]] || args == NULL ||
-			!rx_pcap_next(&args, path, sizeof(path)))
+		if (!g.is_file_port[g.ports[i]] || !port_pcap_path(g.ports[i], path, sizeof(path)))
 			continue;
 		if (!has_header)
 			fprintf(out, "inputs\n");
@@ -1705,11 +1715,10 @@ static unsigned int
 file_segs(uint16_t port)
 {
 	const unsigned int room = RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM;
-	const char *args = pcap_devargs(port);
 	char path[PATH_MAX];
 	uint32_t snaplen = 0;
 
-	if (args != NULL && rx_pcap_next(&args, path, sizeof(path)))
+	if (port_pcap_path(port, path, sizeof(path)))
 		snaplen = th_input_snaplen(path);
 	if (snaplen == 0 || snaplen > 262144)
 		snaplen = 262144;
