@@ -612,8 +612,9 @@ static const struct {
 #define ROW(out, value, text) fprintf(out, "  %-14" PRIu64 " %s\n", (uint64_t)(value), text)
 
 /*
- * "NFS3 GETATTR", "NFS3 proc 30", "other programs, proc 3": program slot @p, procedure @q;
- * the last slot holds every procedure from its number up ("NFS3 procs 31 and above").
+ * "NFS3 GETATTR" (as the RPC log names it), "NFS3 proc 30", "other programs, proc 3":
+ * program slot @p, procedure @q; the last slot holds every procedure from its number up
+ * ("NFS3 procs 31 and above").
  */
 static void
 pair_label(char *label, size_t size, size_t p, size_t q)
@@ -625,8 +626,8 @@ pair_label(char *label, size_t size, size_t p, size_t q)
 		prog = prog_names[p].name;
 		name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
 	}
-	if (name != NULL && !is_last)
-		snprintf(label, size, "%s %s", prog, name);
+	if (name != NULL && !is_last && size >= TH_NFS_LABEL_MAX)
+		*th_nfs_label(label, prog_names[p].prog, prog_names[p].vers, (uint32_t)q) = '\0';
 	else
 		snprintf(label, size, is_last ? "%s procs %zu and above" : "%s proc %zu", prog, q);
 }

@@ -103,13 +103,21 @@ proc_order(const struct th_srt_proc *a, const struct th_srt_proc *b)
 	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
-static void
-print_us(FILE *out, uint64_t ns)
-{
-	fprintf(out, " %11.3f", (double)ns / 1e3);
-}
-
 static const double pct[] = {50, 90, 99, 99.9};
+
+/* Row @p r's figures in microseconds, as every table and row has them: min, p50, p90, p99,
+ * p99.9, max, mean. */
+static void
+row_us(const struct th_srt *s, uint32_t r, double us[7])
+{
+	const struct th_srt_row *w = &s->row[r];
+
+	us[0] = (double)w->min / 1e3;
+	for (unsigned int k = 0; k < 4; k++)
+		us[1 + k] = (double)th_srt_percentile(s, r, pct[k]) / 1e3;
+	us[5] = (double)w->max / 1e3;
+	us[6] = w->sum_ns / (double)w->count / 1e3;
+}
 
 /* The rows in print order; @return how many. */
 static uint32_t
@@ -155,11 +163,7 @@ th_srt_write_rows(FILE *out, const struct th_srt *s, bool is_json)
 		const struct th_srt_row *w = &s->row[order[i]];
 		double us[7];
 
-		us[0] = (double)w->min / 1e3;
-		for (k = 0; k < 4; k++)
-			us[1 + k] = (double)th_srt_percentile(s, order[i], pct[k]) / 1e3;
-		us[5] = (double)w->max / 1e3;
-		us[6] = w->sum_ns / (double)w->count / 1e3;
+		row_us(s, order[i], us);
 		fputs(is_json ? "{" : "", out);
 		put_name(out, keys[0], th_nfs_prog_name(p->prog), p->prog, is_json);
 		fputc(',', out);
@@ -191,15 +195,14 @@ th_srt_print(FILE *out, const struct th_srt *s, const char *what)
 	fprintf(out, "  %-*s %12s %11s %11s %11s %11s %11s %11s %11s\n", width, "procedure", "rpcs",
 		"min", "p50", "p90", "p99", "p99.9", "max", "mean");
 	for (i = 0; i < rows; i++) {
-		const struct th_srt_row *w = &s->row[order[i]];
+		double us[7];
 
+		row_us(s, order[i], us);
 		th_srt_label(&s->id[order[i]], label, sizeof(label));
-		fprintf(out, "  %-*s %12" PRIu64, width, label, w->count);
-		print_us(out, w->min);
-		for (k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
-			print_us(out, th_srt_percentile(s, order[i], pct[k]));
-		print_us(out, w->max);
-		fprintf(out, " %11.3f\n", w->sum_ns / (double)w->count / 1e3);
+		fprintf(out, "  %-*s %12" PRIu64, width, label, s->row[order[i]].count);
+		for (k = 0; k < 7; k++)
+			fprintf(out, " %11.3f", us[k]);
+		fputc('\n', out);
 	}
 	fprintf(out, "  %-14" PRIu64 " RPCs not timed: reply stamped before the call's end\n",
 		s->untimed_clock);
