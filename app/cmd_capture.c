@@ -14,7 +14,6 @@
  * is free, ops are dropped and counted.
  */
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +43,7 @@
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
+#include "capture.h"
 #include "capture_input.h"
 #include "capture_kdrops.h"
 #include "capture_out.h"
@@ -55,130 +55,11 @@
 #include "th_segment.h"
 #include "th_session.h"
 
-#define MAX_DECODE 32
-#define MAX_PORTS 8
 #define OUTBUFS_PER_LCORE 16
-#define MAX_SESSION 16
-#define SESS_BURST 32
 #define EOF_EMPTY_POLLS 64 /* empty bursts that mean a pcap file has ended */
 #define FLUSH_NS (200ull * 1000 * 1000)
 
-/* Settings, from the config file and the command line. */
-struct settings {
-	const char *output;          /* "-" for stdout */
-	uint64_t decode_lcores;      /* 0: all worker lcores */
-	uint64_t stats_interval_ns;  /* 0: only the final block */
-	uint64_t mbufs;              /* mbuf pool size */
-	uint64_t burst;              /* rx burst */
-	uint64_t ring_size;          /* dispatcher -> decode ring entries */
-	uint64_t rx_desc;            /* rx descriptors per queue */
-	struct th_decode_config dec; /* table sizes and timeouts */
-	const char *records;         /* inferred opens to this file; NULL: inference off */
-	const char *trace_dir;       /* [trace] dir: opens and names as LZ4 segments */
-	uint64_t box_id;             /* this capture box, in every segment */
-	uint64_t rotate_bytes;       /* segment size limit */
-	uint64_t rotate_ns;          /* segment age limit (checkpoint) */
-	uint64_t flush_ns;           /* flush interval: what a crash may lose */
-	uint64_t is_rpc_trace;       /* also write every RPC to the segments (per decode lcore) */
-	const char *names;           /* handle-to-name map to this file; NULL: off */
-	uint64_t session_lcores;     /* session lcores (0: as many as spare workers allow) */
-	struct th_sess_config sess;  /* inference thresholds and table sizes */
-	const char *probe_target;    /* [probe] target: scheduled disk probes, or NULL */
-	uint64_t probe_every_ns;     /* time between probe starts */
-	uint64_t probe_seconds_ns;   /* how long each probe runs */
-	uint64_t probe_rate;         /* its IOPS (cycle time 1/rate) */
-	uint64_t probe_size;         /* temporary file size for a directory target */
-	uint64_t probe_percentile;   /* watched service-time percentile */
-	uint64_t probe_alarm_ns;     /* alarm above this */
-};
-
-struct rxq {
-	uint16_t port;
-	uint16_t queue;
-};
-
-/* Per decode lcore; only its lcore writes it, the control lcore reads counters. */
-struct decode_lcore {
-	unsigned int lcore_id;              /* EAL lcore */
-	unsigned int index;                 /* 0..n_decode-1 */
-	struct th_decode *dec;              /* the pipeline */
-	struct rte_ring *in;                /* from the dispatcher, or NULL */
-	struct rxq rxq[MAX_PORTS];          /* queues polled directly */
-	unsigned int n_rxq;                 /* how many */
-	struct th_out out;                  /* RPC lines to the control lcore */
-	struct th_segment_writer *rpc_seg;  /* RPC records as trace segments, or NULL */
-	struct th_segment_counters rpc_ctr; /* its counters at close */
-	struct th_sess_op
-		*pending[MAX_SESSION][SESS_BURST]; /* ops on their way, per session lcore */
-	unsigned int n_pending[MAX_SESSION];
-	uint64_t sess_pool_empty;    /* ops not passed to inference: no free event */
-	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
-	struct th_sess_op inline_op; /* inline inference: the op being reduced */
-	uint8_t *scratch;            /* linear copy of multi-segment frames */
-	atomic_bool is_done;         /* flushed and finished */
-} __rte_cache_aligned;
-
-/* A session lcore: inference for the files that hash to it. */
-struct session_lcore {
-	unsigned int lcore_id;              /* EAL lcore (UINT32_MAX: inline on decode lcore 0) */
-	struct th_sess_table *t;            /* the tables */
-	struct rte_ring *in;                /* ops from every decode lcore */
-	struct th_out records;              /* record lines */
-	struct th_out names;                /* name map lines */
-	struct th_segment_writer *seg;      /* opens and names as segments, or NULL */
-	struct th_segment_counters seg_ctr; /* its counters at close */
-	uint64_t last_ns;                   /* the capture clock: latest op time seen */
-	atomic_bool is_done;                /* flushed and finished */
-} __rte_cache_aligned;
-
-struct dispatch_lcore {
-	unsigned int lcore_id;
-	struct rxq rxq[MAX_PORTS];
-	unsigned int n_rxq;
-	uint64_t ring_full; /* mbufs dropped: a decode ring was full */
-} __rte_cache_aligned;
-
-static struct {
-	struct settings set;
-	struct decode_lcore dl[MAX_DECODE];
-	unsigned int n_decode;
-	struct dispatch_lcore disp;
-	bool has_dispatcher;
-	struct session_lcore sl[MAX_SESSION];
-	unsigned int n_session;        /* 0: inference off */
-	bool is_inline_session;        /* one decode lcore runs inference itself */
-	struct rte_mempool *sess_pool; /* th_sess_op events in flight */
-	struct rte_ring *out_ring;     /* filled output buffers, all lcores -> control */
-	struct rte_mempool *pool;
-	uint16_t ports[MAX_PORTS];
-	unsigned int n_ports;
-	bool is_file_port[RTE_MAX_ETHPORTS];      /* by port id: a pcap file, read to its end */
-	unsigned int file_segs[RTE_MAX_ETHPORTS]; /* mbufs its largest record takes */
-	uint64_t file_nombuf[RTE_MAX_ETHPORTS];   /* its rx_nombuf when last looked at */
-	bool has_live_port;                 /* a port stamped with the host clock */
-	int ts_offset;                      /* mbuf timestamp dynfield, or -1 */
-	uint32_t ts_mult[RTE_MAX_ETHPORTS]; /* dynfield units to ns, per port */
-	enum th_pkt_link link[RTE_MAX_ETHPORTS]; /* what each port's frames start with */
-	/* Telemetry's thread reads the lcores' tables until the process ends (DPDK has no
-	 * way to unregister a command): teardown shuts it out before freeing them. */
-	rte_rwlock_t tel_lock;
-	bool is_tel_off;
-	uint64_t ts_flag;                   /* its ol_flags bit */
-	uint64_t clock_base_ns;             /* wall clock at clock_base_tsc */
-	uint64_t clock_base_tsc;
-	double ns_per_tsc;
-	int out_fds[TH_OUT__DEST_COUNT];           /* per destination; -1: not written */
-	struct th_out_totals out_totals;           /* written, lost; a write failed: stop */
-	unsigned int n_packet_sockets;             /* AF_PACKET sockets: kernel drops counted */
-	atomic_bool stop_rx;                       /* signal or output error: stop receiving */
-	atomic_bool is_rx_done;                    /* the dispatcher has stopped */
-	pthread_t probe_thread;                    /* scheduled disk probes, when configured */
-	bool has_probe_thread;                     /* probe_thread was started */
-	volatile int probe_stop;                   /* tells a running probe to stop */
-	uint64_t probe_runs;                       /* scheduled probes run */
-	uint64_t probe_alarms;   /* runs whose watched percentile passed the threshold */
-	uint64_t probe_failures; /* runs that could not probe (the reason went to stderr) */
-} g;
+struct capture cap;
 
 static volatile sig_atomic_t got_signal;
 
@@ -191,7 +72,7 @@ on_signal(int sig)
 static inline uint64_t
 tsc_to_ns(uint64_t tsc)
 {
-	return g.clock_base_ns + (uint64_t)((double)(tsc - g.clock_base_tsc) * g.ns_per_tsc);
+	return cap.clock_base_ns + (uint64_t)((double)(tsc - cap.clock_base_tsc) * cap.ns_per_tsc);
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -224,7 +105,7 @@ on_record(void *ctx, const struct th_sess_record *r)
 		memcpy(t.fh, r->fh, r->fh_len);
 		th_segment_write_open(sl->seg, &t); /* a failure is counted by the writer */
 	}
-	if (g.out_fds[TH_OUT_RECORDS] < 0)
+	if (cap.out_fds[TH_OUT_RECORDS] < 0)
 		return;
 	line = th_out_reserve(&sl->records);
 	if (line != NULL)
@@ -254,7 +135,7 @@ on_name(void *ctx, const struct th_sess_name *n)
 		t.name[n->name_len] = '\0';
 		th_segment_write_name(sl->seg, &t);
 	}
-	if (g.out_fds[TH_OUT_NAMES] < 0)
+	if (cap.out_fds[TH_OUT_NAMES] < 0)
 		return;
 	line = th_out_reserve(&sl->names);
 	if (line != NULL)
@@ -269,10 +150,10 @@ flush_pending(struct decode_lcore *dl, unsigned int s)
 
 	if (n == 0)
 		return;
-	sent = rte_ring_mp_enqueue_burst(g.sl[s].in, (void **)dl->pending[s], n, NULL);
+	sent = rte_ring_mp_enqueue_burst(cap.sl[s].in, (void **)dl->pending[s], n, NULL);
 	if (sent < n) {
 		dl->sess_ring_full += n - sent;
-		rte_mempool_put_bulk(g.sess_pool, (void **)(dl->pending[s] + sent), n - sent);
+		rte_mempool_put_bulk(cap.sess_pool, (void **)(dl->pending[s] + sent), n - sent);
 	}
 	dl->n_pending[s] = 0;
 }
@@ -282,7 +163,7 @@ flush_all_pending(struct decode_lcore *dl)
 {
 	unsigned int s;
 
-	for (s = 0; s < g.n_session; s++)
+	for (s = 0; s < cap.n_session; s++)
 		flush_pending(dl, s);
 }
 
@@ -300,25 +181,25 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 	struct th_sess_op *e;
 	unsigned int s;
 
-	if (g.is_inline_session) {
+	if (cap.is_inline_session) {
 		if (th_sess_op_from_op(op, &dl->inline_op))
-			th_sess_input(g.sl[0].t, &dl->inline_op);
+			th_sess_input(cap.sl[0].t, &dl->inline_op);
 		return;
 	}
-	if (rte_mempool_get(g.sess_pool, (void **)&e) != 0) {
+	if (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
 		dl->sess_pool_empty++;
 		return;
 	}
 	if (!th_sess_op_from_op(op, e)) {
-		rte_mempool_put(g.sess_pool, e);
+		rte_mempool_put(cap.sess_pool, e);
 		return;
 	}
-	if (g.n_session > 1 && th_sess_op_is_broadcast(e)) {
+	if (cap.n_session > 1 && th_sess_op_is_broadcast(e)) {
 		/* Directory scans and name creation matter to every table (listings, names). */
-		for (s = 1; s < g.n_session; s++) {
+		for (s = 1; s < cap.n_session; s++) {
 			struct th_sess_op *copy;
 
-			if (rte_mempool_get(g.sess_pool, (void **)&copy) != 0) {
+			if (rte_mempool_get(cap.sess_pool, (void **)&copy) != 0) {
 				dl->sess_pool_empty++;
 				continue;
 			}
@@ -328,7 +209,7 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 		queue_op(dl, 0, e);
 		return;
 	}
-	queue_op(dl, th_sess_op_owner(e, g.n_session), e);
+	queue_op(dl, th_sess_op_owner(e, cap.n_session), e);
 }
 
 /* The per-call log as trace records: the same container as opens and names. */
@@ -347,11 +228,11 @@ emit_op(void *ctx, const struct th_op *op)
 	struct decode_lcore *dl = ctx;
 	char *line;
 
-	if (g.n_session > 0)
+	if (cap.n_session > 0)
 		to_inference(dl, op);
 	if (dl->rpc_seg != NULL)
 		write_rpc_record(dl, op);
-	if (g.out_fds[TH_OUT_RPC] < 0)
+	if (cap.out_fds[TH_OUT_RPC] < 0)
 		return; /* RPC log off */
 	line = th_out_reserve(&dl->out);
 	if (line != NULL)
@@ -362,10 +243,10 @@ emit_op(void *ctx, const struct th_op *op)
 static unsigned int
 drain_output(void)
 {
-	unsigned int n = th_out_drain(g.out_ring, g.out_fds, &g.out_totals);
+	unsigned int n = th_out_drain(cap.out_ring, cap.out_fds, &cap.out_totals);
 
-	if (g.out_totals.is_broken)
-		atomic_store(&g.stop_rx, true);
+	if (cap.out_totals.is_broken)
+		atomic_store(&cap.stop_rx, true);
 	return n;
 }
 
@@ -374,9 +255,9 @@ drain_output(void)
 static inline uint64_t
 mbuf_time(const struct rte_mbuf *m, uint64_t burst_ns)
 {
-	if (g.ts_offset >= 0 && (m->ol_flags & g.ts_flag) && g.ts_mult[m->port] != 0)
-		return *RTE_MBUF_DYNFIELD(m, g.ts_offset, rte_mbuf_timestamp_t *) *
-		       g.ts_mult[m->port];
+	if (cap.ts_offset >= 0 && (m->ol_flags & cap.ts_flag) && cap.ts_mult[m->port] != 0)
+		return *RTE_MBUF_DYNFIELD(m, cap.ts_offset, rte_mbuf_timestamp_t *) *
+		       cap.ts_mult[m->port];
 	return burst_ns;
 }
 
@@ -391,7 +272,7 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 			len = 65536;
 		frame = rte_pktmbuf_read(m, 0, len, dl->scratch);
 	}
-	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), g.link[m->port],
+	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), cap.link[m->port],
 		mbuf_time(m, burst_ns));
 }
 
@@ -409,15 +290,15 @@ session_tick(struct session_lcore *sl, uint64_t now_ns, uint64_t tsc, uint64_t p
 static void
 housekeep(struct decode_lcore *dl, uint64_t now_ns)
 {
-	uint64_t tsc = rte_rdtsc(), period = (uint64_t)(FLUSH_NS / g.ns_per_tsc);
+	uint64_t tsc = rte_rdtsc(), period = (uint64_t)(FLUSH_NS / cap.ns_per_tsc);
 
 	th_decode_housekeep(dl->dec, now_ns);
 	th_out_tick(&dl->out, tsc, period);
 	if (dl->rpc_seg != NULL)
 		th_segment_writer_tick(dl->rpc_seg, tsc_to_ns(tsc));
 	flush_all_pending(dl);
-	if (g.is_inline_session)
-		session_tick(&g.sl[0], now_ns, tsc, period);
+	if (cap.is_inline_session)
+		session_tick(&cap.sl[0], now_ns, tsc, period);
 }
 
 /*
@@ -431,16 +312,16 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 static unsigned int
 file_burst(uint16_t port, unsigned int burst)
 {
-	struct rte_mempool_cache *c = rte_mempool_default_cache(g.pool, rte_lcore_id());
+	struct rte_mempool_cache *c = rte_mempool_default_cache(cap.pool, rte_lcore_id());
 	/* The pool's own count (its ring), without rte_mempool_avail_count()'s walk
 	 * over every lcore's cache; this lcore's cache is what it takes from first. */
-	unsigned int n = rte_mempool_get_ops(g.pool->ops_index)->get_count(g.pool);
-	unsigned int frames = (n + (c != NULL ? c->len : 0)) / g.file_segs[port];
+	unsigned int n = rte_mempool_get_ops(cap.pool->ops_index)->get_count(cap.pool);
+	unsigned int frames = (n + (c != NULL ? c->len : 0)) / cap.file_segs[port];
 
 	if (frames > 0)
 		return frames < burst ? frames : burst;
-	for (unsigned int i = 0; i < g.n_decode; i++)
-		if (g.dl[i].in != NULL && !rte_ring_empty(g.dl[i].in))
+	for (unsigned int i = 0; i < cap.n_decode; i++)
+		if (cap.dl[i].in != NULL && !rte_ring_empty(cap.dl[i].in))
 			return 0;
 	return 1;
 }
@@ -463,8 +344,8 @@ file_state(uint16_t port)
 		return FILE_READING;
 	if (es.ierrors > 0)
 		return FILE_FAILED;
-	if (es.rx_nombuf > g.file_nombuf[port]) {
-		g.file_nombuf[port] = es.rx_nombuf;
+	if (es.rx_nombuf > cap.file_nombuf[port]) {
+		cap.file_nombuf[port] = es.rx_nombuf;
 		return FILE_NO_MBUF;
 	}
 	return FILE_READING;
@@ -480,7 +361,7 @@ poll_rxqs(struct rxq *q, unsigned int n, struct rte_mbuf **pkts, unsigned int bu
 
 	*all_eof = true;
 	for (i = 0; i < n; i++) {
-		is_file = g.is_file_port[q[i].port];
+		is_file = cap.is_file_port[q[i].port];
 		if (is_file && empty_polls[i] >= EOF_EMPTY_POLLS)
 			continue; /* ended */
 		want = is_file ? file_burst(q[i].port, burst) : burst;
@@ -524,13 +405,13 @@ open_segments(uint16_t stream_id, enum th_segment_kind kind, const char *what,
 	struct th_segment_counters *ctr)
 {
 	struct th_segment_config sc = {
-		.dir = g.set.trace_dir,
-		.box_id = g.set.box_id,
+		.dir = cap.set.trace_dir,
+		.box_id = cap.set.box_id,
 		.stream_id = stream_id,
 		.kind = kind,
-		.max_bytes = g.set.rotate_bytes,
-		.rotate_ns = g.set.rotate_ns,
-		.flush_ns = g.set.flush_ns,
+		.max_bytes = cap.set.rotate_bytes,
+		.rotate_ns = cap.set.rotate_ns,
+		.flush_ns = cap.set.flush_ns,
 	};
 	struct th_segment_writer *w = th_segment_writer_create(&sc);
 
@@ -580,8 +461,8 @@ finish_decode(struct decode_lcore *dl)
 	flush_all_pending(dl);
 	th_out_pass(&dl->out);
 	close_segments(&dl->rpc_seg, &dl->rpc_ctr, "RPC trace segments");
-	if (g.is_inline_session && dl->index == 0)
-		finish_session(&g.sl[0]);
+	if (cap.is_inline_session && dl->index == 0)
+		finish_session(&cap.sl[0]);
 	atomic_store(&dl->is_done, true);
 }
 
@@ -590,8 +471,8 @@ all_decode_done(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < g.n_decode; i++)
-		if (!atomic_load(&g.dl[i].is_done))
+	for (i = 0; i < cap.n_decode; i++)
+		if (!atomic_load(&cap.dl[i].is_done))
 			return false;
 	return true;
 }
@@ -603,7 +484,7 @@ session_main(void *arg)
 	struct session_lcore *sl = arg;
 	struct th_sess_op *ops[64];
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000;
-	uint64_t period = (uint64_t)(FLUSH_NS / g.ns_per_tsc);
+	uint64_t period = (uint64_t)(FLUSH_NS / cap.ns_per_tsc);
 	unsigned int n, i;
 
 	for (;;) {
@@ -620,11 +501,12 @@ session_main(void *arg)
 				sl->last_ns = t;
 		}
 		if (n > 0)
-			rte_mempool_put_bulk(g.sess_pool, (void **)ops, n);
+			rte_mempool_put_bulk(cap.sess_pool, (void **)ops, n);
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
 			session_tick(sl,
-				g.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc) : sl->last_ns,
+				cap.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc)
+								      : sl->last_ns,
 				tsc, period);
 		}
 		/* Decode lcores flush before they say done: an empty ring after that is the end. */
@@ -641,7 +523,7 @@ decode_main(void *arg)
 	struct decode_lcore *dl = arg;
 	struct rte_mbuf *pkts[256];
 	unsigned int empty[MAX_PORTS] = {0};
-	unsigned int burst = (unsigned int)g.set.burst, nb, i, from;
+	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, last_ns = 0;
 	bool all_eof;
 
@@ -650,10 +532,10 @@ decode_main(void *arg)
 
 		if (dl->in != NULL) {
 			nb = rte_ring_sc_dequeue_burst(dl->in, (void **)pkts, burst, NULL);
-			if (nb == 0 && atomic_load(&g.is_rx_done) && rte_ring_empty(dl->in))
+			if (nb == 0 && atomic_load(&cap.is_rx_done) && rte_ring_empty(dl->in))
 				break;
 		} else {
-			if (atomic_load(&g.stop_rx))
+			if (atomic_load(&cap.stop_rx))
 				break;
 			nb = poll_rxqs(dl->rxq, dl->n_rxq, pkts, burst, empty, &all_eof, &from);
 			if (nb == 0 && all_eof)
@@ -665,7 +547,7 @@ decode_main(void *arg)
 			 * Age by the capture's clock: the file's time on replay, the
 			 * host's on a live port (where idle time must count too).
 			 */
-			housekeep(dl, g.has_live_port || last_ns == 0 ? tsc_to_ns(tsc) : last_ns);
+			housekeep(dl, cap.has_live_port || last_ns == 0 ? tsc_to_ns(tsc) : last_ns);
 		}
 		if (nb == 0)
 			continue;
@@ -701,13 +583,13 @@ pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 		frame = rte_pktmbuf_read(m, 0, len, scratch);
 	}
 	meta.ip_version = 0;
-	st = th_pkt_parse(frame, len, g.link[m->port], &meta);
+	st = th_pkt_parse(frame, len, cap.link[m->port], &meta);
 	/* Not IP: decode lcore 0 takes it and counts it by its parse outcome. */
 	if (meta.ip_version == 0)
 		return 0;
 	if (st != TH_PKT_OK || meta.l4 != TH_PKT_L4_TCP)
 		meta.sport = meta.dport = 0;
-	return th_pkt_flow_hash(&meta) % g.n_decode;
+	return th_pkt_flow_hash(&meta) % cap.n_decode;
 }
 
 static int
@@ -717,18 +599,18 @@ dispatch_main(void *arg)
 	struct rte_mbuf *pkts[256], *per[MAX_DECODE][256];
 	unsigned int counts[MAX_DECODE];
 	unsigned int empty[MAX_PORTS] = {0};
-	unsigned int burst = (unsigned int)g.set.burst, nb, i, from, sent;
+	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, sent;
 	uint8_t scratch[512];
 	bool all_eof, is_file;
 
-	while (!atomic_load(&g.stop_rx)) {
+	while (!atomic_load(&cap.stop_rx)) {
 		nb = poll_rxqs(dp->rxq, dp->n_rxq, pkts, burst, empty, &all_eof, &from);
 		if (nb == 0) {
 			if (all_eof)
 				break;
 			continue;
 		}
-		memset(counts, 0, sizeof(counts[0]) * g.n_decode);
+		memset(counts, 0, sizeof(counts[0]) * cap.n_decode);
 		for (i = 0; i < nb; i++) {
 			unsigned int l = pick_lcore(pkts[i], scratch);
 
@@ -736,18 +618,18 @@ dispatch_main(void *arg)
 		}
 		/* A file alone has no line rate to keep up with; beside a live port it would
 		 * hold the live port's frames up. */
-		is_file = g.is_file_port[dp->rxq[from].port] && !g.has_live_port;
-		for (i = 0; i < g.n_decode; i++) {
+		is_file = cap.is_file_port[dp->rxq[from].port] && !cap.has_live_port;
+		for (i = 0; i < cap.n_decode; i++) {
 			if (counts[i] == 0)
 				continue;
 			sent = rte_ring_sp_enqueue_burst(
-				g.dl[i].in, (void **)per[i], counts[i], NULL);
+				cap.dl[i].in, (void **)per[i], counts[i], NULL);
 			/* A file's frames wait for room (while their decode lcore runs). */
-			while (is_file && sent < counts[i] && !atomic_load(&g.stop_rx) &&
-				!atomic_load(&g.dl[i].is_done)) {
+			while (is_file && sent < counts[i] && !atomic_load(&cap.stop_rx) &&
+				!atomic_load(&cap.dl[i].is_done)) {
 				rte_pause();
-				sent += rte_ring_sp_enqueue_burst(
-					g.dl[i].in, (void **)per[i] + sent, counts[i] - sent, NULL);
+				sent += rte_ring_sp_enqueue_burst(cap.dl[i].in,
+					(void **)per[i] + sent, counts[i] - sent, NULL);
 			}
 			if (sent < counts[i]) {
 				dp->ring_full += counts[i] - sent;
@@ -755,488 +637,7 @@ dispatch_main(void *arg)
 			}
 		}
 	}
-	atomic_store(&g.is_rx_done, true);
-	return 0;
-}
-
-/* ---- statistics ---------------------------------------------------------- */
-
-static void
-sum_stats(struct th_decode_stats *sum, uint64_t *ops_dropped)
-{
-	struct th_decode_stats s;
-	unsigned int i;
-
-	memset(sum, 0, sizeof(*sum));
-	*ops_dropped = 0;
-	for (i = 0; i < g.n_decode; i++) {
-		th_decode_get_stats(g.dl[i].dec, &s);
-		th_decode_stats_add(sum, &s);
-		*ops_dropped += g.dl[i].out.dropped;
-	}
-}
-
-/* The ports' receive counters added up (those a port cannot read count 0). */
-static void
-sum_ports(struct rte_eth_stats *sum)
-{
-	struct rte_eth_stats es;
-
-	memset(sum, 0, sizeof(*sum));
-	for (unsigned int i = 0; i < g.n_ports; i++) {
-		if (rte_eth_stats_get(g.ports[i], &es) != 0)
-			continue;
-		sum->ipackets += es.ipackets;
-		sum->imissed += es.imissed;
-		sum->rx_nombuf += es.rx_nombuf;
-		sum->ierrors += es.ierrors;
-	}
-}
-
-/* Every trace stream's counters (sessions' and decode lcores' RPCs) once closed, added up. */
-static void
-sum_trace(struct th_segment_counters *t)
-{
-	unsigned int i, k;
-
-	memset(t, 0, sizeof(*t));
-	for (i = 0; i < g.n_session + g.n_decode; i++) {
-		const struct th_segment_counters *c =
-			i < g.n_session ? &g.sl[i].seg_ctr : &g.dl[i - g.n_session].rpc_ctr;
-
-		t->records += c->records;
-		t->segments += c->segments;
-		t->file_bytes += c->file_bytes;
-		t->raw_bytes += c->raw_bytes;
-		for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
-			t->lost[k] += c->lost[k];
-	}
-}
-
-/* Trace records lost by every stream, for every reason. */
-static uint64_t
-trace_lost(void)
-{
-	struct th_segment_counters t;
-	uint64_t n = 0;
-
-	sum_trace(&t);
-	for (unsigned int k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
-		n += t.lost[k];
-	return n;
-}
-
-/* Open/close inference, every session lcore added up, and what it lost on the way. */
-struct sess_sum {
-	struct th_sess_counters c;
-	uint64_t ring_full;  /* ops lost: a session ring was full */
-	uint64_t pool_empty; /* ops lost: no free event */
-	uint64_t dropped;    /* records dropped: output buffers full */
-};
-
-static void
-sum_sessions(struct sess_sum *sum)
-{
-	unsigned int i;
-
-	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < g.n_session; i++) {
-		const struct th_sess_counters *c = th_sess_counters(g.sl[i].t);
-
-#define TH_SUM_X(name, text) sum->c.name += c->name;
-		TH_SESS_COUNTER_LIST(TH_SUM_X)
-#undef TH_SUM_X
-		sum->dropped += g.sl[i].records.dropped + g.sl[i].names.dropped;
-	}
-	for (i = 0; i < g.n_decode; i++) {
-		sum->pool_empty += g.dl[i].sess_pool_empty;
-		sum->ring_full += g.dl[i].sess_ring_full;
-	}
-}
-
-static void
-print_session_stats(FILE *out)
-{
-	struct sess_sum sum;
-
-	sum_sessions(&sum);
-	fprintf(out, "open/close inference (%u session lcore%s%s)\n", g.n_session,
-		g.n_session == 1 ? "" : "s",
-		g.is_inline_session ? ", inline on the decode lcore" : "");
-#define TH_PRINT_X(name, text) fprintf(out, "  %-14" PRIu64 " %s\n", sum.c.name, text);
-	TH_SESS_COUNTER_LIST(TH_PRINT_X)
-#undef TH_PRINT_X
-	fprintf(out, "  %-14" PRIu64 " %s\n", sum.ring_full,
-		"ops lost to inference: session ring full");
-	fprintf(out, "  %-14" PRIu64 " %s\n", sum.pool_empty,
-		"ops lost to inference: no free event");
-	fprintf(out, "  %-14" PRIu64 " %s\n", sum.dropped, "records dropped: output buffers full");
-	if (g.set.trace_dir == NULL)
-		return;
-	{
-		struct th_segment_counters t;
-		unsigned int k;
-
-		sum_trace(&t);
-		fprintf(out, "trace segments (%s)\n", g.set.trace_dir);
-		fprintf(out, "  %-14" PRIu64 " records written\n", t.records);
-		fprintf(out, "  %-14" PRIu64 " segments written (closed and renamed)\n",
-			t.segments);
-		fprintf(out, "  %-14" PRIu64 " bytes on disk (%" PRIu64 " before compression)\n",
-			t.file_bytes, t.raw_bytes);
-		for (k = 0; k < TH_SEGMENT_LOSS_MAX; k++)
-			fprintf(out, "  %-14" PRIu64 " records lost: %s\n", t.lost[k],
-				th_segment_loss_name(k));
-	}
-}
-
-/* Every decode lcore's response times added up (free it), or NULL without memory. */
-static struct th_srt *
-srt_sum(void)
-{
-	struct th_srt *sum = malloc(sizeof(*sum));
-
-	if (sum == NULL)
-		return NULL;
-	th_srt_init(sum);
-	for (unsigned int i = 0; i < g.n_decode; i++)
-		th_srt_add(sum, th_decode_get_srt(g.dl[i].dec));
-	return sum;
-}
-
-/* Response times by procedure at the end (the decode lcores have stopped). */
-static void
-print_srt(FILE *out)
-{
-	struct th_srt *sum = srt_sum();
-
-	if (sum == NULL) {
-		fprintf(out,
-			"server response time by procedure: no memory to add the lcores' up\n");
-		return;
-	}
-	th_srt_print(out, sum, "matched RPCs, the call's last segment to the reply's first");
-	free(sum);
-}
-
-/*
- * The RPCs matched since the last progress line, per second, and their response
- * times, all procedures together: each lcore's buckets only grow, so the interval's
- * are today's sums less the last line's. The interval's least and greatest values
- * are known to their buckets only: the bounds the percentiles are clamped to, and
- * "max" is the top bucket's upper end. " | N RPCs/s p50 X p99 Y max Z us".
- */
-static void
-put_interval(FILE *out, double interval_s, uint64_t matched)
-{
-	static uint64_t prev[TH_SRT_BUCKETS], prev_matched;
-	uint64_t cur[TH_SRT_BUCKETS] = {0}, n = 0, lo, hi, bottom_lo, unused;
-	uint32_t b, r, bottom = UINT32_MAX, top = 0;
-	unsigned int i;
-
-	for (i = 0; i < g.n_decode; i++) {
-		const struct th_srt *t = th_decode_get_srt(g.dl[i].dec);
-		uint32_t rows = atomic_load_explicit(&t->rows, memory_order_acquire);
-
-		for (r = 0; r < rows; r++)
-			for (b = 0; b < TH_SRT_BUCKETS; b++)
-				cur[b] += t->buckets[r][b];
-	}
-	for (b = 0; b < TH_SRT_BUCKETS; b++) {
-		uint64_t d = cur[b] - prev[b];
-
-		prev[b] = cur[b];
-		cur[b] = d; /* now the interval's */
-		n += d;
-		if (d != 0) {
-			bottom = bottom == UINT32_MAX ? b : bottom;
-			top = b;
-		}
-	}
-	/* The rate counts every RPC matched (timed or not: past 64 procedures, clock). */
-	if (interval_s > 0)
-		fprintf(out, " | %.0f RPCs/s", (double)(matched - prev_matched) / interval_s);
-	prev_matched = matched;
-	if (n == 0 || !(interval_s > 0))
-		return;
-	th_hist_bucket_range_at(bottom, TH_SRT_BITS, &bottom_lo, &unused);
-	th_hist_bucket_range_at(top, TH_SRT_BITS, &lo, &hi);
-	fprintf(out, " p50 %.1f p99 %.1f max %.1f us",
-		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, bottom_lo, hi, 50) / 1e3,
-		(double)th_hist_percentile_at(cur, TH_SRT_BITS, n, bottom_lo, hi, 99) / 1e3,
-		(double)hi / 1e3);
-}
-
-static void
-print_progress(uint64_t start_tsc)
-{
-	static double last_s;
-	struct th_decode_stats s;
-	uint64_t dropped;
-	double secs = (double)(rte_rdtsc() - start_tsc) / (double)rte_get_tsc_hz();
-
-	sum_stats(&s, &dropped);
-	fprintf(stderr,
-		"capture: %.1fs frames %" PRIu64 " rpcs %" PRIu64 " unmatched %" PRIu64
-		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64,
-		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only, s.flow.gaps_lost,
-		g.disp.ring_full, dropped);
-	put_interval(stderr, secs - last_s, s.ops_matched);
-	last_s = secs;
-	fputc('\n', stderr);
-}
-
-/* What the input files' checks found, for the summary. */
-struct inputs_sum {
-	unsigned int n_damaged;  /* files cut short or damaged */
-	uint64_t records_unread; /* records no port read (nor dropped, counted) */
-	unsigned int n_stopped;  /* files whose replay was stopped before their end */
-};
-
-static bool print_inputs(FILE *out, struct inputs_sum *in);
-
-/* What each output destination's lines are (enum th_out_dest). */
-static const char *const out_lines[TH_OUT__DEST_COUNT] = {
-	"RPC lines", "open record lines", "name record lines"};
-
-/* Adds ", N things" (one, @p what; more, @p whats) to a summary line when N is not 0. */
-static void
-put_loss(FILE *out, bool *is_first, uint64_t n, const char *what, const char *whats)
-{
-	if (n == 0)
-		return;
-	fprintf(out, "%s%" PRIu64 " %s", *is_first ? " " : ", ", n, n == 1 ? what : whats);
-	*is_first = false;
-}
-
-/*
- * The block's last line says whether the capture saw and kept everything:
- * each kind of loss counted above, added up, or that there was none. A reader
- * who looks at one line looks at this one.
- */
-static void
-print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_stats *es,
-	uint64_t ops_dropped, uint64_t kernel_drops, const struct inputs_sum *in)
-{
-	struct sess_sum sess;
-	uint64_t out_lost = ops_dropped + trace_lost();
-	bool is_first = true;
-
-	sum_sessions(&sess);
-	out_lost += sess.ring_full + sess.pool_empty + sess.dropped;
-	for (unsigned int i = 0; i < TH_OUT__DEST_COUNT; i++)
-		out_lost += g.out_totals.lines_lost[i];
-	fputs("summary:", out);
-	put_loss(out, &is_first, in->n_stopped, "input file not read to its end (stopped)",
-		"input files not read to their end (stopped)");
-	put_loss(out, &is_first, in->n_damaged, "input file cut short or damaged",
-		"input files cut short or damaged");
-	put_loss(out, &is_first, in->records_unread, "input record not read",
-		"input records not read");
-	put_loss(out, &is_first, es->imissed + es->rx_nombuf + g.disp.ring_full + kernel_drops,
-		"frame lost before decoding", "frames lost before decoding");
-	/* Cut inside their headers (their own rows) or inside their payload. */
-	put_loss(out, &is_first,
-		s->frames_cut + s->pkt[TH_PKT_TRUNC_L2] + s->pkt[TH_PKT_TRUNC_L3] +
-			s->pkt[TH_PKT_TRUNC_L4],
-		"frame cut short", "frames cut short");
-	put_loss(out, &is_first, s->flow.gaps_lost + s->flow.gaps_payload, "TCP gap", "TCP gaps");
-	put_loss(out, &is_first,
-		s->flow.records_lost_gap + s->flow.records_lost_idle + s->flow.records_unfinished,
-		"RPC record lost whole", "RPC records lost whole");
-	/* A call cut inside its header counts among the arguments cut too. */
-	put_loss(out, &is_first, s->args_short + s->results_short,
-		"call or reply decoded in part (cut=)", "calls or replies decoded in part (cut=)");
-	put_loss(out, &is_first, s->ops_call_only + s->ops_reply_only,
-		"RPC without its call or reply", "RPCs without their call or reply");
-	put_loss(out, &is_first, out_lost, "line or record not written",
-		"lines or records not written");
-	if (g.n_session > 0)
-		put_loss(out, &is_first,
-			sess.c.sessions_evicted + sess.c.files_evicted + sess.c.history_evicted +
-				sess.c.clients_full,
-			"inference step cut short by a full table",
-			"inference steps cut short by a full table");
-	fputs(is_first ? " nothing lost: every frame decoded, every call met its reply\n" : "\n",
-		out);
-}
-
-/* @return true when an input file had records that were not read (print_inputs()). */
-static bool
-print_final(FILE *out, double secs)
-{
-	struct th_decode_stats s;
-	struct rte_eth_stats es;
-	struct inputs_sum in = {0};
-	uint64_t dropped, kernel_drops = g.n_packet_sockets > 0 ? th_kdrops_read() : 0;
-	unsigned int i;
-	bool has_unread = false;
-
-	sum_stats(&s, &dropped);
-	sum_ports(&es);
-	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n",
-		secs, g.n_decode, g.n_decode == 1 ? "" : "s",
-		g.has_dispatcher ? ", software dispatch" : "");
-	/* Files read to where their ports ended (not stopped early) are checked. */
-	if (!atomic_load(&g.stop_rx))
-		has_unread = print_inputs(out, &in);
-	else
-		for (i = 0; i < g.n_ports; i++)
-			in.n_stopped += g.is_file_port[g.ports[i]];
-	th_decode_stats_print(out, &s);
-	fprintf(out, "  %-14" PRIu64 " %s\n", es.ipackets, "NIC: frames delivered (ipackets)");
-	fprintf(out, "  %-14" PRIu64 " %s\n", es.imissed, "NIC: frames missed (imissed)");
-	fprintf(out, "  %-14" PRIu64 " %s\n", es.rx_nombuf, "NIC: no mbuf (rx_nombuf)");
-	fprintf(out, "  %-14" PRIu64 " %s\n", es.ierrors, "NIC: receive errors");
-	if (g.n_packet_sockets > 0)
-		fprintf(out, "  %-14" PRIu64 " %s\n", kernel_drops,
-			"NIC: frames the kernel dropped (net_af_packet ring full)");
-	fprintf(out, "  %-14" PRIu64 " %s\n", g.disp.ring_full, "dispatch ring full");
-	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
-	print_srt(out);
-	if (g.n_session > 0)
-		print_session_stats(out);
-	fprintf(out, "output\n  %-14" PRIu64 " %s\n", g.out_totals.bytes[TH_OUT_RPC],
-		"bytes of RPC lines written");
-	if (g.n_session > 0)
-		fprintf(out, "  %-14" PRIu64 " %s\n  %-14" PRIu64 " %s\n",
-			g.out_totals.bytes[TH_OUT_RECORDS], "bytes of open records written",
-			g.out_totals.bytes[TH_OUT_NAMES], "bytes of name records written");
-	for (i = 0; i < TH_OUT__DEST_COUNT; i++)
-		if (g.out_totals.is_broken && g.out_fds[i] >= 0)
-			fprintf(out, "  %-14" PRIu64 " %s lost: the output failed\n",
-				g.out_totals.lines_lost[i], out_lines[i]);
-	if (g.set.probe_target != NULL)
-		fprintf(out,
-			"disk probes (%s)\n  %-14" PRIu64 " runs\n  %-14" PRIu64
-			" alarms\n  %-14" PRIu64 " failures\n",
-			g.set.probe_target, g.probe_runs, g.probe_alarms, g.probe_failures);
-	print_summary(out, &s, &es, dropped, kernel_drops, &in);
-	return has_unread;
-}
-
-static int
-telemetry_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	static const char *const pkt_keys[] = {
-#define TH_TEL_X(name, text) "pkt_" #name,
-		TH_PKT_STATUS_LIST(TH_TEL_X)
-#undef TH_TEL_X
-	};
-	struct th_decode_stats s;
-	struct rte_eth_stats es;
-	struct sess_sum sess;
-	uint64_t dropped, kernel_drops;
-	char key[64];
-
-	(void)cmd;
-	(void)params;
-	rte_rwlock_read_lock(&g.tel_lock);
-	if (g.is_tel_off) {
-		rte_rwlock_read_unlock(&g.tel_lock);
-		return -ENODEV; /* stopping: the tables are going */
-	}
-	sum_stats(&s, &dropped);
-	sum_sessions(&sess);
-	sum_ports(&es);
-	kernel_drops = g.n_packet_sockets > 0 ? th_kdrops_read() : 0; /* sockets still open */
-	rte_rwlock_read_unlock(&g.tel_lock);
-	rte_tel_data_start_dict(d);
-#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, #name, s.name);
-	TH_DECODE_COUNTER_LIST(TH_TEL_X)
-#undef TH_TEL_X
-	/* Every loss the final block names: frames by parse outcome (pkt_not_ip, ...), TCP
-	 * streams, matching, the NICs, and inference when it runs. */
-	for (int i = 1; i < TH_PKT__STATUS_COUNT; i++) {
-		size_t k;
-
-		for (k = 0; pkt_keys[i][k] != '\0' && k + 1 < sizeof(key); k++)
-			key[k] = (char)tolower((unsigned char)pkt_keys[i][k]);
-		key[k] = '\0';
-		rte_tel_data_add_dict_u64(d, key, s.pkt[i]);
-	}
-#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "flow_" #name, s.flow.name);
-	TH_FLOW_COUNTER_LIST(TH_TEL_X)
-#undef TH_TEL_X
-#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "xid_" #name, s.xid.name);
-	TH_XID_COUNTER_LIST(TH_TEL_X)
-#undef TH_TEL_X
-	rte_tel_data_add_dict_u64(d, "nic_ipackets", es.ipackets);
-	rte_tel_data_add_dict_u64(d, "nic_imissed", es.imissed);
-	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", es.rx_nombuf);
-	rte_tel_data_add_dict_u64(d, "nic_ierrors", es.ierrors);
-	if (g.n_packet_sockets > 0)
-		rte_tel_data_add_dict_u64(d, "nic_kernel_drops", kernel_drops);
-	rte_tel_data_add_dict_u64(d, "ring_full", g.disp.ring_full);
-	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
-	if (g.n_session > 0) {
-#define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "sess_" #name, sess.c.name);
-		TH_SESS_COUNTER_LIST(TH_TEL_X)
-#undef TH_TEL_X
-		rte_tel_data_add_dict_u64(d, "sess_ring_full", sess.ring_full);
-		rte_tel_data_add_dict_u64(d, "sess_pool_empty", sess.pool_empty);
-		rte_tel_data_add_dict_u64(d, "sess_records_dropped_output", sess.dropped);
-	}
-	return 0;
-}
-
-/*
- * /tracehound/srt: response times by procedure since the start, every decode
- * lcore's added up as they run: one dict per procedure (PROGRAM_PROC, as the
- * RPC log spells them with '_' for the space), nanoseconds.
- */
-static int
-telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	static const struct {
-		const char *name;
-		double p;
-	} pct[] = {{"p50_ns", 50}, {"p90_ns", 90}, {"p99_ns", 99}, {"p999_ns", 99.9}};
-	struct th_srt *sum = NULL;
-	uint32_t r, rows;
-	bool is_off;
-
-	(void)cmd;
-	(void)params;
-	rte_rwlock_read_lock(&g.tel_lock);
-	is_off = g.is_tel_off;
-	if (!is_off)
-		sum = srt_sum();
-	rte_rwlock_read_unlock(&g.tel_lock);
-	if (is_off)
-		return -ENODEV; /* stopping: the tables are going */
-	if (sum == NULL)
-		return -ENOMEM;
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "untimed_clock", sum->untimed_clock);
-	rte_tel_data_add_dict_u64(d, "untimed_rows", sum->untimed_rows);
-	rows = atomic_load_explicit(&sum->rows, memory_order_relaxed);
-	for (r = 0; r < rows; r++) {
-		const struct th_srt_row *w = &sum->row[r];
-		struct rte_tel_data *c = rte_tel_data_alloc();
-		char label[64];
-		size_t k;
-
-		if (c == NULL)
-			break;
-		th_srt_label(&sum->id[r], label, sizeof(label));
-		/* Telemetry takes letters, digits, '_' and '/' in names: "100024.1 0" is
-		 * 100024_1_0. */
-		for (char *q = label; *q != '\0'; q++)
-			if (!isalnum((unsigned char)*q) && *q != '/')
-				*q = '_';
-		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "rpcs", w->count);
-		rte_tel_data_add_dict_u64(c, "min_ns", w->min);
-		for (k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
-			rte_tel_data_add_dict_u64(
-				c, pct[k].name, th_srt_percentile(sum, r, pct[k].p));
-		rte_tel_data_add_dict_u64(c, "max_ns", w->max);
-		rte_tel_data_add_dict_u64(c, "mean_ns", (uint64_t)(w->sum_ns / (double)w->count));
-		if (rte_tel_data_add_dict_container(d, label, c, 0) != 0)
-			rte_tel_data_free(c);
-	}
-	free(sum);
+	atomic_store(&cap.is_rx_done, true);
 	return 0;
 }
 
@@ -1292,7 +693,7 @@ usage(FILE *out)
 static int
 load_settings(const char *config, struct th_conf **conf_out, char *err, size_t esz)
 {
-	struct settings *s = &g.set;
+	struct settings *s = &cap.set;
 	struct th_conf *c = NULL;
 	const char *v;
 	int rc = 0;
@@ -1552,7 +953,7 @@ static bool
 outputs_clash(int argc, char **argv, const char *config)
 {
 	const char *outs[3] = {NULL, NULL, NULL}, *names[] = {"-o", "-r", "session.names"};
-	const char *given[] = {g.set.output, g.set.records, g.set.names};
+	const char *given[] = {cap.set.output, cap.set.records, cap.set.names};
 	char in[PATH_MAX];
 	size_t k, j;
 
@@ -1632,8 +1033,8 @@ pcap_devargs(uint16_t port)
 }
 
 /* The file a net_pcap port reads (its first rx_pcap=) into @p path; false for other ports. */
-static bool
-port_pcap_path(uint16_t port, char *path, size_t size)
+bool
+th_capture_port_pcap_path(uint16_t port, char *path, size_t size)
 {
 	const char *args = pcap_devargs(port);
 
@@ -1650,64 +1051,6 @@ port_is_pcap_file(uint16_t port)
 }
 
 /*
- * Each pcap file port's file, read again after the port ended with receive
- * errors: whether libpcap (and so net_pcap) stopped before the file's end. Say
- * so and how many records the port could deliver; @p in adds up what it found.
- * @return true when records went unread (a file damaged before its last bytes,
- * a port that ended early); a file cut short in its last record is only said.
- */
-static bool
-print_inputs(FILE *out, struct inputs_sum *in)
-{
-	struct th_input_check c;
-	struct rte_eth_stats es;
-	char path[PATH_MAX];
-	bool has_unread = false, has_header = false;
-
-	for (unsigned int i = 0; i < g.n_ports; i++) {
-		if (!g.is_file_port[g.ports[i]] || !port_pcap_path(g.ports[i], path, sizeof(path)))
-			continue;
-		if (!has_header)
-			fprintf(out, "inputs\n");
-		has_header = true;
-		/*
-		 * net_pcap counts a receive error for each libpcap error (and a frame too big
-		 * for its mbufs), and each record it dropped for want of an mbuf: without
-		 * either the port delivered its file whole.
-		 */
-		if (rte_eth_stats_get(g.ports[i], &es) == 0 && es.ierrors == 0 &&
-			es.rx_nombuf == 0) {
-			fprintf(out, "  %-14" PRIu64 " records in %s\n", es.ipackets, path);
-			continue;
-		}
-		if (th_input_check(path, &c) != 0) {
-			fprintf(out, "  %s: cannot read it again: %s\n", path, c.error);
-			continue;
-		}
-		fprintf(out, "  %-14" PRIu64 " records in %s", c.records, path);
-		if (es.ipackets != c.records)
-			fprintf(out, " (port %u delivered %" PRIu64 ")", g.ports[i], es.ipackets);
-		if (!c.is_damaged)
-			fprintf(out, "\n");
-		else if (c.unread == 0)
-			fprintf(out, ", then cut short in its last record (libpcap: %s)\n",
-				c.error);
-		else
-			fprintf(out,
-				", then damaged: %" PRIu64
-				" bytes after it not read (libpcap: %s)\n",
-				c.unread, c.error);
-		/* Records neither delivered nor dropped (counted as no mbuf) were not read. */
-		if (c.records > es.ipackets + es.rx_nombuf)
-			in->records_unread += c.records - es.ipackets - es.rx_nombuf;
-		in->n_damaged += c.is_damaged;
-		has_unread |=
-			(c.is_damaged && c.unread > 0) || c.records > es.ipackets + es.rx_nombuf;
-	}
-	return has_unread;
-}
-
-/*
  * Mbufs net_pcap may take for one record of file port @p port: one per data
  * room of the file's snap length (0 or past 256 KiB: 256 KiB).
  */
@@ -1718,7 +1061,7 @@ file_segs(uint16_t port)
 	char path[PATH_MAX];
 	uint32_t snaplen = 0;
 
-	if (port_pcap_path(port, path, sizeof(path)))
+	if (th_capture_port_pcap_path(port, path, sizeof(path)))
 		snaplen = th_input_snaplen(path);
 	if (snaplen == 0 || snaplen > 262144)
 		snaplen = 262144;
@@ -1789,7 +1132,7 @@ setup_port(uint16_t port, uint16_t nb_rxq, bool use_rss)
 	struct rte_eth_rxconf rxconf;
 	/* Repeating 0x6d5a makes Toeplitz RSS symmetric: both directions, one queue. */
 	static uint8_t sym_key[52];
-	uint16_t q, nb_desc = (uint16_t)g.set.rx_desc;
+	uint16_t q, nb_desc = (uint16_t)cap.set.rx_desc;
 	int rc;
 
 	memset(&conf, 0, sizeof(conf));
@@ -1804,7 +1147,7 @@ setup_port(uint16_t port, uint16_t nb_rxq, bool use_rss)
 	 * host clock at receive time.
 	 */
 	if (info.driver_name != NULL && strcmp(info.driver_name, "net_pcap") == 0)
-		g.ts_mult[port] = 1000;
+		cap.ts_mult[port] = 1000;
 	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 	if (use_rss) {
@@ -1830,7 +1173,7 @@ setup_port(uint16_t port, uint16_t nb_rxq, bool use_rss)
 	rxconf.offloads = conf.rxmode.offloads;
 	for (q = 0; q < nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port, q, nb_desc,
-			(unsigned int)rte_eth_dev_socket_id(port), &rxconf, g.pool);
+			(unsigned int)rte_eth_dev_socket_id(port), &rxconf, cap.pool);
 		if (rc != 0)
 			return rc;
 	}
@@ -1847,8 +1190,8 @@ ports_have_rss(uint16_t queues)
 	struct rte_eth_dev_info info;
 	unsigned int i;
 
-	for (i = 0; i < g.n_ports; i++) {
-		if (rte_eth_dev_info_get(g.ports[i], &info) != 0 || info.max_rx_queues < queues ||
+	for (i = 0; i < cap.n_ports; i++) {
+		if (rte_eth_dev_info_get(cap.ports[i], &info) != 0 || info.max_rx_queues < queues ||
 			(info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP)) == 0)
 			return false;
 	}
@@ -1861,18 +1204,18 @@ warn_remote_numa(void)
 {
 	unsigned int i, p, lcore;
 
-	for (i = 0; i < g.n_decode + g.has_dispatcher; i++) {
-		lcore = i < g.n_decode ? g.dl[i].lcore_id : g.disp.lcore_id;
-		if (i < g.n_decode && g.has_dispatcher)
+	for (i = 0; i < cap.n_decode + cap.has_dispatcher; i++) {
+		lcore = i < cap.n_decode ? cap.dl[i].lcore_id : cap.disp.lcore_id;
+		if (i < cap.n_decode && cap.has_dispatcher)
 			continue; /* fed by the dispatcher's ring, not by a port */
-		for (p = 0; p < g.n_ports; p++) {
-			int sock = rte_eth_dev_socket_id(g.ports[p]);
+		for (p = 0; p < cap.n_ports; p++) {
+			int sock = rte_eth_dev_socket_id(cap.ports[p]);
 
 			if (sock >= 0 && (unsigned int)sock != rte_lcore_to_socket_id(lcore))
 				fprintf(stderr,
 					"capture: warning: lcore %u is on socket %u, port %u on "
 					"socket %d; pick lcores local to the NIC (-l)\n",
-					lcore, rte_lcore_to_socket_id(lcore), g.ports[p], sock);
+					lcore, rte_lcore_to_socket_id(lcore), cap.ports[p], sock);
 		}
 	}
 }
@@ -1883,49 +1226,49 @@ setup_sessions(void)
 	char name[64];
 	unsigned int i;
 
-	if (g.n_session == 0)
+	if (cap.n_session == 0)
 		return 0;
-	if (!g.is_inline_session) {
+	if (!cap.is_inline_session) {
 		/* Events in flight: every ring full, plus each decode lcore's pending bursts. */
-		unsigned int n = g.n_session * (unsigned int)g.set.ring_size +
-				 g.n_decode * MAX_SESSION * SESS_BURST + 1024;
+		unsigned int n = cap.n_session * (unsigned int)cap.set.ring_size +
+				 cap.n_decode * MAX_SESSION * SESS_BURST + 1024;
 
-		g.sess_pool = rte_mempool_create("th_sess_ops", n, sizeof(struct th_sess_op), 256,
+		cap.sess_pool = rte_mempool_create("th_sess_ops", n, sizeof(struct th_sess_op), 256,
 			0, NULL, NULL, NULL, NULL, (int)rte_socket_id(), 0);
-		if (g.sess_pool == NULL) {
+		if (cap.sess_pool == NULL) {
 			fprintf(stderr,
 				"capture: cannot allocate %u inference events: %s (raise EAL -m)\n",
 				n, rte_strerror(rte_errno));
 			return -ENOMEM;
 		}
 	}
-	for (i = 0; i < g.n_session; i++) {
-		struct session_lcore *sl = &g.sl[i];
-		struct th_sess_config cfg = g.set.sess;
+	for (i = 0; i < cap.n_session; i++) {
+		struct session_lcore *sl = &cap.sl[i];
+		struct th_sess_config cfg = cap.set.sess;
 
 		errno = 0; /* what a failure below says, not what an earlier call left */
 		sl->lcore_id = UINT32_MAX;
-		cfg.cores = g.n_session;
+		cfg.cores = cap.n_session;
 		cfg.core_index = i;
 		sl->t = th_sess_create(
-			&cfg, on_record, g.set.names || g.set.trace_dir ? on_name : NULL, sl);
+			&cfg, on_record, cap.set.names || cap.set.trace_dir ? on_name : NULL, sl);
 		snprintf(name, sizeof(name), "th_rec%u", i);
 		if (sl->t == NULL || th_out_init(&sl->records, name, TH_OUT_RECORDS,
-					     OUTBUFS_PER_LCORE, g.out_ring))
+					     OUTBUFS_PER_LCORE, cap.out_ring))
 			goto no_memory;
 		snprintf(name, sizeof(name), "th_names%u", i);
-		if (th_out_init(&sl->names, name, TH_OUT_NAMES, OUTBUFS_PER_LCORE, g.out_ring))
+		if (th_out_init(&sl->names, name, TH_OUT_NAMES, OUTBUFS_PER_LCORE, cap.out_ring))
 			goto no_memory;
-		if (g.set.trace_dir != NULL) {
+		if (cap.set.trace_dir != NULL) {
 			sl->seg = open_segments(
 				(uint16_t)i, TH_SEGMENT_KIND_MIXED, "trace segments", &sl->seg_ctr);
 			if (sl->seg == NULL)
 				goto no_memory;
 		}
-		if (g.is_inline_session)
+		if (cap.is_inline_session)
 			continue;
 		snprintf(name, sizeof(name), "th_sess%u", i);
-		sl->in = rte_ring_create(name, rte_align32pow2((unsigned int)g.set.ring_size),
+		sl->in = rte_ring_create(name, rte_align32pow2((unsigned int)cap.set.ring_size),
 			(int)rte_socket_id(), RING_F_SC_DEQ);
 		if (sl->in == NULL)
 			goto no_memory;
@@ -1935,7 +1278,7 @@ setup_sessions(void)
 no_memory:
 	/* Mostly memory; a value the libraries refuse says EINVAL. */
 	fprintf(stderr, "capture: session lcore: cannot set up: %s (files %u, sessions %u)\n",
-		strerror(errno != 0 ? errno : ENOMEM), g.set.sess.files, g.set.sess.sessions);
+		strerror(errno != 0 ? errno : ENOMEM), cap.set.sess.files, cap.set.sess.sessions);
 	return -ENOMEM;
 }
 
@@ -1952,23 +1295,23 @@ setup_dataplane(bool has_vdev)
 
 	RTE_ETH_FOREACH_DEV(port)
 	{
-		if (g.n_ports == MAX_PORTS)
+		if (cap.n_ports == MAX_PORTS)
 			break;
-		g.is_file_port[port] = port_is_pcap_file(port);
-		if (!g.is_file_port[port])
-			g.has_live_port = true;
+		cap.is_file_port[port] = port_is_pcap_file(port);
+		if (!cap.is_file_port[port])
+			cap.has_live_port = true;
 		else
-			g.file_segs[port] = file_segs(port);
-		if (port_link(port, &g.link[port]) != 0)
+			cap.file_segs[port] = file_segs(port);
+		if (port_link(port, &cap.link[port]) != 0)
 			return -EINVAL;
-		g.ports[g.n_ports++] = port;
+		cap.ports[cap.n_ports++] = port;
 	}
-	if (g.n_ports == 0 && has_vdev) {
+	if (cap.n_ports == 0 && has_vdev) {
 		/* The driver said why above (a file that is not a pcap, an absent interface). */
 		fprintf(stderr, "capture: no DPDK port came up: every --vdev was refused\n");
 		return -EIO;
 	}
-	if (g.n_ports == 0) {
+	if (cap.n_ports == 0) {
 		fprintf(stderr,
 			"capture: no DPDK port; add one, e.g. --vdev=net_pcap0,rx_pcap=FILE "
 			"or --vdev=net_af_packet0,iface=eth0\n");
@@ -1983,35 +1326,36 @@ setup_dataplane(bool has_vdev)
 	 * Session lcores first (inference, when records are asked for): as
 	 * configured, or one; with a single worker, inference runs inline on it.
 	 */
-	if (g.set.records != NULL || g.set.trace_dir != NULL) {
-		unsigned int want = g.set.session_lcores ? (unsigned int)g.set.session_lcores : 1;
+	if (cap.set.records != NULL || cap.set.trace_dir != NULL) {
+		unsigned int want =
+			cap.set.session_lcores ? (unsigned int)cap.set.session_lcores : 1;
 
 		if (workers == 1) {
-			g.is_inline_session = true;
-			g.n_session = 1;
+			cap.is_inline_session = true;
+			cap.n_session = 1;
 		} else {
-			g.n_session = want < workers ? want : workers - 1;
-			workers -= g.n_session;
+			cap.n_session = want < workers ? want : workers - 1;
+			workers -= cap.n_session;
 		}
 	}
 	/* With several workers and no RSS, one of them dispatches. */
-	g.n_decode = workers;
-	if (g.set.decode_lcores != 0 && g.set.decode_lcores < g.n_decode)
-		g.n_decode = (unsigned int)g.set.decode_lcores;
-	if (g.n_decode > MAX_DECODE)
-		g.n_decode = MAX_DECODE;
-	use_rss = g.n_decode > 1 && ports_have_rss((uint16_t)g.n_decode);
-	if (g.n_decode > 1 && !use_rss) {
-		if (workers == g.n_decode)
-			g.n_decode--;
-		g.has_dispatcher = g.n_decode > 1;
-		if (!g.has_dispatcher)
-			g.n_decode = 1;
+	cap.n_decode = workers;
+	if (cap.set.decode_lcores != 0 && cap.set.decode_lcores < cap.n_decode)
+		cap.n_decode = (unsigned int)cap.set.decode_lcores;
+	if (cap.n_decode > MAX_DECODE)
+		cap.n_decode = MAX_DECODE;
+	use_rss = cap.n_decode > 1 && ports_have_rss((uint16_t)cap.n_decode);
+	if (cap.n_decode > 1 && !use_rss) {
+		if (workers == cap.n_decode)
+			cap.n_decode--;
+		cap.has_dispatcher = cap.n_decode > 1;
+		if (!cap.has_dispatcher)
+			cap.n_decode = 1;
 	}
-	n_rxq = use_rss ? g.n_decode : 1;
+	n_rxq = use_rss ? cap.n_decode : 1;
 
 	/* mbufs live where the NIC writes them: the first port's socket. */
-	pool_socket = rte_eth_dev_socket_id(g.ports[0]);
+	pool_socket = rte_eth_dev_socket_id(cap.ports[0]);
 	if (pool_socket < 0)
 		pool_socket = (int)rte_socket_id();
 	/*
@@ -2019,64 +1363,64 @@ setup_dataplane(bool has_vdev)
 	 * the lcore polling a port cannot take: caches small enough that a small pool
 	 * is not held up in them.
 	 */
-	g.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)g.set.mbufs,
-		RTE_MIN(256u, (unsigned int)g.set.mbufs / (2 * rte_lcore_count())), 0,
+	cap.pool = rte_pktmbuf_pool_create("th_mbufs", (unsigned int)cap.set.mbufs,
+		RTE_MIN(256u, (unsigned int)cap.set.mbufs / (2 * rte_lcore_count())), 0,
 		RTE_MBUF_DEFAULT_BUF_SIZE, pool_socket);
-	if (g.pool == NULL) {
+	if (cap.pool == NULL) {
 		fprintf(stderr, "capture: cannot allocate %" PRIu64 " mbufs: %s (raise EAL -m)\n",
-			g.set.mbufs, rte_strerror(rte_errno));
+			cap.set.mbufs, rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	for (p = 0; p < g.n_ports; p++) {
-		rc = setup_port(g.ports[p], (uint16_t)n_rxq, use_rss);
+	for (p = 0; p < cap.n_ports; p++) {
+		rc = setup_port(cap.ports[p], (uint16_t)n_rxq, use_rss);
 		if (rc != 0) {
-			fprintf(stderr, "capture: port %u: setup failed: %s\n", g.ports[p],
+			fprintf(stderr, "capture: port %u: setup failed: %s\n", cap.ports[p],
 				rte_strerror(-rc));
 			return -EIO; /* a runtime failure, whatever DPDK said */
 		}
 	}
-	g.ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+	cap.ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
 	{
 		int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
 
-		g.ts_flag = bit >= 0 ? 1ull << bit : 0;
+		cap.ts_flag = bit >= 0 ? 1ull << bit : 0;
 		if (bit < 0)
-			g.ts_offset = -1;
+			cap.ts_offset = -1;
 	}
 
 	/* Room for every output buffer of every producer, so handing one over never fails. */
-	g.out_ring = rte_ring_create("th_out",
-		rte_align32pow2((g.n_decode + 2 * g.n_session) * OUTBUFS_PER_LCORE + 1),
+	cap.out_ring = rte_ring_create("th_out",
+		rte_align32pow2((cap.n_decode + 2 * cap.n_session) * OUTBUFS_PER_LCORE + 1),
 		(int)rte_socket_id(), RING_F_SC_DEQ);
-	if (g.out_ring == NULL)
+	if (cap.out_ring == NULL)
 		return -ENOMEM;
 	if (setup_sessions() != 0)
 		return -ENOMEM;
 
 	lcore = rte_get_next_lcore(-1, 1, 0);
-	if (g.has_dispatcher) {
-		g.disp.lcore_id = lcore;
-		for (p = 0; p < g.n_ports; p++)
-			g.disp.rxq[g.disp.n_rxq++] = (struct rxq){g.ports[p], 0};
+	if (cap.has_dispatcher) {
+		cap.disp.lcore_id = lcore;
+		for (p = 0; p < cap.n_ports; p++)
+			cap.disp.rxq[cap.disp.n_rxq++] = (struct rxq){cap.ports[p], 0};
 		lcore = rte_get_next_lcore(lcore, 1, 0);
 	}
-	for (i = 0; i < g.n_decode; i++, lcore = rte_get_next_lcore(lcore, 1, 0)) {
-		struct decode_lcore *dl = &g.dl[i];
+	for (i = 0; i < cap.n_decode; i++, lcore = rte_get_next_lcore(lcore, 1, 0)) {
+		struct decode_lcore *dl = &cap.dl[i];
 
 		dl->lcore_id = lcore;
 		dl->index = i;
-		dl->dec = th_decode_create(&g.set.dec, emit_op, dl);
+		dl->dec = th_decode_create(&cap.set.dec, emit_op, dl);
 		dl->scratch = malloc(65536);
 		snprintf(name, sizeof(name), "th_rpc%u", i);
 		if (dl->dec == NULL || dl->scratch == NULL ||
-			th_out_init(&dl->out, name, TH_OUT_RPC, OUTBUFS_PER_LCORE, g.out_ring) !=
+			th_out_init(&dl->out, name, TH_OUT_RPC, OUTBUFS_PER_LCORE, cap.out_ring) !=
 				0) {
 			fprintf(stderr,
 				"capture: decode lcore %u: out of memory (flows %u, calls %u)\n", i,
-				g.set.dec.flows, g.set.dec.calls);
+				cap.set.dec.flows, cap.set.dec.calls);
 			return -ENOMEM;
 		}
-		if (g.set.trace_dir != NULL && g.set.is_rpc_trace) {
+		if (cap.set.trace_dir != NULL && cap.set.is_rpc_trace) {
 			/* Stream ids 256 and up: RPC streams of decode lcores, apart from
 			 * sessions'. */
 			dl->rpc_seg = open_segments((uint16_t)(256 + i), TH_SEGMENT_KIND_RPCS,
@@ -2084,35 +1428,36 @@ setup_dataplane(bool has_vdev)
 			if (dl->rpc_seg == NULL)
 				return -ENOMEM;
 		}
-		if (g.has_dispatcher) {
+		if (cap.has_dispatcher) {
 			snprintf(name, sizeof(name), "th_in%u", i);
 			dl->in = rte_ring_create(name,
-				rte_align32pow2((unsigned int)g.set.ring_size),
+				rte_align32pow2((unsigned int)cap.set.ring_size),
 				(int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 			if (dl->in == NULL)
 				return -ENOMEM;
 		} else {
-			for (p = 0; p < g.n_ports; p++)
+			for (p = 0; p < cap.n_ports; p++)
 				dl->rxq[dl->n_rxq++] =
-					(struct rxq){g.ports[p], (uint16_t)(use_rss ? i : 0)};
+					(struct rxq){cap.ports[p], (uint16_t)(use_rss ? i : 0)};
 		}
 	}
-	for (i = 0; i < g.n_session && !g.is_inline_session; i++) {
-		g.sl[i].lcore_id = lcore;
+	for (i = 0; i < cap.n_session && !cap.is_inline_session; i++) {
+		cap.sl[i].lcore_id = lcore;
 		lcore = rte_get_next_lcore(lcore, 1, 0);
 	}
 	warn_remote_numa();
 	fprintf(stderr, "capture: %u port%s, %u decode lcore%s (%s), %zu KiB of tables per lcore\n",
-		g.n_ports, g.n_ports == 1 ? "" : "s", g.n_decode, g.n_decode == 1 ? "" : "s",
-		use_rss            ? "symmetric RSS"
-		: g.has_dispatcher ? "software dispatch"
-				   : "direct poll",
-		th_decode_memory(g.dl[0].dec) / 1024);
-	if (g.n_session > 0)
+		cap.n_ports, cap.n_ports == 1 ? "" : "s", cap.n_decode,
+		cap.n_decode == 1 ? "" : "s",
+		use_rss              ? "symmetric RSS"
+		: cap.has_dispatcher ? "software dispatch"
+				     : "direct poll",
+		th_decode_memory(cap.dl[0].dec) / 1024);
+	if (cap.n_session > 0)
 		fprintf(stderr, "capture: open/close inference on %u %s, %zu KiB of tables each\n",
-			g.n_session,
-			g.is_inline_session ? "decode lcore (inline)" : "session lcore(s)",
-			th_sess_memory(g.sl[0].t) / 1024);
+			cap.n_session,
+			cap.is_inline_session ? "decode lcore (inline)" : "session lcore(s)",
+			th_sess_memory(cap.sl[0].t) / 1024);
 	return 0;
 }
 
@@ -2122,32 +1467,32 @@ teardown(void)
 	struct th_outbuf *b;
 	unsigned int i;
 
-	rte_rwlock_write_lock(&g.tel_lock);
-	g.is_tel_off = true;
-	rte_rwlock_write_unlock(&g.tel_lock);
-	for (i = 0; i < g.n_ports; i++) {
-		rte_eth_dev_stop(g.ports[i]);
-		rte_eth_dev_close(g.ports[i]);
+	rte_rwlock_write_lock(&cap.tel_lock);
+	cap.is_tel_off = true;
+	rte_rwlock_write_unlock(&cap.tel_lock);
+	for (i = 0; i < cap.n_ports; i++) {
+		rte_eth_dev_stop(cap.ports[i]);
+		rte_eth_dev_close(cap.ports[i]);
 	}
 	/* Buffers still on their way belong back home before their streams free them. */
-	if (g.out_ring != NULL)
-		while (rte_ring_sc_dequeue(g.out_ring, (void **)&b) == 0)
+	if (cap.out_ring != NULL)
+		while (rte_ring_sc_dequeue(cap.out_ring, (void **)&b) == 0)
 			rte_ring_sp_enqueue(b->home, b);
-	for (i = 0; i < g.n_decode; i++) {
-		th_decode_free(g.dl[i].dec);
-		free(g.dl[i].scratch);
-		th_out_fini(&g.dl[i].out);
-		rte_ring_free(g.dl[i].in);
+	for (i = 0; i < cap.n_decode; i++) {
+		th_decode_free(cap.dl[i].dec);
+		free(cap.dl[i].scratch);
+		th_out_fini(&cap.dl[i].out);
+		rte_ring_free(cap.dl[i].in);
 	}
-	for (i = 0; i < g.n_session; i++) {
-		th_sess_free(g.sl[i].t);
-		th_out_fini(&g.sl[i].records);
-		th_out_fini(&g.sl[i].names);
-		rte_ring_free(g.sl[i].in);
+	for (i = 0; i < cap.n_session; i++) {
+		th_sess_free(cap.sl[i].t);
+		th_out_fini(&cap.sl[i].records);
+		th_out_fini(&cap.sl[i].names);
+		rte_ring_free(cap.sl[i].in);
 	}
-	rte_mempool_free(g.sess_pool);
-	rte_ring_free(g.out_ring);
-	rte_mempool_free(g.pool);
+	rte_mempool_free(cap.sess_pool);
+	rte_ring_free(cap.out_ring);
+	rte_mempool_free(cap.pool);
 }
 
 static uint64_t
@@ -2175,29 +1520,29 @@ probe_main(void *arg)
 
 	(void)arg;
 	th_probe_config_init(&c);
-	c.target = g.set.probe_target;
-	c.temp_size = g.set.probe_size;
+	c.target = cap.set.probe_target;
+	c.temp_size = cap.set.probe_size;
 	c.count = 0;
-	c.duration_ns = g.set.probe_seconds_ns;
-	c.cycle_ns = 1000000000ull / g.set.probe_rate;
-	c.stop = &g.probe_stop;
-	if (th_probe_schedule_init(&sched, &c, g.set.probe_every_ns, (double)g.set.probe_percentile,
-		    g.set.probe_alarm_ns, monotonic_ns()) != 0)
+	c.duration_ns = cap.set.probe_seconds_ns;
+	c.cycle_ns = 1000000000ull / cap.set.probe_rate;
+	c.stop = &cap.probe_stop;
+	if (th_probe_schedule_init(&sched, &c, cap.set.probe_every_ns,
+		    (double)cap.set.probe_percentile, cap.set.probe_alarm_ns, monotonic_ns()) != 0)
 		return NULL;
-	while (!g.probe_stop) {
+	while (!cap.probe_stop) {
 		rc = th_probe_schedule_poll(&sched, monotonic_ns(), &r, &is_alarm);
 		if (rc < 0) {
-			g.probe_failures++;
+			cap.probe_failures++;
 			fprintf(stderr, "capture: probe %s failed: %s\n", c.target, r.error);
-		} else if (rc == 1 && !g.probe_stop) {
-			g.probe_runs++;
-			g.probe_alarms += is_alarm;
+		} else if (rc == 1 && !cap.probe_stop) {
+			cap.probe_runs++;
+			cap.probe_alarms += is_alarm;
 			fprintf(stderr,
 				"capture: probe %s: %" PRIu64 " reads, p50 %.1f us p%" PRIu64
 				" %.1f us max %.1f us%s\n",
 				c.target, r.samples, th_hist_percentile(&r.service, 50) / 1e3,
-				g.set.probe_percentile,
-				th_hist_percentile(&r.service, (double)g.set.probe_percentile) /
+				cap.set.probe_percentile,
+				th_hist_percentile(&r.service, (double)cap.set.probe_percentile) /
 					1e3,
 				r.service.max / 1e3,
 				is_alarm ? "  ALARM: above the threshold" : "");
@@ -2232,9 +1577,9 @@ open_outputs(void)
 {
 	int rc;
 
-	rc = open_output(g.set.output, &g.out_fds[TH_OUT_RPC]);
-	rc = rc ? rc : open_output(g.set.records, &g.out_fds[TH_OUT_RECORDS]);
-	rc = rc ? rc : open_output(g.set.names, &g.out_fds[TH_OUT_NAMES]);
+	rc = open_output(cap.set.output, &cap.out_fds[TH_OUT_RPC]);
+	rc = rc ? rc : open_output(cap.set.records, &cap.out_fds[TH_OUT_RECORDS]);
+	rc = rc ? rc : open_output(cap.set.names, &cap.out_fds[TH_OUT_NAMES]);
 	return rc;
 }
 
@@ -2246,49 +1591,51 @@ run(void)
 	bool signalled = false, has_unread;
 
 	next_stats =
-		g.set.stats_interval_ns
-			? start_tsc + (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc)
+		cap.set.stats_interval_ns
+			? start_tsc + (uint64_t)((double)cap.set.stats_interval_ns / cap.ns_per_tsc)
 			: UINT64_MAX;
-	if (g.set.probe_target != NULL) {
-		g.has_probe_thread = pthread_create(&g.probe_thread, NULL, probe_main, NULL) == 0;
-		if (!g.has_probe_thread)
+	if (cap.set.probe_target != NULL) {
+		cap.has_probe_thread =
+			pthread_create(&cap.probe_thread, NULL, probe_main, NULL) == 0;
+		if (!cap.has_probe_thread)
 			fprintf(stderr, "capture: cannot start the probe thread; probes are off\n");
 	}
-	if (g.has_dispatcher)
-		rte_eal_remote_launch(dispatch_main, &g.disp, g.disp.lcore_id);
-	for (i = 0; i < g.n_session && !g.is_inline_session; i++)
-		rte_eal_remote_launch(session_main, &g.sl[i], g.sl[i].lcore_id);
-	for (i = 0; i < g.n_decode; i++)
-		rte_eal_remote_launch(decode_main, &g.dl[i], g.dl[i].lcore_id);
+	if (cap.has_dispatcher)
+		rte_eal_remote_launch(dispatch_main, &cap.disp, cap.disp.lcore_id);
+	for (i = 0; i < cap.n_session && !cap.is_inline_session; i++)
+		rte_eal_remote_launch(session_main, &cap.sl[i], cap.sl[i].lcore_id);
+	for (i = 0; i < cap.n_decode; i++)
+		rte_eal_remote_launch(decode_main, &cap.dl[i], cap.dl[i].lcore_id);
 
 	for (;;) {
 		if (got_signal && !signalled) {
 			signalled = true;
 			fprintf(stderr, "capture: %s, stopping\n",
 				got_signal == SIGINT ? "interrupted" : "terminated");
-			atomic_store(&g.stop_rx, true);
+			atomic_store(&cap.stop_rx, true);
 		}
 		if (drain_output() == 0)
 			rte_delay_us_sleep(1000);
-		for (i = 0, done = 0; i < g.n_decode; i++)
-			done += atomic_load(&g.dl[i].is_done);
-		for (i = 0; i < g.n_session; i++)
-			done += atomic_load(&g.sl[i].is_done);
-		if (done == g.n_decode + g.n_session)
+		for (i = 0, done = 0; i < cap.n_decode; i++)
+			done += atomic_load(&cap.dl[i].is_done);
+		for (i = 0; i < cap.n_session; i++)
+			done += atomic_load(&cap.sl[i].is_done);
+		if (done == cap.n_decode + cap.n_session)
 			break;
 		if (rte_rdtsc() >= next_stats) {
-			print_progress(start_tsc);
-			next_stats += (uint64_t)((double)g.set.stats_interval_ns / g.ns_per_tsc);
+			th_stats_progress(start_tsc);
+			next_stats +=
+				(uint64_t)((double)cap.set.stats_interval_ns / cap.ns_per_tsc);
 		}
 	}
 	rte_eal_mp_wait_lcore();
-	if (g.has_probe_thread) {
-		g.probe_stop = 1;
-		pthread_join(g.probe_thread, NULL);
+	if (cap.has_probe_thread) {
+		cap.probe_stop = 1;
+		pthread_join(cap.probe_thread, NULL);
 	}
 	drain_output();
-	has_unread = print_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
-	return g.out_totals.is_broken || has_unread ? 1 : 0;
+	has_unread = th_stats_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
+	return cap.out_totals.is_broken || has_unread ? 1 : 0;
 }
 
 int
@@ -2354,14 +1701,15 @@ th_cmd_capture(int argc, char **argv)
 		return 2;
 	}
 	if (output != NULL)
-		g.set.output = output;
+		cap.set.output = output;
 	if (records != NULL)
-		g.set.records = records;
+		cap.set.records = records;
 	if (lcores != NULL) {
 		char *end;
 
-		g.set.decode_lcores = strtoull(lcores, &end, 10);
-		if (*end != '\0' || g.set.decode_lcores == 0 || g.set.decode_lcores > MAX_DECODE) {
+		cap.set.decode_lcores = strtoull(lcores, &end, 10);
+		if (*end != '\0' || cap.set.decode_lcores == 0 ||
+			cap.set.decode_lcores > MAX_DECODE) {
 			fprintf(stderr, "capture: --decode-lcores wants 1 to %d\n", MAX_DECODE);
 			rc = 2;
 			goto free_conf;
@@ -2376,7 +1724,7 @@ th_cmd_capture(int argc, char **argv)
 			rc = 2;
 			goto free_conf;
 		}
-		g.set.stats_interval_ns = (uint64_t)(v * 1e9);
+		cap.set.stats_interval_ns = (uint64_t)(v * 1e9);
 	}
 	eal_argc = build_eal_argv(conf, argc - eal_start - (eal_start < argc),
 		argv + eal_start + (eal_start < argc), &eal_argv, &eal_copy);
@@ -2407,21 +1755,21 @@ th_cmd_capture(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	g.clock_base_tsc = rte_rdtsc();
-	g.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	g.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	cap.clock_base_tsc = rte_rdtsc();
+	cap.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	cap.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
 
 	ret = setup_dataplane(has_vdev);
 	if (ret == 0) {
 		uint64_t lost;
 
-		g.n_packet_sockets = th_kdrops_find();
-		rte_telemetry_register_cmd("/tracehound/stats", telemetry_stats,
+		cap.n_packet_sockets = th_kdrops_find();
+		rte_telemetry_register_cmd("/tracehound/stats", th_stats_telemetry,
 			"tracehound decode counters, summed over lcores");
-		rte_telemetry_register_cmd("/tracehound/srt", telemetry_srt,
+		rte_telemetry_register_cmd("/tracehound/srt", th_stats_telemetry_srt,
 			"server response time by procedure since the start, ns");
 		rc = run();
-		lost = trace_lost();
+		lost = th_stats_trace_lost();
 		if (rc == 0 && lost > 0) {
 			fprintf(stderr,
 				"capture: %" PRIu64 " trace records were lost (statistics "
@@ -2438,8 +1786,8 @@ th_cmd_capture(int argc, char **argv)
 	remove_runtime_dir(runtime_dir);
 close_out:
 	for (i = 0; i < TH_OUT__DEST_COUNT; i++)
-		if (g.out_fds[i] > STDOUT_FILENO)
-			close(g.out_fds[i]);
+		if (cap.out_fds[i] > STDOUT_FILENO)
+			close(cap.out_fds[i]);
 free_conf:
 	free(eal_argv);
 	free(eal_copy);

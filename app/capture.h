@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TH_CAPTURE_H
+#define TH_CAPTURE_H
+
+/*
+ * tracehound capture's state, private to app/: the settings, the lcores'
+ * tables and the ports. cmd_capture.c sets it up and runs the data path;
+ * capture_stats.c adds up and prints what it counted.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_rwlock.h>
+#include <rte_telemetry.h>
+
+#include "capture_out.h"
+#include "th_decode.h"
+#include "th_pkt.h"
+#include "th_segment.h"
+#include "th_session.h"
+
+#define MAX_DECODE 32
+#define MAX_PORTS 8
+#define MAX_SESSION 16
+#define SESS_BURST 32
+
+/* Settings, from the config file and the command line. */
+struct settings {
+	const char *output;          /* "-" for stdout */
+	uint64_t decode_lcores;      /* 0: all worker lcores */
+	uint64_t stats_interval_ns;  /* 0: only the final block */
+	uint64_t mbufs;              /* mbuf pool size */
+	uint64_t burst;              /* rx burst */
+	uint64_t ring_size;          /* dispatcher -> decode ring entries */
+	uint64_t rx_desc;            /* rx descriptors per queue */
+	struct th_decode_config dec; /* table sizes and timeouts */
+	const char *records;         /* inferred opens to this file; NULL: inference off */
+	const char *trace_dir;       /* [trace] dir: opens and names as LZ4 segments */
+	uint64_t box_id;             /* this capture box, in every segment */
+	uint64_t rotate_bytes;       /* segment size limit */
+	uint64_t rotate_ns;          /* segment age limit (checkpoint) */
+	uint64_t flush_ns;           /* flush interval: what a crash may lose */
+	uint64_t is_rpc_trace;       /* also write every RPC to the segments (per decode lcore) */
+	const char *names;           /* handle-to-name map to this file; NULL: off */
+	uint64_t session_lcores;     /* session lcores (0: as many as spare workers allow) */
+	struct th_sess_config sess;  /* inference thresholds and table sizes */
+	const char *probe_target;    /* [probe] target: scheduled disk probes, or NULL */
+	uint64_t probe_every_ns;     /* time between probe starts */
+	uint64_t probe_seconds_ns;   /* how long each probe runs */
+	uint64_t probe_rate;         /* its IOPS (cycle time 1/rate) */
+	uint64_t probe_size;         /* temporary file size for a directory target */
+	uint64_t probe_percentile;   /* watched service-time percentile */
+	uint64_t probe_alarm_ns;     /* alarm above this */
+};
+
+struct rxq {
+	uint16_t port;
+	uint16_t queue;
+};
+
+/* Per decode lcore; only its lcore writes it, the control lcore reads counters. */
+struct decode_lcore {
+	unsigned int lcore_id;              /* EAL lcore */
+	unsigned int index;                 /* 0..n_decode-1 */
+	struct th_decode *dec;              /* the pipeline */
+	struct rte_ring *in;                /* from the dispatcher, or NULL */
+	struct rxq rxq[MAX_PORTS];          /* queues polled directly */
+	unsigned int n_rxq;                 /* how many */
+	struct th_out out;                  /* RPC lines to the control lcore */
+	struct th_segment_writer *rpc_seg;  /* RPC records as trace segments, or NULL */
+	struct th_segment_counters rpc_ctr; /* its counters at close */
+	struct th_sess_op
+		*pending[MAX_SESSION][SESS_BURST]; /* ops on their way, per session lcore */
+	unsigned int n_pending[MAX_SESSION];
+	uint64_t sess_pool_empty;    /* ops not passed to inference: no free event */
+	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
+	struct th_sess_op inline_op; /* inline inference: the op being reduced */
+	uint8_t *scratch;            /* linear copy of multi-segment frames */
+	atomic_bool is_done;         /* flushed and finished */
+} __rte_cache_aligned;
+
+/* A session lcore: inference for the files that hash to it. */
+struct session_lcore {
+	unsigned int lcore_id;              /* EAL lcore (UINT32_MAX: inline on decode lcore 0) */
+	struct th_sess_table *t;            /* the tables */
+	struct rte_ring *in;                /* ops from every decode lcore */
+	struct th_out records;              /* record lines */
+	struct th_out names;                /* name map lines */
+	struct th_segment_writer *seg;      /* opens and names as segments, or NULL */
+	struct th_segment_counters seg_ctr; /* its counters at close */
+	uint64_t last_ns;                   /* the capture clock: latest op time seen */
+	atomic_bool is_done;                /* flushed and finished */
+} __rte_cache_aligned;
+
+struct dispatch_lcore {
+	unsigned int lcore_id;
+	struct rxq rxq[MAX_PORTS];
+	unsigned int n_rxq;
+	uint64_t ring_full; /* mbufs dropped: a decode ring was full */
+} __rte_cache_aligned;
+
+/* The capture: one per process, set up by cmd_capture.c, read by capture_stats.c. */
+struct capture {
+	struct settings set;
+	struct decode_lcore dl[MAX_DECODE];
+	unsigned int n_decode;
+	struct dispatch_lcore disp;
+	bool has_dispatcher;
+	struct session_lcore sl[MAX_SESSION];
+	unsigned int n_session;        /* 0: inference off */
+	bool is_inline_session;        /* one decode lcore runs inference itself */
+	struct rte_mempool *sess_pool; /* th_sess_op events in flight */
+	struct rte_ring *out_ring;     /* filled output buffers, all lcores -> control */
+	struct rte_mempool *pool;
+	uint16_t ports[MAX_PORTS];
+	unsigned int n_ports;
+	bool is_file_port[RTE_MAX_ETHPORTS];      /* by port id: a pcap file, read to its end */
+	unsigned int file_segs[RTE_MAX_ETHPORTS]; /* mbufs its largest record takes */
+	uint64_t file_nombuf[RTE_MAX_ETHPORTS];   /* its rx_nombuf when last looked at */
+	bool has_live_port;                       /* a port stamped with the host clock */
+	int ts_offset;                            /* mbuf timestamp dynfield, or -1 */
+	uint32_t ts_mult[RTE_MAX_ETHPORTS];       /* dynfield units to ns, per port */
+	enum th_pkt_link link[RTE_MAX_ETHPORTS];  /* what each port's frames start with */
+	/* Telemetry's thread reads the lcores' tables until the process ends (DPDK has no
+	 * way to unregister a command): teardown shuts it out before freeing them. */
+	rte_rwlock_t tel_lock;
+	bool is_tel_off;
+	uint64_t ts_flag;       /* its ol_flags bit */
+	uint64_t clock_base_ns; /* wall clock at clock_base_tsc */
+	uint64_t clock_base_tsc;
+	double ns_per_tsc;
+	int out_fds[TH_OUT__DEST_COUNT]; /* per destination; -1: not written */
+	struct th_out_totals out_totals; /* written, lost; a write failed: stop */
+	unsigned int n_packet_sockets;   /* AF_PACKET sockets: kernel drops counted */
+	atomic_bool stop_rx;             /* signal or output error: stop receiving */
+	atomic_bool is_rx_done;          /* the dispatcher has stopped */
+	pthread_t probe_thread;          /* scheduled disk probes, when configured */
+	bool has_probe_thread;           /* probe_thread was started */
+	volatile int probe_stop;         /* tells a running probe to stop */
+	uint64_t probe_runs;             /* scheduled probes run */
+	uint64_t probe_alarms;           /* runs whose watched percentile passed the threshold */
+	uint64_t probe_failures;         /* runs that could not probe (the reason went to stderr) */
+};
+
+extern struct capture cap;
+
+/* The file a net_pcap port reads (its first rx_pcap=) into @p path; false for other ports. */
+bool th_capture_port_pcap_path(uint16_t port, char *path, size_t size);
+
+/* capture_stats.c */
+
+/** One progress line on stderr: counters so far, and the RPCs matched since the last. */
+void th_stats_progress(uint64_t start_tsc);
+
+/**
+ * The final statistics block to @p out, @p secs after the start, ending with
+ * the summary line. @return true when an input file had records not read.
+ */
+bool th_stats_final(FILE *out, double secs);
+
+/** Trace records lost by every stream, for every reason. */
+uint64_t th_stats_trace_lost(void);
+
+/** /tracehound/stats: every counter the final block prints, as they run. */
+int th_stats_telemetry(const char *cmd, const char *params, struct rte_tel_data *d);
+
+/** /tracehound/srt: response times by procedure since the start. */
+int th_stats_telemetry_srt(const char *cmd, const char *params, struct rte_tel_data *d);
+
+#endif /* TH_CAPTURE_H */
