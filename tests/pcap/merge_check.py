@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Several pcap files on one lcore are read in time order, as they happened.
+
+A capture box with an optical tap records each direction of a link on its own
+port, so a replay has one file per direction: every call in one, every reply
+in the other. Reading one file and then the next would hand every reply over
+before its call. `tracehound capture` reads the file ports an lcore polls by
+their frames' times; this script splits a generated capture and checks that
+the parts decode exactly as the whole did (the same RPC lines and the same
+summary line):
+
+  by direction     each IP direction to its own file (the replies' file
+                   first), on one decode lcore and behind the dispatcher;
+  three files      flows dealt round three files;
+  small pool       jumbo frames (five mbufs each) in three files from a pool
+                   of 1023 mbufs: held frames must not starve the next read.
+Exit status: 0 pass, 1 a difference, 2 a tool failure.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tshark_diff import gen_pcap, pcap_records, script_args  # noqa: E402
+
+SUMMARY_RE = re.compile(r'^summary:.*$', re.M)
+
+
+def ip_addrs(frame):
+    """(source, destination) addresses of an Ethernet frame's IP header, or None."""
+    off, etype = 12, int.from_bytes(frame[12:14], 'big')
+    while etype in (0x8100, 0x88a8) and len(frame) >= off + 6:
+        off += 4
+        etype = int.from_bytes(frame[off:off + 2], 'big')
+    ip = frame[off + 2:]
+    if etype == 0x0800 and len(ip) >= 20:
+        return ip[12:16], ip[16:20]
+    if etype == 0x86dd and len(ip) >= 40:
+        return ip[8:24], ip[24:40]
+    return None
+
+
+def split(pcap, parts, pick):
+    """Write pcap's records to len(parts) files, each to parts[pick(frame)]."""
+    _, recs, data = pcap_records(pcap)
+    bodies = [bytearray(data[:24]) for _ in parts]
+    for off, caplen in recs:
+        frame = data[off + 16:off + 16 + caplen]
+        bodies[pick(frame)] += data[off:off + 16 + caplen]
+    for path, body in zip(parts, bodies):
+        with open(path, 'wb') as f:
+            f.write(body)
+    return parts
+
+
+def capture(tracehound, pcaps, workdir, lcores, config=None):
+    """(exit status, sorted RPC lines, summary line) of one capture of every pcap."""
+    out = os.path.join(workdir, 'merge.ops')
+    if os.path.exists(out):
+        os.unlink(out)
+    conf = ['-c', config] if config else []
+    vdevs = ['--vdev=net_pcap%d,rx_pcap=%s' % (i, p) for i, p in enumerate(pcaps)]
+    res = subprocess.run([tracehound, 'capture'] + conf + ['-o', out, '--'] + lcores.split() +
+                         ['--no-huge', '-m', '256', '--no-pci', '--no-shconf',
+                          '--file-prefix', 'th-merge-%d' % os.getpid(),
+                          '--log-level=error'] + vdevs,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    err = res.stderr.decode(errors='replace')
+    lines = []
+    if os.path.exists(out):
+        with open(out) as f:
+            lines = sorted(f.readlines())
+    m = SUMMARY_RE.search(err)
+    return res.returncode, lines, m.group(0) if m else err[-400:]
+
+
+def check(name, tracehound, whole, parts, workdir, lcores, config=None):
+    """An error string, or None when the parts decode as the whole."""
+    want = capture(tracehound, [whole], workdir, lcores, config)
+    got = capture(tracehound, parts, workdir, lcores, config)
+    if want[0] != 0 or got[0] != 0 or got[1] != want[1] or got[2] != want[2]:
+        same = len(set(got[1]) & set(want[1]))
+        return ('%s: exit %d, %d RPC lines (%d as the whole file\'s), %s; the whole file: '
+                'exit %d, %d RPC lines, %s' % (name, got[0], len(got[1]), same, got[2],
+                                               want[0], len(want[1]), want[2]))
+    print('%s: the same %d RPC lines and "%s"' % (name, len(got[1]), got[2]))
+    return None
+
+
+def main():
+    args = script_args(__doc__)
+    errors = []
+    whole = gen_pcap(args.tracehound, os.path.join(args.workdir, 'whole.pcap'),
+                     ['--seed', '8', '--ops', '1500', '--mix', 'mixed', '--udp-share', '0.3'])
+    _, recs, data = pcap_records(whole)
+    first = ip_addrs(data[recs[0][0] + 16:recs[0][0] + 16 + recs[0][1]])
+
+    def by_direction(frame):
+        # The first frame's direction goes to the second file, read after the first.
+        a = ip_addrs(frame)
+        return 0 if a is None else int((a[0] < a[1]) == (first[0] < first[1]))
+
+    def by_flow(frame):
+        a = ip_addrs(frame)
+        return 0 if a is None else zlib.crc32(min(a) + max(a)) % 3
+
+    halves = split(whole, [os.path.join(args.workdir, 'dir%d.pcap' % i) for i in range(2)],
+                   by_direction)
+    thirds = split(whole, [os.path.join(args.workdir, 'flow%d.pcap' % i) for i in range(3)],
+                   by_flow)
+    for e in (check('by direction, one decode lcore', args.tracehound, whole, halves,
+                    args.workdir, '-l 0-1'),
+              check('by direction, dispatcher and two decode lcores', args.tracehound, whole,
+                    halves, args.workdir, '--lcores=0@0,1@1,2@1,3@0'),
+              check('three files', args.tracehound, whole, thirds, args.workdir, '-l 0-1')):
+        if e:
+            errors.append(e)
+
+    jumbo = gen_pcap(args.tracehound, os.path.join(args.workdir, 'jumbo.pcap'),
+                     ['--seed', '9', '--ops', '300', '--mix', 'data', '--mtu', '9000'])
+    pool = os.path.join(args.workdir, 'pool.ini')
+    with open(pool, 'w') as f:
+        f.write('[capture]\nmbufs = 1023\nburst = 256\n')
+    jparts = split(jumbo, [os.path.join(args.workdir, 'jumbo%d.pcap' % i) for i in range(3)],
+                   lambda frame: by_direction(frame) + (len(frame) > 4000))
+    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0,4@1,5@0'):
+        e = check('small pool, jumbo frames (%s)' % lcores, args.tracehound, jumbo, jparts,
+                  args.workdir, lcores, pool)
+        if e:
+            errors.append(e)
+
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
