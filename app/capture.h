@@ -78,6 +78,7 @@ struct decode_lcore {
 	struct th_sess_op
 		*pending[MAX_SESSION][SESS_BURST]; /* ops on their way, per session lcore */
 	unsigned int n_pending[MAX_SESSION];
+	uint64_t sess_not_used;      /* ops inference does not use (th_sess_op_is_used()) */
 	uint64_t sess_pool_empty;    /* ops not passed to inference: no free event */
 	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
 	struct th_sess_op inline_op; /* inline inference: the op being reduced */

@@ -94,6 +94,7 @@ th_stats_trace_lost(void)
 /* Open/close inference, every session lcore added up, and what it lost on the way. */
 struct sess_sum {
 	struct th_sess_counters c;
+	uint64_t not_used;   /* ops inference does not use */
 	uint64_t ring_full;  /* ops lost: a session ring was full */
 	uint64_t pool_empty; /* ops lost: no free event */
 	uint64_t dropped;    /* records dropped: output buffers full */
@@ -114,6 +115,7 @@ sum_sessions(struct sess_sum *sum)
 		sum->dropped += cap.sl[i].records.dropped + cap.sl[i].names.dropped;
 	}
 	for (i = 0; i < cap.n_decode; i++) {
+		sum->not_used += cap.dl[i].sess_not_used;
 		sum->pool_empty += cap.dl[i].sess_pool_empty;
 		sum->ring_full += cap.dl[i].sess_ring_full;
 	}
@@ -131,6 +133,8 @@ print_session_stats(FILE *out)
 #define TH_PRINT_X(name, text) fprintf(out, "  %-14" PRIu64 " %s\n", sum.c.name, text);
 	TH_SESS_COUNTER_LIST(TH_PRINT_X)
 #undef TH_PRINT_X
+	fprintf(out, "  %-14" PRIu64 " %s\n", sum.not_used,
+		"ops inference does not use (other procedures, RPC errors, no call seen)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", sum.ring_full,
 		"ops lost to inference: session ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", sum.pool_empty,
@@ -438,6 +442,7 @@ th_stats_telemetry(const char *cmd, const char *params, struct rte_tel_data *d)
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "sess_" #name, sess.c.name);
 		TH_SESS_COUNTER_LIST(TH_TEL_X)
 #undef TH_TEL_X
+		rte_tel_data_add_dict_u64(d, "sess_ops_not_used", sess.not_used);
 		rte_tel_data_add_dict_u64(d, "sess_ring_full", sess.ring_full);
 		rte_tel_data_add_dict_u64(d, "sess_pool_empty", sess.pool_empty);
 		rte_tel_data_add_dict_u64(d, "sess_records_dropped_output", sess.dropped);

@@ -141,14 +141,18 @@ copy_name(char *dst, const struct th_nfs_name *src)
 	return (uint16_t)n;
 }
 
-bool
-th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
+/*
+ * What inference makes of a decoded op: its kind, or TH_SESS_OTHER for an op
+ * it does not use (not NFS v2/v3 or MOUNT, no call seen, encrypted arguments,
+ * an RPC-level failure: the procedure never ran).
+ */
+static uint8_t
+op_kind(const struct th_op *op)
 {
-	bool has_reply;
 	uint8_t kind;
 
 	if (op->kind == TH_OP_REPLY_ONLY || op->call_first_ns == 0 || op->is_opaque)
-		return false;
+		return TH_SESS_OTHER;
 	if (op->prog == TH_PROG_NFS && op->vers == 3)
 		kind = kind_v3(op->proc);
 	else if (op->prog == TH_PROG_NFS && op->vers == 2)
@@ -156,14 +160,27 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	else if (op->prog == TH_PROG_MOUNT && (op->vers == 1 || op->vers == 3))
 		kind = op->proc == TH_MOUNT_MNT ? TH_SESS_MNT : TH_SESS_OTHER;
 	else
-		return false;
+		return TH_SESS_OTHER;
+	if (op->kind == TH_OP_MATCHED && op->reply_first_ns != 0 &&
+		(op->reply_stat != 0 || op->accept_stat != 0))
+		return TH_SESS_OTHER;
+	return kind;
+}
+
+bool
+th_sess_op_is_used(const struct th_op *op)
+{
+	return op_kind(op) != TH_SESS_OTHER;
+}
+
+bool
+th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
+{
+	uint8_t kind = op_kind(op);
+	bool has_reply = op->kind == TH_OP_MATCHED && op->reply_first_ns != 0;
+
 	if (kind == TH_SESS_OTHER)
 		return false;
-	has_reply = op->kind == TH_OP_MATCHED && op->reply_first_ns != 0;
-	/* An RPC-level failure means the procedure never ran. */
-	if (has_reply && (op->reply_stat != 0 || op->accept_stat != 0))
-		return false;
-
 	out->call_ns = op->call_first_ns;
 	out->reply_ns = has_reply ? op->reply_first_ns : 0;
 	out->client = op->client;

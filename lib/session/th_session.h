@@ -101,6 +101,9 @@ struct th_sess_op {
  */
 bool th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out);
 
+/** Whether th_sess_op_from_op() would take @p op (without reducing it). */
+bool th_sess_op_is_used(const struct th_op *op);
+
 /** Which of @p n session lcores owns the file: hash(server, handle) mod n. */
 unsigned int th_sess_op_owner(const struct th_sess_op *op, unsigned int n);
 

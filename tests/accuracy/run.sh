@@ -24,4 +24,11 @@ printf '[capture]\nmbufs = 16383\n[session]\ndetail = dirs\n' > "$work/capture.i
 	-m 1024 --no-pci --no-shconf --file-prefix th-acc-$$ --log-level=error \
 	--vdev=net_pcap0,rx_pcap="$work/users.pcap" 2> "$work/capture.log"
 sed -n '/^open\/close inference/,/^output/p' "$work/capture.log" >&2
+# Every RPC decoded reaches inference or a row that says why it did not.
+awk '/RPCs matched \(call and reply\)$|unmatched calls \(no reply\)$|unmatched replies \(no call\)$/ {
+		rpcs += $1 }
+	/operations in$|ops inference does not use|ops lost to inference/ { ops += $1 }
+	END { if (rpcs != ops || rpcs == 0) {
+		printf "inference: %d RPCs decoded, %d accounted for\n", rpcs, ops > "/dev/stderr"
+		exit 1 } }' "$work/capture.log"
 exec python3 "$(dirname "$0")/score.py" "$work/users.records" "$work/users.opens" "${bars[@]}"

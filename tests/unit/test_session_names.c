@@ -239,6 +239,16 @@ test_from_op_to_record(void **state)
 	free(sop);
 }
 
+/* th_sess_op_from_op(), checked against th_sess_op_is_used(). */
+static bool
+reduce(const struct th_op *op, struct th_sess_op *sop)
+{
+	bool is_used = th_sess_op_is_used(op);
+
+	assert_int_equal(th_sess_op_from_op(op, sop), is_used);
+	return is_used;
+}
+
 /* What th_sess_op_from_op maps, and what it refuses. */
 static void
 test_from_op_mapping(void **state)
@@ -255,7 +265,7 @@ test_from_op_mapping(void **state)
 	op->reply.fh.len = 4;
 	memcpy(op->reply.fh.data, "\xaa\xbb\xcc\xdd", 4);
 	op->reply.attr.type = TH_NFS_DIR;
-	assert_true(th_sess_op_from_op(op, sop));
+	assert_true(reduce(op, sop));
 	assert_int_equal(sop->kind, TH_SESS_LOOKUP);
 	assert_int_equal(sop->fh2_len, 4);
 	assert_memory_equal(sop->fh2, "\xaa\xbb\xcc\xdd", 4);
@@ -271,7 +281,7 @@ test_from_op_mapping(void **state)
 	memcpy(op->call.name2.s, "b", 2);
 	op->call.fh2.len = 2;
 	memcpy(op->call.fh2.data, "\x09\x09", 2);
-	assert_true(th_sess_op_from_op(op, sop));
+	assert_true(reduce(op, sop));
 	assert_int_equal(sop->kind, TH_SESS_RENAME);
 	assert_int_equal(sop->fh2_len, 2);
 	assert_string_equal(sop->name2, "b");
@@ -280,7 +290,7 @@ test_from_op_mapping(void **state)
 	op->proc = TH_NFS3_SETATTR;
 	op->call.has_set_size = true;
 	op->call.set_size = 0;
-	assert_true(th_sess_op_from_op(op, sop));
+	assert_true(reduce(op, sop));
 	assert_int_equal(sop->kind, TH_SESS_SETATTR);
 	assert_true(sop->flags & TH_SESS_F_TRUNCATE);
 
@@ -288,7 +298,7 @@ test_from_op_mapping(void **state)
 	op->vers = 2;
 	op->proc = TH_NFS2_WRITE;
 	op->reply.count = 512;
-	assert_true(th_sess_op_from_op(op, sop));
+	assert_true(reduce(op, sop));
 	assert_int_equal(sop->kind, TH_SESS_WRITE);
 	assert_int_equal(sop->vers, 2);
 
@@ -296,7 +306,7 @@ test_from_op_mapping(void **state)
 	op->kind = TH_OP_CALL_ONLY;
 	op->reply_first_ns = 0;
 	op->call.count = 4096;
-	assert_true(th_sess_op_from_op(op, sop));
+	assert_true(reduce(op, sop));
 	assert_true(sop->flags & TH_SESS_F_NO_REPLY);
 	assert_int_equal(sop->count, 4096);
 	assert_int_equal(sop->reply_ns, 0);
@@ -307,27 +317,35 @@ test_from_op_mapping(void **state)
 	op->prog = TH_PROG_MOUNT;
 	op->vers = 3;
 	op->proc = TH_MOUNT_MNT;
-	assert_true(th_sess_op_from_op(op, sop));
+	assert_true(reduce(op, sop));
 	assert_int_equal(sop->kind, TH_SESS_MNT);
 
-	/* Refused: a reply without its call, an RPC-level failure, NFSv4, NULL, portmap. */
+	/* Refused: a reply without its call, an RPC-level failure, NFSv4, NULL, portmap,
+	 * encrypted arguments. */
 	op->prog = TH_PROG_NFS;
 	op->proc = TH_NFS3_READ;
 	op->kind = TH_OP_REPLY_ONLY;
-	assert_false(th_sess_op_from_op(op, sop));
+	assert_false(reduce(op, sop));
 	op->kind = TH_OP_MATCHED;
 	op->accept_stat = 1;
-	assert_false(th_sess_op_from_op(op, sop));
+	assert_false(reduce(op, sop));
 	op->accept_stat = 0;
 	op->vers = 4;
-	assert_false(th_sess_op_from_op(op, sop));
+	assert_false(reduce(op, sop));
 	op->vers = 3;
 	op->proc = TH_NFS3_NULL;
-	assert_false(th_sess_op_from_op(op, sop));
+	assert_false(reduce(op, sop));
 	op->prog = TH_PROG_PORTMAP;
 	op->vers = 2;
 	op->proc = 3;
-	assert_false(th_sess_op_from_op(op, sop));
+	assert_false(reduce(op, sop));
+	/* Arguments under RPCSEC_GSS privacy: nothing to read. */
+	op->prog = TH_PROG_NFS;
+	op->vers = 3;
+	op->proc = TH_NFS3_READ;
+	assert_true(reduce(op, sop));
+	op->is_opaque = true;
+	assert_false(reduce(op, sop));
 	free(op);
 	free(sop);
 }
