@@ -115,7 +115,8 @@ def main():
                       'nic_imissed', 'ring_full'):
                 if k not in stats:
                     errors.append('/tracehound/stats has no %s' % k)
-            for k in ('pkt_not_ip', 'pkt_frag_later', 'sess_ops', 'sess_ring_full'):
+            for k in ('pkt_not_ip', 'pkt_frag_later', 'sess_ops', 'sess_ops_not_used',
+                      'sess_ring_full'):
                 if k not in stats:
                     errors.append('/tracehound/stats has no %s' % k)
             # Every frame is a TCP segment, a UDP datagram or a parse outcome; the lcore
