@@ -20,6 +20,7 @@
 #include <rte_telemetry.h>
 
 #include "capture_out.h"
+#include "th_conf.h"
 #include "th_decode.h"
 #include "th_pkt.h"
 #include "th_segment.h"
@@ -150,6 +151,35 @@ struct capture {
 };
 
 extern struct capture cap;
+
+/* capture_settings.c */
+
+/**
+ * Settings from the config file @p config (NULL: defaults only) into @p s;
+ * *@p conf_out keeps the file's values (free with th_conf_free()).
+ * @return 0, or -EINVAL with @p err saying file:line and why.
+ */
+int th_settings_load(
+	struct settings *s, const char *config, struct th_conf **conf_out, char *err, size_t esz);
+
+/**
+ * Files the run would write over before reading them, or write twice: an output
+ * (-o, -r, session.names) that is the config, another output, or a pcap a port
+ * reads, and a tx_pcap= that is one. @return true after saying which.
+ */
+bool th_settings_outputs_clash(const struct settings *s, int argc, char **argv, const char *config);
+
+/**
+ * EAL argv: program name, [eal] args from the config, then the command line's.
+ * *@p out points into *@p copy_out (the config's arguments, split); free both
+ * after EAL. @return the count, or -ENOMEM.
+ */
+int th_settings_eal_argv(struct th_conf *c, int argc, char **argv, char ***out, char **copy_out);
+
+/** The next rx_pcap= file in a net_pcap vdev's arguments from *@p args on; moves past it. */
+bool th_rx_pcap_next(const char **args, char *path, size_t size);
+
+/* cmd_capture.c */
 
 /* The file a net_pcap port reads (its first rx_pcap=) into @p path; false for other ports. */
 bool th_capture_port_pcap_path(uint16_t port, char *path, size_t size);
