@@ -24,6 +24,7 @@ Exit status: 0 all identical (or every difference allowed), 1 differences,
 """
 
 import argparse
+import atexit
 import difflib
 import fnmatch
 import ipaddress
@@ -959,7 +960,11 @@ def main():
         print('tshark_diff: tshark not installed: golden comparison only', file=sys.stderr)
         args.no_tshark = True
 
-    workdir = args.workdir or tempfile.mkdtemp(prefix='th-diff-')
+    workdir = args.workdir
+    if workdir is None:
+        # A directory of its own, gone when the script ends (an exit included).
+        workdir = tempfile.mkdtemp(prefix='th-diff-')
+        atexit.register(shutil.rmtree, workdir, True)
     os.makedirs(workdir, exist_ok=True)
 
     pcaps = []
