@@ -27,7 +27,7 @@
 #include "th_session.h"
 
 #define MAX_DECODE 32
-#define MAX_PORTS 8
+#define MAX_PORTS 16
 #define MAX_SESSION 16
 #define SESS_BURST 32
 

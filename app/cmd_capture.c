@@ -799,9 +799,9 @@ dispatch_main(void *arg)
 				continue;
 			sent = rte_ring_sp_enqueue_burst(
 				cap.dl[i].in, (void **)per[i], counts[i], NULL);
-			/* A file's frames wait for room (while their decode lcore runs). */
-			while (is_file && sent < counts[i] && !atomic_load(&cap.stop_rx) &&
-				!atomic_load(&cap.dl[i].is_done)) {
+			/* A file's frames wait for room while their decode lcore runs, a stop
+			 * included: frames delivered are decoded. */
+			while (is_file && sent < counts[i] && !atomic_load(&cap.dl[i].is_done)) {
 				rte_pause();
 				sent += rte_ring_sp_enqueue_burst(cap.dl[i].in,
 					(void **)per[i] + sent, counts[i] - sent, NULL);
@@ -1142,8 +1142,13 @@ setup_dataplane(bool has_vdev)
 
 	RTE_ETH_FOREACH_DEV(port)
 	{
-		if (cap.n_ports == MAX_PORTS)
-			break;
+		if (cap.n_ports == MAX_PORTS) {
+			fprintf(stderr,
+				"capture: more than %u ports: merge pcap files by time first "
+				"(mergecap) or read them in several runs\n",
+				MAX_PORTS);
+			return -EINVAL;
+		}
 		cap.is_file_port[port] = port_is_pcap_file(port);
 		if (!cap.is_file_port[port])
 			cap.has_live_port = true;

@@ -14,14 +14,20 @@ summary line):
                    first), on one decode lcore and behind the dispatcher;
   three files      flows dealt round three files;
   small pool       jumbo frames (five mbufs each) in three files from a pool
-                   of 1023 mbufs: held frames must not starve the next read.
+                   of 1023 mbufs: held frames must not starve the next read;
+  stopped          SIGINT halfway through two files behind the dispatcher
+                   with rings of 64: every frame the ports delivered is
+                   decoded, none dropped as "dispatch ring full";
+  too many ports   17 files: refused (exit 2), not some of them read.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -78,6 +84,36 @@ def capture(tracehound, pcaps, workdir, lcores, config=None):
     return res.returncode, lines, m.group(0) if m else err[-400:]
 
 
+def row(err, text):
+    """The number on the statistics row that ends with text, or None."""
+    m = re.search(r'^  (\d+) +%s$' % re.escape(text), err, re.M)
+    return int(m.group(1)) if m else None
+
+
+def stopped(tracehound, pcaps, workdir, config, lcores):
+    """An error string, or None when a capture stopped halfway decoded every frame
+    delivered."""
+    vdevs = ['--vdev=net_pcap%d,rx_pcap=%s' % (i, p) for i, p in enumerate(pcaps)]
+    proc = subprocess.Popen([tracehound, 'capture', '-c', config, '-o', os.devnull, '--'] +
+                            lcores.split() +
+                            ['--no-huge', '-m', '256', '--no-pci', '--no-shconf',
+                             '--file-prefix', 'th-merge-%d' % os.getpid(),
+                             '--log-level=error'] + vdevs,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=300)[1].decode(errors='replace')
+    got = (row(err, 'frames received'), row(err, 'NIC: frames delivered (ipackets)'),
+           row(err, 'dispatch ring full'))
+    if proc.returncode != 0 or 'not read to their end (stopped)' not in err or \
+            got[0] is None or got[0] != got[1] or got[2] != 0:
+        return ('stopped: exit %d, %s frames received, %s delivered, %s ring full; %s'
+                % (proc.returncode, got[0], got[1], got[2],
+                   (SUMMARY_RE.search(err) or re.search('.*$', err)).group(0)))
+    print('stopped halfway: %d frames delivered, %d decoded, 0 ring full' % (got[1], got[0]))
+    return None
+
+
 def check(name, tracehound, whole, parts, workdir, lcores, config=None):
     """An error string, or None when the parts decode as the whole."""
     want = capture(tracehound, [whole], workdir, lcores, config)
@@ -91,27 +127,36 @@ def check(name, tracehound, whole, parts, workdir, lcores, config=None):
     return None
 
 
+def direction_of(pcap):
+    """A split by IP direction: the direction of pcap's first frame to the second file,
+    read after the first."""
+    _, recs, data = pcap_records(pcap)
+    first = ip_addrs(data[recs[0][0] + 16:recs[0][0] + 16 + recs[0][1]])
+
+    def pick(frame):
+        a = ip_addrs(frame)
+        return 0 if a is None else int((a[0] < a[1]) == (first[0] < first[1]))
+    return pick
+
+
+def flow_of(n):
+    """A split of conversations (address pairs) over n files."""
+    def pick(frame):
+        a = ip_addrs(frame)
+        return 0 if a is None else zlib.crc32(min(a) + max(a)) % n
+    return pick
+
+
 def main():
     args = script_args(__doc__)
     errors = []
     whole = gen_pcap(args.tracehound, os.path.join(args.workdir, 'whole.pcap'),
                      ['--seed', '8', '--ops', '1500', '--mix', 'mixed', '--udp-share', '0.3'])
-    _, recs, data = pcap_records(whole)
-    first = ip_addrs(data[recs[0][0] + 16:recs[0][0] + 16 + recs[0][1]])
-
-    def by_direction(frame):
-        # The first frame's direction goes to the second file, read after the first.
-        a = ip_addrs(frame)
-        return 0 if a is None else int((a[0] < a[1]) == (first[0] < first[1]))
-
-    def by_flow(frame):
-        a = ip_addrs(frame)
-        return 0 if a is None else zlib.crc32(min(a) + max(a)) % 3
-
+    by_direction = direction_of(whole)
     halves = split(whole, [os.path.join(args.workdir, 'dir%d.pcap' % i) for i in range(2)],
                    by_direction)
     thirds = split(whole, [os.path.join(args.workdir, 'flow%d.pcap' % i) for i in range(3)],
-                   by_flow)
+                   flow_of(3))
     for e in (check('by direction, one decode lcore', args.tracehound, whole, halves,
                     args.workdir, '-l 0-1'),
               check('by direction, dispatcher and two decode lcores', args.tracehound, whole,
@@ -132,6 +177,25 @@ def main():
                   args.workdir, lcores, pool)
         if e:
             errors.append(e)
+
+    meta = gen_pcap(args.tracehound, os.path.join(args.workdir, 'meta.pcap'),
+                    ['--seed', '5', '--ops', '200000', '--mix', 'meta'])
+    mparts = split(meta, [os.path.join(args.workdir, 'meta%d.pcap' % i) for i in range(2)],
+                   direction_of(meta))
+    small = os.path.join(args.workdir, 'small.ini')
+    with open(small, 'w') as f:
+        f.write('[capture]\nmbufs = 1023\nburst = 256\nring_size = 64\n')
+    e = stopped(args.tracehound, mparts, args.workdir, small, '--lcores=0@0,1@1,2@1,3@0')
+    if e:
+        errors.append(e)
+
+    many = split(whole, [os.path.join(args.workdir, 'many%d.pcap' % i) for i in range(17)],
+                 flow_of(17))
+    rc, lines, err = capture(args.tracehound, many, args.workdir, '-l 0-1')
+    if rc != 2 or lines:
+        errors.append('17 files: exit %d, %d RPC lines; want exit 2 and none' % (rc, len(lines)))
+    else:
+        print('17 files: refused, exit 2')
 
     for e in errors:
         print(e)
