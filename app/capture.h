@@ -16,6 +16,8 @@
 #include <stdio.h>
 
 #include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
@@ -151,6 +153,56 @@ struct capture {
 };
 
 extern struct capture cap;
+
+/* The frame's time: its port's stamp in ns (a pcap record's time on replay), else @p burst_ns. */
+static inline uint64_t
+mbuf_time(const struct rte_mbuf *m, uint64_t burst_ns)
+{
+	if (cap.ts_offset >= 0 && (m->ol_flags & cap.ts_flag) && cap.ts_mult[m->port] != 0)
+		return *RTE_MBUF_DYNFIELD(m, cap.ts_offset, rte_mbuf_timestamp_t *) *
+		       cap.ts_mult[m->port];
+	return burst_ns;
+}
+
+/* capture_rx.c */
+
+#define FILE_HOLD 16 /* frames held per file port while several files are read by time */
+
+/* Frames read from a file port and held back until the other files' are as late. */
+struct file_hold {
+	struct rte_mbuf *m[FILE_HOLD];
+	unsigned int head, n;
+};
+
+/*
+ * One lcore's queues and how their reading goes. Several pcap files on one
+ * lcore (one per tap, say, or per direction) are read in the order of their
+ * frames' times, as they happened: each file's next frames are held until
+ * every other file has shown one as late, or ended.
+ */
+struct rx_poll {
+	struct rxq *q;
+	unsigned int n_q;
+	unsigned int empty[MAX_PORTS];    /* empty bursts in a row, per queue */
+	struct file_hold hold[MAX_PORTS]; /* per queue, when merging */
+	unsigned int n_held;              /* frames held, every queue */
+	bool is_merge;                    /* several file queues, read by time */
+};
+
+/** Start polling @p n_q queues @p q (the lcore's own) with nothing held. */
+void th_rx_poll_init(struct rx_poll *p, struct rxq *q, unsigned int n_q);
+
+/**
+ * Poll an lcore's queues once. @return frames received into @p pkts (at most
+ * @p burst), *@p got_from the queue they came from; *@p all_eof is set when
+ * every port is a file that has ended and nothing is held.
+ */
+unsigned int th_rx_poll(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst,
+	bool *all_eof, unsigned int *got_from);
+
+/** Once receiving stops: the frames still held, earliest first (0: none left). */
+unsigned int th_rx_drain(
+	struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, unsigned int *got_from);
 
 /* capture_settings.c */
 

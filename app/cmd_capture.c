@@ -55,7 +55,6 @@
 #include "th_session.h"
 
 #define OUTBUFS_PER_LCORE 16
-#define EOF_EMPTY_POLLS 64 /* empty bursts that mean a pcap file has ended */
 #define FLUSH_NS (200ull * 1000 * 1000)
 
 struct capture cap;
@@ -252,15 +251,6 @@ drain_output(void)
 
 /* ---- data path --------------------------------------------------------- */
 
-static inline uint64_t
-mbuf_time(const struct rte_mbuf *m, uint64_t burst_ns)
-{
-	if (cap.ts_offset >= 0 && (m->ol_flags & cap.ts_flag) && cap.ts_mult[m->port] != 0)
-		return *RTE_MBUF_DYNFIELD(m, cap.ts_offset, rte_mbuf_timestamp_t *) *
-		       cap.ts_mult[m->port];
-	return burst_ns;
-}
-
 static inline void
 decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 {
@@ -299,264 +289,6 @@ housekeep(struct decode_lcore *dl, uint64_t now_ns)
 	flush_all_pending(dl);
 	if (cap.is_inline_session)
 		session_tick(&cap.sl[0], now_ns, tsc, period);
-}
-
-/* Frames of file port @p port the free mbufs hold now, at most @p burst. */
-static unsigned int
-file_fit(uint16_t port, unsigned int burst)
-{
-	struct rte_mempool_cache *c = rte_mempool_default_cache(cap.pool, rte_lcore_id());
-	/* The pool's own count (its ring), without rte_mempool_avail_count()'s walk
-	 * over every lcore's cache; this lcore's cache is what it takes from first. */
-	unsigned int n = rte_mempool_get_ops(cap.pool->ops_index)->get_count(cap.pool);
-	unsigned int frames = (n + (c != NULL ? c->len : 0)) / cap.file_segs[port];
-
-	return frames < burst ? frames : burst;
-}
-
-/* Whether a decode lcore has frames waiting in its ring (their mbufs come back). */
-static bool
-decode_busy(void)
-{
-	for (unsigned int i = 0; i < cap.n_decode; i++)
-		if (cap.dl[i].in != NULL && !rte_ring_empty(cap.dl[i].in))
-			return true;
-	return false;
-}
-
-/*
- * Frames a file port may be asked for now. net_pcap reads a record before it
- * takes its mbufs (one per data room of the record: a jumbo frame takes
- * several) and drops the record when the pool runs out; the pool runs out
- * when the decode lcores still hold what the dispatcher handed them, so a
- * replay waits for them (a file has no line rate to keep up with): 0. With
- * nothing waiting in the rings (mbufs held elsewhere), one frame anyway.
- */
-static unsigned int
-file_burst(uint16_t port, unsigned int burst)
-{
-	unsigned int frames = file_fit(port, burst);
-
-	if (frames > 0)
-		return frames;
-	return decode_busy() ? 0 : 1;
-}
-
-enum file_state { FILE_READING, FILE_FAILED, FILE_NO_MBUF };
-
-/*
- * What a short burst from file port @p port means. net_pcap counts a receive
- * error when libpcap fails (a record cut short or damaged) and would go on
- * reading the bytes after it as records: a file port is read to its first
- * error, where the statistics' inputs section says it stopped. A record it
- * dropped for want of an mbuf is no sign of the file's end.
- */
-static enum file_state
-file_state(uint16_t port)
-{
-	struct rte_eth_stats es;
-
-	if (rte_eth_stats_get(port, &es) != 0)
-		return FILE_READING;
-	if (es.ierrors > 0)
-		return FILE_FAILED;
-	if (es.rx_nombuf > cap.file_nombuf[port]) {
-		cap.file_nombuf[port] = es.rx_nombuf;
-		return FILE_NO_MBUF;
-	}
-	return FILE_READING;
-}
-
-#define FILE_HOLD 16 /* frames held per file port while several files are read by time */
-
-/* Frames read from a file port and held back until the other files' are as late. */
-struct file_hold {
-	struct rte_mbuf *m[FILE_HOLD];
-	unsigned int head, n;
-};
-
-/*
- * One lcore's queues and how their reading goes. Several pcap files on one
- * lcore (one per tap, say, or per direction) are read in the order of their
- * frames' times, as they happened: each file's next frames are held until
- * every other file has shown one as late, or ended.
- */
-struct rx_poll {
-	struct rxq *q;
-	unsigned int n_q;
-	unsigned int empty[MAX_PORTS];    /* empty bursts in a row, per queue */
-	struct file_hold hold[MAX_PORTS]; /* per queue, when merging */
-	unsigned int n_held;              /* frames held, every queue */
-	bool is_merge;                    /* several file queues, read by time */
-};
-
-static void
-rx_poll_init(struct rx_poll *p, struct rxq *q, unsigned int n_q)
-{
-	unsigned int files = 0;
-
-	memset(p, 0, sizeof(*p));
-	p->q = q;
-	p->n_q = n_q;
-	for (unsigned int i = 0; i < n_q; i++)
-		files += cap.is_file_port[q[i].port];
-	/* net_pcap stamps every frame with its record's time (setup_port()). */
-	p->is_merge = files > 1 && cap.ts_offset >= 0;
-}
-
-static bool
-file_ended(const struct rx_poll *p, unsigned int i)
-{
-	return p->empty[i] >= EOF_EMPTY_POLLS;
-}
-
-/* Up to @p want frames from file queue @p i; a short burst may end the file. */
-static unsigned int
-read_file(struct rx_poll *p, unsigned int i, struct rte_mbuf **pkts, unsigned int want)
-{
-	unsigned int nb = rte_eth_rx_burst(p->q[i].port, p->q[i].queue, pkts, (uint16_t)want);
-
-	/* A short burst from a file: its end, libpcap's first error, or no mbuf. */
-	if (nb < want) {
-		switch (file_state(p->q[i].port)) {
-		case FILE_FAILED:
-			p->empty[i] = EOF_EMPTY_POLLS;
-			break;
-		case FILE_NO_MBUF:
-			p->empty[i] = 0;
-			break;
-		default:
-			p->empty[i] += nb == 0;
-		}
-	}
-	if (nb > 0 && !file_ended(p, i))
-		p->empty[i] = 0;
-	return nb;
-}
-
-/*
- * Hand on held frames, earliest first, up to @p burst: until a file that has
- * not ended runs out of held frames (its next may be earlier than the rest),
- * or, with @p is_draining, until none are held.
- */
-static unsigned int
-take_held(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool is_draining,
-	unsigned int *got_from)
-{
-	unsigned int n = 0, i, best;
-
-	while (n < burst && p->n_held > 0) {
-		uint64_t best_ns = UINT64_MAX;
-
-		best = 0;
-		for (i = 0; i < p->n_q; i++) {
-			const struct file_hold *h = &p->hold[i];
-			uint64_t ns;
-
-			if (h->n == 0)
-				continue;
-			ns = mbuf_time(h->m[h->head], 0);
-			if (ns < best_ns) {
-				best_ns = ns;
-				best = i;
-			}
-		}
-		pkts[n++] = p->hold[best].m[p->hold[best].head++];
-		p->hold[best].n--;
-		p->n_held--;
-		*got_from = best;
-		if (p->hold[best].n == 0 && !is_draining && !file_ended(p, best))
-			break;
-	}
-	return n;
-}
-
-/*
- * Read the file queues by time: refill each file's held frames when it has
- * none left, then hand on frames while every file that has not ended holds
- * one. A file whose next frames no free mbuf can hold, while nothing waits in
- * the decode rings, would wait for ever: the held frames go on without it.
- */
-static unsigned int
-merge_files(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *all_eof,
-	unsigned int *got_from)
-{
-	bool is_waiting = false;
-	unsigned int i, want;
-
-	for (i = 0; i < p->n_q; i++) {
-		struct file_hold *h = &p->hold[i];
-
-		if (!cap.is_file_port[p->q[i].port] || h->n > 0 || file_ended(p, i))
-			continue;
-		want = file_fit(p->q[i].port, FILE_HOLD);
-		if (want == 0) {
-			if (decode_busy()) {
-				is_waiting = true; /* their mbufs come back */
-				continue;
-			}
-			if (p->n_held > 0)
-				continue; /* the held frames' mbufs come back once decoded */
-			want = 1;
-		}
-		h->head = 0;
-		h->n = read_file(p, i, h->m, want);
-		p->n_held += h->n;
-		if (h->n == 0 && !file_ended(p, i))
-			is_waiting = true;
-	}
-	if (is_waiting || p->n_held == 0) {
-		*all_eof = !is_waiting && p->n_held == 0;
-		return 0;
-	}
-	*all_eof = false;
-	return take_held(p, pkts, burst, false, got_from);
-}
-
-/* Poll an lcore's queues once; returns frames received, sets *all_eof when every file port ended.
- */
-static unsigned int
-poll_rxqs(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *all_eof,
-	unsigned int *got_from)
-{
-	unsigned int i, nb, want;
-	bool is_file;
-
-	*all_eof = true;
-	for (i = 0; i < p->n_q; i++) {
-		is_file = cap.is_file_port[p->q[i].port];
-		if (is_file && (p->is_merge || file_ended(p, i)))
-			continue; /* merged below, or ended */
-		if (!is_file) {
-			*all_eof = false;
-			nb = rte_eth_rx_burst(p->q[i].port, p->q[i].queue, pkts, (uint16_t)burst);
-		} else {
-			want = file_burst(p->q[i].port, burst);
-			nb = want > 0 ? read_file(p, i, pkts, want) : 0;
-			if (!file_ended(p, i))
-				*all_eof = false;
-		}
-		if (nb > 0) {
-			*all_eof = false;
-			*got_from = i;
-			return nb;
-		}
-	}
-	if (p->is_merge) {
-		bool files_eof;
-
-		nb = merge_files(p, pkts, burst, &files_eof, got_from);
-		*all_eof = *all_eof && files_eof;
-		return nb;
-	}
-	return 0;
-}
-
-/* Frames still held once receiving stops, earliest first: they were delivered, so decoded. */
-static unsigned int
-poll_drain(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, unsigned int *got_from)
-{
-	return take_held(p, pkts, burst, true, got_from);
 }
 
 /*
@@ -690,7 +422,7 @@ decode_main(void *arg)
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, last_ns = 0;
 	bool all_eof;
 
-	rx_poll_init(&poll, dl->rxq, dl->n_rxq);
+	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
 	for (;;) {
 		uint64_t tsc = rte_rdtsc(), burst_ns;
 
@@ -700,11 +432,11 @@ decode_main(void *arg)
 				break;
 		} else {
 			if (atomic_load(&cap.stop_rx)) {
-				nb = poll_drain(&poll, pkts, burst, &from);
+				nb = th_rx_drain(&poll, pkts, burst, &from);
 				if (nb == 0)
 					break;
 			} else {
-				nb = poll_rxqs(&poll, pkts, burst, &all_eof, &from);
+				nb = th_rx_poll(&poll, pkts, burst, &all_eof, &from);
 				if (nb == 0 && all_eof)
 					break;
 			}
@@ -771,14 +503,14 @@ dispatch_main(void *arg)
 	uint8_t scratch[512];
 	bool all_eof, is_file;
 
-	rx_poll_init(&poll, dp->rxq, dp->n_rxq);
+	th_rx_poll_init(&poll, dp->rxq, dp->n_rxq);
 	for (;;) {
 		if (atomic_load(&cap.stop_rx)) {
-			nb = poll_drain(&poll, pkts, burst, &from);
+			nb = th_rx_drain(&poll, pkts, burst, &from);
 			if (nb == 0)
 				break;
 		} else {
-			nb = poll_rxqs(&poll, pkts, burst, &all_eof, &from);
+			nb = th_rx_poll(&poll, pkts, burst, &all_eof, &from);
 			if (nb == 0) {
 				if (all_eof)
 					break;
