@@ -3,7 +3,9 @@
 /* tracehound: one binary, git-style subcommands. */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -40,15 +42,46 @@ static const struct command commands[] = {
 	{"search", th_cmd_search, "find RDMA workloads that cause pauses or low throughput"},
 };
 
+/*
+ * Where a file that does not exist yet would be made: the real path of its
+ * directory and its last component, into @p out. false when the directory
+ * cannot be resolved.
+ */
+static bool
+would_be(const char *path, char *out, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], real[PATH_MAX];
+	size_t n = slash == NULL ? 0 : (size_t)(slash - path);
+
+	if (n >= sizeof(dir))
+		return false;
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (n == 0)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+	if (realpath(dir, real) == NULL)
+		return false;
+	return snprintf(out, size, "%s/%s", real, slash == NULL ? path : slash + 1) < (int)size;
+}
+
 bool
 th_cmd_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
+	bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+	char wa[PATH_MAX], wb[PATH_MAX];
 
-	if (stat(a, &sa) != 0)
-		return strcmp(a, b) == 0;
-	return S_ISREG(sa.st_mode) && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	if (has_a && has_b)
+		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (has_a || has_b)
+		return false;
+	/* Neither exists yet: "x", "./x" and "d/../x" would all make one file. */
+	if (would_be(a, wa, sizeof(wa)) && would_be(b, wb, sizeof(wb)))
+		return strcmp(wa, wb) == 0;
+	return strcmp(a, b) == 0;
 }
 
 static void

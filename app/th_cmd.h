@@ -20,8 +20,9 @@ int th_cmd_search(int argc, char **argv);
 
 /**
  * Whether two paths a command writes (or writes and reads) are one file: the
- * same name while it does not exist yet, else the same regular file under any
- * name (links). /dev/null given twice is not one file.
+ * same regular file under any name (links), or, while neither exists, the
+ * same name in the same directory however spelt ("x", "./x", "d/../x").
+ * /dev/null given twice is not one file.
  */
 bool th_cmd_same_file(const char *a, const char *b);
 

@@ -24,6 +24,9 @@ expect 2 'mtu' -- "$th" gen --mtu 10 -o "$work/x.pcap"
 # Numbers are decimal: 010 is ten (it was octal eight).
 expect 0 ' 10 RPCs' -- "$th" gen -n 010 -o "$work/x.pcap"
 expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/x.pcap" -t "$work/x.pcap"
+# One file not made yet, spelt two ways.
+expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/new.pcap" -t "$work/./new.pcap"
+[[ ! -e $work/new.pcap ]] || { echo "FAIL: gen wrote new.pcap"; fails=$((fails + 1)); }
 expect 2 'at most 200000' -- "$th" gen -w users --hours 0.001 -c 65535 --users-per-client 1000 \
 	-o "$work/x.pcap"
 # actimeo=0: one GETATTR per path component and walk, not a walk that never ends.
@@ -92,6 +95,11 @@ else
 	cmp -s "$work/small.pcap" "$work/same.pcap" || { echo "FAIL: tx_pcap emptied the input"; fails=$((fails + 1)); }
 	expect 2 '-o and -r both write' -- "$th" capture -o "$work/twice" -r "$work/twice" -- \
 		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	printf '[session]\nnames = %s/sub/../n.txt\n' "$work" > "$work/names.ini"
+	mkdir -p "$work/sub"
+	expect 2 '-o and session.names both write' -- "$th" capture -c "$work/names.ini" \
+		-o "$work/n.txt" -r "$work/r.txt" -- "${eal[@]}" -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/small.pcap"
 	printf '[capture]\nstats_interval = 0\n' > "$work/keep.ini"
 	expect 2 'is the config file' -- "$th" capture -c "$work/keep.ini" -o "$work/keep.ini" -- \
 		"${eal[@]}"
