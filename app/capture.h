@@ -215,6 +215,15 @@ int th_settings_load(
 	struct settings *s, const char *config, struct th_conf **conf_out, char *err, size_t esz);
 
 /**
+ * Settings that parse but do not fit together, once the command line has had
+ * its say: a key whose feature is off (session.names without records), a
+ * time of 0 that cannot work (probe.every), an empty file name, progress
+ * lines less than 0.1 s apart. @return 0, or -EINVAL with @p err saying
+ * file:line and why.
+ */
+int th_settings_check(const struct settings *s, const struct th_conf *c, char *err, size_t esz);
+
+/**
  * Files the run would write over before reading them, or write twice: an output
  * (-o, -r, session.names) that is the config, another output, or a pcap a port
  * reads, and a tx_pcap= that is one. @return true after saying which.

@@ -143,14 +143,6 @@ th_settings_load(
 		s->sess.is_names_on = s->names != NULL || th_conf_get(c, "trace", "dir") != NULL;
 	}
 	s->trace_dir = th_conf_get(c, "trace", "dir");
-	/* Values that parse but cannot work: said here with file:line, not later as ENOMEM. */
-	if (rc == 0 && s->sess.idle_ns == 0) {
-		th_conf_where(c, "session", "idle", err, esz);
-		snprintf(err + strlen(err), esz - strlen(err),
-			": session.idle = 0: an open would close before its first operation; "
-			"expected seconds > 0");
-		rc = -EINVAL;
-	}
 	if (rc == 0 && s->trace_dir != NULL) {
 		struct stat st;
 		int e = 0;
@@ -199,12 +191,90 @@ th_settings_load(
 	rc = rc ? rc : th_conf_get_seconds(c, "probe", "alarm", &s->probe_alarm_ns, err, esz);
 	if (th_conf_get(c, "probe", "size_mb") != NULL)
 		s->probe_size <<= 20;
-	if (rc == 0 && s->probe_target == NULL && th_conf_get(c, "probe", "every") != NULL) {
-		snprintf(err, esz, "%s: [probe] needs 'target' (a block device, file or directory)",
-			config);
-		rc = -EINVAL;
-	}
 	return rc;
+}
+
+/* Says "file:line: section.key" and @p why into @p err. @return -EINVAL. */
+static int
+refuse(const struct th_conf *c, const char *section, const char *key, const char *why, char *err,
+	size_t esz)
+{
+	th_conf_where(c, section, key, err, esz);
+	snprintf(err + strlen(err), esz - strlen(err), ": %s.%s %s", section, key, why);
+	return -EINVAL;
+}
+
+/* Keys that act only beside another: one set alone is a mistake, said rather than ignored. */
+static const struct {
+	const char *section;
+	const char *keys[16];
+	const char *needs;
+} dependents[] = {
+	{"session",
+		{"names", "lcores", "detail", "idle", "files", "sessions", "cache_window",
+			"confirm", "listing", "write_settle", "getattr_burst_gap", "getattr_burst",
+			"touch_open", "access_mirror", NULL},
+		"does nothing without session.records (or -r) or trace.dir: inference is off"},
+	{"trace", {"box", "rotate_mb", "rotate", "flush", "rpcs", NULL},
+		"does nothing without trace.dir"},
+	{"probe", {"every", "seconds", "rate", "size_mb", "percentile", "alarm", NULL},
+		"does nothing without probe.target (a block device, file or directory)"},
+};
+
+int
+th_settings_check(const struct settings *s, const struct th_conf *c, char *err, size_t esz)
+{
+	const bool is_on[] = {s->records != NULL || s->trace_dir != NULL, s->trace_dir != NULL,
+		s->probe_target != NULL};
+	/* Times that parse but cannot work, where the feature is on. */
+	const struct {
+		bool is_on;
+		const char *section, *key;
+		uint64_t ns;
+		const char *why;
+	} positive[] = {
+		{is_on[0], "session", "idle", s->sess.idle_ns,
+			"= 0: an open would close before its first operation; expected seconds > "
+			"0"},
+		{is_on[1], "trace", "rotate", s->rotate_ns,
+			"= 0: a segment would close at once; expected seconds > 0"},
+		{is_on[1], "trace", "flush", s->flush_ns,
+			"= 0: expected seconds > 0 (what a crash may lose)"},
+		{is_on[2], "probe", "every", s->probe_every_ns,
+			"= 0: expected seconds > 0 between probe starts"},
+		{is_on[2], "probe", "seconds", s->probe_seconds_ns,
+			"= 0: a probe would take no samples; expected seconds > 0"},
+	};
+	const struct {
+		const char *value, *what;
+	} names[] = {{s->output, "-o or capture.output"}, {s->records, "-r or session.records"},
+		{s->names, "session.names"}, {s->probe_target, "probe.target"}};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(dependents) / sizeof(dependents[0]); i++)
+		for (k = 0; !is_on[i] && dependents[i].keys[k] != NULL; k++)
+			if (th_conf_get(c, dependents[i].section, dependents[i].keys[k]) != NULL)
+				return refuse(c, dependents[i].section, dependents[i].keys[k],
+					dependents[i].needs, err, esz);
+	for (i = 0; i < sizeof(positive) / sizeof(positive[0]); i++)
+		if (positive[i].is_on && positive[i].ns == 0)
+			return refuse(
+				c, positive[i].section, positive[i].key, positive[i].why, err, esz);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].value != NULL && names[i].value[0] == '\0') {
+			snprintf(err, esz, "%s: an empty file name", names[i].what);
+			return -EINVAL;
+		}
+	}
+	if (s->stats_interval_ns != 0 && s->stats_interval_ns < 100000000ull) {
+		snprintf(err, esz,
+			"stats interval %.3g s: expected 0 (off) or at least 0.1 s between "
+			"progress "
+			"lines",
+			(double)s->stats_interval_ns / 1e9);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /*

@@ -1310,6 +1310,11 @@ th_cmd_capture(int argc, char **argv)
 		}
 		cap.set.stats_interval_ns = (uint64_t)(v * 1e9);
 	}
+	if (th_settings_check(&cap.set, conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "capture: %s\n", err);
+		rc = 2;
+		goto free_conf;
+	}
 	eal_argc = th_settings_eal_argv(conf, argc - eal_start - (eal_start < argc),
 		argv + eal_start + (eal_start < argc), &eal_argv, &eal_copy);
 	if (eal_argc < 0) {

@@ -262,8 +262,9 @@ th_cmd_probe(int argc, char **argv)
 			is_count_set = true;
 			break;
 		case 'd':
-			if (parse_double(optarg, &d) != 0 || d <= 0 || d > 1e7)
-				BAD("--duration '%s': give seconds, e.g. 2 or 0.5", optarg);
+			if (parse_double(optarg, &d) != 0 || d < 1e-6 || d > 1e7)
+				BAD("--duration '%s': give seconds from 0.000001, e.g. 2 or 0.5",
+					optarg);
 			c.duration_ns = (uint64_t)(d * 1e9);
 			break;
 		case 'w':

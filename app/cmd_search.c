@@ -338,6 +338,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
 		return -EINVAL;
 	}
+	if (o->cfg.temp_min >= o->cfg.temp) {
+		fprintf(stderr,
+			"tracehound search: --temp-min %g is not below the starting --temp %g\n",
+			o->cfg.temp_min, o->cfg.temp);
+		return -EINVAL;
+	}
 	if (o->repeat != 0 && o->replay == NULL) {
 		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
 		return -EINVAL;
@@ -383,6 +389,12 @@ load_skips(struct th_search *s, const char *path)
 			continue;
 		if (th_mfs_parse(p, &m, err, sizeof(err)) != 0) {
 			fprintf(stderr, "tracehound search: %s:%u: %s\n", path, no, err);
+			rc = -EINVAL;
+		} else if (m.feats == 0) {
+			fprintf(stderr,
+				"tracehound search: %s:%u: no conditions: it would cover every "
+				"workload\n",
+				path, no);
 			rc = -EINVAL;
 		} else if (th_search_add_given(s, &m) != 0) {
 			fprintf(stderr, "tracehound search: %s:%u: out of memory\n", path, no);
@@ -456,15 +468,17 @@ cmd_replay(const struct opts *o)
 	unsigned i, r, shown[TH_SYM__COUNT] = {0}, any = 0, matches = 0;
 	int rc;
 
-	rc = th_wl_load(o->replay, &wl, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "tracehound search: %s\n", err);
-		return 2;
-	}
 	sim = load_profile(o->profile[0], o->cfg.seed);
 	if (sim == NULL)
 		return 2;
 	th_sim_backend(sim, &b);
+	rc = th_wl_load(o->replay, b.limits, &wl, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "tracehound search: %s (impossible workload on %s)\n", err,
+			th_sim_name(sim));
+		th_sim_free(sim);
+		return 2;
+	}
 	for (r = 0; r < (o->repeat != 0 ? o->repeat : 1); r++) {
 		rc = th_search_run_one(&b, &o->cfg.mon, &wl, &mean, &v, err, sizeof(err));
 		if (rc == -EINVAL) {

@@ -10,6 +10,8 @@
 #include "th_sim.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,8 @@ struct num_key {
 	const char *section;
 	const char *key;
 	double min, max;
-	size_t off; /* into struct sim_params */
+	size_t off;    /* into struct sim_params */
+	bool is_whole; /* a count: no fraction */
 };
 
 #define P(f) offsetof(struct sim_params, f)
@@ -36,12 +39,12 @@ static const struct num_key num_keys[] = {
 	{"link", "rx_mpps", 0.1, 10000, P(rx_mpps)},
 	{"link", "loopback_gbps", 0, 1600, P(loopback_gbps)},
 	{"link", "loopback_msg_ns", 0, 1e7, P(loopback_msg_ns)},
-	{"link", "ack_every", 1, 1024, P(ack_every)},
-	{"nic", "pu_count", 1, 1024, P(pu_count)},
-	{"nic", "pipeline_depth", 1, 1024, P(pipeline_depth)},
-	{"nic", "qpc_entries", 1, 1e7, P(qpc_entries)},
-	{"nic", "mtt_entries", 1, 1e8, P(mtt_entries)},
-	{"nic", "rwqe_entries", 1, 1e8, P(rwqe_entries)},
+	{"link", "ack_every", 1, 1024, P(ack_every), true},
+	{"nic", "pu_count", 1, 1024, P(pu_count), true},
+	{"nic", "pipeline_depth", 1, 1024, P(pipeline_depth), true},
+	{"nic", "qpc_entries", 1, 1e7, P(qpc_entries), true},
+	{"nic", "mtt_entries", 1, 1e8, P(mtt_entries), true},
+	{"nic", "rwqe_entries", 1, 1e8, P(rwqe_entries), true},
 	{"nic", "miss_expose", 0, 1, P(miss_expose)},
 	{"nic", "rwqe_lead", 0.01, 1e6, P(rwqe_lead)},
 	{"nic", "rwqe_window", 0.01, 1e7, P(rwqe_window)},
@@ -56,12 +59,12 @@ static const struct num_key num_keys[] = {
 	{"nic", "rxbuf_kb", 1, 1e6, P(rxbuf_kb)},
 	{"nic", "xoff_kb", 0, 1e6, P(xoff_kb)},
 	{"nic", "xon_kb", 0, 1e6, P(xon_kb)},
-	{"pcie", "gen", 1, 6, P(pcie_gen)},
-	{"pcie", "lanes", 1, 32, P(pcie_lanes)},
-	{"pcie", "mps", 64, 4096, P(pcie_mps)},
-	{"pcie", "mrrs", 64, 4096, P(pcie_mrrs)},
+	{"pcie", "gen", 1, 6, P(pcie_gen), true},
+	{"pcie", "lanes", 1, 32, P(pcie_lanes), true},
+	{"pcie", "mps", 64, 4096, P(pcie_mps), true},
+	{"pcie", "mrrs", 64, 4096, P(pcie_mrrs), true},
 	{"pcie", "rtt_ns", 1, 1e6, P(pcie_rtt_ns)},
-	{"pcie", "tags", 1, 65536, P(pcie_tags)},
+	{"pcie", "tags", 1, 65536, P(pcie_tags), true},
 	{"pcie", "tlp_bytes", 0, 256, P(pcie_tlp_bytes)},
 	{"pcie", "desc_bytes", 0, 4096, P(desc_bytes)},
 	{"pcie", "cqe_bytes", 0, 4096, P(cqe_bytes)},
@@ -103,6 +106,14 @@ read_numbers(const struct th_conf *c, struct sim_params *p, char *err, size_t er
 		if (th_conf_get_double(c, k->section, k->key, k->min, k->max, dst, err, err_size) <
 			0)
 			return -EINVAL;
+		if (k->is_whole && *dst != floor(*dst)) {
+			char where[256];
+
+			th_conf_where(c, k->section, k->key, where, sizeof(where));
+			snprintf(err, err_size, "%s: %s.%s = %g: expected a whole number", where,
+				k->section, k->key, *dst);
+			return -EINVAL;
+		}
 	}
 	if (p->xon_kb >= p->xoff_kb || p->xoff_kb > p->rxbuf_kb) {
 		char where[256];
@@ -193,6 +204,13 @@ parse_mfs(const struct th_conf *c, const char *section, const char *key, bool ne
 		th_conf_where(c, section, key, where, sizeof(where));
 		snprintf(err, err_size, "%s: %s.%s: bad MFS text: %s", where, section, key,
 			why[0] ? why : "too long");
+		return -EINVAL;
+	}
+	if (m->feats == 0) {
+		th_conf_where(c, section, key, where, sizeof(where));
+		snprintf(err, err_size,
+			"%s: %s.%s: no conditions: it would hold for every workload", where,
+			section, key);
 		return -EINVAL;
 	}
 	return 0;

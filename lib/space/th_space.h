@@ -190,8 +190,13 @@ int th_wl_write(const struct th_wl *wl, const char *path);
  * Additions for the search, the simulator and MFS extraction.
  */
 
-/** Load a workload file: section [workload], no other keys allowed. @return 0 or -errno. */
-int th_wl_load(const char *path, struct th_wl *wl, char *err, size_t err_size);
+/**
+ * Load a workload file: section [workload], no other keys allowed, within
+ * limits @p l (NULL: what any device could run). @return 0 or -errno, with
+ * "file:line: ..." in @p err for a value at fault.
+ */
+int th_wl_load(
+	const char *path, const struct th_limits *l, struct th_wl *wl, char *err, size_t err_size);
 
 /**
  * A plain point most subsystems run at line rate: local memory, RC WRITE

@@ -283,10 +283,12 @@ th_wl_write(const struct th_wl *wl, const char *path)
 }
 
 int
-th_wl_load(const char *path, struct th_wl *wl, char *err, size_t err_size)
+th_wl_load(
+	const char *path, const struct th_limits *l, struct th_wl *wl, char *err, size_t err_size)
 {
 	struct th_conf *c = th_conf_load(path, err, err_size);
-	int r;
+	char where[256], why[256];
+	int r, bad;
 
 	if (c == NULL)
 		return errno ? -errno : -EINVAL;
@@ -295,6 +297,12 @@ th_wl_load(const char *path, struct th_wl *wl, char *err, size_t err_size)
 		size_t n = strnlen(err, err_size);
 
 		snprintf(err + n, err_size - n, " (workload keys: README, tracehound search)");
+	}
+	/* Past the device's limits: at the line of the feature at fault. */
+	if (r == 0 && l != NULL && (bad = th_wl__check_feat(wl, l, why, sizeof(why))) >= 0) {
+		th_conf_where(c, "workload", th_feat_name((enum th_feat)bad), where, sizeof(where));
+		snprintf(err, err_size, "%s: %s", where, why);
+		r = -EINVAL;
 	}
 	th_conf_free(c);
 	return r;

@@ -65,7 +65,8 @@ else
 	expect 1 'cannot write' -- "$th" capture -o /nonexistent/dir/out -- "${eal[@]}"
 
 	printf '[probe]\nevery = 60\n' > "$work/probe.ini"
-	expect 2 "needs 'target'" -- "$th" capture -c "$work/probe.ini" -- "${eal[@]}"
+	expect 2 'probe.ini:2: probe.every does nothing without probe.target' -- "$th" capture \
+		-c "$work/probe.ini" -- "${eal[@]}"
 
 	# Scheduled disk probes run beside the capture and are reported in the final block.
 	printf '[capture]\nmbufs = 16383\n[probe]\ntarget = %s\nevery = 0.5\nseconds = 0.1\nrate = 500\nsize_mb = 4\nalarm = 3600\n' \
@@ -85,6 +86,23 @@ else
 	expect 2 "tdir.ini:2: trace.dir = .*No such file" -- "$th" capture -c "$work/tdir.ini" \
 		-- "${eal[@]}"
 	expect 2 'cannot read: Is a directory' -- "$th" capture -c "$work" -- "${eal[@]}"
+	printf '[probe]\ntarget = %s\nevery = 0\n' "$work" > "$work/every.ini"
+	expect 2 'every.ini:3: probe.every = 0' -- "$th" capture -c "$work/every.ini" -- "${eal[@]}"
+	printf '[trace]\ndir = %s\nrotate = 0\n' "$work" > "$work/rotate.ini"
+	expect 2 'rotate.ini:3: trace.rotate = 0' -- "$th" capture -c "$work/rotate.ini" \
+		-- "${eal[@]}"
+	# A key whose feature is off is said, not ignored (-r turns inference on).
+	printf '[session]\nnames = %s/names.txt\n' "$work" > "$work/alone.ini"
+	expect 2 'alone.ini:2: session.names does nothing without session.records' -- \
+		"$th" capture -c "$work/alone.ini" -- "${eal[@]}"
+	[[ ! -e $work/names.txt ]] || { echo "FAIL: names.txt made"; fails=$((fails + 1)); }
+	printf '[capture]\nstats_interval = 1\n[trace]\nrpcs = 1\n' > "$work/rpcs.ini"
+	expect 2 'rpcs.ini:4: trace.rpcs does nothing without trace.dir' -- \
+		"$th" capture -c "$work/rpcs.ini" -- "${eal[@]}"
+	expect 2 'probe.seconds does nothing without probe.target' -- "$th" capture \
+		-c <(printf '[probe]\nseconds = 5\n') -- "${eal[@]}"
+	expect 2 'an empty file name' -- "$th" capture -o '' -- "${eal[@]}"
+	expect 2 'at least 0.1 s' -- "$th" capture -s 1e-9 -o /dev/null -- "${eal[@]}"
 	# The RPC log may not be the pcap it reads.
 	cp "$work/small.pcap" "$work/same.pcap"
 	expect 2 'is the pcap a port reads' -- "$th" capture -o "$work/same.pcap" -- "${eal[@]}" \

@@ -110,6 +110,7 @@ expect 2 'block size 1000 is not a multiple of' -- "$th" probe "${mode[@]}" -b 1
 expect 2 'larger than the probed range' -- "$th" probe "${mode[@]}" -b 32m "$work/data"
 expect 2 'exactly one TARGET' -- "$th" probe
 expect 2 '--count 0 needs --duration' -- "$th" probe -n 0 "$work/data"
+expect 2 'duration .1e-10.: give seconds from 0.000001' -- "$th" probe -d 1e-10 "$work/data"
 expect 0 'usage: tracehound probe' -- "$th" probe --help
 
 # A loop block device: read probe, write refusals.

@@ -24,6 +24,8 @@ expect 0 'search ' -- "$th" --help
 expect 2 'give one --profile' -- "$th" search
 expect 2 'unknown algorithm' -- "$th" search --profile "$prof" --algo simplex
 expect 2 '--hours' -- "$th" search --profile "$prof" --hours -1
+expect 2 'temp-min 100 is not below the starting --temp 1' -- "$th" search --profile "$prof" \
+	--temp 1 --temp-min 100
 
 # Every documented anomaly's trigger replays as that anomaly.
 expect 0 'F#1 ' -- "$th" search --profile "$prof" --known "$work/known"
@@ -51,10 +53,13 @@ printf '[workload\nmem = local\n' > "$work/broken.ini"
 expect 2 'broken.ini:1' -- "$th" search --profile "$prof" --replay "$work/broken.ini"
 expect 2 'nonexistent' -- "$th" search --profile "$prof" --replay "$work/nonexistent.ini"
 
-# Impossible workloads are the space's to refuse: nothing runs.
-sed 's/^qp_count = .*/qp_count = 999999999/' "$work/known/F-1.ini" > "$work/many_qps.ini"
-expect 2 'impossible workload.*qp_count' -- \
-	"$th" search --profile "$prof" --replay "$work/many_qps.ini"
+# Impossible workloads are the space's to refuse: nothing runs. Past the profile's limits
+# (F allows 20000 QPs), at the line of the feature at fault.
+for n in 30000 999999999; do
+	sed "s/^qp_count = .*/qp_count = $n/" "$work/known/F-1.ini" > "$work/many_qps.ini"
+	expect 2 "many_qps.ini:[0-9]+: qp_count=$n: .*\\(impossible workload on F\\)" -- \
+		"$th" search --profile "$prof" --replay "$work/many_qps.ini"
+done
 sed -e 's/^qp_type = .*/qp_type = UD/' -e 's/^opcode = .*/opcode = READ/' \
 	"$work/known/F-1.ini" > "$work/ud_read.ini"
 expect 2 'ud_read.ini:[0-9]+: .*READ' -- \
@@ -138,6 +143,9 @@ fi
 { echo '# two good lines, then a bad one'; echo 'pause: dir=loopback'; echo;
 	echo 'low_tput: qp_type=UD wq_depth>=1024'; echo 'pause: qp_count>=lots'; } > "$work/bad-mfs.txt"
 expect 2 'bad-mfs.txt:5: ' -- "$th" search --profile "$prof" --hours 0.1 --skip-mfs "$work/bad-mfs.txt"
+echo 'pause:' > "$work/empty-mfs.txt"
+expect 2 'empty-mfs.txt:1: no conditions' -- "$th" search --profile "$prof" --hours 0.1 \
+	--skip-mfs "$work/empty-mfs.txt"
 expect 2 'skip-mfs goes with a search' -- "$th" search --eval --profile "$prof" --seeds 1 \
 	--hours 0.1 --skip-mfs "$work/bad-mfs.txt"
 

@@ -154,6 +154,10 @@ test_unknown_key(void **state)
 	t = edit("[noise]", "[extra]\nfoo = 1\n[noise]");
 	expect_error(t, line_of("[noise]") + 1, "unknown key 'extra.foo'");
 	free(t);
+	/* A count with a fraction is not cut to its whole part. */
+	t = edit("gen = 4", "gen = 3.5");
+	expect_error(t, line_of("gen = 4"), "pcie.gen = 3.5: expected a whole number");
+	free(t);
 }
 
 static void
@@ -170,6 +174,11 @@ test_bad_mfs(void **state)
 	free(t);
 	t = edit("conditions = pause: dir=loopback", "conditions = pause: colour=blue");
 	expect_error(t, line_of("conditions = pause: dir=loopback"), "bad MFS text");
+	free(t);
+	/* A quirk with no conditions would fire on every workload. */
+	t = edit("when = qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64", "when =");
+	expect_error(t, line_of("when = qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64"),
+		"no conditions");
 	free(t);
 }
 

@@ -139,13 +139,14 @@ test_write_read_round_trip(void **state)
 		th_wl_random(&wl, &lim, &rng);
 		assert_int_equal(th_wl_write(&wl, path), 0);
 		memset(&back, 0xa5, sizeof(back));
-		if (th_wl_load(path, &back, err, sizeof(err)) != 0)
+		if (th_wl_load(path, NULL, &back, err, sizeof(err)) != 0)
 			fail_msg("%s", err);
 		assert_true(th_wl_equal(&wl, &back));
 	}
 	unlink(path);
 	assert_int_equal(th_wl_write(&wl, "/nonexistent-dir/x.ini"), -ENOENT);
-	assert_int_equal(th_wl_load("/nonexistent-dir/x.ini", &back, err, sizeof(err)), -ENOENT);
+	assert_int_equal(
+		th_wl_load("/nonexistent-dir/x.ini", NULL, &back, err, sizeof(err)), -ENOENT);
 }
 
 /* The one-line form reads back to the same point; a bad word is named by its position. */
@@ -216,7 +217,7 @@ test_unknown_key_in_file(void **state)
 	f = fdopen(fd, "w");
 	fprintf(f, "%sqp_cuont = 4\n", good_text);
 	fclose(f);
-	assert_int_equal(th_wl_load(path, &wl, err, sizeof(err)), -EINVAL);
+	assert_int_equal(th_wl_load(path, NULL, &wl, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":15: unknown key"));
 	assert_non_null(strstr(err, "qp_cuont"));
 	unlink(path);

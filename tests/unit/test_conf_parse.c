@@ -87,7 +87,28 @@ test_duplicate_rejected(void **state)
 	errno = 0;
 	assert_null(th_conf_parse(text, "dup.ini", err, sizeof(err)));
 	assert_int_equal(errno, EINVAL);
-	assert_string_equal(err, "dup.ini:7: 'port' already set on line 2");
+	assert_string_equal(err, "dup.ini:7: capture.port already set on line 2");
+}
+
+/* A comment after a value would become part of it (a path, a name): refused. */
+static void
+test_inline_comment_rejected(void **state)
+{
+	char err[256] = "";
+	struct th_conf *c;
+
+	(void)state;
+	assert_null(
+		th_conf_parse("[capture]\noutput = o.txt # my log\n", "c.ini", err, sizeof(err)));
+	assert_string_equal(
+		err, "c.ini:2: output: a comment goes on a line of its own ('#' after the value)");
+	assert_null(th_conf_parse("[eal]\nargs = -l 0-1\t; quiet\n", "c.ini", err, sizeof(err)));
+	assert_non_null(strstr(err, "c.ini:2: args: a comment"));
+	/* '#' and ';' inside a value, not after a blank, stay. */
+	c = th_conf_parse("[a]\nx = a#b;c\n", "c.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(th_conf_get(c, "a", "x"), "a#b;c");
+	th_conf_free(c);
 }
 
 static void
@@ -311,7 +332,7 @@ test_load_file(void **state)
 	(void)state;
 	/* Messages name the file as given. */
 	assert_null(th_conf_load(path, err, sizeof(err)));
-	snprintf(want, sizeof(want), "%s:3: 'port' already set on line 2", path);
+	snprintf(want, sizeof(want), "%s:3: capture.port already set on line 2", path);
 	assert_string_equal(err, want);
 	unlink(path);
 	free(path);
@@ -349,6 +370,7 @@ main(void)
 		cmocka_unit_test(test_sections_and_comments),
 		cmocka_unit_test(test_whitespace_trimmed),
 		cmocka_unit_test(test_duplicate_rejected),
+		cmocka_unit_test(test_inline_comment_rejected),
 		cmocka_unit_test(test_missing_equals),
 		cmocka_unit_test(test_unclosed_section),
 		cmocka_unit_test(test_get_u64),
