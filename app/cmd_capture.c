@@ -937,6 +937,21 @@ setup_dataplane(bool has_vdev)
 			cap.n_decode = 1;
 	}
 	n_rxq = use_rss ? cap.n_decode : 1;
+	/* Fewer lcores than asked for: said, with what gives more. */
+	if (cap.set.decode_lcores != 0 && cap.set.decode_lcores != cap.n_decode)
+		fprintf(stderr,
+			"capture: %" PRIu64 " decode lcores asked for, %u run%s (%u worker "
+			"lcores; EAL -l gives more)\n",
+			cap.set.decode_lcores, cap.n_decode,
+			cap.has_dispatcher ? " behind a dispatcher" : "", rte_lcore_count() - 1);
+	if (cap.n_session != 0 && cap.set.session_lcores != 0 &&
+		cap.set.session_lcores != cap.n_session)
+		fprintf(stderr,
+			"capture: %" PRIu64 " session lcores asked for, %u run%s (%u worker "
+			"lcores; EAL -l gives more)\n",
+			cap.set.session_lcores, cap.n_session,
+			cap.is_inline_session ? " inline on the decode lcore" : "",
+			rte_lcore_count() - 1);
 
 	/* mbufs live where the NIC writes them: the first port's socket. */
 	pool_socket = rte_eth_dev_socket_id(cap.ports[0]);
