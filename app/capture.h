@@ -5,6 +5,7 @@
 /*
  * tracehound capture's state, private to app/: the settings, the lcores'
  * tables and the ports. cmd_capture.c sets it up and runs the data path;
+ * capture_settings.c reads the settings, capture_rx.c reads the ports, and
  * capture_stats.c adds up and prints what it counted.
  */
 
@@ -51,7 +52,7 @@ struct settings {
 	uint64_t flush_ns;           /* flush interval: what a crash may lose */
 	uint64_t is_rpc_trace;       /* also write every RPC to the segments (per decode lcore) */
 	const char *names;           /* handle-to-name map to this file; NULL: off */
-	uint64_t session_lcores;     /* session lcores (0: as many as spare workers allow) */
+	uint64_t session_lcores;     /* session lcores (0: not set, one) */
 	struct th_sess_config sess;  /* inference thresholds and table sizes */
 	const char *probe_target;    /* [probe] target: scheduled disk probes, or NULL */
 	uint64_t probe_every_ns;     /* time between probe starts */

@@ -351,12 +351,21 @@ th_settings_outputs_clash(const struct settings *s, int argc, char **argv, const
 	char in[PATH_MAX];
 	size_t k, j;
 
-	for (k = 0; k < 3; k++) /* "-" and "none" write no file */
-		if (given[k] != NULL && strcmp(given[k], "-") != 0 && strcmp(given[k], "none") != 0)
-			outs[k] = given[k];
+	for (k = 0; k < 3; k++) /* "none" writes nothing, "-" standard output */
+		if (given[k] != NULL && strcmp(given[k], "none") != 0)
+			outs[k] = strcmp(given[k], "-") == 0 ? "/dev/stdout" : given[k];
 	for (k = 0; k < 3; k++) {
 		if (outs[k] == NULL)
 			continue;
+		/* Standard output twice, even a terminal: lines of two kinds interleaved. */
+		for (j = k + 1; j < 3; j++) {
+			if (outs[j] != NULL && strcmp(outs[k], "/dev/stdout") == 0 &&
+				strcmp(outs[j], "/dev/stdout") == 0) {
+				fprintf(stderr, "capture: %s and %s both write standard output\n",
+					names[k], names[j]);
+				return true;
+			}
+		}
 		if (config != NULL && th_cmd_same_file(outs[k], config)) {
 			fprintf(stderr, "capture: %s %s is the config file\n", names[k], outs[k]);
 			return true;

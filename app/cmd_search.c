@@ -48,6 +48,7 @@ struct opts {
 	double refine_s; /* --refine: testbed seconds for th_search_refine() (0: none) */
 	bool is_eval;
 	bool is_quiet;
+	bool is_temp_min_given; /* --temp-min on the command line */
 };
 
 static void
@@ -268,6 +269,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_TEMP_MIN:
 			rc = parse_double("temp-min", optarg, 1e-9, 1e6, &o->cfg.temp_min);
+			o->is_temp_min_given = true;
 			break;
 		case OPT_STALL:
 			rc = parse_u64("stall", optarg, 0, 1000000, &u);
@@ -338,11 +340,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
 		return -EINVAL;
 	}
-	if (o->cfg.temp_min >= o->cfg.temp) {
-		fprintf(stderr,
-			"tracehound search: --temp-min %g is not below the starting --temp %g\n",
-			o->cfg.temp_min, o->cfg.temp);
-		return -EINVAL;
+	/* The floor is where the temperature stops falling: above the start, it would rise. */
+	if (o->cfg.temp_min > o->cfg.temp) {
+		if (o->is_temp_min_given) {
+			fprintf(stderr,
+				"tracehound search: --temp-min %g is above the starting --temp "
+				"%g\n",
+				o->cfg.temp_min, o->cfg.temp);
+			return -EINVAL;
+		}
+		o->cfg.temp_min = o->cfg.temp;
 	}
 	if (o->repeat != 0 && o->replay == NULL) {
 		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
@@ -474,8 +481,9 @@ cmd_replay(const struct opts *o)
 	th_sim_backend(sim, &b);
 	rc = th_wl_load(o->replay, b.limits, &wl, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "tracehound search: %s (impossible workload on %s)\n", err,
-			th_sim_name(sim));
+		fprintf(stderr, "tracehound search: %s%s%s%s\n", err,
+			rc == -ERANGE ? " (impossible workload on " : "",
+			rc == -ERANGE ? th_sim_name(sim) : "", rc == -ERANGE ? ")" : "");
 		th_sim_free(sim);
 		return 2;
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "th_cmd.h"
 
@@ -67,21 +68,56 @@ would_be(const char *path, char *out, size_t size)
 	return snprintf(out, size, "%s/%s", real, slash == NULL ? path : slash + 1) < (int)size;
 }
 
+/*
+ * A symbolic link whose target does not exist yet, followed to that target
+ * (relative targets from the link's directory) into @p out: writing the link
+ * makes it. @p path itself when it is not such a link.
+ */
+static void
+follow_dangling(const char *path, char *out, size_t size)
+{
+	char target[PATH_MAX], next[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(out, size, "%s", path);
+	for (int hops = 0; hops < 8 && lstat(out, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+		const char *slash = strrchr(out, '/');
+
+		n = readlink(out, target, sizeof(target) - 1);
+		if (n <= 0)
+			return;
+		target[n] = '\0';
+		if (target[0] == '/' || slash == NULL)
+			n = snprintf(next, sizeof(next), "%s", target);
+		else
+			n = snprintf(
+				next, sizeof(next), "%.*s/%s", (int)(slash - out), out, target);
+		if (n < 0 || (size_t)n >= sizeof(next) || (size_t)n >= size)
+			return;
+		memcpy(out, next, (size_t)n + 1);
+	}
+}
+
 bool
 th_cmd_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
-	char wa[PATH_MAX], wb[PATH_MAX];
+	char la[PATH_MAX], lb[PATH_MAX], wa[PATH_MAX], wb[PATH_MAX];
 
+	/* One file or pipe; a character device (/dev/null, a terminal) is no clash. */
 	if (has_a && has_b)
-		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+		return !S_ISCHR(sa.st_mode) && !S_ISDIR(sa.st_mode) && sa.st_dev == sb.st_dev &&
+		       sa.st_ino == sb.st_ino;
 	if (has_a || has_b)
 		return false;
-	/* Neither exists yet: "x", "./x" and "d/../x" would all make one file. */
-	if (would_be(a, wa, sizeof(wa)) && would_be(b, wb, sizeof(wb)))
+	/* Neither exists yet: "x", "./x", "d/../x" and a link to x would all make one file. */
+	follow_dangling(a, la, sizeof(la));
+	follow_dangling(b, lb, sizeof(lb));
+	if (would_be(la, wa, sizeof(wa)) && would_be(lb, wb, sizeof(wb)))
 		return strcmp(wa, wb) == 0;
-	return strcmp(a, b) == 0;
+	return strcmp(la, lb) == 0;
 }
 
 static void

@@ -20,9 +20,9 @@ int th_cmd_search(int argc, char **argv);
 
 /**
  * Whether two paths a command writes (or writes and reads) are one file: the
- * same regular file under any name (links), or, while neither exists, the
- * same name in the same directory however spelt ("x", "./x", "d/../x").
- * /dev/null given twice is not one file.
+ * same file or pipe under any name (links, /dev/stdout), or, while neither
+ * exists, the same name in the same directory however spelt ("x", "./x",
+ * "d/../x", a link to x). /dev/null given twice is not one file.
  */
 bool th_cmd_same_file(const char *a, const char *b);
 

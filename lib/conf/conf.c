@@ -121,8 +121,9 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 				continue;
 			is_new_section = false;
 			if (strcmp(c->e[i].key, key) == 0) {
-				snprintf(err, err_size, "%s:%u: %s.%s already set on line %u", name,
-					lineno, section, key, c->e[i].line);
+				snprintf(err, err_size, "%s:%u: %s%s%s already set on line %u",
+					name, lineno, section, *section ? "." : "", key,
+					c->e[i].line);
 				goto invalid;
 			}
 		}
@@ -137,10 +138,10 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 		c->e[c->count].section = section;
 		c->e[c->count].key = key;
 		c->e[c->count].value = trim(eq + 1);
-		/* "x = 5 # why" would make the comment part of a name or a path. */
+		/* "x = 5 # why" or "x = ; off" would make the comment part of a name or a path. */
 		for (const char *v = c->e[c->count].value; *v != '\0'; v++) {
-			if ((*v == '#' || *v == ';') && v > c->e[c->count].value &&
-				(v[-1] == ' ' || v[-1] == '\t')) {
+			if ((*v == '#' || *v == ';') &&
+				(v == c->e[c->count].value || v[-1] == ' ' || v[-1] == '\t')) {
 				snprintf(err, err_size,
 					"%s:%u: %s: a comment goes on a line of its own ('%c' "
 					"after "

@@ -193,7 +193,7 @@ int th_wl_write(const struct th_wl *wl, const char *path);
 /**
  * Load a workload file: section [workload], no other keys allowed, within
  * limits @p l (NULL: what any device could run). @return 0 or -errno, with
- * "file:line: ..." in @p err for a value at fault.
+ * "file:line: ..." in @p err for a value at fault: -ERANGE for one past @p l.
  */
 int th_wl_load(
 	const char *path, const struct th_limits *l, struct th_wl *wl, char *err, size_t err_size);

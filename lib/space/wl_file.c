@@ -302,7 +302,7 @@ th_wl_load(
 	if (r == 0 && l != NULL && (bad = th_wl__check_feat(wl, l, why, sizeof(why))) >= 0) {
 		th_conf_where(c, "workload", th_feat_name((enum th_feat)bad), where, sizeof(where));
 		snprintf(err, err_size, "%s: %s", where, why);
-		r = -EINVAL;
+		r = -ERANGE;
 	}
 	th_conf_free(c);
 	return r;

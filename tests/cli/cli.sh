@@ -27,6 +27,9 @@ expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/x.pcap" -t "$work/x.pca
 # One file not made yet, spelt two ways.
 expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/new.pcap" -t "$work/./new.pcap"
 [[ ! -e $work/new.pcap ]] || { echo "FAIL: gen wrote new.pcap"; fails=$((fails + 1)); }
+# A link to a file not made yet is that file.
+ln -s target.pcap "$work/link.pcap"
+expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/link.pcap" -t "$work/target.pcap"
 expect 2 'at most 200000' -- "$th" gen -w users --hours 0.001 -c 65535 --users-per-client 1000 \
 	-o "$work/x.pcap"
 # actimeo=0: one GETATTR per path component and walk, not a walk that never ends.
@@ -118,6 +121,11 @@ else
 	expect 2 '-o and session.names both write' -- "$th" capture -c "$work/names.ini" \
 		-o "$work/n.txt" -r "$work/r.txt" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	expect 2 '-o and -r both write standard output' -- "$th" capture -o - -r - -- "${eal[@]}" \
+		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	expect 2 '-o and -r both write standard output' -- sh -c 'w=$1; shift; \
+		"$0" capture -o - -r /dev/stdout -- "$@" > "$w/stdout.txt"' "$th" "$work" \
+		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap"
 	printf '[capture]\nstats_interval = 0\n' > "$work/keep.ini"
 	expect 2 'is the config file' -- "$th" capture -c "$work/keep.ini" -o "$work/keep.ini" -- \
 		"${eal[@]}"

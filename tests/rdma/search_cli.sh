@@ -24,8 +24,10 @@ expect 0 'search ' -- "$th" --help
 expect 2 'give one --profile' -- "$th" search
 expect 2 'unknown algorithm' -- "$th" search --profile "$prof" --algo simplex
 expect 2 '--hours' -- "$th" search --profile "$prof" --hours -1
-expect 2 'temp-min 100 is not below the starting --temp 1' -- "$th" search --profile "$prof" \
+expect 2 'temp-min 100 is above the starting --temp 1' -- "$th" search --profile "$prof" \
 	--temp 1 --temp-min 100
+# A start below the default floor lowers the floor, as before.
+expect 0 'of 13 documented' -- "$th" search --profile "$prof" --hours 0.05 --temp 0.01
 
 # Every documented anomaly's trigger replays as that anomaly.
 expect 0 'F#1 ' -- "$th" search --profile "$prof" --known "$work/known"
@@ -51,7 +53,8 @@ expect 2 'no_sge.ini.*sge' -- "$th" search --profile "$prof" --replay "$work/no_
 expect 2 'typo.ini:[0-9]+: .*qp_cuont' -- "$th" search --profile "$prof" --replay "$work/typo.ini"
 printf '[workload\nmem = local\n' > "$work/broken.ini"
 expect 2 'broken.ini:1' -- "$th" search --profile "$prof" --replay "$work/broken.ini"
-expect 2 'nonexistent' -- "$th" search --profile "$prof" --replay "$work/nonexistent.ini"
+expect 2 'nonexistent.ini: cannot open: No such file or directory$' -- "$th" search \
+	--profile "$prof" --replay "$work/nonexistent.ini"
 
 # Impossible workloads are the space's to refuse: nothing runs. Past the profile's limits
 # (F allows 20000 QPs), at the line of the feature at fault.

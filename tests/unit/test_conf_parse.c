@@ -104,6 +104,9 @@ test_inline_comment_rejected(void **state)
 		err, "c.ini:2: output: a comment goes on a line of its own ('#' after the value)");
 	assert_null(th_conf_parse("[eal]\nargs = -l 0-1\t; quiet\n", "c.ini", err, sizeof(err)));
 	assert_non_null(strstr(err, "c.ini:2: args: a comment"));
+	assert_null(
+		th_conf_parse("[capture]\noutput = ; off for now\n", "c.ini", err, sizeof(err)));
+	assert_non_null(strstr(err, "c.ini:2: output: a comment"));
 	/* '#' and ';' inside a value, not after a blank, stay. */
 	c = th_conf_parse("[a]\nx = a#b;c\n", "c.ini", err, sizeof(err));
 	assert_non_null(c);
