@@ -194,16 +194,14 @@ struct rx_poll {
 void th_rx_poll_init(struct rx_poll *p, struct rxq *q, unsigned int n_q);
 
 /**
- * Poll an lcore's queues once. @return frames received into @p pkts (at most
- * @p burst), *@p got_from the queue they came from; *@p all_eof is set when
- * every port is a file that has ended and nothing is held.
+ * The next frames of an lcore's queues into @p pkts (at most @p burst), and
+ * *@p got_from the queue they came from; 0 when none are there yet. Once
+ * receiving stops, the frames still held, earliest first. *@p is_over is set
+ * when no more will come: every port is a file that has ended, or the stop's
+ * held frames are all handed on.
  */
-unsigned int th_rx_poll(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst,
-	bool *all_eof, unsigned int *got_from);
-
-/** Once receiving stops: the frames still held, earliest first (0: none left). */
-unsigned int th_rx_drain(
-	struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, unsigned int *got_from);
+unsigned int th_rx_next(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst,
+	unsigned int *got_from, bool *is_over);
 
 /* capture_settings.c */
 

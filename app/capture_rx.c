@@ -7,6 +7,7 @@
  * on one lcore read in the order of their records' times.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -210,8 +211,9 @@ merge_files(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool 
 	return take_held(p, pkts, burst, false, got_from);
 }
 
-unsigned int
-th_rx_poll(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *all_eof,
+/* Poll the queues once: frames received; *all_eof when every port is a file that ended. */
+static unsigned int
+rx_poll(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *all_eof,
 	unsigned int *got_from)
 {
 	unsigned int i, nb, want;
@@ -248,7 +250,19 @@ th_rx_poll(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *
 }
 
 unsigned int
-th_rx_drain(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, unsigned int *got_from)
+th_rx_next(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, unsigned int *got_from,
+	bool *is_over)
 {
-	return take_held(p, pkts, burst, true, got_from);
+	bool all_eof = false;
+	unsigned int nb;
+
+	/* After a stop, the frames still held: they were delivered, so they are decoded. */
+	if (atomic_load(&cap.stop_rx)) {
+		nb = take_held(p, pkts, burst, true, got_from);
+		*is_over = nb == 0;
+		return nb;
+	}
+	nb = rx_poll(p, pkts, burst, &all_eof, got_from);
+	*is_over = nb == 0 && all_eof;
+	return nb;
 }

@@ -420,7 +420,7 @@ decode_main(void *arg)
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, last_ns = 0;
-	bool all_eof;
+	bool is_over;
 
 	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
 	for (;;) {
@@ -431,15 +431,9 @@ decode_main(void *arg)
 			if (nb == 0 && atomic_load(&cap.is_rx_done) && rte_ring_empty(dl->in))
 				break;
 		} else {
-			if (atomic_load(&cap.stop_rx)) {
-				nb = th_rx_drain(&poll, pkts, burst, &from);
-				if (nb == 0)
-					break;
-			} else {
-				nb = th_rx_poll(&poll, pkts, burst, &all_eof, &from);
-				if (nb == 0 && all_eof)
-					break;
-			}
+			nb = th_rx_next(&poll, pkts, burst, &from, &is_over);
+			if (is_over)
+				break;
 		}
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
@@ -501,22 +495,15 @@ dispatch_main(void *arg)
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, sent;
 	uint8_t scratch[512];
-	bool all_eof, is_file;
+	bool is_over, is_file;
 
 	th_rx_poll_init(&poll, dp->rxq, dp->n_rxq);
 	for (;;) {
-		if (atomic_load(&cap.stop_rx)) {
-			nb = th_rx_drain(&poll, pkts, burst, &from);
-			if (nb == 0)
-				break;
-		} else {
-			nb = th_rx_poll(&poll, pkts, burst, &all_eof, &from);
-			if (nb == 0) {
-				if (all_eof)
-					break;
-				continue;
-			}
-		}
+		nb = th_rx_next(&poll, pkts, burst, &from, &is_over);
+		if (is_over)
+			break;
+		if (nb == 0)
+			continue;
 		memset(counts, 0, sizeof(counts[0]) * cap.n_decode);
 		for (i = 0; i < nb; i++) {
 			unsigned int l = pick_lcore(pkts[i], scratch);
