@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,130 +20,150 @@
 #include "th_cmd.h"
 #include "th_conf.h"
 
+/* A number the config may set: where it lands, its bounds, and how it is read. */
+struct num_key {
+	const char *section, *key;
+	bool is_seconds;    /* a time ("30", "0.5"), kept in ns; else a whole number */
+	uint64_t min, max;  /* whole numbers: the range given */
+	unsigned int shift; /* stored as value << shift (MiB to bytes: 20) */
+	size_t off, width;  /* into struct settings; 8, 4 or 1 (bool) bytes */
+};
+
+#define AT(f) offsetof(struct settings, f), sizeof(((struct settings *)0)->f)
+#define WHOLE(sec, key, lo, hi, f)                                                                 \
+	{                                                                                          \
+		sec, key, false, lo, hi, 0, AT(f)                                                  \
+	}
+#define SECONDS(sec, key, f)                                                                       \
+	{                                                                                          \
+		sec, key, true, 0, 0, 0, AT(f)                                                     \
+	}
+
+static const struct num_key num_keys[] = {
+	WHOLE("capture", "decode_lcores", 1, MAX_DECODE, decode_lcores),
+	SECONDS("capture", "stats_interval", stats_interval_ns),
+	WHOLE("capture", "mbufs", 1023, 1u << 24, mbufs),
+	WHOLE("capture", "burst", 1, 256, burst),
+	WHOLE("capture", "ring_size", 64, 1u << 20, ring_size),
+	WHOLE("capture", "rx_desc", 64, 16384, rx_desc),
+	WHOLE("decode", "flows", 8, 1u << 24, dec.flows),
+	WHOLE("decode", "calls", 8, 1u << 24, dec.calls),
+	SECONDS("decode", "flow_idle", dec.flow_idle_ns),
+	SECONDS("decode", "call_timeout", dec.call_timeout_ns),
+	SECONDS("decode", "gap_call_timeout", dec.gap_call_timeout_ns),
+	WHOLE("session", "lcores", 1, MAX_SESSION, session_lcores),
+	WHOLE("session", "files", 8, 1u << 28, sess.files),
+	WHOLE("session", "sessions", 8, 1u << 28, sess.sessions),
+	SECONDS("session", "idle", sess.idle_ns),
+	SECONDS("session", "cache_window", sess.cache_window_ns),
+	SECONDS("session", "confirm", sess.confirm_ns),
+	SECONDS("session", "listing", sess.listing_ns),
+	SECONDS("session", "write_settle", sess.write_settle_ns),
+	SECONDS("session", "getattr_burst_gap", sess.getattr_burst_ns),
+	WHOLE("session", "getattr_burst", 0, 1000, sess.getattr_burst),
+	WHOLE("session", "touch_open", 0, 1, sess.is_touch_open),
+	WHOLE("session", "access_mirror", 0, 1, sess.is_access_mirror),
+	WHOLE("trace", "box", 0, UINT32_MAX, box_id),
+	{"trace", "rotate_mb", false, 1, 1u << 20, 20, AT(rotate_bytes)},
+	SECONDS("trace", "rotate", rotate_ns),
+	SECONDS("trace", "flush", flush_ns),
+	WHOLE("trace", "rpcs", 0, 1, is_rpc_trace),
+	SECONDS("probe", "every", probe_every_ns),
+	SECONDS("probe", "seconds", probe_seconds_ns),
+	WHOLE("probe", "rate", 1, 1000000, probe_rate),
+	{"probe", "size_mb", false, 1, 1u << 20, 20, AT(probe_size)},
+	WHOLE("probe", "percentile", 1, 100, probe_percentile),
+	SECONDS("probe", "alarm", probe_alarm_ns),
+};
+
+#undef SECONDS
+#undef WHOLE
+#undef AT
+
+/* Key @p k from @p c into @p s when the file sets it. @return 0 or -EINVAL. */
+static int
+read_num(
+	const struct th_conf *c, const struct num_key *k, struct settings *s, char *err, size_t esz)
+{
+	char *dst = (char *)s + k->off;
+	uint64_t v;
+	int rc;
+
+	if (th_conf_get(c, k->section, k->key) == NULL)
+		return 0;
+	rc = k->is_seconds ? th_conf_get_seconds(c, k->section, k->key, &v, err, esz)
+			   : th_conf_get_u64(c, k->section, k->key, k->min, k->max, &v, err, esz);
+	if (rc != 0)
+		return rc;
+	v <<= k->shift;
+	if (k->width == sizeof(uint64_t)) {
+		memcpy(dst, &v, sizeof(v));
+	} else if (k->width == sizeof(uint32_t)) {
+		uint32_t w = (uint32_t)v;
+
+		memcpy(dst, &w, sizeof(w));
+	} else {
+		bool b = v != 0;
+
+		memcpy(dst, &b, sizeof(b));
+	}
+	return 0;
+}
+
 int
 th_settings_load(
 	struct settings *s, const char *config, struct th_conf **conf_out, char *err, size_t esz)
 {
 	struct th_conf *c = NULL;
-	const char *v;
+	const char *detail;
+	size_t i;
 	int rc = 0;
 
+	memset(s, 0, sizeof(*s));
 	s->output = "-";
-	s->decode_lcores = 0;
-	s->stats_interval_ns = 0;
 	s->mbufs = 32767;
 	s->burst = 32;
 	s->ring_size = 8192;
 	s->rx_desc = 1024;
 	th_decode_config_defaults(&s->dec);
+	th_sess_config_defaults(&s->sess);
+	s->rotate_bytes = 256ull << 20;
+	s->rotate_ns = 3600ull * 1000000000ull;
+	s->flush_ns = 1000000000ull;
+	s->probe_every_ns = 600ull * 1000000000ull;
+	s->probe_seconds_ns = 2ull * 1000000000ull;
+	s->probe_rate = 50;
+	s->probe_size = 64ull << 20;
+	s->probe_percentile = 99;
+	s->probe_alarm_ns = 20ull * 1000000ull;
 	if (config != NULL) {
 		c = th_conf_load(config, err, esz);
 		if (c == NULL)
 			return -EINVAL;
 	}
 	*conf_out = c;
-	v = th_conf_get(c, "capture", "output");
-	if (v != NULL)
-		s->output = v;
-	{
-		uint64_t flows = s->dec.flows, calls = s->dec.calls;
-
-		rc = rc ? rc
-			: th_conf_get_u64(c, "capture", "decode_lcores", 1, MAX_DECODE,
-				  &s->decode_lcores, err, esz);
-		rc = rc ? rc
-			: th_conf_get_seconds(
-				  c, "capture", "stats_interval", &s->stats_interval_ns, err, esz);
-		rc = rc ? rc
-			: th_conf_get_u64(
-				  c, "capture", "mbufs", 1023, 1u << 24, &s->mbufs, err, esz);
-		rc = rc ? rc : th_conf_get_u64(c, "capture", "burst", 1, 256, &s->burst, err, esz);
-		rc = rc ? rc
-			: th_conf_get_u64(
-				  c, "capture", "ring_size", 64, 1u << 20, &s->ring_size, err, esz);
-		rc = rc ? rc
-			: th_conf_get_u64(
-				  c, "capture", "rx_desc", 64, 16384, &s->rx_desc, err, esz);
-		rc = rc ? rc : th_conf_get_u64(c, "decode", "flows", 8, 1u << 24, &flows, err, esz);
-		rc = rc ? rc : th_conf_get_u64(c, "decode", "calls", 8, 1u << 24, &calls, err, esz);
-		rc = rc ? rc
-			: th_conf_get_seconds(
-				  c, "decode", "flow_idle", &s->dec.flow_idle_ns, err, esz);
-		rc = rc ? rc
-			: th_conf_get_seconds(
-				  c, "decode", "call_timeout", &s->dec.call_timeout_ns, err, esz);
-		rc = rc ? rc
-			: th_conf_get_seconds(c, "decode", "gap_call_timeout",
-				  &s->dec.gap_call_timeout_ns, err, esz);
-		s->dec.flows = (uint32_t)flows;
-		s->dec.calls = (uint32_t)calls;
-	}
-	th_sess_config_defaults(&s->sess);
+	for (i = 0; rc == 0 && i < sizeof(num_keys) / sizeof(num_keys[0]); i++)
+		rc = read_num(c, &num_keys[i], s, err, esz);
+	if (th_conf_get(c, "capture", "output") != NULL)
+		s->output = th_conf_get(c, "capture", "output");
 	s->records = th_conf_get(c, "session", "records");
 	s->names = th_conf_get(c, "session", "names");
-	{
-		uint64_t files = s->sess.files, sessions = s->sess.sessions;
-		const char *detail = th_conf_get(c, "session", "detail");
-
-		rc = rc ? rc
-			: th_conf_get_u64(c, "session", "lcores", 1, MAX_SESSION,
-				  &s->session_lcores, err, esz);
-		rc = rc ? rc
-			: th_conf_get_u64(c, "session", "files", 8, 1u << 28, &files, err, esz);
-		rc = rc ? rc
-			: th_conf_get_u64(
-				  c, "session", "sessions", 8, 1u << 28, &sessions, err, esz);
-		rc = rc ? rc
-			: th_conf_get_seconds(c, "session", "idle", &s->sess.idle_ns, err, esz);
-		rc = rc ? rc
-			: th_conf_get_seconds(
-				  c, "session", "cache_window", &s->sess.cache_window_ns, err, esz);
-		{
-			uint64_t burst = s->sess.getattr_burst, touch = s->sess.is_touch_open,
-				 mirror = s->sess.is_access_mirror;
-
-			rc = rc ? rc
-				: th_conf_get_seconds(
-					  c, "session", "confirm", &s->sess.confirm_ns, err, esz);
-			rc = rc ? rc
-				: th_conf_get_seconds(
-					  c, "session", "listing", &s->sess.listing_ns, err, esz);
-			rc = rc ? rc
-				: th_conf_get_seconds(c, "session", "write_settle",
-					  &s->sess.write_settle_ns, err, esz);
-			rc = rc ? rc
-				: th_conf_get_seconds(c, "session", "getattr_burst_gap",
-					  &s->sess.getattr_burst_ns, err, esz);
-			rc = rc ? rc
-				: th_conf_get_u64(
-					  c, "session", "getattr_burst", 0, 1000, &burst, err, esz);
-			rc = rc ? rc
-				: th_conf_get_u64(
-					  c, "session", "touch_open", 0, 1, &touch, err, esz);
-			rc = rc ? rc
-				: th_conf_get_u64(
-					  c, "session", "access_mirror", 0, 1, &mirror, err, esz);
-			s->sess.getattr_burst = (uint32_t)burst;
-			s->sess.is_touch_open = touch != 0;
-			s->sess.is_access_mirror = mirror != 0;
-		}
-		s->sess.files = (uint32_t)files;
-		s->sess.sessions = (uint32_t)sessions;
-		if (rc == 0 && detail != NULL) {
-			if (strcmp(detail, "opens") == 0) {
-				s->sess.detail = TH_SESS_OPENS;
-			} else if (strcmp(detail, "dirs") == 0) {
-				s->sess.detail = TH_SESS_OPENS_DIRS;
-			} else {
-				th_conf_where(c, "session", "detail", err, esz);
-				snprintf(err + strlen(err), esz - strlen(err),
-					": session.detail = '%s': expected opens or dirs", detail);
-				rc = -EINVAL;
-			}
-		}
-		s->sess.is_names_on = s->names != NULL || th_conf_get(c, "trace", "dir") != NULL;
-	}
 	s->trace_dir = th_conf_get(c, "trace", "dir");
+	s->probe_target = th_conf_get(c, "probe", "target");
+	s->sess.is_names_on = s->names != NULL || s->trace_dir != NULL;
+	detail = th_conf_get(c, "session", "detail");
+	if (rc == 0 && detail != NULL) {
+		if (strcmp(detail, "opens") == 0) {
+			s->sess.detail = TH_SESS_OPENS;
+		} else if (strcmp(detail, "dirs") == 0) {
+			s->sess.detail = TH_SESS_OPENS_DIRS;
+		} else {
+			th_conf_where(c, "session", "detail", err, esz);
+			snprintf(err + strlen(err), esz - strlen(err),
+				": session.detail = '%s': expected opens or dirs", detail);
+			rc = -EINVAL;
+		}
+	}
 	if (rc == 0 && s->trace_dir != NULL) {
 		struct stat st;
 		int e = 0;
@@ -163,34 +184,6 @@ th_settings_load(
 			rc = -EINVAL;
 		}
 	}
-	s->box_id = 0;
-	s->rotate_bytes = 256;
-	s->rotate_ns = 3600ull * 1000000000ull;
-	s->flush_ns = 1000000000ull;
-	rc = rc ? rc : th_conf_get_u64(c, "trace", "box", 0, UINT32_MAX, &s->box_id, err, esz);
-	rc = rc ? rc
-		: th_conf_get_u64(c, "trace", "rotate_mb", 1, 1u << 20, &s->rotate_bytes, err, esz);
-	s->rotate_bytes <<= 20;
-	rc = rc ? rc : th_conf_get_seconds(c, "trace", "rotate", &s->rotate_ns, err, esz);
-	rc = rc ? rc : th_conf_get_seconds(c, "trace", "flush", &s->flush_ns, err, esz);
-	rc = rc ? rc : th_conf_get_u64(c, "trace", "rpcs", 0, 1, &s->is_rpc_trace, err, esz);
-	s->probe_target = th_conf_get(c, "probe", "target");
-	s->probe_every_ns = 600ull * 1000000000ull;
-	s->probe_seconds_ns = 2ull * 1000000000ull;
-	s->probe_rate = 50;
-	s->probe_size = 64ull << 20;
-	s->probe_percentile = 99;
-	s->probe_alarm_ns = 20ull * 1000000ull;
-	rc = rc ? rc : th_conf_get_seconds(c, "probe", "every", &s->probe_every_ns, err, esz);
-	rc = rc ? rc : th_conf_get_seconds(c, "probe", "seconds", &s->probe_seconds_ns, err, esz);
-	rc = rc ? rc : th_conf_get_u64(c, "probe", "rate", 1, 1000000, &s->probe_rate, err, esz);
-	rc = rc ? rc
-		: th_conf_get_u64(c, "probe", "size_mb", 1, 1u << 20, &s->probe_size, err, esz);
-	rc = rc ? rc
-		: th_conf_get_u64(c, "probe", "percentile", 1, 100, &s->probe_percentile, err, esz);
-	rc = rc ? rc : th_conf_get_seconds(c, "probe", "alarm", &s->probe_alarm_ns, err, esz);
-	if (th_conf_get(c, "probe", "size_mb") != NULL)
-		s->probe_size <<= 20;
 	return rc;
 }
 
