@@ -70,7 +70,7 @@ struct th_conf *
 th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 {
 	struct th_conf *c = calloc(1, sizeof(*c));
-	char *section = "", *line, *next;
+	char *section = "", *line, *next, key_shown[64];
 	unsigned lineno = 0, i;
 
 	if (c == NULL || (c->text = strdup(text)) == NULL || (c->name = strdup(name)) == NULL) {
@@ -122,8 +122,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			is_new_section = false;
 			if (strcmp(c->e[i].key, key) == 0) {
 				snprintf(err, err_size, "%s:%u: %s%s%s already set on line %u",
-					name, lineno, section, *section ? "." : "", key,
-					c->e[i].line);
+					name, lineno, section, *section ? "." : "",
+					printable(key, key_shown, sizeof(key_shown)), c->e[i].line);
 				goto invalid;
 			}
 		}
@@ -146,7 +146,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 					"%s:%u: %s: a comment goes on a line of its own ('%c' "
 					"after "
 					"the value)",
-					name, lineno, key, *v);
+					name, lineno, printable(key, key_shown, sizeof(key_shown)),
+					*v);
 				goto invalid;
 			}
 		}
@@ -242,7 +243,7 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 {
 	struct entry *e = c != NULL ? find(c, section, key) : NULL;
 	unsigned long long v;
-	char *end;
+	char *end, shown[64];
 
 	if (e == NULL)
 		return 0;
@@ -256,7 +257,8 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 		snprintf(err, err_size,
 			"%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
 			" to %" PRIu64,
-			c->name, e->line, section, section[0] ? "." : "", key, e->value, min, max);
+			c->name, e->line, section, section[0] ? "." : "", key,
+			printable(e->value, shown, sizeof(shown)), min, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -269,7 +271,7 @@ get_number(const struct th_conf *c, struct entry *e, const char *section, const 
 	double min, double max, const char *want, double *out, char *err, size_t err_size)
 {
 	double v;
-	char *end;
+	char *end, shown[64];
 
 	if (e == NULL)
 		return 0;
@@ -278,7 +280,8 @@ get_number(const struct th_conf *c, struct entry *e, const char *section, const 
 	v = strtod(e->value, &end);
 	if (errno != 0 || end == e->value || *end != '\0' || !(v >= min) || !(v <= max)) {
 		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected %s", c->name, e->line,
-			section, section[0] ? "." : "", key, e->value, want);
+			section, section[0] ? "." : "", key,
+			printable(e->value, shown, sizeof(shown)), want);
 		return -EINVAL;
 	}
 	*out = v;
@@ -291,8 +294,11 @@ th_conf_get_seconds(const struct th_conf *c, const char *section, const char *ke
 {
 	double v;
 	int rc = get_number(c, c != NULL ? find(c, section, key) : NULL, section, key, 0, 1e9,
-		"seconds (e.g. 0.5, 30)", &v, err, err_size);
+		"seconds from 0 to 1e9 (e.g. 0.5, 30)", &v, err, err_size);
 
+	if (rc > 0 && v > 0 && v < 1e-9) /* would round to 0, which means something else */
+		rc = get_number(c, find(c, section, key), section, key, 1e-9, 1e9,
+			"seconds from 0.000000001 (a nanosecond) to 1e9", &v, err, err_size);
 	if (rc > 0)
 		*out_ns = (uint64_t)(v * 1e9 + 0.5); /* 1.001 s is 1001000000 ns, not ...999 */
 	return rc < 0 ? rc : 0;

@@ -208,7 +208,9 @@ test_get_seconds(void **state)
 				   "abc = abc\n"
 				   "neg = -1\n"
 				   "tail = 5s\n"
-				   "nan = nan\n";
+				   "nan = nan\n"
+				   "tiny = 1e-10\n"
+				   "bytes = 1\x1b[2J\n";
 	char err[256] = "";
 	struct th_conf *c = th_conf_parse(text, "t.ini", err, sizeof(err));
 	uint64_t ns;
@@ -226,7 +228,7 @@ test_get_seconds(void **state)
 	ns = 123;
 	assert_int_equal(th_conf_get_seconds(c, "", "abc", &ns, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "t.ini:5: "));
-	assert_non_null(strstr(err, "abc = 'abc': expected seconds (e.g. 0.5, 30)"));
+	assert_non_null(strstr(err, "abc = 'abc': expected seconds from 0 to 1e9 (e.g. 0.5, 30)"));
 	assert_int_equal(th_conf_get_seconds(c, "", "neg", &ns, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "t.ini:6:"));
 	assert_int_equal(th_conf_get_seconds(c, "", "tail", &ns, err, sizeof(err)), -EINVAL);
@@ -234,6 +236,12 @@ test_get_seconds(void **state)
 	assert_int_equal(th_conf_get_seconds(c, "", "nan", &ns, err, sizeof(err)), -EINVAL);
 	assert_int_equal(ns, 123);
 
+	/* Less than a nanosecond would be 0, which means "off" to some keys. */
+	assert_int_equal(th_conf_get_seconds(c, "", "tiny", &ns, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.ini:9: tiny = '1e-10': expected seconds from 0.000000001"));
+	/* A terminal escape in a value is not echoed to the terminal. */
+	assert_int_equal(th_conf_get_seconds(c, "", "bytes", &ns, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "bytes = '1?[2J'"));
 	ns = 9;
 	assert_int_equal(th_conf_get_seconds(c, "", "absent", &ns, err, sizeof(err)), 0);
 	assert_int_equal(ns, 9);
