@@ -19,6 +19,8 @@
 #include <rte_ring.h>
 
 #include "capture.h"
+#include "th_bytes.h"
+#include "th_pkt.h"
 
 #define EOF_EMPTY_POLLS 64 /* empty bursts that mean a pcap file has ended */
 
@@ -133,6 +135,26 @@ read_file(struct rx_poll *p, unsigned int i, struct rte_mbuf **pkts, unsigned in
 }
 
 /*
+ * Whether frame @p m carries an ONC RPC reply. Files stamped coarsely (old
+ * captures: 10 ms) give a call and its reply one time; no reply comes before
+ * its call. A TCP segment is read as starting a record (marker, XID, type):
+ * one in the middle of a record may be misread, which costs only a tie's order.
+ */
+static bool
+is_rpc_reply(const struct rte_mbuf *m)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), at;
+	struct th_pkt_meta pm;
+
+	if (th_pkt_parse(frame, len, cap.link[m->port], &pm) != TH_PKT_OK)
+		return false;
+	at = pm.payload_offset + (pm.l4 == TH_PKT_L4_TCP ? 8u : 4u); /* msg_type */
+	return at + 4 <= len && at + 4 <= pm.payload_offset + pm.payload_len &&
+	       th_be_get32(frame + at) == 1; /* REPLY */
+}
+
+/*
  * Hand on held frames, earliest first, up to @p burst: until a file that has
  * not ended runs out of held frames (its next may be earlier than the rest),
  * or, with @p is_draining, until none are held.
@@ -145,6 +167,7 @@ take_held(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool is
 
 	while (n < burst && p->n_held > 0) {
 		uint64_t best_ns = UINT64_MAX;
+		int best_reply = -1; /* whether the best is a reply: not asked yet */
 
 		best = 0;
 		for (i = 0; i < p->n_q; i++) {
@@ -157,6 +180,16 @@ take_held(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool is
 			if (ns < best_ns) {
 				best_ns = ns;
 				best = i;
+				best_reply = -1;
+			} else if (ns == best_ns) {
+				/* A tie: the call first, wherever its file is. */
+				if (best_reply < 0)
+					best_reply =
+						is_rpc_reply(p->hold[best].m[p->hold[best].head]);
+				if (best_reply && !is_rpc_reply(h->m[h->head])) {
+					best = i;
+					best_reply = 0;
+				}
 			}
 		}
 		pkts[n++] = p->hold[best].m[p->hold[best].head++];

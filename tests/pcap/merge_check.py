@@ -18,13 +18,17 @@ summary line):
   stopped          SIGINT halfway through two files behind the dispatcher
                    with rings of 64: every frame the ports delivered is
                    decoded, none dropped as "dispatch ring full";
-  too many ports   17 files: refused (exit 2), not some of them read.
+  too many ports   17 files: refused (exit 2), not some of them read;
+  coarse clock     stamps rounded to 10 ms (old captures), so that calls and
+                   their replies tie: a tie hands on the call first, whichever
+                   file holds it.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -61,6 +65,21 @@ def split(pcap, parts, pick):
         with open(path, 'wb') as f:
             f.write(body)
     return parts
+
+
+def coarsen(pcap, out, step_ns):
+    """Write pcap with its record times rounded down to step_ns (records keep their order)."""
+    endian, recs, data = pcap_records(pcap)
+    per_s = 1000000000 if data[:4] in (b'\x4d\x3c\xb2\xa1', b'\xa1\xb2\x3c\x4d') else 1000000
+    body = bytearray(data)
+    for off, _ in recs:
+        sec, frac = struct.unpack_from(endian + 'II', body, off)
+        ns = (sec * 1000000000 + frac * (1000000000 // per_s)) // step_ns * step_ns
+        struct.pack_into(endian + 'II', body, off, ns // 1000000000,
+                         ns % 1000000000 // (1000000000 // per_s))
+    with open(out, 'wb') as f:
+        f.write(body)
+    return out
 
 
 def capture(tracehound, pcaps, workdir, lcores, config=None):
@@ -196,6 +215,14 @@ def main():
         errors.append('17 files: exit %d, %d RPC lines; want exit 2 and none' % (rc, len(lines)))
     else:
         print('17 files: refused, exit 2')
+
+    coarse = coarsen(whole, os.path.join(args.workdir, 'coarse.pcap'), 10000000)
+    cparts = split(coarse, [os.path.join(args.workdir, 'coarse%d.pcap' % i) for i in range(2)],
+                   direction_of(coarse))
+    e = check('coarse clock, replies\' file first', args.tracehound, coarse, cparts,
+              args.workdir, '-l 0-1')
+    if e:
+        errors.append(e)
 
     for e in errors:
         print(e)
