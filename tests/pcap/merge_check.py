@@ -22,6 +22,9 @@ summary line):
   coarse clock     stamps rounded to 10 ms (old captures), so that calls and
                    their replies tie: a tie hands on the call first, whichever
                    file holds it.
+  shared           each Ethernet capture in ../shared/pcaps (or
+                   $TH_SHARED_PCAPS), when present, split by direction, in
+                   either file order.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -147,10 +150,10 @@ def check(name, tracehound, whole, parts, workdir, lcores, config=None):
 
 
 def direction_of(pcap):
-    """A split by IP direction: the direction of pcap's first frame to the second file,
-    read after the first."""
+    """A split by IP direction: the direction of pcap's first IP frame to the second file,
+    read after the first (frames without IP to the first)."""
     _, recs, data = pcap_records(pcap)
-    first = ip_addrs(data[recs[0][0] + 16:recs[0][0] + 16 + recs[0][1]])
+    first = next(a for a in (ip_addrs(data[off + 16:off + 16 + n]) for off, n in recs) if a)
 
     def pick(frame):
         a = ip_addrs(frame)
@@ -223,6 +226,26 @@ def main():
               args.workdir, '-l 0-1')
     if e:
         errors.append(e)
+
+    shared = os.environ.get('TH_SHARED_PCAPS') or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'shared', 'pcaps')
+    if not os.path.isdir(shared):
+        print('shared captures: %s absent, not split' % shared)
+    for name in sorted(os.listdir(shared)) if os.path.isdir(shared) else []:
+        pcap = os.path.join(shared, name)
+        with open(pcap, 'rb') as f:
+            head = f.read(24)
+        if not name.endswith('.pcap') or len(head) < 24 or \
+                struct.unpack(('<' if head[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1')
+                               else '>') + 'I', head[20:24])[0] != 1:
+            continue  # Ethernet pcaps only: the split reads their IP headers
+        parts = split(pcap, [os.path.join(args.workdir, 'shared%d.pcap' % i) for i in range(2)],
+                      direction_of(pcap))
+        for order in (parts, parts[::-1]):
+            e = check('%s, %s first' % (name, os.path.basename(order[0])), args.tracehound,
+                      pcap, order, args.workdir, '-l 0-1')
+            if e:
+                errors.append(e)
 
     for e in errors:
         print(e)
