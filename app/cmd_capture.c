@@ -584,25 +584,29 @@ eal_runtime_dir(int argc, char **argv, char *dir, size_t size)
 static void
 usage(FILE *out)
 {
-	fprintf(out, "usage: tracehound capture [options] [-- | --eal] EAL-ARGS...\n"
-		     "\n"
-		     "Decode NFS/ONC-RPC traffic from every DPDK port and write one line per RPC\n"
-		     "(format: README, 'Output: RPC log'). Stops at the end of pcap file ports,\n"
-		     "or on SIGINT/SIGTERM, and prints statistics to stderr.\n"
-		     "\n"
-		     "options:\n"
-		     "  -c, --config FILE        INI config: [capture] [decode] [session] [trace]\n"
-		     "                           [probe] [eal] (README, 'Configuration')\n"
-		     "  -o, --output FILE        RPC log destination, - for stdout (default -),\n"
-		     "                           none: no RPC lines\n"
-		     "  -r, --records FILE       infer opens and write their records here\n"
-		     "  -n, --decode-lcores N    decode lcores (default: all worker lcores)\n"
-		     "  -s, --stats-interval S   print progress every S seconds (default 0: off)\n"
-		     "  -h, --help               this text\n"
-		     "\n"
-		     "example:\n"
-		     "  tracehound capture -o rpcs.txt -- --no-huge -m 512 --no-pci -l 0-1 \\\n"
-		     "      --vdev=net_pcap0,rx_pcap=traffic.pcap\n");
+	fprintf(out,
+		"usage: tracehound capture [options] [-- | --eal] EAL-ARGS...\n"
+		"\n"
+		"Decode NFS/ONC-RPC traffic from every DPDK port and write one line per RPC\n"
+		"(format: README, 'Output: RPC log'). Stops at the end of pcap file ports,\n"
+		"or on SIGINT/SIGTERM, and prints statistics to stderr.\n"
+		"\n"
+		"options:\n"
+		"  -c, --config FILE        INI config: [capture] [decode] [session] [trace]\n"
+		"                           [probe] [eal] (README, 'Configuration')\n"
+		"  -o, --output FILE        RPC log destination, - for stdout (default -),\n"
+		"                           none: no RPC lines\n"
+		"  -r, --records FILE       infer opens and write their records here\n"
+		"  -n, --decode-lcores N    decode lcores (default: all worker lcores)\n"
+		"  -s, --stats-interval S   print progress every S seconds (default 0: off)\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"examples:\n"
+		"  tracehound capture -o rpcs.txt -- --no-huge -m 512 --no-pci -l 0-1 \\\n"
+		"      --vdev=net_pcap0,rx_pcap=traffic.pcap\n"
+		"  # two taps, one direction each: the files are read together, by time\n"
+		"  tracehound capture -o rpcs.txt -- --no-huge -m 512 --no-pci -l 0-1 \\\n"
+		"      --vdev=net_pcap0,rx_pcap=tap-a.pcap --vdev=net_pcap1,rx_pcap=tap-b.pcap\n");
 }
 
 /* A net_pcap port's vdev arguments ("rx_pcap=F,..."), or NULL for any other port. */
