@@ -560,27 +560,6 @@ remove_runtime_dir(const char *dir)
 	rmdir(dir);
 }
 
-/*
- * The runtime directory EAL makes for a run with arguments @p argv, as DPDK
- * 22.11 names it: /var/run/dpdk/PREFIX for root, else under $XDG_RUNTIME_DIR
- * (or /tmp); PREFIX from --file-prefix, "rte" without it.
- */
-static void
-eal_runtime_dir(int argc, char **argv, char *dir, size_t size)
-{
-	const char *prefix = "rte", *base = "/var/run";
-
-	for (int i = 1; i < argc; i++) {
-		if (strncmp(argv[i], "--file-prefix=", 14) == 0)
-			prefix = argv[i] + 14;
-		else if (strcmp(argv[i], "--file-prefix") == 0 && i + 1 < argc)
-			prefix = argv[++i];
-	}
-	if (getuid() != 0)
-		base = getenv("XDG_RUNTIME_DIR") != NULL ? getenv("XDG_RUNTIME_DIR") : "/tmp";
-	snprintf(dir, size, "%s/dpdk/%s", base, prefix);
-}
-
 static void
 usage(FILE *out)
 {
@@ -1266,7 +1245,7 @@ th_cmd_capture(int argc, char **argv)
 	struct th_conf *conf = NULL;
 	char err[512], **eal_argv = NULL, *eal_copy = NULL, runtime_dir[PATH_MAX];
 	int eal_argc, eal_start = argc, opt, i, rc = 1, ret;
-	bool has_vdev = false, had_runtime_dir;
+	bool has_vdev = false;
 	struct timespec ts;
 
 	/* Everything after "--" or "--eal" belongs to DPDK. */
@@ -1362,14 +1341,9 @@ th_cmd_capture(int argc, char **argv)
 		goto close_out;
 	for (i = 0; i < eal_argc; i++)
 		has_vdev |= strncmp(eal_argv[i], "--vdev", 6) == 0;
-	eal_runtime_dir(eal_argc, eal_argv, runtime_dir, sizeof(runtime_dir));
-	had_runtime_dir = access(runtime_dir, F_OK) == 0;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
-		/* What it made before failing; a directory that was there is another run's. */
-		if (!had_runtime_dir)
-			remove_runtime_dir(runtime_dir);
 		goto close_out;
 	}
 	signal(SIGINT, on_signal);
