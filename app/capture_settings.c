@@ -158,9 +158,12 @@ th_settings_load(
 		} else if (strcmp(detail, "dirs") == 0) {
 			s->sess.detail = TH_SESS_OPENS_DIRS;
 		} else {
+			char shown[64];
+
 			th_conf_where(c, "session", "detail", err, esz);
 			snprintf(err + strlen(err), esz - strlen(err),
-				": session.detail = '%s': expected opens or dirs", detail);
+				": session.detail = '%s': expected opens or dirs",
+				th_conf_printable(detail, shown, sizeof(shown)));
 			rc = -EINVAL;
 		}
 	}
@@ -177,10 +180,12 @@ th_settings_load(
 		else if (access(s->trace_dir, W_OK | X_OK) != 0)
 			e = errno;
 		if (e != 0) {
+			char shown[256];
+
 			th_conf_where(c, "trace", "dir", err, esz);
 			snprintf(err + strlen(err), esz - strlen(err),
 				": trace.dir = '%s': %s (expected a writable directory)",
-				s->trace_dir, strerror(e));
+				th_conf_printable(s->trace_dir, shown, sizeof(shown)), strerror(e));
 			rc = -EINVAL;
 		}
 	}

@@ -52,9 +52,8 @@ th_conf_free(struct th_conf *c)
 	free(c);
 }
 
-/* @p s for a message: bytes outside printable ASCII as '?', cut to fit @p buf with "...". */
-static const char *
-printable(const char *s, char *buf, size_t size)
+const char *
+th_conf_printable(const char *s, char *buf, size_t size)
 {
 	size_t i;
 
@@ -70,7 +69,7 @@ struct th_conf *
 th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 {
 	struct th_conf *c = calloc(1, sizeof(*c));
-	char *section = "", *line, *next, key_shown[64];
+	char *section = "", *line, *next, key_shown[64], sec_shown[64];
 	unsigned lineno = 0, i;
 
 	if (c == NULL || (c->text = strdup(text)) == NULL || (c->name = strdup(name)) == NULL) {
@@ -107,7 +106,7 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			char shown[64];
 
 			snprintf(err, err_size, "%s:%u: expected 'key = value', got '%s'", name,
-				lineno, printable(s, shown, sizeof(shown)));
+				lineno, th_conf_printable(s, shown, sizeof(shown)));
 			goto invalid;
 		}
 		*eq = '\0';
@@ -122,8 +121,11 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			is_new_section = false;
 			if (strcmp(c->e[i].key, key) == 0) {
 				snprintf(err, err_size, "%s:%u: %s%s%s already set on line %u",
-					name, lineno, section, *section ? "." : "",
-					printable(key, key_shown, sizeof(key_shown)), c->e[i].line);
+					name, lineno,
+					th_conf_printable(section, sec_shown, sizeof(sec_shown)),
+					*section ? "." : "",
+					th_conf_printable(key, key_shown, sizeof(key_shown)),
+					c->e[i].line);
 				goto invalid;
 			}
 		}
@@ -146,8 +148,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 					"%s:%u: %s: a comment goes on a line of its own ('%c' "
 					"after "
 					"the value)",
-					name, lineno, printable(key, key_shown, sizeof(key_shown)),
-					*v);
+					name, lineno,
+					th_conf_printable(key, key_shown, sizeof(key_shown)), *v);
 				goto invalid;
 			}
 		}
@@ -258,7 +260,7 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 			"%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
 			" to %" PRIu64,
 			c->name, e->line, section, section[0] ? "." : "", key,
-			printable(e->value, shown, sizeof(shown)), min, max);
+			th_conf_printable(e->value, shown, sizeof(shown)), min, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -281,7 +283,7 @@ get_number(const struct th_conf *c, struct entry *e, const char *section, const 
 	if (errno != 0 || end == e->value || *end != '\0' || !(v >= min) || !(v <= max)) {
 		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected %s", c->name, e->line,
 			section, section[0] ? "." : "", key,
-			printable(e->value, shown, sizeof(shown)), want);
+			th_conf_printable(e->value, shown, sizeof(shown)), want);
 		return -EINVAL;
 	}
 	*out = v;
@@ -342,9 +344,12 @@ th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
 		return 0;
 	for (i = 0; i < c->count; i++)
 		if (!c->e[i].is_used) {
+			char sec[64], key[64];
+
 			snprintf(err, err_size, "%s:%u: unknown key '%s%s%s'", c->name,
-				c->e[i].line, c->e[i].section, c->e[i].section[0] ? "." : "",
-				c->e[i].key);
+				c->e[i].line, th_conf_printable(c->e[i].section, sec, sizeof(sec)),
+				c->e[i].section[0] ? "." : "",
+				th_conf_printable(c->e[i].key, key, sizeof(key)));
 			return -EINVAL;
 		}
 	return 0;

@@ -60,6 +60,12 @@ int th_conf_where(const struct th_conf *c, const char *section, const char *key,
 const char *th_conf_section(const struct th_conf *c, unsigned n);
 
 /**
+ * @p s as a message may show it: bytes outside printable ASCII as '?' (no
+ * terminal escapes from a file), cut to fit @p buf with "...". @return @p buf.
+ */
+const char *th_conf_printable(const char *s, char *buf, size_t size);
+
+/**
  * Report keys that no th_conf_get* call asked for (typos): the first one
  * goes to @p err as "file:line: unknown key 'section.key'".
  * @return 0 when every key was used, -EINVAL otherwise.

@@ -139,11 +139,11 @@ get_bool(const struct th_conf *c, const char *section, const char *key, bool *ou
 	} else if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0 || strcmp(v, "0") == 0) {
 		*out = false;
 	} else {
-		char where[256];
+		char where[256], shown[64];
 
 		th_conf_where(c, section, key, where, sizeof(where));
 		snprintf(err, err_size, "%s: %s.%s = '%s': expected yes or no", where, section, key,
-			v);
+			th_conf_printable(v, shown, sizeof(shown)));
 		return -EINVAL;
 	}
 	return 0;

@@ -96,9 +96,12 @@ get_enum(const struct th_conf *c, const char *section, enum th_feat f, uint8_t *
 		return missing(c, section, key, err, err_size);
 	r = th_feat_parse_value(f, v);
 	if (r < 0) {
+		char shown[64];
+
 		th_conf_where(c, section, key, where, sizeof(where));
-		snprintf(err, err_size, "%s: %s = '%s': expected %s, %s or %s", where, key, v,
-			word(f, 0), word(f, 1), word(f, 2));
+		snprintf(err, err_size, "%s: %s = '%s': expected %s, %s or %s", where, key,
+			th_conf_printable(v, shown, sizeof(shown)), word(f, 0), word(f, 1),
+			word(f, 2));
 		return -EINVAL;
 	}
 	*out = (uint8_t)r;
@@ -194,11 +197,13 @@ th_wl_from_conf(
 	if (msg == NULL)
 		return missing(c, section, "msg", err, err_size);
 	if (parse_msgs(msg, &w) != 0) {
+		char shown[128];
+
 		th_conf_where(c, section, "msg", where, sizeof(where));
 		snprintf(err, err_size,
 			"%s: msg = '%s': expected 1 to %d request sizes in bytes "
 			"(1 to 4294967295), separated by commas",
-			where, msg, TH_WL_MSGS_MAX);
+			where, th_conf_printable(msg, shown, sizeof(shown)), TH_WL_MSGS_MAX);
 		return -EINVAL;
 	}
 	/* What no device can run, reported at the line of the feature at fault. */

@@ -107,6 +107,12 @@ test_inline_comment_rejected(void **state)
 	assert_null(
 		th_conf_parse("[capture]\noutput = ; off for now\n", "c.ini", err, sizeof(err)));
 	assert_non_null(strstr(err, "c.ini:2: output: a comment"));
+	/* Keys and sections from the file are shown without their terminal escapes. */
+	c = th_conf_parse("[cap\x1b[31mture]\n\x1b[31mmbufs = 5\n", "c.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "c.ini:2: unknown key 'cap?[31mture.?[31mmbufs'");
+	th_conf_free(c);
 	/* '#' and ';' inside a value, not after a blank, stay. */
 	c = th_conf_parse("[a]\nx = a#b;c\n", "c.ini", err, sizeof(err));
 	assert_non_null(c);
