@@ -179,20 +179,26 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 	struct th_sess_op *e;
 	unsigned int s;
 
-	if (!th_sess_op_is_used(op)) {
-		dl->sess_not_used++;
-		return;
-	}
 	if (cap.is_inline_session) {
-		th_sess_op_from_op(op, &dl->inline_op);
-		th_sess_input(cap.sl[0].t, &dl->inline_op);
+		if (th_sess_op_from_op(op, &dl->inline_op))
+			th_sess_input(cap.sl[0].t, &dl->inline_op);
+		else
+			dl->sess_not_used++;
 		return;
 	}
 	if (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
-		dl->sess_pool_empty++;
+		/* Lost only if inference would have taken it (asked here, off the usual path). */
+		if (th_sess_op_is_used(op))
+			dl->sess_pool_empty++;
+		else
+			dl->sess_not_used++;
 		return;
 	}
-	th_sess_op_from_op(op, e);
+	if (!th_sess_op_from_op(op, e)) {
+		rte_mempool_put(cap.sess_pool, e);
+		dl->sess_not_used++;
+		return;
+	}
 	if (cap.n_session > 1 && th_sess_op_is_broadcast(e)) {
 		/* Directory scans and name creation matter to every table (listings, names). */
 		for (s = 1; s < cap.n_session; s++) {

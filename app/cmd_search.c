@@ -481,9 +481,11 @@ cmd_replay(const struct opts *o)
 	th_sim_backend(sim, &b);
 	rc = th_wl_load(o->replay, b.limits, &wl, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "tracehound search: %s%s%s%s\n", err,
-			rc == -ERANGE ? " (impossible workload on " : "",
-			rc == -ERANGE ? th_sim_name(sim) : "", rc == -ERANGE ? ")" : "");
+		if (rc == -ERANGE) /* past the profile's limits */
+			fprintf(stderr, "tracehound search: %s (impossible workload on %s)\n", err,
+				th_sim_name(sim));
+		else
+			fprintf(stderr, "tracehound search: %s\n", err);
 		th_sim_free(sim);
 		return 2;
 	}
