@@ -616,17 +616,21 @@ static const struct {
  * program slot @p, procedure @q; the last slot holds every procedure from its number up
  * ("NFS3 procs 31 and above").
  */
+#define PAIR_LABEL_MAX 64
+_Static_assert(PAIR_LABEL_MAX >= TH_NFS_LABEL_MAX, "a procedure's name fits a pair's label");
+
 static void
-pair_label(char *label, size_t size, size_t p, size_t q)
+pair_label(char label[PAIR_LABEL_MAX], size_t size, size_t p, size_t q)
 {
-	const char *name = NULL, *prog = "other programs,";
-	bool is_last = q == TH_DECODE_PROCS - 1;
+	const char *prog = "other programs,";
+	bool is_last = q == TH_DECODE_PROCS - 1, is_named = false;
 
 	if (p < sizeof(prog_names) / sizeof(prog_names[0])) {
 		prog = prog_names[p].name;
-		name = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers, (uint32_t)q);
+		is_named = th_nfs_proc_name(prog_names[p].prog, prog_names[p].vers, (uint32_t)q) !=
+			   NULL;
 	}
-	if (name != NULL && !is_last && size >= TH_NFS_LABEL_MAX)
+	if (is_named && !is_last)
 		*th_nfs_label(label, prog_names[p].prog, prog_names[p].vers, (uint32_t)q) = '\0';
 	else
 		snprintf(label, size, is_last ? "%s procs %zu and above" : "%s proc %zu", prog, q);
@@ -651,7 +655,7 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	fprintf(out, "calls by program and procedure\n");
 	for (p = 0; p < TH_DECODE__PROG_COUNT; p++) {
 		for (q = 0; q < TH_DECODE_PROCS; q++) {
-			char label[64];
+			char label[PAIR_LABEL_MAX];
 
 			if (s->calls[p][q] == 0)
 				continue;
