@@ -155,6 +155,22 @@ struct capture {
 
 extern struct capture cap;
 
+/*
+ * The bytes frame @p m holds: its pkt_len, or less where its segments end
+ * first. net_pcap (DPDK 22.11) reads a record over 65535 bytes by a 16-bit
+ * length (what is left of it) yet sets pkt_len to the whole record; the
+ * decoder counts the rest as cut by the capture length.
+ */
+static inline uint32_t
+mbuf_held(const struct rte_mbuf *m)
+{
+	uint32_t n = 0, want = rte_pktmbuf_pkt_len(m);
+
+	for (; m != NULL && n < want; m = m->next)
+		n += rte_pktmbuf_data_len(m);
+	return n < want ? n : want;
+}
+
 /* The frame's time: its port's stamp in ns (a pcap record's time on replay), else @p burst_ns. */
 static inline uint64_t
 mbuf_time(const struct rte_mbuf *m, uint64_t burst_ns)

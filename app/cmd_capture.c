@@ -261,7 +261,7 @@ static inline void
 decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint32_t len = mbuf_held(m);
 
 	if (unlikely(m->nb_segs > 1)) {
 		if (len > 65536)
@@ -473,7 +473,7 @@ static inline unsigned int
 pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint32_t len = mbuf_held(m);
 	enum th_pkt_status st;
 	struct th_pkt_meta meta;
 

@@ -21,7 +21,12 @@ when the port ends and names what it found in the statistics' `inputs` section:
   small rings  rings of 64 behind the dispatcher: a file's frames wait for room
                rather than being dropped as "dispatch ring full";
   jumbo        9000-byte frames (several mbufs each) from a small pool: every one;
-  resync       damaged where libpcap could read on: the port ends at the error.
+  resync       damaged where libpcap could read on: the port ends at the error;
+  giant        records of 200000 and 65549 bytes among the file's: net_pcap
+               (DPDK 22.11) reads past 65535 bytes by a 16-bit length but says
+               the frame is whole; they are decoded as cut (the summary says
+               so), the rest as without them, on one lcore and behind the
+               dispatcher.
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -196,9 +201,46 @@ def main():
     else:
         print('damaged, resync possible: %d frames, the port ended there, exit 1' % frames)
 
+    e = giant(args.tracehound, args.workdir, endian, recs, data)
+    if e:
+        errors.append(e)
+
     for e in errors:
         print(e)
     return 1 if errors else 0
+
+
+def giant(tracehound, workdir, endian, recs, data):
+    """An error string, or None when records past 64 KiB are decoded as cut."""
+    base = sorted(run_capture(tracehound, os.path.join(workdir, 'whole.pcap'), workdir, 300))
+    half = recs[len(recs) // 2][0]
+    sec, usec = struct.unpack_from(endian + 'II', data, half)
+    body = bytearray(data[:half])
+    struct.pack_into(endian + 'I', body, 16, 262144)  # the header's snap length
+    for size in (200000, 65549):
+        frame = bytearray(size)
+        frame[0:14] = b'\x02' * 6 + b'\x04' * 6 + b'\x08\x00'
+        # IPv4 (total length 65535), UDP 5000 -> 6000, 10.9.9.1 -> 10.9.9.2.
+        frame[14:34] = bytes.fromhex('4500ffff00000000401100000a0909010a090902')
+        frame[34:42] = struct.pack('>HHHH', 5000, 6000, 65515, 0)
+        body += struct.pack(endian + 'IIII', sec, usec, size, size) + frame
+    body += data[half:]
+    path = os.path.join(workdir, 'giant.pcap')
+    with open(path, 'wb') as f:
+        f.write(body)
+    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0'):
+        rc, lines, err = capture(tracehound, path, workdir, None, lcores)
+        m = re.search(r'^  (\d+) +frames received$', err, re.M)
+        frames = int(m.group(1)) if m else None
+        summary = (re.search(r'^summary:.*$', err, re.M) or re.search('.*$', err)).group(0)
+        if rc != 0 or frames != len(recs) + 2 or sorted(lines) != base or \
+                '2 frames cut short' not in summary:
+            return ('giant records (%s): exit %d, %s frames of %d, %d RPC lines (%d without '
+                    'them), %s' % (lcores, rc, frames, len(recs) + 2, len(lines), len(base),
+                                   summary))
+        print('giant records (%s): %d frames, the same %d RPC lines, "%s"'
+              % (lcores, frames, len(lines), summary))
+    return None
 
 
 if __name__ == '__main__':
