@@ -87,6 +87,7 @@ struct decode_lcore {
 	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
 	struct th_sess_op inline_op; /* inline inference: the op being reduced */
 	uint8_t *scratch;            /* linear copy of multi-segment frames */
+	atomic_uint_fast64_t freed;  /* frames from the ring decoded and their mbufs freed */
 	atomic_bool is_done;         /* flushed and finished */
 } __rte_cache_aligned;
 
@@ -107,7 +108,8 @@ struct dispatch_lcore {
 	unsigned int lcore_id;
 	struct rxq rxq[MAX_PORTS];
 	unsigned int n_rxq;
-	uint64_t ring_full; /* mbufs dropped: a decode ring was full */
+	uint64_t ring_full;          /* mbufs dropped: a decode ring was full */
+	uint64_t handed[MAX_DECODE]; /* frames put on each decode lcore's ring */
 } __rte_cache_aligned;
 
 /* The capture: one per process, set up by cmd_capture.c, read by capture_stats.c. */
@@ -145,6 +147,9 @@ struct capture {
 	unsigned int n_packet_sockets;   /* AF_PACKET sockets: kernel drops counted */
 	atomic_bool stop_rx;             /* signal or output error: stop receiving */
 	atomic_bool is_rx_done;          /* the dispatcher has stopped */
+	/* File frames handed on while a file could not be read for want of mbufs:
+	 * its next frame may have been earlier. */
+	atomic_uint_fast64_t files_out_of_order;
 	pthread_t probe_thread;          /* scheduled disk probes, when configured */
 	bool has_probe_thread;           /* probe_thread was started */
 	volatile int probe_stop;         /* tells a running probe to stop */
@@ -189,6 +194,7 @@ mbuf_time(const struct rte_mbuf *m, uint64_t burst_ns)
 struct file_hold {
 	struct rte_mbuf *m[FILE_HOLD];
 	unsigned int head, n;
+	unsigned int max; /* frames read at once: half the pool shared by the files */
 };
 
 /*

@@ -37,14 +37,40 @@ file_fit(uint16_t port, unsigned int burst)
 	return frames < burst ? frames : burst;
 }
 
-/* Whether a decode lcore has frames waiting in its ring (their mbufs come back). */
+/*
+ * Whether the dispatcher's decode lcores still hold frames it handed them, in
+ * their rings or being decoded: their mbufs come back to the pool.
+ */
 static bool
 decode_busy(void)
 {
 	for (unsigned int i = 0; i < cap.n_decode; i++)
-		if (cap.dl[i].in != NULL && !rte_ring_empty(cap.dl[i].in))
+		if (cap.dl[i].in != NULL &&
+			(!rte_ring_empty(cap.dl[i].in) ||
+				atomic_load_explicit(&cap.dl[i].freed, memory_order_acquire) !=
+					cap.disp.handed[i]))
 			return true;
 	return false;
+}
+
+/*
+ * Frames of file port @p port the free mbufs hold, at most @p burst; 0 with
+ * *@p is_busy while the decode lcores still hold mbufs that come back.
+ * Without frames on their way, no more come back: a second look is exact.
+ */
+static unsigned int
+file_room(uint16_t port, unsigned int burst, bool *is_busy)
+{
+	unsigned int frames = file_fit(port, burst);
+
+	*is_busy = false;
+	if (frames > 0)
+		return frames;
+	if (decode_busy()) {
+		*is_busy = true;
+		return 0;
+	}
+	return file_fit(port, burst);
 }
 
 /*
@@ -53,16 +79,15 @@ decode_busy(void)
  * several) and drops the record when the pool runs out; the pool runs out
  * when the decode lcores still hold what the dispatcher handed them, so a
  * replay waits for them (a file has no line rate to keep up with): 0. With
- * nothing waiting in the rings (mbufs held elsewhere), one frame anyway.
+ * nothing on its way (mbufs held elsewhere), one frame anyway.
  */
 static unsigned int
 file_burst(uint16_t port, unsigned int burst)
 {
-	unsigned int frames = file_fit(port, burst);
+	bool is_busy;
+	unsigned int frames = file_room(port, burst, &is_busy);
 
-	if (frames > 0)
-		return frames;
-	return decode_busy() ? 0 : 1;
+	return frames > 0 || is_busy ? frames : 1;
 }
 
 enum file_state { FILE_READING, FILE_FAILED, FILE_NO_MBUF };
@@ -93,15 +118,23 @@ file_state(uint16_t port)
 void
 th_rx_poll_init(struct rx_poll *p, struct rxq *q, unsigned int n_q)
 {
-	unsigned int files = 0;
+	unsigned int files = 0, i;
 
 	memset(p, 0, sizeof(*p));
 	p->q = q;
 	p->n_q = n_q;
-	for (unsigned int i = 0; i < n_q; i++)
+	for (i = 0; i < n_q; i++)
 		files += cap.is_file_port[q[i].port];
 	/* net_pcap stamps every frame with its record's time (setup_port()). */
 	p->is_merge = files > 1 && cap.ts_offset >= 0;
+	/* Held frames must leave mbufs for every file's next frame: a file that cannot
+	 * read its next would let the others' go on out of order. */
+	for (i = 0; p->is_merge && i < n_q; i++) {
+		unsigned int share =
+			(unsigned int)(cap.set.mbufs / 2 / files) / cap.file_segs[q[i].port];
+
+		p->hold[i].max = share < 1 ? 1 : share > FILE_HOLD ? FILE_HOLD : share;
+	}
 }
 
 static bool
@@ -212,22 +245,24 @@ static unsigned int
 merge_files(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *all_eof,
 	unsigned int *got_from)
 {
-	bool is_waiting = false;
-	unsigned int i, want;
+	bool is_waiting = false, is_short = false, is_busy;
+	unsigned int i, want, n;
 
 	for (i = 0; i < p->n_q; i++) {
 		struct file_hold *h = &p->hold[i];
 
 		if (!cap.is_file_port[p->q[i].port] || h->n > 0 || file_ended(p, i))
 			continue;
-		want = file_fit(p->q[i].port, FILE_HOLD);
+		want = file_room(p->q[i].port, h->max, &is_busy);
 		if (want == 0) {
-			if (decode_busy()) {
+			if (is_busy) {
 				is_waiting = true; /* their mbufs come back */
 				continue;
 			}
-			if (p->n_held > 0)
-				continue; /* the held frames' mbufs come back once decoded */
+			if (p->n_held > 0) {
+				is_short = true; /* the held frames' mbufs come back once decoded */
+				continue;
+			}
 			want = 1;
 		}
 		h->head = 0;
@@ -241,7 +276,10 @@ merge_files(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool 
 		return 0;
 	}
 	*all_eof = false;
-	return take_held(p, pkts, burst, false, got_from);
+	n = take_held(p, pkts, burst, false, got_from);
+	if (is_short)
+		atomic_fetch_add_explicit(&cap.files_out_of_order, n, memory_order_relaxed);
+	return n;
 }
 
 /* Poll the queues once: frames received; *all_eof when every port is a file that ended. */

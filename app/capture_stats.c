@@ -304,6 +304,8 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"input records not read");
 	put_loss(out, &is_first, es->imissed + es->rx_nombuf + cap.disp.ring_full + kernel_drops,
 		"frame lost before decoding", "frames lost before decoding");
+	put_loss(out, &is_first, atomic_load(&cap.files_out_of_order),
+		"file frame read out of time order", "file frames read out of time order");
 	/* Cut inside their headers (their own rows) or inside their payload. */
 	put_loss(out, &is_first,
 		s->frames_cut + s->pkt[TH_PKT_TRUNC_L2] + s->pkt[TH_PKT_TRUNC_L3] +
@@ -338,11 +340,13 @@ th_stats_final(FILE *out, double secs)
 	struct rte_eth_stats es;
 	struct inputs_sum in = {0};
 	uint64_t dropped, kernel_drops = cap.n_packet_sockets > 0 ? th_kdrops_read() : 0;
-	unsigned int i;
+	unsigned int i, n_files = 0;
 	bool has_unread = false;
 
 	sum_stats(&s, &dropped);
 	sum_ports(&es);
+	for (i = 0; i < cap.n_ports; i++)
+		n_files += cap.is_file_port[cap.ports[i]];
 	fprintf(out, "\n--- tracehound capture statistics (%.3f s, %u decode lcore%s%s) ---\n",
 		secs, cap.n_decode, cap.n_decode == 1 ? "" : "s",
 		cap.has_dispatcher ? ", software dispatch" : "");
@@ -361,6 +365,9 @@ th_stats_final(FILE *out, double secs)
 		fprintf(out, "  %-14" PRIu64 " %s\n", kernel_drops,
 			"NIC: frames the kernel dropped (net_af_packet ring full)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", cap.disp.ring_full, "dispatch ring full");
+	if (n_files > 1)
+		fprintf(out, "  %-14" PRIu64 " %s\n", atomic_load(&cap.files_out_of_order),
+			"file frames read out of time order (too few mbufs)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
 	print_srt(out);
 	if (cap.n_session > 0)
@@ -437,6 +444,7 @@ th_stats_telemetry(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (cap.n_packet_sockets > 0)
 		rte_tel_data_add_dict_u64(d, "nic_kernel_drops", kernel_drops);
 	rte_tel_data_add_dict_u64(d, "ring_full", cap.disp.ring_full);
+	rte_tel_data_add_dict_u64(d, "files_out_of_order", atomic_load(&cap.files_out_of_order));
 	rte_tel_data_add_dict_u64(d, "ops_dropped_output", dropped);
 	if (cap.n_session > 0) {
 #define TH_TEL_X(name, text) rte_tel_data_add_dict_u64(d, "sess_" #name, sess.c.name);

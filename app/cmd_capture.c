@@ -418,6 +418,24 @@ session_main(void *arg)
 	return 0;
 }
 
+/*
+ * Count @p nb frames from the ring as done. A replay's reader waits for the
+ * mbufs of frames still on their way (file_burst()); freed mbufs stay in this
+ * lcore's mempool cache, where it cannot take them, so with the ring empty
+ * they go back to the pool first. A live port is not held up: they stay.
+ */
+static inline void
+give_back_mbufs(struct decode_lcore *dl, unsigned int nb)
+{
+	if (!cap.has_live_port && rte_ring_empty(dl->in)) {
+		struct rte_mempool_cache *c = rte_mempool_default_cache(cap.pool, rte_lcore_id());
+
+		if (c != NULL)
+			rte_mempool_cache_flush(c, cap.pool);
+	}
+	atomic_fetch_add_explicit(&dl->freed, nb, memory_order_release);
+}
+
 static int
 decode_main(void *arg)
 {
@@ -459,6 +477,8 @@ decode_main(void *arg)
 		}
 		last_ns = mbuf_time(pkts[nb - 1], burst_ns);
 		rte_pktmbuf_free_bulk(pkts, nb);
+		if (dl->in != NULL)
+			give_back_mbufs(dl, nb);
 	}
 	finish_decode(dl);
 	return 0;
@@ -531,6 +551,7 @@ dispatch_main(void *arg)
 				sent += rte_ring_sp_enqueue_burst(cap.dl[i].in,
 					(void **)per[i] + sent, counts[i] - sent, NULL);
 			}
+			dp->handed[i] += sent;
 			if (sent < counts[i]) {
 				dp->ring_full += counts[i] - sent;
 				rte_pktmbuf_free_bulk(per[i] + sent, counts[i] - sent);

@@ -15,6 +15,11 @@ summary line):
   three files      flows dealt round three files;
   small pool       jumbo frames (five mbufs each) in three files from a pool
                    of 1023 mbufs: held frames must not starve the next read;
+  large snap       a capture of snap length 262144 (128 mbufs a frame, as
+                   reckoned) split by direction, behind the dispatcher with 6 and
+                   8 lcores and 1023 mbufs: no file frame read out of time order
+                   (the decode lcores give back their cached mbufs), the whole
+                   file's RPC lines;
   stopped          SIGINT halfway through two files behind the dispatcher
                    with rings of 64: every frame the ports delivered is
                    decoded, none dropped as "dispatch ring full";
@@ -136,6 +141,39 @@ def stopped(tracehound, pcaps, workdir, config, lcores):
     return None
 
 
+def large_snap(tracehound, whole, workdir, config):
+    """An error string, or None when a large snap length reads no frame out of order."""
+    endian, _, data = pcap_records(whole)
+    body = bytearray(data)
+    struct.pack_into(endian + 'I', body, 16, 262144)
+    big = os.path.join(workdir, 'snap.pcap')
+    with open(big, 'wb') as f:
+        f.write(body)
+    parts = split(big, [os.path.join(workdir, 'snap%d.pcap' % i) for i in range(2)],
+                  direction_of(big))
+    want = capture(tracehound, [big], workdir, '-l 0-1', config)
+    for lcores in ('--lcores=0@0,1@1,2@1,3@0,4@1,5@0', '--lcores=0@0,1@1,2@1,3@0,4@1,5@0,6@1,7@0'):
+        out = os.path.join(workdir, 'merge.ops')
+        vdevs = ['--vdev=net_pcap%d,rx_pcap=%s' % (i, p) for i, p in enumerate(parts)]
+        res = subprocess.run([tracehound, 'capture', '-c', config, '-o', out, '--'] +
+                             lcores.split() +
+                             ['--no-huge', '-m', '256', '--no-pci', '--no-shconf',
+                              '--file-prefix', 'th-merge-%d' % os.getpid(),
+                              '--log-level=error'] + vdevs,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        err = res.stderr.decode(errors='replace')
+        with open(out) as f:
+            lines = sorted(f.readlines())
+        slips = row(err, 'file frames read out of time order (too few mbufs)')
+        if res.returncode != 0 or slips != 0 or lines != want[1]:
+            return ('large snap (%s): exit %d, %s frames out of time order, %d RPC lines '
+                    '(%d as the whole file\'s)' % (lcores, res.returncode, slips, len(lines),
+                                                   len(set(lines) & set(want[1]))))
+        print('large snap (%s): no frame out of time order, the same %d RPC lines'
+              % (lcores, len(lines)))
+    return None
+
+
 def check(name, tracehound, whole, parts, workdir, lcores, config=None):
     """An error string, or None when the parts decode as the whole."""
     want = capture(tracehound, [whole], workdir, lcores, config)
@@ -199,6 +237,10 @@ def main():
                   args.workdir, lcores, pool)
         if e:
             errors.append(e)
+
+    e = large_snap(args.tracehound, whole, args.workdir, pool)
+    if e:
+        errors.append(e)
 
     meta = gen_pcap(args.tracehound, os.path.join(args.workdir, 'meta.pcap'),
                     ['--seed', '5', '--ops', '200000', '--mix', 'meta'])
