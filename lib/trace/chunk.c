@@ -103,9 +103,10 @@ static const struct {
 /*
  * Keys lie in one block of bytes. An encoder's tables are allocated whole
  * at creation (no allocation while a capture writes), their keys key_cap
- * bytes apart, and indexed by hash; a reader's grow with the chunks it
+ * bytes apart, and indexed by hash; its FLOW keys are in the memos, and
+ * only its FILE table keeps a value. A reader's grow with the chunks it
  * reads, to what the largest held, lie end to end and are never indexed: a
- * reader of a stream holds a few hundred KiB instead of the 1.6 MiB a
+ * reader of a stream holds a few hundred KiB instead of the 1.2 MiB a
  * chunk's worst case takes.
  */
 struct tbl {
@@ -116,19 +117,18 @@ struct tbl {
 	uint32_t mask;     /* hash slots - 1 */
 	uint16_t *slot;    /* entry index + 1 by hash, 0: empty; NULL in a reader */
 	bool is_indexed;   /* slots filled since the last reset */
-	uint8_t *key;      /* the keys' bytes */
-	size_t key_used;   /* bytes of them in use */
+	uint8_t *key;      /* the keys' bytes; NULL in an encoder's FLOW table */
+	size_t key_used;   /* bytes of them in use (a reader's) */
 	size_t key_size;   /* bytes allocated */
-	uint32_t *key_off; /* where each entry's key starts */
-	uint8_t *key_len;  /* bytes of each key */
-	uint64_t *val;     /* per entry: last size (FILE), last xid (FLOW) */
+	uint32_t *key_off; /* a reader's: where each entry's key starts */
+	uint64_t *val;     /* per entry: last size (FILE), a reader's last xid (FLOW) */
 };
 
 /*
  * An encoder's FLOW entry, in one cache line: its key, the xid of its last
  * RPC, and what lets most RPCs of a flow skip two lookups (a client sends its
  * calls as one user, and a new FILE of the flow's server refers to the ADDR
- * entry the flow refers to). The table's own key and val are not read.
+ * entry the flow refers to). The FLOW table keeps no key or value of its own.
  */
 struct flow_memo {
 	alignas(64) uint8_t key[FLOW_KEY_SIZE]; /* flow_key() */
@@ -191,12 +191,12 @@ enum {
 /* No table entry (one a caller does not know). */
 #define NO_ENTRY UINT32_MAX
 
-/* Room for @p entries entries and @p bytes of keys; 0 or -ENOMEM. */
+/* Room in a reader's table for @p entries entries and @p bytes of keys; 0 or -ENOMEM. */
 static int
 tbl_reserve(struct tbl *t, uint32_t entries, size_t bytes)
 {
 	uint32_t *off;
-	uint8_t *len, *key;
+	uint8_t *key;
 	uint64_t *val;
 
 	if (entries > t->cap) {
@@ -204,10 +204,6 @@ tbl_reserve(struct tbl *t, uint32_t entries, size_t bytes)
 		if (off == NULL)
 			return -ENOMEM;
 		t->key_off = off;
-		len = realloc(t->key_len, entries);
-		if (len == NULL)
-			return -ENOMEM;
-		t->key_len = len;
 		val = realloc(t->val, entries * sizeof(*val));
 		if (val == NULL)
 			return -ENOMEM;
@@ -224,6 +220,24 @@ tbl_reserve(struct tbl *t, uint32_t entries, size_t bytes)
 	return 0;
 }
 
+/* An encoder's table @p type, whole: 0 or -ENOMEM. */
+static int
+tbl_alloc(struct tbl *t, int type)
+{
+	t->cap = t->max;
+	t->slot = calloc(2 * t->max, sizeof(*t->slot));
+	if (type != T_FLOW) {
+		t->key_size = (size_t)t->max * t->key_cap;
+		t->key = malloc(t->key_size);
+	}
+	if (type == T_FILE)
+		t->val = malloc(t->max * sizeof(*t->val));
+	return t->slot == NULL || (type != T_FLOW && t->key == NULL) ||
+			       (type == T_FILE && t->val == NULL)
+		       ? -ENOMEM
+		       : 0;
+}
+
 static struct th_trace_chunk *
 create(bool is_reader)
 {
@@ -238,9 +252,7 @@ create(bool is_reader)
 		t->key_cap = tbl_shape[i].key_cap;
 		t->mask = 2 * t->max - 1;
 		if (is_reader ? tbl_reserve(t, READER_ENTRIES, READER_ENTRIES * KEY_BYTES_START)
-			      : tbl_reserve(t, t->max, (size_t)t->max * t->key_cap))
-			goto fail_tables;
-		if (!is_reader && (t->slot = calloc(2 * t->max, sizeof(*t->slot))) == NULL)
+			      : tbl_alloc(t, i))
 			goto fail_tables;
 	}
 	if (!is_reader && (c->memo = aligned_alloc(64, TBL_SMALL * sizeof(*c->memo))) == NULL)
@@ -276,7 +288,6 @@ th_trace_chunk_free(struct th_trace_chunk *c)
 		free(c->t[i].slot);
 		free(c->t[i].key);
 		free(c->t[i].key_off);
-		free(c->t[i].key_len);
 		free(c->t[i].val);
 	}
 	free(c->memo);
@@ -349,7 +360,6 @@ tbl_add(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t len)
 	t->key_off[e] = (uint32_t)t->key_used;
 	memcpy(t->key + t->key_used, key, len);
 	t->key_used += len;
-	t->key_len[e] = (uint8_t)len;
 	t->val[e] = 0;
 	return true;
 }
@@ -527,8 +537,9 @@ find_file(const struct tbl *t, const struct th_addr *server, const uint8_t *fh, 
 
 /*
  * Add @key as the table's next entry, in the empty hash @slot a find
- * returned. An encoder's keys lie key_cap bytes apart (its tables are
- * allocated whole), so a find computes where a key is instead of loading it.
+ * returned (a FLOW's key is in its memo: NULL). An encoder's keys lie
+ * key_cap bytes apart (its tables are allocated whole), so a find computes
+ * where a key is instead of loading it.
  */
 static inline void
 index_add(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t len, uint32_t slot)
@@ -536,10 +547,10 @@ index_add(struct th_trace_chunk *c, struct tbl *t, const uint8_t *key, size_t le
 	uint32_t e = t->count++;
 
 	t->slot[slot] = (uint16_t)(e + 1);
-	t->key_off[e] = e * t->key_cap;
-	memcpy(t->key + t->key_off[e], key, len);
-	t->key_len[e] = (uint8_t)len;
-	t->val[e] = 0;
+	if (key != NULL)
+		memcpy(t->key + (size_t)e * t->key_cap, key, len);
+	if (t->val != NULL)
+		t->val[e] = 0;
 	t->is_indexed = true;
 	c->has_room = room(c);
 }
@@ -754,7 +765,7 @@ th_trace_chunk_encode_rpc(
 	if (e == flows->count) {
 		flow_key(m->key, r);
 		m->xid = 0;
-		index_add(c, flows, m->key, sizeof(m->key), slot);
+		index_add(c, flows, NULL, 0, slot);
 		put_addr_ref(c, &p, &r->client);
 		m->server = (uint16_t)put_addr_ref(c, &p, &r->server);
 		m->has_user = false;
@@ -1091,6 +1102,8 @@ th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size,
 
 	if (used != NULL)
 		*used = 0;
+	if (c->memo != NULL)
+		return -EINVAL; /* an encoder's tables are shaped for finding, not reading */
 	if (buf == NULL || size == 0)
 		return -EBADMSG;
 	tag = *cu.p++;

@@ -123,8 +123,8 @@ uint64_t th_trace_rpc_time(const struct th_trace_rpc *r);
 struct th_trace_chunk;
 
 /**
- * @return an empty chunk coder, its tables allocated whole (about 1.6 MiB:
- *   encoding never allocates), or NULL with errno ENOMEM.
+ * @return an empty chunk encoder, its tables allocated whole (about 1.2 MiB:
+ *   encoding never allocates), or NULL with errno ENOMEM. It cannot decode.
  */
 struct th_trace_chunk *th_trace_chunk_create(void);
 
@@ -159,12 +159,13 @@ size_t th_trace_chunk_encode_rpc(
 
 /**
  * Decode the next record of the current chunk from @p buf (what is left of
- * the chunk). Never reads past @p size. After a failure the chunk's tables
+ * the chunk) with a reader (th_trace_chunk_create_reader()). Never reads past
+ * @p size. After a failure the chunk's tables
  * are in an undefined state: the rest of the chunk cannot be decoded.
  * @param used  bytes the record took, on success
  * @return the type (enum th_trace_type), -EBADMSG (malformed, a reference
  *   to a missing entry, a full table, or a value with a second spelling), or
- *   -ENOMEM (a reader's table could not grow).
+ *   -ENOMEM (a reader's table could not grow), or -EINVAL (@p c is an encoder).
  */
 int th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size, size_t *used,
 	struct th_trace_open *open, struct th_trace_name *name, struct th_trace_rpc *rpc);
