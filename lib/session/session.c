@@ -452,6 +452,7 @@ file_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *f
 	memcpy(f->fh, fh, fh_len);
 	f->fh_len = (uint8_t)fh_len;
 	f->sess_head = NIL;
+	f->sig = 0;
 	f->size = 0;
 	b = fastrange(file_hash(server, fh, fh_len), t->cfg.files);
 	f->hnext = t->file_bucket[b];
