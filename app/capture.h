@@ -84,6 +84,7 @@ struct decode_lcore {
 	unsigned int n_pending[MAX_SESSION];
 	uint64_t sess_not_used;      /* ops inference does not use (th_sess_op_is_used()) */
 	uint64_t sess_pool_empty;    /* ops not passed to inference: no free event */
+	uint64_t sess_copies;        /* copies of directory ops for the other session lcores */
 	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
 	struct th_sess_op inline_op; /* inline inference: the op being reduced */
 	uint8_t *scratch;            /* linear copy of multi-segment frames */
@@ -100,7 +101,6 @@ struct session_lcore {
 	struct th_out names;                /* name map lines */
 	struct th_segment_writer *seg;      /* opens and names as segments, or NULL */
 	struct th_segment_counters seg_ctr; /* its counters at close */
-	uint64_t last_ns;                   /* the capture clock: latest op time seen */
 	atomic_bool is_done;                /* flushed and finished */
 } __rte_cache_aligned;
 

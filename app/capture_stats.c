@@ -97,6 +97,7 @@ struct sess_sum {
 	uint64_t not_used;   /* ops inference does not use */
 	uint64_t ring_full;  /* ops lost: a session ring was full */
 	uint64_t pool_empty; /* ops lost: no free event */
+	uint64_t copies;     /* directory ops copied for the other session lcores */
 	uint64_t dropped;    /* records dropped: output buffers full */
 };
 
@@ -118,6 +119,7 @@ sum_sessions(struct sess_sum *sum)
 		sum->not_used += cap.dl[i].sess_not_used;
 		sum->pool_empty += cap.dl[i].sess_pool_empty;
 		sum->ring_full += cap.dl[i].sess_ring_full;
+		sum->copies += cap.dl[i].sess_copies;
 	}
 }
 
@@ -139,6 +141,9 @@ print_session_stats(FILE *out)
 		"ops lost to inference: session ring full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", sum.pool_empty,
 		"ops lost to inference: no free event");
+	if (cap.n_session > 1)
+		fprintf(out, "  %-14" PRIu64 " %s\n", sum.copies,
+			"copies of directory ops for the other session lcores (in the rows above)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", sum.dropped, "records dropped: output buffers full");
 	if (cap.set.trace_dir == NULL)
 		return;
@@ -451,6 +456,7 @@ th_stats_telemetry(const char *cmd, const char *params, struct rte_tel_data *d)
 		TH_SESS_COUNTER_LIST(TH_TEL_X)
 #undef TH_TEL_X
 		rte_tel_data_add_dict_u64(d, "sess_ops_not_used", sess.not_used);
+		rte_tel_data_add_dict_u64(d, "sess_op_copies", sess.copies);
 		rte_tel_data_add_dict_u64(d, "sess_ring_full", sess.ring_full);
 		rte_tel_data_add_dict_u64(d, "sess_pool_empty", sess.pool_empty);
 		rte_tel_data_add_dict_u64(d, "sess_records_dropped_output", sess.dropped);

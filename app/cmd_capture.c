@@ -56,6 +56,7 @@
 
 #define OUTBUFS_PER_LCORE 16
 #define FLUSH_NS (200ull * 1000 * 1000)
+#define REPLAY_AGE_NS (1000ull * 1000 * 1000) /* capture time between a replay's agings */
 
 struct capture cap;
 
@@ -201,6 +202,7 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 	}
 	if (cap.n_session > 1 && th_sess_op_is_broadcast(e)) {
 		/* Directory scans and name creation matter to every table (listings, names). */
+		dl->sess_copies += cap.n_session - 1;
 		for (s = 1; s < cap.n_session; s++) {
 			struct th_sess_op *copy;
 
@@ -258,7 +260,7 @@ drain_output(void)
 /* ---- data path --------------------------------------------------------- */
 
 static inline void
-decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
+decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t ts_ns)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = mbuf_held(m);
@@ -268,33 +270,40 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t burst_ns)
 			len = 65536;
 		frame = rte_pktmbuf_read(m, 0, len, dl->scratch);
 	}
-	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), cap.link[m->port],
-		mbuf_time(m, burst_ns));
+	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), cap.link[m->port], ts_ns);
 }
 
-/* A session lcore's periodic work: inference ageing, output and segment flushes. */
+/*
+ * A session lcore's periodic work: output and segment flushes, and on a live
+ * port inference's ageing by the host's clock, idle time included. A replay's
+ * tables age with the ops' times as they come (th_sess_input()), so the same
+ * file gives the same records every run, whenever these ticks fall.
+ */
 static void
-session_tick(struct session_lcore *sl, uint64_t now_ns, uint64_t tsc, uint64_t period)
+session_tick(struct session_lcore *sl, uint64_t tsc, uint64_t period)
 {
-	th_sess_tick(sl->t, now_ns);
+	if (cap.has_live_port)
+		th_sess_tick(sl->t, tsc_to_ns(tsc));
 	th_out_tick(&sl->records, tsc, period);
 	th_out_tick(&sl->names, tsc, period);
 	if (sl->seg != NULL)
 		th_segment_writer_tick(sl->seg, tsc_to_ns(tsc));
 }
 
+/* A decode lcore's periodic work; a replay's tables age in decode_main(). */
 static void
-housekeep(struct decode_lcore *dl, uint64_t now_ns)
+housekeep(struct decode_lcore *dl)
 {
 	uint64_t tsc = rte_rdtsc(), period = (uint64_t)(FLUSH_NS / cap.ns_per_tsc);
 
-	th_decode_housekeep(dl->dec, now_ns);
+	if (cap.has_live_port)
+		th_decode_housekeep(dl->dec, tsc_to_ns(tsc));
 	th_out_tick(&dl->out, tsc, period);
 	if (dl->rpc_seg != NULL)
 		th_segment_writer_tick(dl->rpc_seg, tsc_to_ns(tsc));
 	flush_all_pending(dl);
 	if (cap.is_inline_session)
-		session_tick(&cap.sl[0], now_ns, tsc, period);
+		session_tick(&cap.sl[0], tsc, period);
 }
 
 /*
@@ -393,22 +402,15 @@ session_main(void *arg)
 
 		n = rte_ring_sc_dequeue_burst(sl->in, (void **)ops, 64, NULL);
 		for (i = 0; i < n; i++) {
-			uint64_t t = ops[i]->reply_ns ? ops[i]->reply_ns : ops[i]->call_ns;
-
 			if (i + 1 < n)
 				rte_prefetch0(ops[i + 1]);
 			th_sess_input(sl->t, ops[i]);
-			if (t > sl->last_ns)
-				sl->last_ns = t;
 		}
 		if (n > 0)
 			rte_mempool_put_bulk(cap.sess_pool, (void **)ops, n);
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
-			session_tick(sl,
-				cap.has_live_port || sl->last_ns == 0 ? tsc_to_ns(tsc)
-								      : sl->last_ns,
-				tsc, period);
+			session_tick(sl, tsc, period);
 		}
 		/* Decode lcores flush before they say done: an empty ring after that is the end. */
 		if (n == 0 && all_decode_done() && rte_ring_empty(sl->in))
@@ -443,8 +445,8 @@ decode_main(void *arg)
 	struct rte_mbuf *pkts[256];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
-	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, last_ns = 0;
-	bool is_over;
+	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0;
+	bool is_over, is_replay = !cap.has_live_port;
 
 	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
 	for (;;) {
@@ -461,21 +463,24 @@ decode_main(void *arg)
 		}
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
-			/*
-			 * Age by the capture's clock: the file's time on replay, the
-			 * host's on a live port (where idle time must count too).
-			 */
-			housekeep(dl, cap.has_live_port || last_ns == 0 ? tsc_to_ns(tsc) : last_ns);
+			housekeep(dl);
 		}
 		if (nb == 0)
 			continue;
 		burst_ns = tsc_to_ns(tsc);
 		for (i = 0; i < nb; i++) {
+			uint64_t ts_ns = mbuf_time(pkts[i], burst_ns);
+
 			if (i + 2 < nb)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-			decode_mbuf(dl, pkts[i], burst_ns);
+			/* A replay's tables age at fixed steps of its own clock, before the
+			 * frame that passes each: the same file, the same output. */
+			if (is_replay && ts_ns >= next_age_ns) {
+				th_decode_housekeep(dl->dec, ts_ns);
+				next_age_ns = ts_ns + REPLAY_AGE_NS;
+			}
+			decode_mbuf(dl, pkts[i], ts_ns);
 		}
-		last_ns = mbuf_time(pkts[nb - 1], burst_ns);
 		rte_pktmbuf_free_bulk(pkts, nb);
 		if (dl->in != NULL)
 			give_back_mbufs(dl, nb);

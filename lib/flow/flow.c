@@ -81,6 +81,7 @@ struct th_flow_table {
 	struct th_sat sat;           /* struct entry, keyed by th_flow_key */
 	struct held_seg *hold;       /* TH_FLOW_HOLD_SLOTS segments waiting for a late one */
 	uint32_t n_held;             /* slots in use */
+	uint64_t hold_due_ns;        /* when the earliest held segment is given up on */
 	uint64_t idle_ns;            /* a flow idle this long is forgotten */
 	uint64_t now_ns;             /* the time th_flow_table_age() was called with */
 	th_flow_record_cb on_record; /* record consumer */
@@ -281,6 +282,28 @@ count_unfinished(void *ctx, void *entry)
 	return false;
 }
 
+/*
+ * Holes left open TH_FLOW_HOLD_NS were losses: their held segments go in over
+ * them. Looked at when a segment passes hold_due_ns, and by the table's ageing.
+ */
+static void
+release_overdue(struct th_flow_table *t, uint64_t now_ns)
+{
+	uint64_t due = UINT64_MAX;
+
+	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS && t->n_held > 0; i++) {
+		const struct held_seg *s = &t->hold[i];
+
+		if (s->e == NULL)
+			continue;
+		if ((int64_t)(now_ns - s->ts_ns) >= (int64_t)TH_FLOW_HOLD_NS)
+			release(t, s->e, s->dir, 0, false);
+		else if (s->ts_ns + TH_FLOW_HOLD_NS < due)
+			due = s->ts_ns + TH_FLOW_HOLD_NS;
+	}
+	t->hold_due_ns = due;
+}
+
 void
 th_flow_table_finish(struct th_flow_table *t)
 {
@@ -295,13 +318,8 @@ th_flow_table_age(struct th_flow_table *t, uint64_t now_ns)
 {
 	uint32_t aged;
 
-	/* Holes left open too long were losses: their held segments go in over them. */
-	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS && t->n_held > 0; i++) {
-		const struct held_seg *s = &t->hold[i];
-
-		if (s->e != NULL && (int64_t)(now_ns - s->ts_ns) >= (int64_t)TH_FLOW_HOLD_NS)
-			release(t, s->e, s->dir, 0, false);
-	}
+	if (t->n_held > 0)
+		release_overdue(t, now_ns);
 	/* A slice per call keeps the housekeeping pause short and bounded. */
 	t->now_ns = now_ns;
 	aged = th_sat_sweep(&t->sat, 256, is_idle, t);
@@ -598,7 +616,8 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 	s->len = len;
 	s->ts_ns = now_ns;
 	memcpy(s->data, payload, len);
-	t->n_held++;
+	if (t->n_held++ == 0 || now_ns + TH_FLOW_HOLD_NS < t->hold_due_ns)
+		t->hold_due_ns = now_ns + TH_FLOW_HOLD_NS;
 	t->c.segments_held++;
 	return true;
 }
@@ -644,6 +663,9 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	uint32_t seq = m->tcp_seq, hash;
 	int dir;
 
+	/* The capture's clock gives up on holes as it passes them, whenever ageing runs. */
+	if (t->n_held > 0 && (int64_t)(now_ns - t->hold_due_ns) >= 0)
+		release_overdue(t, now_ns);
 	dir = th_flow_key_of(m, &key);
 	hash = th_pkt_flow_hash(m);
 	e = th_sat_find(&t->sat, hash, &key, sizeof(key));

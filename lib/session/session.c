@@ -37,7 +37,9 @@
  * seen. An open closes at its last op's reply; th_sess_tick(now) closes the
  * opens with now >= last + idle_ns (an op arriving at exactly last + idle_ns
  * also starts a new open), decides pending GETATTRs with now >= reply +
- * confirm_ns, and forgets histories with now >= last + cache_window_ns.
+ * confirm_ns, and forgets histories with now >= last + cache_window_ns. Each
+ * op ticks to its call's time before it is taken, so that what it finds
+ * depends on the ops before it alone, not on when the caller's ticks fell.
  */
 
 #include "th_session.h"
@@ -1543,12 +1545,10 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 		t->ctr.bad_ops++;
 		return;
 	}
-	/* Capture time moves with the ops, not with th_sess_tick() (a pcap replays an hour
-	 * in a second of ticks): GETATTRs that waited their confirm_ns out are decided
-	 * before this op can be taken for their READ or their repetition. */
-	while (t->pending.tail != NIL &&
-		op->call_ns >= t->sess[t->pending.tail].last_ns + t->cfg.confirm_ns)
-		pending_decide(t, t->pending.tail);
+	/* Capture time moves with the ops (a pcap replays an hour in a second of the
+	 * caller's ticks): GETATTRs that waited their confirm_ns out are decided, idle
+	 * opens closed and old histories forgotten before this op is taken. */
+	th_sess_tick(t, op->call_ns);
 	/* Failed operations moved nothing and opened nothing (a NOENT LOOKUP still ends a
 	 * name). Ops without a reply happened; they count with what the call says. */
 	if (!is_ok && !(op->flags & TH_SESS_F_NO_REPLY)) {

@@ -236,10 +236,18 @@ struct th_sess_table *th_sess_create(const struct th_sess_config *c, th_sess_rec
 	th_sess_name_cb name_cb, void *ctx);
 void th_sess_free(struct th_sess_table *t);
 
-/** Feed one operation (in roughly the order the replies arrived). */
+/**
+ * Feed one operation (in roughly the order the replies arrived). Time first
+ * moves to the op's call (th_sess_tick()): without ticks of its own (a
+ * replay), a caller gets the same records from the same ops every time.
+ */
 void th_sess_input(struct th_sess_table *t, const struct th_sess_op *op);
 
-/** Advance time: close sessions idle past idle_ns. Call every few ms with the capture clock. */
+/**
+ * Advance time: decide GETATTRs whose confirm_ns is over, close sessions idle
+ * past idle_ns, forget histories past cache_window_ns. A live capture calls it
+ * every few ms with the host clock, so that idle time counts without ops.
+ */
 void th_sess_tick(struct th_sess_table *t, uint64_t now_ns);
 
 /**
