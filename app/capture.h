@@ -161,16 +161,27 @@ struct capture {
 extern struct capture cap;
 
 /*
+ * The most bytes of one frame capture reads: a data room (net_pcap's first
+ * mbuf) and 64 KiB. net_pcap (DPDK 22.11) reads the rest of a record after
+ * its first mbuf by a 16-bit length, so its mbufs hold 2048 + ((caplen -
+ * 2048) mod 65536) bytes of a longer record, yet it sets pkt_len to the
+ * whole record.
+ */
+#define FRAME_MAX (RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM + 65536)
+
+/*
  * The bytes frame @p m holds: its pkt_len, or less where its segments end
- * first. net_pcap (DPDK 22.11) reads a record over 65535 bytes by a 16-bit
- * length (what is left of it) yet sets pkt_len to the whole record; the
- * decoder counts the rest as cut by the capture length.
+ * first (a net_pcap record past FRAME_MAX); the decoder counts the rest as
+ * cut by the capture length.
  */
 static inline uint32_t
 mbuf_held(const struct rte_mbuf *m)
 {
 	uint32_t n = 0, want = rte_pktmbuf_pkt_len(m);
 
+	/* One segment: no look at m->next, in the mbuf's second cache line. */
+	if (likely(m->nb_segs == 1))
+		return rte_pktmbuf_data_len(m) < want ? rte_pktmbuf_data_len(m) : want;
 	for (; m != NULL && n < want; m = m->next)
 		n += rte_pktmbuf_data_len(m);
 	return n < want ? n : want;
@@ -209,6 +220,7 @@ struct rx_poll {
 	unsigned int empty[MAX_PORTS];    /* empty bursts in a row, per queue */
 	struct file_hold hold[MAX_PORTS]; /* per queue, when merging */
 	unsigned int n_held;              /* frames held, every queue */
+	unsigned int next;                /* the turn rx_poll() starts at */
 	bool is_merge;                    /* several file queues, read by time */
 };
 

@@ -130,9 +130,11 @@ th_rx_poll_init(struct rx_poll *p, struct rxq *q, unsigned int n_q)
 	/* Held frames must leave mbufs for every file's next frame: a file that cannot
 	 * read its next would let the others' go on out of order. */
 	for (i = 0; p->is_merge && i < n_q; i++) {
-		unsigned int share =
-			(unsigned int)(cap.set.mbufs / 2 / files) / cap.file_segs[q[i].port];
+		unsigned int share;
 
+		if (!cap.is_file_port[q[i].port])
+			continue; /* a live port beside the files: not held */
+		share = (unsigned int)(cap.set.mbufs / 2 / files) / cap.file_segs[q[i].port];
 		p->hold[i].max = share < 1 ? 1 : share > FILE_HOLD ? FILE_HOLD : share;
 	}
 }
@@ -282,40 +284,47 @@ merge_files(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool 
 	return n;
 }
 
-/* Poll the queues once: frames received; *all_eof when every port is a file that ended. */
+/*
+ * Poll the queues once, from the one after the last that gave frames, the
+ * merged files taking one turn among them (a busy live port does not starve
+ * the files beside it): frames received; *all_eof when every port is a file
+ * that ended.
+ */
 static unsigned int
 rx_poll(struct rx_poll *p, struct rte_mbuf **pkts, unsigned int burst, bool *all_eof,
 	unsigned int *got_from)
 {
-	unsigned int i, nb, want;
-	bool is_file;
+	unsigned int turns = p->n_q + p->is_merge, k, i, nb, want;
+	bool is_file, files_eof;
 
 	*all_eof = true;
-	for (i = 0; i < p->n_q; i++) {
-		is_file = cap.is_file_port[p->q[i].port];
-		if (is_file && (p->is_merge || file_ended(p, i)))
-			continue; /* merged below, or ended */
-		if (!is_file) {
-			*all_eof = false;
-			nb = rte_eth_rx_burst(p->q[i].port, p->q[i].queue, pkts, (uint16_t)burst);
+	for (k = 0; k < turns; k++) {
+		i = (p->next + k) % turns;
+		if (i == p->n_q) {
+			nb = merge_files(p, pkts, burst, &files_eof, got_from);
+			*all_eof = *all_eof && files_eof;
 		} else {
-			want = file_burst(p->q[i].port, burst);
-			nb = want > 0 ? read_file(p, i, pkts, want) : 0;
-			if (!file_ended(p, i))
+			is_file = cap.is_file_port[p->q[i].port];
+			if (is_file && (p->is_merge || file_ended(p, i)))
+				continue; /* merged, or ended */
+			if (!is_file) {
 				*all_eof = false;
+				nb = rte_eth_rx_burst(
+					p->q[i].port, p->q[i].queue, pkts, (uint16_t)burst);
+			} else {
+				want = file_burst(p->q[i].port, burst);
+				nb = want > 0 ? read_file(p, i, pkts, want) : 0;
+				if (!file_ended(p, i))
+					*all_eof = false;
+			}
+			if (nb > 0)
+				*got_from = i;
 		}
 		if (nb > 0) {
 			*all_eof = false;
-			*got_from = i;
+			p->next = i + 1;
 			return nb;
 		}
-	}
-	if (p->is_merge) {
-		bool files_eof;
-
-		nb = merge_files(p, pkts, burst, &files_eof, got_from);
-		*all_eof = *all_eof && files_eof;
-		return nb;
 	}
 	return 0;
 }

@@ -266,8 +266,8 @@ decode_mbuf(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t ts_ns)
 	uint32_t len = mbuf_held(m);
 
 	if (unlikely(m->nb_segs > 1)) {
-		if (len > 65536)
-			len = 65536;
+		if (len > FRAME_MAX)
+			len = FRAME_MAX;
 		frame = rte_pktmbuf_read(m, 0, len, dl->scratch);
 	}
 	th_decode_frame(dl->dec, frame, len, rte_pktmbuf_pkt_len(m), cap.link[m->port], ts_ns);
@@ -435,7 +435,9 @@ give_back_mbufs(struct decode_lcore *dl, unsigned int nb)
 		if (c != NULL)
 			rte_mempool_cache_flush(c, cap.pool);
 	}
-	atomic_fetch_add_explicit(&dl->freed, nb, memory_order_release);
+	/* Only this lcore writes it: a store, not a locked add. */
+	atomic_store_explicit(&dl->freed,
+		atomic_load_explicit(&dl->freed, memory_order_relaxed) + nb, memory_order_release);
 }
 
 static int
@@ -654,7 +656,8 @@ port_is_pcap_file(uint16_t port)
 
 /*
  * Mbufs net_pcap may take for one record of file port @p port: one per data
- * room of the file's snap length (0 or past 256 KiB: 256 KiB).
+ * room of the file's snap length, or of the most a record fills (FRAME_MAX),
+ * whichever is less.
  */
 static unsigned int
 file_segs(uint16_t port)
@@ -665,8 +668,8 @@ file_segs(uint16_t port)
 
 	if (th_capture_port_pcap_path(port, path, sizeof(path)))
 		snaplen = th_input_snaplen(path);
-	if (snaplen == 0 || snaplen > 262144)
-		snaplen = 262144;
+	if (snaplen == 0 || snaplen > FRAME_MAX)
+		snaplen = FRAME_MAX;
 	return (snaplen + room - 1) / room;
 }
 
@@ -1032,7 +1035,7 @@ setup_dataplane(bool has_vdev)
 		dl->lcore_id = lcore;
 		dl->index = i;
 		dl->dec = th_decode_create(&cap.set.dec, emit_op, dl);
-		dl->scratch = malloc(65536);
+		dl->scratch = malloc(FRAME_MAX);
 		snprintf(name, sizeof(name), "th_rpc%u", i);
 		if (dl->dec == NULL || dl->scratch == NULL ||
 			th_out_init(&dl->out, name, TH_OUT_RPC, OUTBUFS_PER_LCORE, cap.out_ring) !=

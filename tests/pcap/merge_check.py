@@ -20,6 +20,10 @@ summary line):
                    8 lcores and 1023 mbufs: no file frame read out of time order
                    (the decode lcores give back their cached mbufs), the whole
                    file's RPC lines;
+  beside a live    the two files split by direction beside a net_null port
+                   that never runs dry, on one lcore: the files take their
+                   turns, every RPC line of the whole file comes out by the
+                   SIGINT 2 s in, exit 0;
   stopped          SIGINT halfway through two files behind the dispatcher
                    with rings of 64: every frame the ports delivered is
                    decoded, none dropped as "dispatch ring full";
@@ -141,6 +145,32 @@ def stopped(tracehound, pcaps, workdir, config, lcores):
     return None
 
 
+def beside_live(tracehound, whole, parts, workdir):
+    """An error string, or None when files beside a busy live port are read."""
+    want = capture(tracehound, [whole], workdir, '-l 0-1')[1]
+    out = os.path.join(workdir, 'live.ops')
+    vdevs = ['--vdev=net_pcap%d,rx_pcap=%s' % (i, p) for i, p in enumerate(parts)]
+    proc = subprocess.Popen([tracehound, 'capture', '-o', out, '--', '-l', '0-1',
+                             '--no-huge', '-m', '256', '--no-pci', '--no-shconf',
+                             '--file-prefix', 'th-merge-%d' % os.getpid(),
+                             '--log-level=error'] + vdevs + ['--vdev=net_null0,copy=1'],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=300)[1].decode(errors='replace')
+    lines = []
+    if os.path.exists(out):
+        with open(out) as f:
+            lines = f.readlines()
+    # copy=1: net_null's frames are zeros (not IP), not whatever an mbuf held before.
+    if proc.returncode != 0 or sorted(lines) != want:
+        return ('beside a live port: exit %d, %d RPC lines (%d as the whole file\'s %d); %s'
+                % (proc.returncode, len(lines), len(set(want) & set(lines)), len(want),
+                   err[-300:]))
+    print('beside a live port: exit 0, the whole file\'s %d RPC lines' % len(want))
+    return None
+
+
 def large_snap(tracehound, whole, workdir, config):
     """An error string, or None when a large snap length reads no frame out of order."""
     endian, _, data = pcap_records(whole)
@@ -238,6 +268,9 @@ def main():
         if e:
             errors.append(e)
 
+    e = beside_live(args.tracehound, whole, halves, args.workdir)
+    if e:
+        errors.append(e)
     e = large_snap(args.tracehound, whole, args.workdir, pool)
     if e:
         errors.append(e)
