@@ -887,9 +887,57 @@ no_memory:
 	return -ENOMEM;
 }
 
-/* @p has_vdev: the EAL arguments name virtual devices (so no port means they failed). */
+#define MAX_VDEVS 64
+
+/* The --vdev arguments of the EAL's command line, as given. */
+struct vdev_args {
+	const char *arg[MAX_VDEVS];
+	unsigned int n;
+};
+
+static void
+vdev_args_find(struct vdev_args *v, int argc, char **argv)
+{
+	v->n = 0;
+	for (int i = 0; i < argc && v->n < MAX_VDEVS; i++) {
+		if (strncmp(argv[i], "--vdev=", 7) == 0)
+			v->arg[v->n++] = argv[i] + 7;
+		else if (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc)
+			v->arg[v->n++] = argv[++i];
+	}
+}
+
+/*
+ * Every network --vdev of @p v must have become a port: EAL only logs a
+ * driver's refusal (a file that is not a pcap, an absent interface) and goes
+ * on, and a capture of the other ports would say nothing of the one missing.
+ */
 static int
-setup_dataplane(bool has_vdev)
+vdevs_check(const struct vdev_args *v)
+{
+	char name[RTE_DEV_NAME_MAX_LEN], shown[256];
+	uint16_t port;
+	int bad = 0;
+
+	for (unsigned int i = 0; i < v->n; i++) {
+		size_t len = strcspn(v->arg[i], ",");
+
+		if (strncmp(v->arg[i], "net_", 4) != 0 || len >= sizeof(name))
+			continue;
+		memcpy(name, v->arg[i], len);
+		name[len] = '\0';
+		if (rte_eth_dev_get_port_by_name(name, &port) == 0)
+			continue;
+		fprintf(stderr, "capture: --vdev %s did not come up (EAL's log says why)\n",
+			th_conf_printable(v->arg[i], shown, sizeof(shown)));
+		bad++;
+	}
+	return bad > 0 ? -EIO : 0;
+}
+
+/* @p vdevs: the EAL arguments' virtual devices, each of which must be a port. */
+static int
+setup_dataplane(const struct vdev_args *vdevs)
 {
 	unsigned int workers = rte_lcore_count() - 1, i, p, lcore, n_rxq;
 	int pool_socket;
@@ -916,11 +964,8 @@ setup_dataplane(bool has_vdev)
 			return -EINVAL;
 		cap.ports[cap.n_ports++] = port;
 	}
-	if (cap.n_ports == 0 && has_vdev) {
-		/* The driver said why above (a file that is not a pcap, an absent interface). */
-		fprintf(stderr, "capture: no DPDK port came up: every --vdev was refused\n");
+	if (vdevs_check(vdevs) != 0)
 		return -EIO;
-	}
 	if (cap.n_ports == 0) {
 		fprintf(stderr,
 			"capture: no DPDK port; add one, e.g. --vdev=net_pcap0,rx_pcap=FILE "
@@ -1280,7 +1325,7 @@ th_cmd_capture(int argc, char **argv)
 	struct th_conf *conf = NULL;
 	char err[512], **eal_argv = NULL, *eal_copy = NULL, runtime_dir[PATH_MAX];
 	int eal_argc, eal_start = argc, opt, i, rc = 1, ret;
-	bool has_vdev = false;
+	struct vdev_args vdevs;
 	struct timespec ts;
 
 	/* Everything after "--" or "--eal" belongs to DPDK. */
@@ -1374,8 +1419,7 @@ th_cmd_capture(int argc, char **argv)
 	}
 	if (open_outputs() != 0)
 		goto close_out;
-	for (i = 0; i < eal_argc; i++)
-		has_vdev |= strncmp(eal_argv[i], "--vdev", 6) == 0;
+	vdev_args_find(&vdevs, eal_argc, eal_argv);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -1389,7 +1433,7 @@ th_cmd_capture(int argc, char **argv)
 	cap.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	cap.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
 
-	ret = setup_dataplane(has_vdev);
+	ret = setup_dataplane(&vdevs);
 	if (ret == 0) {
 		uint64_t lost;
 

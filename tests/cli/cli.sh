@@ -79,7 +79,7 @@ else
 
 	# A pcap that is not a pcap: the PMD refuses it; capture says so and exits 1, no crash.
 	head -c 100 /dev/urandom > "$work/junk.pcap"
-	expect 1 'every --vdev was refused' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
+	expect 1 'did not come up' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
 
 	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.

@@ -22,6 +22,9 @@ when the port ends and names what it found in the statistics' `inputs` section:
                rather than being dropped as "dispatch ring full";
   jumbo        9000-byte frames (several mbufs each) from a small pool: every one;
   resync       damaged where libpcap could read on: the port ends at the error;
+  refused      a file that is not a pcap (four bytes) beside an intact one:
+               its port never comes up, and capture says which and exits 1
+               rather than read the other alone;
   giant        records of 200000, 67584 and 65549 bytes among the file's:
                net_pcap (DPDK 22.11) reads what follows a record's first 2048
                bytes by a 16-bit length but says the frame is whole, so the
@@ -203,6 +206,20 @@ def main():
                       '%d records and frames' % (rc, n, rest, frames, bad))
     else:
         print('damaged, resync possible: %d frames, the port ended there, exit 1' % frames)
+
+    bad = os.path.join(args.workdir, 'four-bytes.pcap')
+    with open(bad, 'wb') as f:
+        f.write(data[:4])
+    res = subprocess.run([args.tracehound, 'capture', '-o', os.devnull, '--', '-l', '0-1',
+                          '--no-huge', '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
+                          'th-input-%d' % os.getpid(), '--log-level=critical',
+                          '--vdev=net_pcap0,rx_pcap=' + whole, '--vdev=net_pcap1,rx_pcap=' + bad],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    err = res.stderr.decode(errors='replace')
+    if res.returncode != 1 or 'net_pcap1,rx_pcap=%s did not come up' % bad not in err:
+        errors.append('refused beside an intact file: exit %d; %s' % (res.returncode, err[-300:]))
+    else:
+        print('refused beside an intact file: exit 1, "%s"' % err.strip().splitlines()[-1])
 
     e = giant(args.tracehound, args.workdir, endian, recs, data)
     if e:
