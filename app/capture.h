@@ -110,6 +110,7 @@ struct dispatch_lcore {
 	unsigned int n_rxq;
 	uint64_t ring_full;          /* mbufs dropped: a decode ring was full */
 	uint64_t handed[MAX_DECODE]; /* frames put on each decode lcore's ring */
+	uint8_t *scratch;            /* FRAME_MAX bytes: a chained frame's headers */
 } __rte_cache_aligned;
 
 /* The capture: one per process, set up by cmd_capture.c, read by capture_stats.c. */

@@ -316,7 +316,13 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		s->frames_cut + s->pkt[TH_PKT_TRUNC_L2] + s->pkt[TH_PKT_TRUNC_L3] +
 			s->pkt[TH_PKT_TRUNC_L4],
 		"frame cut short", "frames cut short");
+	put_loss(out, &is_first, s->pkt[TH_PKT_BAD_L3] + s->pkt[TH_PKT_BAD_L4],
+		"frame with a malformed IP or TCP/UDP header",
+		"frames with malformed IP or TCP/UDP headers");
 	put_loss(out, &is_first, s->flow.gaps_lost + s->flow.gaps_payload, "TCP gap", "TCP gaps");
+	put_loss(out, &is_first, s->flow.hunt_segments,
+		"TCP segment skipped hunting a record start",
+		"TCP segments skipped hunting a record start");
 	put_loss(out, &is_first,
 		s->flow.records_lost_gap + s->flow.records_lost_idle + s->flow.records_unfinished,
 		"RPC record lost whole", "RPC records lost whole");

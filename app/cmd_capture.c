@@ -494,23 +494,33 @@ decode_main(void *arg)
 /*
  * Which decode lcore owns a frame: the symmetric flow hash the decoder's own
  * tables use. UDP is hashed on addresses alone, because later IP fragments
- * carry no ports and must reach the lcore that decoded the first one.
+ * carry no ports and must reach the lcore that decoded the first one. The
+ * headers of a frame in several mbufs are copied to @p scratch (FRAME_MAX
+ * bytes): the first 512 bytes, or all of it when its IPv6 extension headers
+ * run on past them.
  */
 static inline unsigned int
 pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = mbuf_held(m);
+	uint32_t held = mbuf_held(m), len = held;
 	enum th_pkt_status st;
 	struct th_pkt_meta meta;
 
 	if (m->nb_segs > 1) {
-		if (len > 512)
-			len = 512; /* headers are enough to hash */
+		len = held < 512 ? held : 512;
 		frame = rte_pktmbuf_read(m, 0, len, scratch);
 	}
 	meta.ip_version = 0;
+	meta.l4 = 0;
 	st = th_pkt_parse(frame, len, cap.link[m->port], &meta);
+	if (unlikely(len < held && st == TH_PKT_TRUNC_L3)) {
+		len = held < FRAME_MAX ? held : FRAME_MAX;
+		frame = rte_pktmbuf_read(m, 0, len, scratch);
+		meta.ip_version = 0;
+		meta.l4 = 0;
+		st = th_pkt_parse(frame, len, cap.link[m->port], &meta);
+	}
 	/* Not IP: decode lcore 0 takes it and counts it by its parse outcome. */
 	if (meta.ip_version == 0)
 		return 0;
@@ -527,7 +537,6 @@ dispatch_main(void *arg)
 	unsigned int counts[MAX_DECODE];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, sent;
-	uint8_t scratch[512];
 	bool is_over, is_file;
 
 	th_rx_poll_init(&poll, dp->rxq, dp->n_rxq);
@@ -539,7 +548,7 @@ dispatch_main(void *arg)
 			continue;
 		memset(counts, 0, sizeof(counts[0]) * cap.n_decode);
 		for (i = 0; i < nb; i++) {
-			unsigned int l = pick_lcore(pkts[i], scratch);
+			unsigned int l = pick_lcore(pkts[i], dp->scratch);
 
 			per[l][counts[l]++] = pkts[i];
 		}
@@ -1070,6 +1079,9 @@ setup_dataplane(const struct vdev_args *vdevs)
 	lcore = rte_get_next_lcore(-1, 1, 0);
 	if (cap.has_dispatcher) {
 		cap.disp.lcore_id = lcore;
+		cap.disp.scratch = malloc(FRAME_MAX);
+		if (cap.disp.scratch == NULL)
+			return -ENOMEM;
 		for (p = 0; p < cap.n_ports; p++)
 			cap.disp.rxq[cap.disp.n_rxq++] = (struct rxq){cap.ports[p], 0};
 		lcore = rte_get_next_lcore(lcore, 1, 0);
@@ -1148,6 +1160,7 @@ teardown(void)
 	if (cap.out_ring != NULL)
 		while (rte_ring_sc_dequeue(cap.out_ring, (void **)&b) == 0)
 			rte_ring_sp_enqueue(b->home, b);
+	free(cap.disp.scratch);
 	for (i = 0; i < cap.n_decode; i++) {
 		th_decode_free(cap.dl[i].dec);
 		free(cap.dl[i].scratch);

@@ -350,7 +350,7 @@ on_record(struct th_decode *d, const struct endpoints *ep, const struct th_flow_
 		return;
 	}
 	st = th_rpc_decode(rec->data, rec->size, &msg);
-	if (st == TH_RPC_SHORT && is_rpc_flow && msg.type == TH_RPC_CALL && msg.is_call_known &&
+	if (st == TH_RPC_SHORT && is_rpc_flow && msg.is_call_known && msg.type == TH_RPC_CALL &&
 		th_rpc_is_followed(msg.prog, msg.vers)) {
 		/*
 		 * A call cut inside its header (a short capture length) still

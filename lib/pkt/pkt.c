@@ -160,6 +160,10 @@ parse_ipv4(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 	if (caplen - l3 < hlen)
 		return TH_PKT_TRUNC_L3;
 	tot = th_be_get16(h + 2);
+	/* 0: a sender's capture before TCP segmentation offload filled it in (the
+	 * packet is the frame's rest, as Wireshark takes it). */
+	if (tot == 0)
+		tot = caplen - l3;
 	if (tot < hlen)
 		return TH_PKT_BAD_L3;
 	m->ip_version = 4;

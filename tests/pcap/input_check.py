@@ -25,6 +25,13 @@ when the port ends and names what it found in the statistics' `inputs` section:
   refused      a file that is not a pcap (four bytes) beside an intact one:
                its port never comes up, and capture says which and exits 1
                rather than read the other alone;
+  deep headers eight IPv6 TCP calls each with a 2 KiB hop-by-hop header
+               (frames in two mbufs, TCP past the first 512 bytes) and their
+               replies: behind the dispatcher as on one lcore, 8 RPC lines;
+  offload      a TCP call whose IPv4 total length is 0 (captured on the sender
+               before segmentation offload) and its reply: one RPC line,
+               "nothing lost"; then a frame whose IPv4 header length is 16
+               bytes: the summary counts it;
   giant        records of 200000, 67584 and 65549 bytes among the file's:
                net_pcap (DPDK 22.11) reads what follows a record's first 2048
                bytes by a 16-bit length but says the frame is whole, so the
@@ -221,6 +228,12 @@ def main():
     else:
         print('refused beside an intact file: exit 1, "%s"' % err.strip().splitlines()[-1])
 
+    e = deep_headers(args.tracehound, args.workdir)
+    if e:
+        errors.append(e)
+    e = offload(args.tracehound, args.workdir)
+    if e:
+        errors.append(e)
     e = giant(args.tracehound, args.workdir, endian, recs, data)
     if e:
         errors.append(e)
@@ -228,6 +241,78 @@ def main():
     for e in errors:
         print(e)
     return 1 if errors else 0
+
+
+def deep_headers(tracehound, workdir):
+    """An error string, or None when frames whose TCP header lies past byte 512 of
+    several mbufs reach the decode lcore of their flow."""
+    client, server = bytes.fromhex('2001' + '00' * 13 + '01'), bytes.fromhex('2001' + '00' * 13 + '02')
+
+    def frame(src, dst, sport, dport, rpc, hbh):
+        tcp = struct.pack('>HHIIBBHHH', sport, dport, 1, 1, 5 << 4, 0x18, 65535, 0, 0)
+        body = tcp + struct.pack('>I', 0x80000000 | len(rpc)) + rpc
+        ext = bytes([6, 255]) + bytes(2046) if hbh else b''
+        ip6 = struct.pack('>IHBB', 6 << 28, len(ext) + len(body), 0 if hbh else 6, 64)
+        return b'\x02' * 6 + b'\x04' * 6 + b'\x86\xdd' + ip6 + src + dst + ext + body
+
+    body = bytearray(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
+    for k in range(8):
+        xid = 0x1000 + k
+        call = struct.pack('>10I', xid, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + \
+            struct.pack('>I', 8) + b'A' * 8
+        reply = struct.pack('>8I', xid, 1, 0, 0, 0, 0, 0, 1) + bytes(80)
+        for i, f in enumerate((frame(client, server, 1000 + k, 2049, call, True),
+                               frame(server, client, 2049, 1000 + k, reply, False))):
+            body += struct.pack('<IIII', 1000, 2 * k + i, len(f), len(f)) + f
+    path = os.path.join(workdir, 'deep.pcap')
+    with open(path, 'wb') as f:
+        f.write(body)
+    got = []
+    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0,4@1'):
+        rc, lines, err = capture(tracehound, path, workdir, None, lcores)
+        got.append(sorted(lines))
+        if rc != 0 or len(lines) != 8 or got[-1] != got[0]:
+            return ('deep headers (%s): exit %d, %d RPC lines (%d as on one lcore); %s'
+                    % (lcores, rc, len(lines), len(set(got[-1]) & set(got[0])),
+                       (re.search(r'^summary:.*$', err, re.M) or re.search('.*$', err)).group(0)))
+    print('deep headers: 8 RPC lines, the same behind the dispatcher')
+    return None
+
+
+def offload(tracehound, workdir):
+    """An error string, or None when a sender-side capture (IPv4 total length 0) decodes
+    and a malformed IPv4 header shows in the summary."""
+    client, server = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+
+    def frame(src, dst, sport, dport, rpc, tot=None, vihl=0x45):
+        tcp = struct.pack('>HHIIBBHHH', sport, dport, 1, 1, 5 << 4, 0x18, 65535, 0, 0)
+        body = tcp + struct.pack('>I', 0x80000000 | len(rpc)) + rpc
+        ip = struct.pack('>BBHHHBBH', vihl, 0, 20 + len(body) if tot is None else tot, 0, 0,
+                         64, 6, 0) + src + dst
+        return b'\x02' * 6 + b'\x04' * 6 + b'\x08\x00' + ip + body
+
+    call = struct.pack('>10I', 7, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + struct.pack('>I', 8) + b'A' * 8
+    reply = struct.pack('>8I', 7, 1, 0, 0, 0, 0, 0, 1) + bytes(80)
+    frames = [frame(client, server, 800, 2049, call, tot=0), frame(server, client, 2049, 800, reply)]
+    got = []
+    for n in (2, 3):
+        if n == 3:
+            frames.append(frame(client, server, 801, 2049, call, vihl=0x44))
+        body = bytearray(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
+        for i, f in enumerate(frames):
+            body += struct.pack('<IIII', 1000, i, len(f), len(f)) + f
+        path = os.path.join(workdir, 'offload%d.pcap' % n)
+        with open(path, 'wb') as f:
+            f.write(body)
+        rc, lines, err = capture(tracehound, path, workdir)
+        m = re.search(r'^summary:.*$', err, re.M)
+        got.append((rc, len(lines), m.group(0) if m else err[-200:]))
+    want = [(0, 1, 'summary: nothing lost: every frame decoded, every call met its reply'),
+            (0, 1, 'summary: 1 frame with a malformed IP or TCP/UDP header')]
+    if got != want:
+        return 'offload: got %s; want %s' % (got, want)
+    print('offload: 1 RPC line, "%s"; with a malformed header, "%s"' % (got[0][2], got[1][2]))
+    return None
 
 
 def giant(tracehound, workdir, endian, recs, data):

@@ -557,6 +557,12 @@ test_ipv4_options_and_bad_headers(void **state)
 	eth_ip4_tcp(&b, 10);
 	patch16(&b, 16, 30); /* room for the IP header, not for TCP */
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_BAD_L4);
+	/* Total length 0: captured before TCP segmentation offload, the frame's rest. */
+	eth_ip4_tcp(&b, 10);
+	patch16(&b, 16, 0);
+	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_OK);
+	assert_int_equal(m.payload_offset, 54);
+	assert_int_equal(m.payload_len, 10);
 	/* IHL 15 with only 40 bytes captured after Ethernet: header cut. */
 	eth_ip4_tcp(&b, 0);
 	b.d[14] = 0x4f;
