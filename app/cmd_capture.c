@@ -57,6 +57,7 @@
 #define OUTBUFS_PER_LCORE 16
 #define FLUSH_NS (200ull * 1000 * 1000)
 #define REPLAY_AGE_NS (1000ull * 1000 * 1000) /* capture time between a replay's agings */
+#define REPLAY_LEAP_NS (86400ull * 1000000000) /* a step past the last frame's not aged at */
 
 struct capture cap;
 
@@ -447,7 +448,7 @@ decode_main(void *arg)
 	struct rte_mbuf *pkts[256];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
-	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0;
+	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0, prev_ns = 0;
 	bool is_over, is_replay = !cap.has_live_port;
 
 	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
@@ -476,11 +477,14 @@ decode_main(void *arg)
 			if (i + 2 < nb)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 			/* A replay's tables age at fixed steps of its own clock, before the
-			 * frame that passes each: the same file, the same output. */
-			if (is_replay && ts_ns >= next_age_ns) {
+			 * frame that passes each: the same file, the same output. A frame a
+			 * day past the one before is taken for a bad stamp, not aged at,
+			 * until the next agrees with it (it would empty every table). */
+			if (is_replay && ts_ns >= next_age_ns && ts_ns - prev_ns < REPLAY_LEAP_NS) {
 				th_decode_housekeep(dl->dec, ts_ns);
 				next_age_ns = ts_ns + REPLAY_AGE_NS;
 			}
+			prev_ns = ts_ns;
 			decode_mbuf(dl, pkts[i], ts_ns);
 		}
 		rte_pktmbuf_free_bulk(pkts, nb);

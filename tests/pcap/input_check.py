@@ -28,6 +28,10 @@ when the port ends and names what it found in the statistics' `inputs` section:
   deep headers eight IPv6 TCP calls each with a 2 KiB hop-by-hop header
                (frames in two mbufs, TCP past the first 512 bytes) and their
                replies: behind the dispatcher as on one lcore, 8 RPC lines;
+  outlier      150 calls, an ARP frame stamped a century on, 150 calls, another,
+               and the 300 replies: a frame a day past the one before is not
+               aged at, so every call meets its reply (a run of such frames
+               agrees with itself and is aged at);
   offload      a TCP call whose IPv4 total length is 0 (captured on the sender
                before segmentation offload) and its reply: one RPC line,
                "nothing lost"; then a frame whose IPv4 header length is 16
@@ -231,6 +235,9 @@ def main():
     e = deep_headers(args.tracehound, args.workdir)
     if e:
         errors.append(e)
+    e = outlier(args.tracehound, args.workdir)
+    if e:
+        errors.append(e)
     e = offload(args.tracehound, args.workdir)
     if e:
         errors.append(e)
@@ -279,31 +286,67 @@ def deep_headers(tracehound, workdir):
     return None
 
 
+CLIENT, SERVER = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+
+
+def tcp4(src, dst, sport, dport, rpc, tot=None, vihl=0x45):
+    """An Ethernet frame of one RPC record over IPv4 TCP (total length tot when given)."""
+    tcp = struct.pack('>HHIIBBHHH', sport, dport, 1, 1, 5 << 4, 0x18, 65535, 0, 0)
+    body = tcp + struct.pack('>I', 0x80000000 | len(rpc)) + rpc
+    ip = struct.pack('>BBHHHBBH', vihl, 0, 20 + len(body) if tot is None else tot, 0, 0,
+                     64, 6, 0) + src + dst
+    return b'\x02' * 6 + b'\x04' * 6 + b'\x08\x00' + ip + body
+
+
+def getattr_call(xid):
+    return struct.pack('>10I', xid, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + struct.pack('>I', 8) + b'A' * 8
+
+
+def getattr_reply(xid):
+    return struct.pack('>8I', xid, 1, 0, 0, 0, 0, 0, 1) + bytes(80)
+
+
+def write_pcap(path, records):
+    """A microsecond pcap of (seconds, microseconds, frame) records."""
+    body = bytearray(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
+    for sec, usec, f in records:
+        body += struct.pack('<IIII', sec, usec, len(f), len(f)) + f
+    with open(path, 'wb') as f:
+        f.write(body)
+    return path
+
+
+def outlier(tracehound, workdir):
+    """An error string, or None when a stray frame stamped a century ahead does not age
+    the tables: 150 calls, an ARP frame at second 4e9, 150 calls, another, 300 replies."""
+    arp = b'\xff' * 6 + b'\x04' * 6 + b'\x08\x06' + bytes(28)
+    recs = [(1000, k, tcp4(CLIENT, SERVER, 1000 + k, 2049, getattr_call(k))) for k in range(150)]
+    recs += [(4000000000, 0, arp)]
+    recs += [(1000, k, tcp4(CLIENT, SERVER, 1000 + k, 2049, getattr_call(k)))
+             for k in range(150, 300)]
+    recs += [(4000000000, 1, arp)]
+    recs += [(1001, k, tcp4(SERVER, CLIENT, 2049, 1000 + k, getattr_reply(k))) for k in range(300)]
+    path = write_pcap(os.path.join(workdir, 'outlier.pcap'), recs)
+    rc, lines, err = capture(tracehound, path, workdir)
+    m = re.search(r'^summary:.*$', err, re.M)
+    summary = m.group(0) if m else err[-200:]
+    if rc != 0 or len(lines) != 300 or 'nothing lost' not in summary:
+        return 'outlier stamps: exit %d, %d RPC lines of 300, %s' % (rc, len(lines), summary)
+    print('outlier stamps: 300 RPC lines, "%s"' % summary)
+    return None
+
+
 def offload(tracehound, workdir):
     """An error string, or None when a sender-side capture (IPv4 total length 0) decodes
     and a malformed IPv4 header shows in the summary."""
-    client, server = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
-
-    def frame(src, dst, sport, dport, rpc, tot=None, vihl=0x45):
-        tcp = struct.pack('>HHIIBBHHH', sport, dport, 1, 1, 5 << 4, 0x18, 65535, 0, 0)
-        body = tcp + struct.pack('>I', 0x80000000 | len(rpc)) + rpc
-        ip = struct.pack('>BBHHHBBH', vihl, 0, 20 + len(body) if tot is None else tot, 0, 0,
-                         64, 6, 0) + src + dst
-        return b'\x02' * 6 + b'\x04' * 6 + b'\x08\x00' + ip + body
-
-    call = struct.pack('>10I', 7, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + struct.pack('>I', 8) + b'A' * 8
-    reply = struct.pack('>8I', 7, 1, 0, 0, 0, 0, 0, 1) + bytes(80)
-    frames = [frame(client, server, 800, 2049, call, tot=0), frame(server, client, 2049, 800, reply)]
+    frames = [tcp4(CLIENT, SERVER, 800, 2049, getattr_call(7), tot=0),
+              tcp4(SERVER, CLIENT, 2049, 800, getattr_reply(7))]
     got = []
     for n in (2, 3):
         if n == 3:
-            frames.append(frame(client, server, 801, 2049, call, vihl=0x44))
-        body = bytearray(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
-        for i, f in enumerate(frames):
-            body += struct.pack('<IIII', 1000, i, len(f), len(f)) + f
-        path = os.path.join(workdir, 'offload%d.pcap' % n)
-        with open(path, 'wb') as f:
-            f.write(body)
+            frames.append(tcp4(CLIENT, SERVER, 801, 2049, getattr_call(7), vihl=0x44))
+        path = write_pcap(os.path.join(workdir, 'offload%d.pcap' % n),
+                          [(1000, i, f) for i, f in enumerate(frames)])
         rc, lines, err = capture(tracehound, path, workdir)
         m = re.search(r'^summary:.*$', err, re.M)
         got.append((rc, len(lines), m.group(0) if m else err[-200:]))
