@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -697,6 +698,7 @@ port_link(uint16_t port, enum th_pkt_link *link)
 {
 	const char *devargs = pcap_devargs(port), *args = devargs;
 	char path[PATH_MAX], again[PATH_MAX];
+	struct stat st;
 	uint32_t type;
 	int rc;
 
@@ -714,6 +716,15 @@ port_link(uint16_t port, enum th_pkt_link *link)
 			"capture: %s and %s in one --vdev: give each pcap a --vdev of its "
 			"own (net_pcap0, net_pcap1, ...)\n",
 			path, again);
+		return -EINVAL;
+	}
+	/* A pipe's bytes are read once, by net_pcap: reading its header here (and its
+	 * records again at the end, print_inputs()) would take them from the stream. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fprintf(stderr,
+			"capture: %s: not a regular file (a pipe or a device): save the "
+			"capture to a file first\n",
+			path);
 		return -EINVAL;
 	}
 	rc = th_pcap_file_linktype(path, &type);
@@ -968,13 +979,13 @@ setup_dataplane(const struct vdev_args *vdevs)
 				MAX_PORTS);
 			return -EINVAL;
 		}
+		if (port_link(port, &cap.link[port]) != 0)
+			return -EINVAL;
 		cap.is_file_port[port] = port_is_pcap_file(port);
 		if (!cap.is_file_port[port])
 			cap.has_live_port = true;
 		else
 			cap.file_segs[port] = file_segs(port);
-		if (port_link(port, &cap.link[port]) != 0)
-			return -EINVAL;
 		cap.ports[cap.n_ports++] = port;
 	}
 	if (vdevs_check(vdevs) != 0)

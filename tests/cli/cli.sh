@@ -82,6 +82,13 @@ else
 	expect 1 'did not come up' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
 
+	# A pipe: net_pcap reads its header; reading it again would block or steal records.
+	mkfifo "$work/pipe.pcap"
+	(timeout 30 cat "$work/small.pcap" > "$work/pipe.pcap" 2> /dev/null &)
+	expect 2 'not a regular file' -- timeout -s KILL 30 "$th" capture -o "$work/o" -- \
+		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/pipe.pcap"
+	rm -f "$work/pipe.pcap"
+
 	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.
 	printf '[session]\nrecords = /dev/null\nidle = 0\n' > "$work/idle.ini"
 	expect 2 'idle.ini:3: session.idle = 0' -- "$th" capture -c "$work/idle.ini" -- "${eal[@]}"
