@@ -58,7 +58,8 @@
 #define OUTBUFS_PER_LCORE 16
 #define FLUSH_NS (200ull * 1000 * 1000)
 #define REPLAY_AGE_NS (1000ull * 1000 * 1000) /* capture time between a replay's agings */
-#define REPLAY_LEAP_NS (86400ull * 1000000000) /* a step past the last frame's not aged at */
+#define REPLAY_LEAP_NS (86400ull * 1000000000) /* a step of the clock not to be trusted */
+#define REPLAY_SETTLE 16                       /* frames in line that trust it again */
 
 struct capture cap;
 
@@ -442,6 +443,31 @@ give_back_mbufs(struct decode_lcore *dl, unsigned int nb)
 		atomic_load_explicit(&dl->freed, memory_order_relaxed) + nb, memory_order_release);
 }
 
+/*
+ * A replay's tables age at fixed steps of its own clock, before the frame
+ * that passes each: the same file, the same output. A step of a day or more
+ * either way (a bad stamp would empty every table) is not trusted until
+ * REPLAY_SETTLE frames in a row agree with it; a clock that went back starts
+ * the steps again from its time.
+ */
+static inline void
+replay_age(struct decode_lcore *dl, uint64_t ts_ns, uint64_t *prev_ns, uint64_t *next_age_ns,
+	unsigned int *in_line)
+{
+	uint64_t step = ts_ns > *prev_ns ? ts_ns - *prev_ns : *prev_ns - ts_ns;
+
+	*prev_ns = ts_ns;
+	if (step >= REPLAY_LEAP_NS)
+		*in_line = 0;
+	else if (*in_line < REPLAY_SETTLE)
+		(*in_line)++;
+	if (*in_line < REPLAY_SETTLE ||
+		(ts_ns < *next_age_ns && *next_age_ns - ts_ns <= REPLAY_AGE_NS))
+		return;
+	th_decode_housekeep(dl->dec, ts_ns);
+	*next_age_ns = ts_ns + REPLAY_AGE_NS;
+}
+
 static int
 decode_main(void *arg)
 {
@@ -450,6 +476,7 @@ decode_main(void *arg)
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0, prev_ns = 0;
+	unsigned int in_line = 0;
 	bool is_over, is_replay = !cap.has_live_port;
 
 	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
@@ -477,15 +504,8 @@ decode_main(void *arg)
 
 			if (i + 2 < nb)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-			/* A replay's tables age at fixed steps of its own clock, before the
-			 * frame that passes each: the same file, the same output. A frame a
-			 * day past the one before is taken for a bad stamp, not aged at,
-			 * until the next agrees with it (it would empty every table). */
-			if (is_replay && ts_ns >= next_age_ns && ts_ns - prev_ns < REPLAY_LEAP_NS) {
-				th_decode_housekeep(dl->dec, ts_ns);
-				next_age_ns = ts_ns + REPLAY_AGE_NS;
-			}
-			prev_ns = ts_ns;
+			if (is_replay)
+				replay_age(dl, ts_ns, &prev_ns, &next_age_ns, &in_line);
 			decode_mbuf(dl, pkts[i], ts_ns);
 		}
 		rte_pktmbuf_free_bulk(pkts, nb);
@@ -501,8 +521,8 @@ decode_main(void *arg)
  * tables use. UDP is hashed on addresses alone, because later IP fragments
  * carry no ports and must reach the lcore that decoded the first one. The
  * headers of a frame in several mbufs are copied to @p scratch (FRAME_MAX
- * bytes): the first 512 bytes, or all of it when its IPv6 extension headers
- * run on past them.
+ * bytes): the first 512 bytes, or all of it when its headers run on past
+ * them (IPv6 extension headers).
  */
 static inline unsigned int
 pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
@@ -519,7 +539,7 @@ pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 	meta.ip_version = 0;
 	meta.l4 = 0;
 	st = th_pkt_parse(frame, len, cap.link[m->port], &meta);
-	if (unlikely(len < held && st == TH_PKT_TRUNC_L3)) {
+	if (unlikely(len < held && (st == TH_PKT_TRUNC_L3 || st == TH_PKT_TRUNC_L4))) {
 		len = held < FRAME_MAX ? held : FRAME_MAX;
 		frame = rte_pktmbuf_read(m, 0, len, scratch);
 		meta.ip_version = 0;
@@ -931,30 +951,53 @@ vdev_args_find(struct vdev_args *v, int argc, char **argv)
 	}
 }
 
+/* Whether vdev argument @p arg names an ethdev (net_ or its older alias eth_). */
+static bool
+vdev_is_port(const char *arg)
+{
+	/* The netvsc helper makes ports under other names. */
+	return (strncmp(arg, "net_", 4) == 0 || strncmp(arg, "eth_", 4) == 0) &&
+	       strncmp(arg, "net_vdev_netvsc", 15) != 0;
+}
+
 /*
- * Every network --vdev of @p v must have become a port: EAL only logs a
- * driver's refusal (a file that is not a pcap, an absent interface) and goes
- * on, and a capture of the other ports would say nothing of the one missing.
+ * Every network --vdev of @p v must have become a port, each under a name of
+ * its own: EAL only logs a driver's refusal (a file that is not a pcap, an
+ * absent interface) or a second device of one name and goes on, and a capture
+ * of the other ports would say nothing of the one missing.
  */
 static int
 vdevs_check(const struct vdev_args *v)
 {
-	char name[RTE_DEV_NAME_MAX_LEN], shown[256];
+	char shown[256];
 	uint16_t port;
 	int bad = 0;
 
 	for (unsigned int i = 0; i < v->n; i++) {
 		size_t len = strcspn(v->arg[i], ",");
+		char name[RTE_DEV_NAME_MAX_LEN];
+		unsigned int j;
 
-		if (strncmp(v->arg[i], "net_", 4) != 0 || len >= sizeof(name))
+		if (!vdev_is_port(v->arg[i]) || len >= sizeof(name))
 			continue;
 		memcpy(name, v->arg[i], len);
 		name[len] = '\0';
-		if (rte_eth_dev_get_port_by_name(name, &port) == 0)
-			continue;
-		fprintf(stderr, "capture: --vdev %s did not come up (EAL's log says why)\n",
-			th_conf_printable(v->arg[i], shown, sizeof(shown)));
-		bad++;
+		for (j = 0; j < i; j++)
+			if (strncmp(v->arg[j], name, len) == 0 &&
+				(v->arg[j][len] == ',' || v->arg[j][len] == '\0'))
+				break;
+		if (j < i) {
+			fprintf(stderr,
+				"capture: --vdev %s: %s is named twice (net_pcap0, "
+				"net_pcap1, ...)\n",
+				th_conf_printable(v->arg[i], shown, sizeof(shown)),
+				th_conf_printable(name, shown + 128, 128));
+			bad++;
+		} else if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
+			fprintf(stderr, "capture: --vdev %s did not come up (EAL's log says why)\n",
+				th_conf_printable(v->arg[i], shown, sizeof(shown)));
+			bad++;
+		}
 	}
 	return bad > 0 ? -EIO : 0;
 }

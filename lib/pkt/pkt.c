@@ -160,9 +160,10 @@ parse_ipv4(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 	if (caplen - l3 < hlen)
 		return TH_PKT_TRUNC_L3;
 	tot = th_be_get16(h + 2);
-	/* 0: a sender's capture before TCP segmentation offload filled it in (the
-	 * packet is the frame's rest, as Wireshark takes it). */
-	if (tot == 0)
+	/* 0 on TCP: a sender's capture before segmentation offload filled it in, the
+	 * packet the frame's rest (as Wireshark takes it). Not in a frame of 64 bytes
+	 * or less, whose rest may be Ethernet's padding. */
+	if (tot == 0 && h[9] == TH_PKT_L4_TCP && caplen > 64)
 		tot = caplen - l3;
 	if (tot < hlen)
 		return TH_PKT_BAD_L3;

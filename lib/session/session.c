@@ -52,6 +52,7 @@
 
 #define MS 1000000ull
 #define SEC 1000000000ull
+#define DAY_NS (86400 * SEC)
 
 void
 th_sess_config_defaults(struct th_sess_config *c)
@@ -896,7 +897,9 @@ is_bad(const struct th_sess_op *op)
 {
 	const uint64_t limit = 1ull << 63;
 
-	if (op->call_ns == 0 || (op->reply_ns != 0 && op->reply_ns < op->call_ns))
+	/* A reply a day after its call is a bad stamp: its open would never age out. */
+	if (op->call_ns == 0 || (op->reply_ns != 0 && (op->reply_ns < op->call_ns ||
+							      op->reply_ns - op->call_ns > DAY_NS)))
 		return true;
 	if (op->fh_len > TH_SESS_FH_MAX || op->fh2_len > TH_SESS_FH_MAX)
 		return true;

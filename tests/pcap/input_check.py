@@ -24,14 +24,16 @@ when the port ends and names what it found in the statistics' `inputs` section:
   resync       damaged where libpcap could read on: the port ends at the error;
   refused      a file that is not a pcap (four bytes) beside an intact one:
                its port never comes up, and capture says which and exits 1
-               rather than read the other alone;
+               rather than read the other alone; the same for two files
+               under one vdev name (EAL makes one port);
   deep headers eight IPv6 TCP calls each with a 2 KiB hop-by-hop header
                (frames in two mbufs, TCP past the first 512 bytes) and their
-               replies: behind the dispatcher as on one lcore, 8 RPC lines;
-  outlier      150 calls, an ARP frame stamped a century on, 150 calls, another,
-               and the 300 replies: a frame a day past the one before is not
-               aged at, so every call meets its reply (a run of such frames
-               agrees with itself and is aged at);
+               replies, then eight WRITEs whose TCP header straddles byte 512:
+               behind the dispatcher as on one lcore, 8 RPC lines each;
+  outlier      150 calls, 2 ARP frames stamped a century on, 150 calls, 10 more,
+               and the 300 replies: a step of the clock of a day or more is
+               not aged at until 16 frames in a row agree with it, so every
+               call meets its reply;
   offload      a TCP call whose IPv4 total length is 0 (captured on the sender
                before segmentation offload) and its reply: one RPC line,
                "nothing lost"; then a frame whose IPv4 header length is 16
@@ -231,6 +233,17 @@ def main():
         errors.append('refused beside an intact file: exit %d; %s' % (res.returncode, err[-300:]))
     else:
         print('refused beside an intact file: exit 1, "%s"' % err.strip().splitlines()[-1])
+    # One name twice: EAL makes one port and only logs the second.
+    res = subprocess.run([args.tracehound, 'capture', '-o', os.devnull, '--', '-l', '0-1',
+                          '--no-huge', '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
+                          'th-input-%d' % os.getpid(), '--log-level=critical',
+                          '--vdev=net_pcap0,rx_pcap=' + whole, '--vdev=net_pcap0,rx_pcap=' + cut],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    err = res.stderr.decode(errors='replace')
+    if res.returncode != 1 or 'net_pcap0 is named twice' not in err:
+        errors.append('one name twice: exit %d; %s' % (res.returncode, err[-300:]))
+    else:
+        print('one name twice: exit 1, "%s"' % err.strip().splitlines()[-1])
 
     e = deep_headers(args.tracehound, args.workdir)
     if e:
@@ -252,37 +265,49 @@ def main():
 
 def deep_headers(tracehound, workdir):
     """An error string, or None when frames whose TCP header lies past byte 512 of
-    several mbufs reach the decode lcore of their flow."""
+    several mbufs, or straddles it, reach the decode lcore of their flow."""
     client, server = bytes.fromhex('2001' + '00' * 13 + '01'), bytes.fromhex('2001' + '00' * 13 + '02')
 
     def frame(src, dst, sport, dport, rpc, hbh):
         tcp = struct.pack('>HHIIBBHHH', sport, dport, 1, 1, 5 << 4, 0x18, 65535, 0, 0)
         body = tcp + struct.pack('>I', 0x80000000 | len(rpc)) + rpc
-        ext = bytes([6, 255]) + bytes(2046) if hbh else b''
+        ext = bytes([6, hbh // 8 - 1]) + bytes(hbh - 2) if hbh else b''
         ip6 = struct.pack('>IHBB', 6 << 28, len(ext) + len(body), 0 if hbh else 6, 64)
         return b'\x02' * 6 + b'\x04' * 6 + b'\x86\xdd' + ip6 + src + dst + ext + body
 
-    body = bytearray(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
-    for k in range(8):
-        xid = 0x1000 + k
-        call = struct.pack('>10I', xid, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + \
-            struct.pack('>I', 8) + b'A' * 8
-        reply = struct.pack('>8I', xid, 1, 0, 0, 0, 0, 0, 1) + bytes(80)
-        for i, f in enumerate((frame(client, server, 1000 + k, 2049, call, True),
-                               frame(server, client, 2049, 1000 + k, reply, False))):
-            body += struct.pack('<IIII', 1000, 2 * k + i, len(f), len(f)) + f
-    path = os.path.join(workdir, 'deep.pcap')
-    with open(path, 'wb') as f:
-        f.write(body)
-    got = []
-    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0,4@1'):
-        rc, lines, err = capture(tracehound, path, workdir, None, lcores)
-        got.append(sorted(lines))
-        if rc != 0 or len(lines) != 8 or got[-1] != got[0]:
-            return ('deep headers (%s): exit %d, %d RPC lines (%d as on one lcore); %s'
-                    % (lcores, rc, len(lines), len(set(got[-1]) & set(got[0])),
-                       (re.search(r'^summary:.*$', err, re.M) or re.search('.*$', err)).group(0)))
-    print('deep headers: 8 RPC lines, the same behind the dispatcher')
+    def getattr_pair(xid):
+        return (struct.pack('>10I', xid, 0, 2, 100003, 3, 1, 0, 0, 0, 0) +
+                struct.pack('>I', 8) + b'A' * 8,
+                struct.pack('>8I', xid, 1, 0, 0, 0, 0, 0, 1) + bytes(80))
+
+    def write_pair(xid):
+        return (struct.pack('>10I', xid, 0, 2, 100003, 3, 7, 0, 0, 0, 0) +
+                struct.pack('>I', 8) + b'A' * 8 + struct.pack('>QIII', 0, 2000, 2, 2000) +
+                bytes(2000),
+                struct.pack('>6I', xid, 1, 0, 0, 0, 0) + struct.pack('>5I', 0, 0, 0, 2000, 2) +
+                bytes(8))
+
+    # 2048 bytes of hop-by-hop options: TCP past byte 512; 448: TCP across it.
+    for hbh, pair in ((2048, getattr_pair), (448, write_pair)):
+        body = bytearray(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
+        for k in range(8):
+            call, reply = pair(0x1000 + k)
+            for i, f in enumerate((frame(client, server, 1000 + k, 2049, call, hbh),
+                                   frame(server, client, 2049, 1000 + k, reply, 0))):
+                body += struct.pack('<IIII', 1000, 2 * k + i, len(f), len(f)) + f
+        path = os.path.join(workdir, 'deep%d.pcap' % hbh)
+        with open(path, 'wb') as f:
+            f.write(body)
+        got = []
+        for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0,4@1'):
+            rc, lines, err = capture(tracehound, path, workdir, None, lcores)
+            got.append(sorted(lines))
+            summary = (re.search(r'^summary:.*$', err, re.M) or re.search('.*$', err)).group(0)
+            if rc != 0 or len(lines) != 8 or got[-1] != got[0] or 'without' in summary:
+                return ('deep headers (%d bytes, %s): exit %d, %d RPC lines (%d as on one '
+                        'lcore); %s' % (hbh, lcores, rc, len(lines),
+                                        len(set(got[-1]) & set(got[0])), summary))
+        print('deep headers (%d bytes): 8 RPC lines, the same behind the dispatcher' % hbh)
     return None
 
 
@@ -317,14 +342,14 @@ def write_pcap(path, records):
 
 
 def outlier(tracehound, workdir):
-    """An error string, or None when a stray frame stamped a century ahead does not age
-    the tables: 150 calls, an ARP frame at second 4e9, 150 calls, another, 300 replies."""
+    """An error string, or None when stray frames stamped a century ahead do not age
+    the tables: 150 calls, 2 ARP frames at second 4e9, 150 calls, 10 more, 300 replies."""
     arp = b'\xff' * 6 + b'\x04' * 6 + b'\x08\x06' + bytes(28)
     recs = [(1000, k, tcp4(CLIENT, SERVER, 1000 + k, 2049, getattr_call(k))) for k in range(150)]
-    recs += [(4000000000, 0, arp)]
+    recs += [(4000000000, k, arp) for k in range(2)]
     recs += [(1000, k, tcp4(CLIENT, SERVER, 1000 + k, 2049, getattr_call(k)))
              for k in range(150, 300)]
-    recs += [(4000000000, 1, arp)]
+    recs += [(4000000000, k, arp) for k in range(10)]
     recs += [(1001, k, tcp4(SERVER, CLIENT, 2049, 1000 + k, getattr_reply(k))) for k in range(300)]
     path = write_pcap(os.path.join(workdir, 'outlier.pcap'), recs)
     rc, lines, err = capture(tracehound, path, workdir)

@@ -530,7 +530,7 @@ test_ipv4_options_and_bad_headers(void **state)
 {
 	struct th_pkt_meta m;
 	struct fb b;
-	uint32_t opt, ip;
+	uint32_t opt, ip, u;
 
 	(void)state;
 	for (opt = 4; opt <= 40; opt += 4) {
@@ -557,12 +557,25 @@ test_ipv4_options_and_bad_headers(void **state)
 	eth_ip4_tcp(&b, 10);
 	patch16(&b, 16, 30); /* room for the IP header, not for TCP */
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_BAD_L4);
-	/* Total length 0: captured before TCP segmentation offload, the frame's rest. */
-	eth_ip4_tcp(&b, 10);
+	/* Total length 0: captured before TCP segmentation offload, the frame's rest... */
+	eth_ip4_tcp(&b, 100);
 	patch16(&b, 16, 0);
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_OK);
 	assert_int_equal(m.payload_offset, 54);
-	assert_int_equal(m.payload_len, 10);
+	assert_int_equal(m.payload_len, 100);
+	/* ... but not in a frame of 64 bytes or less, whose rest may be padding... */
+	eth_ip4_tcp(&b, 6);
+	patch16(&b, 16, 0);
+	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_BAD_L3);
+	/* ... nor on UDP, whose own length says. */
+	eth(&b, 0x0800);
+	ip = ip4(&b, 17, 0, 0);
+	u = udp(&b, 800, 2049);
+	fill(&b, 100);
+	udp_end(&b, u);
+	ip4_end(&b, ip);
+	patch16(&b, 16, 0);
+	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_BAD_L3);
 	/* IHL 15 with only 40 bytes captured after Ethernet: header cut. */
 	eth_ip4_tcp(&b, 0);
 	b.d[14] = 0x4f;
