@@ -223,27 +223,22 @@ def main():
     bad = os.path.join(args.workdir, 'four-bytes.pcap')
     with open(bad, 'wb') as f:
         f.write(data[:4])
-    res = subprocess.run([args.tracehound, 'capture', '-o', os.devnull, '--', '-l', '0-1',
-                          '--no-huge', '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
-                          'th-input-%d' % os.getpid(), '--log-level=critical',
-                          '--vdev=net_pcap0,rx_pcap=' + whole, '--vdev=net_pcap1,rx_pcap=' + bad],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    err = res.stderr.decode(errors='replace')
-    if res.returncode != 1 or 'net_pcap1,rx_pcap=%s did not come up' % bad not in err:
-        errors.append('refused beside an intact file: exit %d; %s' % (res.returncode, err[-300:]))
-    else:
-        print('refused beside an intact file: exit 1, "%s"' % err.strip().splitlines()[-1])
-    # One name twice: EAL makes one port and only logs the second.
-    res = subprocess.run([args.tracehound, 'capture', '-o', os.devnull, '--', '-l', '0-1',
-                          '--no-huge', '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
-                          'th-input-%d' % os.getpid(), '--log-level=critical',
-                          '--vdev=net_pcap0,rx_pcap=' + whole, '--vdev=net_pcap0,rx_pcap=' + cut],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    err = res.stderr.decode(errors='replace')
-    if res.returncode != 1 or 'net_pcap0 is named twice' not in err:
-        errors.append('one name twice: exit %d; %s' % (res.returncode, err[-300:]))
-    else:
-        print('one name twice: exit 1, "%s"' % err.strip().splitlines()[-1])
+    for what, vdevs, want in (
+            ('refused beside an intact file', ('net_pcap0', whole, 'net_pcap1', bad),
+             'net_pcap1,rx_pcap=%s did not come up' % bad),
+            # One name twice: EAL makes one port and only logs the second.
+            ('one name twice', ('net_pcap0', whole, 'net_pcap0', cut), 'net_pcap0 is named twice')):
+        res = subprocess.run([args.tracehound, 'capture', '-o', os.devnull, '--', '-l', '0-1',
+                              '--no-huge', '-m', '256', '--no-pci', '--no-shconf', '--file-prefix',
+                              'th-input-%d' % os.getpid(), '--log-level=critical',
+                              '--vdev=%s,rx_pcap=%s' % vdevs[:2],
+                              '--vdev=%s,rx_pcap=%s' % vdevs[2:]],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        err = res.stderr.decode(errors='replace')
+        if res.returncode != 1 or want not in err:
+            errors.append('%s: exit %d; %s' % (what, res.returncode, err[-300:]))
+        else:
+            print('%s: exit 1, "%s"' % (what, err.strip().splitlines()[-1]))
 
     e = deep_headers(args.tracehound, args.workdir)
     if e:
@@ -266,7 +261,8 @@ def main():
 def deep_headers(tracehound, workdir):
     """An error string, or None when frames whose TCP header lies past byte 512 of
     several mbufs, or straddles it, reach the decode lcore of their flow."""
-    client, server = bytes.fromhex('2001' + '00' * 13 + '01'), bytes.fromhex('2001' + '00' * 13 + '02')
+    client = bytes.fromhex('2001' + '00' * 13 + '01')
+    server = bytes.fromhex('2001' + '00' * 13 + '02')
 
     def frame(src, dst, sport, dport, rpc, hbh):
         tcp = struct.pack('>HHIIBBHHH', sport, dport, 1, 1, 5 << 4, 0x18, 65535, 0, 0)
@@ -324,7 +320,8 @@ def tcp4(src, dst, sport, dport, rpc, tot=None, vihl=0x45):
 
 
 def getattr_call(xid):
-    return struct.pack('>10I', xid, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + struct.pack('>I', 8) + b'A' * 8
+    return (struct.pack('>10I', xid, 0, 2, 100003, 3, 1, 0, 0, 0, 0) + struct.pack('>I', 8) +
+            b'A' * 8)
 
 
 def getattr_reply(xid):

@@ -228,6 +228,21 @@ udp_end(struct fb *b, uint32_t at)
 	patch16(b, at + 4, (uint16_t)(b->len - at));
 }
 
+/*
+ * IPv4 / UDP from @p sport to @p dport with @p n payload bytes, after the
+ * link header; @return where the UDP header starts.
+ */
+static uint32_t
+ip4_udp(struct fb *b, uint16_t sport, uint16_t dport, uint32_t n)
+{
+	uint32_t ip = ip4(b, 17, 0, 0), u = udp(b, sport, dport);
+
+	fill(b, n);
+	udp_end(b, u);
+	ip4_end(b, ip);
+	return u;
+}
+
 /* Ethernet / IPv4 / TCP with @p n payload bytes, the most common frame. */
 static void
 eth_ip4_tcp(struct fb *b, uint32_t n)
@@ -530,7 +545,7 @@ test_ipv4_options_and_bad_headers(void **state)
 {
 	struct th_pkt_meta m;
 	struct fb b;
-	uint32_t opt, ip, u;
+	uint32_t opt, ip;
 
 	(void)state;
 	for (opt = 4; opt <= 40; opt += 4) {
@@ -569,11 +584,7 @@ test_ipv4_options_and_bad_headers(void **state)
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_BAD_L3);
 	/* ... nor on UDP, whose own length says. */
 	eth(&b, 0x0800);
-	ip = ip4(&b, 17, 0, 0);
-	u = udp(&b, 800, 2049);
-	fill(&b, 100);
-	udp_end(&b, u);
-	ip4_end(&b, ip);
+	ip4_udp(&b, 800, 2049, 100);
 	patch16(&b, 16, 0);
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_BAD_L3);
 	/* IHL 15 with only 40 bytes captured after Ethernet: header cut. */
@@ -587,7 +598,7 @@ test_padding_and_capture_cut(void **state)
 {
 	struct th_pkt_meta m;
 	struct fb b;
-	uint32_t ip, u;
+	uint32_t ip;
 
 	(void)state;
 	/* A bare ACK is 54 bytes; the NIC pads it to 60 and the padding is not payload. */
@@ -599,11 +610,7 @@ test_padding_and_capture_cut(void **state)
 	assert_int_equal(m.payload_wire_len, 0);
 
 	eth(&b, 0x0800);
-	ip = ip4(&b, 17, 0, 0);
-	u = udp(&b, 1, 2);
-	fill(&b, 4);
-	udp_end(&b, u);
-	ip4_end(&b, ip);
+	ip4_udp(&b, 1, 2, 4);
 	fill(&b, 60 - b.len);
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_OK);
 	assert_int_equal(m.payload_len, 4);
@@ -835,15 +842,11 @@ test_udp_length(void **state)
 {
 	struct th_pkt_meta m;
 	struct fb b;
-	uint32_t ip, u;
+	uint32_t u;
 
 	(void)state;
 	eth(&b, 0x0800);
-	ip = ip4(&b, 17, 0, 0);
-	u = udp(&b, 1, 2);
-	fill(&b, 100);
-	udp_end(&b, u);
-	ip4_end(&b, ip);
+	u = ip4_udp(&b, 1, 2, 100);
 
 	/* UDP length below its own header. */
 	patch16(&b, u + 4, 7);
@@ -930,11 +933,7 @@ test_truncation_everywhere(void **state)
 
 	sll(&b, 0x8100);
 	vlan(&b, 9, 0x0800);
-	ip = ip4(&b, 17, 0, 0);
-	u = udp(&b, 3, 4);
-	fill(&b, 10);
-	udp_end(&b, u);
-	ip4_end(&b, ip);
+	ip4_udp(&b, 3, 4, 10);
 	check_every_cut(&b, TH_PKT_LINK_LINUX_SLL, 20);
 
 	sll2(&b, 0x86dd);
