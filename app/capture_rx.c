@@ -39,16 +39,15 @@ file_fit(uint16_t port, unsigned int burst)
 
 /*
  * Whether the dispatcher's decode lcores still hold frames it handed them, in
- * their rings or being decoded: their mbufs come back to the pool.
+ * their rings or being decoded (not all freed yet): their mbufs come back to
+ * the pool.
  */
 static bool
 decode_busy(void)
 {
 	for (unsigned int i = 0; i < cap.n_decode; i++)
-		if (cap.dl[i].in != NULL &&
-			(!rte_ring_empty(cap.dl[i].in) ||
-				atomic_load_explicit(&cap.dl[i].freed, memory_order_acquire) !=
-					cap.disp.handed[i]))
+		if (cap.dl[i].in != NULL && atomic_load_explicit(&cap.dl[i].freed,
+						    memory_order_acquire) != cap.disp.handed[i])
 			return true;
 	return false;
 }

@@ -202,26 +202,40 @@ refuse(const struct th_conf *c, const char *section, const char *key, const char
 	return -EINVAL;
 }
 
-/* Keys that act only beside another: one set alone is a mistake, said rather than ignored. */
+/*
+ * Sections whose keys act only beside the one that turns their feature on
+ * (session.records or trace.dir, trace.dir, probe.target): a key set alone
+ * is a mistake, said rather than ignored.
+ */
 static const struct {
-	const char *section;
-	const char *keys[16];
-	const char *needs;
-} dependents[] = {
-	{"session",
-		{"names", "lcores", "detail", "idle", "files", "sessions", "cache_window",
-			"confirm", "listing", "write_settle", "getattr_burst_gap", "getattr_burst",
-			"touch_open", "access_mirror", NULL},
-		"does nothing without session.records (or -r) or trace.dir: inference is off"},
-	{"trace", {"box", "rotate_mb", "rotate", "flush", "rpcs", NULL},
-		"does nothing without trace.dir"},
-	{"probe", {"every", "seconds", "rate", "size_mb", "percentile", "alarm", NULL},
-		"does nothing without probe.target (a block device, file or directory)"},
+	const char *section, *needs;
+} features[] = {
+	{"session", "does nothing without session.records (or -r) or trace.dir: inference is off"},
+	{"trace", "does nothing without trace.dir"},
+	{"probe", "does nothing without probe.target (a block device, file or directory)"},
 };
+
+/* Such keys read as text; the numbers are num_keys[]. */
+static const struct {
+	const char *section, *key;
+} text_keys[] = {{"session", "names"}, {"session", "detail"}};
+
+/* Key @p section.@p key when the file sets it and its feature is off: -EINVAL, else 0. */
+static int
+check_feature_key(const struct th_conf *c, const bool *is_on, const char *section, const char *key,
+	char *err, size_t esz)
+{
+	for (size_t f = 0; f < sizeof(features) / sizeof(features[0]); f++)
+		if (!is_on[f] && strcmp(section, features[f].section) == 0 &&
+			th_conf_get(c, section, key) != NULL)
+			return refuse(c, section, key, features[f].needs, err, esz);
+	return 0;
+}
 
 int
 th_settings_check(const struct settings *s, const struct th_conf *c, char *err, size_t esz)
 {
+	/* In features[] order. */
 	const bool is_on[] = {s->records != NULL || s->trace_dir != NULL, s->trace_dir != NULL,
 		s->probe_target != NULL};
 	/* Times that parse but cannot work, where the feature is on. */
@@ -247,13 +261,14 @@ th_settings_check(const struct settings *s, const struct th_conf *c, char *err, 
 		const char *value, *what;
 	} names[] = {{s->output, "-o or capture.output"}, {s->records, "-r or session.records"},
 		{s->names, "session.names"}, {s->probe_target, "probe.target"}};
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < sizeof(dependents) / sizeof(dependents[0]); i++)
-		for (k = 0; !is_on[i] && dependents[i].keys[k] != NULL; k++)
-			if (th_conf_get(c, dependents[i].section, dependents[i].keys[k]) != NULL)
-				return refuse(c, dependents[i].section, dependents[i].keys[k],
-					dependents[i].needs, err, esz);
+	for (i = 0; i < sizeof(num_keys) / sizeof(num_keys[0]); i++)
+		if (check_feature_key(c, is_on, num_keys[i].section, num_keys[i].key, err, esz))
+			return -EINVAL;
+	for (i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++)
+		if (check_feature_key(c, is_on, text_keys[i].section, text_keys[i].key, err, esz))
+			return -EINVAL;
 	for (i = 0; i < sizeof(positive) / sizeof(positive[0]); i++)
 		if (positive[i].is_on && positive[i].ns == 0)
 			return refuse(
@@ -266,9 +281,8 @@ th_settings_check(const struct settings *s, const struct th_conf *c, char *err, 
 	}
 	if (s->stats_interval_ns != 0 && s->stats_interval_ns < 100000000ull) {
 		snprintf(err, esz,
-			"stats interval %.3g s: expected 0 (off) or at least 0.1 s between "
-			"progress "
-			"lines",
+			"stats interval %.3g s: expected 0 (off) or at least 0.1 s "
+			"between progress lines",
 			(double)s->stats_interval_ns / 1e9);
 		return -EINVAL;
 	}
@@ -330,9 +344,8 @@ pcap_is_written(const char *in, const char *const *outs, const char *const *name
 		while (pcap_arg_next(&args, "tx_pcap=", tx, sizeof(tx))) {
 			if (th_cmd_same_file(tx, in)) {
 				fprintf(stderr,
-					"capture: tx_pcap=%s is the pcap rx_pcap= reads: the "
-					"driver "
-					"would empty it first\n",
+					"capture: tx_pcap=%s is the pcap rx_pcap= reads: "
+					"the driver would empty it first\n",
 					tx);
 				return true;
 			}

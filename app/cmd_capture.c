@@ -969,7 +969,7 @@ vdev_is_port(const char *arg)
 static int
 vdevs_check(const struct vdev_args *v)
 {
-	char shown[256];
+	char shown[256], name_shown[RTE_DEV_NAME_MAX_LEN];
 	uint16_t port;
 	int bad = 0;
 
@@ -991,7 +991,7 @@ vdevs_check(const struct vdev_args *v)
 				"capture: --vdev %s: %s is named twice (net_pcap0, "
 				"net_pcap1, ...)\n",
 				th_conf_printable(v->arg[i], shown, sizeof(shown)),
-				th_conf_printable(name, shown + 128, 128));
+				th_conf_printable(name, name_shown, sizeof(name_shown)));
 			bad++;
 		} else if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
 			fprintf(stderr, "capture: --vdev %s did not come up (EAL's log says why)\n",
@@ -1000,6 +1000,17 @@ vdevs_check(const struct vdev_args *v)
 		}
 	}
 	return bad > 0 ? -EIO : 0;
+}
+
+/* Fewer @p what lcores than asked for (0: not asked): said, with what gives more. */
+static void
+note_fewer(const char *what, uint64_t asked, unsigned int run, const char *how)
+{
+	if (asked != 0 && asked != run)
+		fprintf(stderr,
+			"capture: %" PRIu64 " %s lcores asked for, %u run%s (%u worker lcores; "
+			"EAL -l gives more)\n",
+			asked, what, run, how, rte_lcore_count() - 1);
 }
 
 /* @p vdevs: the EAL arguments' virtual devices, each of which must be a port. */
@@ -1075,21 +1086,11 @@ setup_dataplane(const struct vdev_args *vdevs)
 			cap.n_decode = 1;
 	}
 	n_rxq = use_rss ? cap.n_decode : 1;
-	/* Fewer lcores than asked for: said, with what gives more. */
-	if (cap.set.decode_lcores != 0 && cap.set.decode_lcores != cap.n_decode)
-		fprintf(stderr,
-			"capture: %" PRIu64 " decode lcores asked for, %u run%s (%u worker "
-			"lcores; EAL -l gives more)\n",
-			cap.set.decode_lcores, cap.n_decode,
-			cap.has_dispatcher ? " behind a dispatcher" : "", rte_lcore_count() - 1);
-	if (cap.n_session != 0 && cap.set.session_lcores != 0 &&
-		cap.set.session_lcores != cap.n_session)
-		fprintf(stderr,
-			"capture: %" PRIu64 " session lcores asked for, %u run%s (%u worker "
-			"lcores; EAL -l gives more)\n",
-			cap.set.session_lcores, cap.n_session,
-			cap.is_inline_session ? " inline on the decode lcore" : "",
-			rte_lcore_count() - 1);
+	note_fewer("decode", cap.set.decode_lcores, cap.n_decode,
+		cap.has_dispatcher ? " behind a dispatcher" : "");
+	if (cap.n_session != 0)
+		note_fewer("session", cap.set.session_lcores, cap.n_session,
+			cap.is_inline_session ? " inline on the decode lcore" : "");
 
 	/* mbufs live where the NIC writes them: the first port's socket. */
 	pool_socket = rte_eth_dev_socket_id(cap.ports[0]);

@@ -145,9 +145,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			if ((*v == '#' || *v == ';') &&
 				(v == c->e[c->count].value || v[-1] == ' ' || v[-1] == '\t')) {
 				snprintf(err, err_size,
-					"%s:%u: %s: a comment goes on a line of its own ('%c' "
-					"after "
-					"the value)",
+					"%s:%u: %s: a comment goes on a line of its own "
+					"('%c' after the value)",
 					name, lineno,
 					th_conf_printable(key, key_shown, sizeof(key_shown)), *v);
 				goto invalid;
