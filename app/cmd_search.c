@@ -8,6 +8,7 @@
  * profile's documented anomalies (the paper's Figures 4 and 5).
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <glob.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "th_cmd.h"
 #include "th_rng.h"
@@ -116,7 +118,7 @@ usage(FILE *out)
 		"      --seeds N          seeds per algorithm and profile with --eval (default 5)\n"
 		"      --chart FILE       with --eval: SVG chart of anomalies vs testbed hours\n"
 		"      --series FILE      with --eval: the chart's numbers as CSV\n"
-		"  -q, --quiet            no per-anomaly summary\n"
+		"  -q, --quiet            no per-anomaly table (the counts and totals stay)\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Exit status: 0 done, 1 failed, 2 usage error, bad profile or workload file, or "
@@ -216,12 +218,119 @@ push(const char **arr, unsigned *n, unsigned max, const char *opt, const char *v
 	return 0;
 }
 
+/* What a command line asks for: one of these, by --eval, --replay or --known. */
+enum mode {
+	M_SEARCH = 1,
+	M_REPLAY = 2,
+	M_EVAL = 4,
+	M_KNOWN = 8,
+};
+
+static const char *const mode_names[] = {"a search", "--replay", "--eval", "--known"};
+
+/* The modes each option does something in; an option not listed, in all. */
+static const struct {
+	int val;
+	unsigned modes;
+} applies[] = {
+	{'a', M_SEARCH},
+	{'H', M_SEARCH | M_EVAL},
+	{'s', M_SEARCH | M_REPLAY},
+	{'n', M_SEARCH | M_REPLAY | M_EVAL},
+	{OPT_PAUSE, M_SEARCH | M_REPLAY | M_EVAL},
+	{OPT_SHORTFALL, M_SEARCH | M_REPLAY | M_EVAL},
+	{OPT_CONFIRM, M_SEARCH | M_EVAL},
+	{OPT_TEMP, M_SEARCH | M_EVAL},
+	{OPT_DECAY, M_SEARCH | M_EVAL},
+	{OPT_TEMP_MIN, M_SEARCH | M_EVAL},
+	{OPT_STALL, M_SEARCH | M_EVAL},
+	{'l', M_SEARCH},
+	{'o', M_SEARCH},
+	{OPT_REFINE, M_SEARCH},
+	{OPT_SKIP_MFS, M_SEARCH},
+	{'q', M_SEARCH},
+	{'r', M_REPLAY},
+	{OPT_REPEAT, M_REPLAY},
+	{'e', M_EVAL},
+	{OPT_SEEDS, M_EVAL},
+	{OPT_CHART, M_EVAL},
+	{OPT_SERIES, M_EVAL},
+	{'k', M_KNOWN},
+};
+
+/* The long name of option @p val. */
+static const char *
+opt_name(int val)
+{
+	const struct option *op;
+
+	for (op = options; op->name != NULL; op++)
+		if (op->val == val)
+			return op->name;
+	return "?";
+}
+
+/*
+ * Refuse an option given where it would do nothing: a search's options with
+ * --replay, --seeds without --eval, --temp with random search. @p given
+ * holds the options seen, by applies[] index. @return 0 or -EINVAL.
+ */
+static int
+check_modes(const struct opts *o, const bool *given)
+{
+	enum mode m = M_SEARCH;
+	size_t i;
+
+	if (o->is_eval)
+		m = M_EVAL;
+	else if (o->replay != NULL)
+		m = M_REPLAY;
+	else if (o->known_dir != NULL)
+		m = M_KNOWN;
+	for (i = 0; i < sizeof(applies) / sizeof(applies[0]); i++) {
+		int v = applies[i].val;
+		unsigned b, n = 0;
+
+		if (!given[i] || (applies[i].modes & m) != 0)
+			continue;
+		if (v == 'e' || v == 'r' || v == 'k') {
+			fprintf(stderr, "tracehound search: --%s and %s do not go together\n",
+				opt_name(v), mode_names[__builtin_ctz(m)]);
+			return -EINVAL;
+		}
+		fprintf(stderr, "tracehound search: --%s goes with ", opt_name(v));
+		for (b = 0; b < 4; b++)
+			if (applies[i].modes & (1u << b))
+				fprintf(stderr, "%s%s", n++ ? " or " : "", mode_names[b]);
+		fprintf(stderr, ", not with %s\n", mode_names[__builtin_ctz(m)]);
+		return -EINVAL;
+	}
+	if (m != M_SEARCH)
+		return 0;
+	for (i = 0; i < sizeof(applies) / sizeof(applies[0]); i++) {
+		int v = applies[i].val;
+		bool is_anneal_opt =
+			v == OPT_TEMP || v == OPT_DECAY || v == OPT_TEMP_MIN || v == OPT_STALL;
+		bool is_mfs_opt = v == OPT_REFINE || v == OPT_SKIP_MFS;
+
+		if (given[i] && ((is_anneal_opt && !th_search_algo_anneals(o->cfg.algo)) ||
+					(is_mfs_opt && !th_search_algo_uses_mfs(o->cfg.algo)))) {
+			fprintf(stderr, "tracehound search: --%s does nothing with --algo %s\n",
+				opt_name(v), th_search_algo_name(o->cfg.algo));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
+	bool given[sizeof(applies) / sizeof(applies[0])] = {false};
 	uint64_t u;
 	double d;
 	int c, rc = 0;
+	size_t i;
 
 	memset(o, 0, sizeof(*o));
 	th_search_cfg_default(&o->cfg);
@@ -229,6 +338,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	optind = 1;
 	while (rc == 0 &&
 		(c = getopt_long(argc, argv, "p:a:H:s:n:l:o:r:k:eqh", options, NULL)) != -1) {
+		for (i = 0; i < sizeof(applies) / sizeof(applies[0]); i++)
+			given[i] |= applies[i].val == c;
 		switch (c) {
 		case 'p':
 			rc = push(o->profile, &o->profile_count, PROFILES_MAX, "--profile", optarg);
@@ -336,10 +447,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "tracehound search: give one --profile (see --help)\n");
 		return -EINVAL;
 	}
-	if (o->is_eval && o->replay != NULL) {
-		fprintf(stderr, "tracehound search: --eval and --replay do not go together\n");
+	if (check_modes(o, given) != 0)
 		return -EINVAL;
-	}
 	/* The floor is where the temperature stops falling: above the start, it would rise. */
 	if (o->cfg.temp_min > o->cfg.temp) {
 		if (o->is_temp_min_given) {
@@ -350,17 +459,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			return -EINVAL;
 		}
 		o->cfg.temp_min = o->cfg.temp;
-	}
-	if (o->repeat != 0 && o->replay == NULL) {
-		fprintf(stderr, "tracehound search: --repeat goes with --replay\n");
-		return -EINVAL;
-	}
-	if ((o->skip_count != 0 || o->refine_s > 0) && (o->is_eval || o->replay != NULL)) {
-		fprintf(stderr,
-			"tracehound search: %s goes with a search, not with --eval or "
-			"--replay\n",
-			o->skip_count != 0 ? "--skip-mfs" : "--refine");
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -409,7 +507,7 @@ load_skips(struct th_search *s, const char *path)
 		}
 	}
 	if (rc == 0 && ferror(f)) {
-		fprintf(stderr, "tracehound search: %s: read failed\n", path);
+		fprintf(stderr, "tracehound search: %s: read failed: %s\n", path, strerror(errno));
 		rc = -EINVAL;
 	}
 	free(line);
@@ -594,6 +692,54 @@ log_exp(void *arg, const struct th_search_exp *e)
 		l->rc = th_search_log_exp(l->f, l->algo, l->seed, e);
 }
 
+/* --out DIR: made if absent, and a directory we can write to. @return 0 or -1 (said). */
+static int
+prepare_out_dir(const char *dir)
+{
+	struct stat st;
+	int err = 0;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		err = errno;
+	else if (stat(dir, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		err = errno;
+	if (err != 0)
+		fprintf(stderr, "tracehound search: --out %s: %s\n", dir, strerror(err));
+	return err != 0 ? -1 : 0;
+}
+
+/*
+ * Remove DIR/anomaly-<id>.ini files of an earlier search that found more
+ * than @p count anomalies, so every trigger there is this search's.
+ * @return 0 or -errno.
+ */
+static int
+remove_stale(const char *dir, unsigned count)
+{
+	char path[4096], tail;
+	struct dirent *e;
+	unsigned id;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (sscanf(e->d_name, "anomaly-%u.ini%c", &id, &tail) != 1 || id < count ||
+			strspn(e->d_name + 8, "0123456789") + 12 != strlen(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) < 0 && rc == 0)
+			rc = -errno;
+	}
+	closedir(d);
+	return rc;
+}
+
 static int
 cmd_one(struct opts *o)
 {
@@ -611,12 +757,6 @@ cmd_one(struct opts *o)
 		return 2;
 	th_sim_backend(sim, &b);
 	if (o->log_path != NULL) {
-		lg.f = fopen(o->log_path, "w");
-		if (lg.f == NULL) {
-			fprintf(stderr, "tracehound search: %s: %s\n", o->log_path,
-				strerror(errno));
-			goto free_sim;
-		}
 		lg.algo = th_search_algo_name(o->cfg.algo);
 		lg.seed = o->cfg.seed;
 		o->cfg.on_exp = log_exp;
@@ -627,11 +767,22 @@ cmd_one(struct opts *o)
 	if (s == NULL) {
 		fprintf(stderr, "tracehound search: bad settings: %s\n", strerror(errno));
 		status = 2;
-		goto close_log;
+		goto free_sim;
 	}
+	/* Every input read and every output ready before testbed time is spent. */
 	for (k = 0; k < o->skip_count; k++) {
 		if (load_skips(s, o->skip[k]) != 0) {
 			status = 2;
+			goto free_search;
+		}
+	}
+	if (o->out_dir != NULL && prepare_out_dir(o->out_dir) != 0)
+		goto free_search;
+	if (o->log_path != NULL) {
+		lg.f = fopen(o->log_path, "w");
+		if (lg.f == NULL) {
+			fprintf(stderr, "tracehound search: %s: %s\n", o->log_path,
+				strerror(errno));
 			goto free_search;
 		}
 	}
@@ -658,8 +809,7 @@ cmd_one(struct opts *o)
 	if (o->refine_s > 0)
 		printf(" + up to %.2f refining MFS", o->refine_s / 3600);
 	putchar('\n');
-	if (!o->is_quiet)
-		th_search_print_summary(s, stdout);
+	th_search_print_summary(s, stdout, !o->is_quiet);
 	known = known_list(sim, &kc);
 	first = calloc(kc != 0 ? kc : 1, sizeof(*first));
 	if (known == NULL || first == NULL)
@@ -674,11 +824,9 @@ cmd_one(struct opts *o)
 	}
 	printf("\n%u of %u documented; %u found anomalies match none\n", found, kc, unknown);
 	if (o->out_dir != NULL) {
-		if (mkdir(o->out_dir, 0755) < 0 && errno != EEXIST) {
-			fprintf(stderr, "tracehound search: %s: %s\n", o->out_dir, strerror(errno));
-			goto free_search;
-		}
 		rc = th_search_write_anomalies(s, o->out_dir, o->profile[0]);
+		if (rc == 0)
+			rc = remove_stale(o->out_dir, th_search_anomaly_count(s));
 		if (rc < 0) {
 			fprintf(stderr, "tracehound search: %s: %s\n", o->out_dir, strerror(-rc));
 			goto free_search;
@@ -690,7 +838,6 @@ free_search:
 	free(first);
 	free(known);
 	th_search_free(s);
-close_log:
 	if (lg.f != NULL && fclose(lg.f) != 0 && status == 0) {
 		fprintf(stderr, "tracehound search: %s: write failed\n", o->log_path);
 		status = 1;
@@ -873,6 +1020,20 @@ hours_to(const struct cell *c, unsigned k, unsigned seeds)
 	return k == 0 ? 0 : c->kth[k - 1] / seeds / 3600;
 }
 
+/* Whether @p path can be opened for writing (it is, and left empty); false said. */
+static bool
+can_write(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "tracehound search: %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	fclose(f);
+	return true;
+}
+
 static int
 cmd_eval(struct opts *o)
 {
@@ -898,13 +1059,17 @@ cmd_eval(struct opts *o)
 		for (p = 0; p < g.gl_pathc && p < PROFILES_MAX; p++)
 			o->profile[o->profile_count++] = g.gl_pathv[p];
 	}
+	/* The outputs can be written: found out now, not after the evaluation. */
+	if ((o->chart != NULL && !can_write(o->chart)) ||
+		(o->series != NULL && !can_write(o->series)))
+		goto out;
 	chart = calloc((size_t)o->profile_count * na * SERIES_POINTS, sizeof(*chart));
 	if (chart == NULL)
 		goto out;
 	for (a = 0; a < na; a++)
 		algo_names[a] = th_search_algo_name((enum th_search_algo)a);
-	printf("evaluation: %u seeds x %.3g testbed hours per algorithm and profile\n", o->seeds,
-		o->cfg.budget_s / 3600);
+	printf("evaluation: %u seed%s x %.3g testbed hours per algorithm and profile\n", o->seeds,
+		o->seeds == 1 ? "" : "s", o->cfg.budget_s / 3600);
 	for (p = 0; p < o->profile_count; p++) {
 		struct th_search_known *known;
 		struct cell cells[TH_SEARCH__COUNT];
@@ -1054,8 +1219,10 @@ cmd_eval(struct opts *o)
 								(SERIES_POINTS - 1),
 							chart[((size_t)p * na + a) * SERIES_POINTS +
 								t]);
-			if (fclose(f) != 0)
+			if (fclose(f) != 0) {
+				fprintf(stderr, "tracehound search: %s: write failed\n", o->series);
 				status = 1;
+			}
 		}
 	}
 free_names:

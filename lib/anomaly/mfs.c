@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "th_conf.h"
+
 static bool
 in_range(const struct th_range *r, uint64_t v)
 {
@@ -179,7 +181,11 @@ word_feat(const char *s, size_t len)
 static int
 bad(char *err, size_t err_size, const char *w, size_t wlen, const char *why)
 {
-	snprintf(err, err_size, "mfs: '%.*s': %s", (int)(wlen > 200 ? 200 : wlen), w, why);
+	char word[201], shown[201];
+
+	snprintf(word, sizeof(word), "%.*s", (int)(wlen > 200 ? 200 : wlen), w);
+	snprintf(
+		err, err_size, "mfs: '%s': %s", th_conf_printable(word, shown, sizeof(shown)), why);
 	return -EINVAL;
 }
 

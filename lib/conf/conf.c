@@ -334,6 +334,73 @@ th_conf_section(const struct th_conf *c, unsigned n)
 	return c != NULL && n < c->sec_count ? c->e[c->sec_first[n]].section : NULL;
 }
 
+/* Edits (insert, delete, replace) from @p a to @p b, both under 64 bytes; else 99. */
+static unsigned
+edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	unsigned row[64], diag, up;
+
+	if (la >= 64 || lb >= 64)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (i = 1; i <= la; i++) {
+		diag = row[0];
+		row[0] = (unsigned)i;
+		for (j = 1; j <= lb; j++) {
+			up = row[j];
+			row[j] = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < row[j])
+				row[j] = up + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+int
+th_conf_missing(const struct th_conf *c, const char *section, const char *key, const char *why,
+	char *err, size_t err_size)
+{
+	const struct entry *near = NULL, *other = NULL;
+	bool has_section = false;
+	char a[64], b[64];
+	/* A typo: one edit in a short key, two from six letters on. */
+	unsigned i, best = strlen(key) >= 6 ? 3 : 2;
+
+	for (i = 0; c != NULL && i < c->count; i++) {
+		const struct entry *e = &c->e[i];
+		unsigned d;
+
+		if (strcmp(e->section, section) != 0) {
+			if (!e->is_used && other == NULL)
+				other = e;
+			continue;
+		}
+		has_section = true;
+		d = e->is_used ? 99 : edits(e->key, key);
+		if (d < best) {
+			best = d;
+			near = e;
+		}
+	}
+	if (near != NULL)
+		snprintf(err, err_size, "%s:%u: unknown key '%s.%s' ([%s] needs '%s')", c->name,
+			near->line, section, th_conf_printable(near->key, a, sizeof(a)), section,
+			key);
+	else if (!has_section && other != NULL)
+		snprintf(err, err_size, "%s: no [%s] section (line %u is in [%s])", c->name,
+			section, other->line, th_conf_printable(other->section, b, sizeof(b)));
+	else if (!has_section)
+		snprintf(err, err_size, "%s: no [%s] section", c != NULL ? c->name : "?", section);
+	else
+		snprintf(err, err_size, "%s: [%s] needs '%s' %s", c->name, section, key, why);
+	return -EINVAL;
+}
+
 int
 th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
 {

@@ -66,6 +66,17 @@ const char *th_conf_section(const struct th_conf *c, unsigned n);
 const char *th_conf_printable(const char *s, char *buf, size_t size);
 
 /**
+ * Say that section.key is absent, as "file: [section] needs 'key' @p why".
+ * When the likely reason is in the file, point at its line instead: a key
+ * of that section no getter asked for, spelled within an edit of @p key
+ * (two from six letters on: "file:line: unknown key 'section.kye'
+ * ([section] needs 'key')"), or a file without that section at all ("file:
+ * no [section] section (line N is in [sectoin])"). @return -EINVAL.
+ */
+int th_conf_missing(const struct th_conf *c, const char *section, const char *key, const char *why,
+	char *err, size_t err_size);
+
+/**
  * Report keys that no th_conf_get* call asked for (typos): the first one
  * goes to @p err as "file:line: unknown key 'section.key'".
  * @return 0 when every key was used, -EINVAL otherwise.

@@ -185,6 +185,21 @@ put_shell_word(FILE *f, const char *w)
 	fputc('\'', f);
 }
 
+/* The monitor's settings that differ from the defaults, as options: the verdict depends on them. */
+static void
+put_monitor(FILE *f, const struct th_monitor_cfg *m)
+{
+	struct th_monitor_cfg d;
+
+	th_monitor_cfg_default(&d);
+	if (m->samples != d.samples)
+		fprintf(f, " --samples %u", m->samples);
+	if (m->pause_ratio != d.pause_ratio)
+		fprintf(f, " --pause-ratio %.15g", m->pause_ratio);
+	if (m->shortfall != d.shortfall)
+		fprintf(f, " --shortfall %.15g", m->shortfall);
+}
+
 int
 th_search_write_anomalies(const struct th_search *s, const char *dir, const char *profile)
 {
@@ -213,7 +228,8 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 		fprintf(f, "\nanomaly %u: %s, found at %.2f testbed hours\n", a->id,
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600);
 		describe_mfs(a, text, sizeof(text));
-		fprintf(f, "  mfs: %s  (%u experiments)\n", text, a->mfs_runs);
+		fprintf(f, "  mfs: %s  (%u experiment%s)\n", text, a->mfs_runs,
+			a->mfs_runs == 1 ? "" : "s");
 		if (a->met_in >= 0)
 			fprintf(f, "  met while extracting anomaly %d's MFS\n", a->met_in);
 		inside = inside_of(s, i);
@@ -226,6 +242,7 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 		put_shell_word(f, profile);
 		fputs(" --replay ", f);
 		put_shell_word(f, path);
+		put_monitor(f, &s->cfg.mon);
 		fputc('\n', f);
 	}
 	if (fclose(f) != 0 && rc == 0)
@@ -234,7 +251,7 @@ th_search_write_anomalies(const struct th_search *s, const char *dir, const char
 }
 
 void
-th_search_print_summary(const struct th_search *s, FILE *f)
+th_search_print_summary(const struct th_search *s, FILE *f, bool has_table)
 {
 	struct th_search_stats st;
 	char text[2048];
@@ -244,20 +261,24 @@ th_search_print_summary(const struct th_search *s, FILE *f)
 	th_search_get_stats(s, &st);
 	if (s->given_count != 0)
 		fprintf(f, "%u MFS given: points inside them were not run\n", s->given_count);
-	fprintf(f, "%4s  %-8s  %8s  %s\n", "id", "symptom", "found_h", "minimal feature set");
+	if (has_table)
+		fprintf(f, "%4s  %-8s  %8s  %s\n", "id", "symptom", "found_h",
+			"minimal feature set");
 	for (i = 0; i < n; i++) {
 		const struct th_search_anomaly *a = th_search_anomaly_get(s, i);
 
+		inside = inside_of(s, i);
+		if (inside < 0 && a->same_as < 0)
+			causes++;
+		if (!has_table)
+			continue;
 		describe_mfs(a, text, sizeof(text));
 		fprintf(f, "%4u  %-8s  %8.2f  %s", a->id,
 			th_symptom_name((enum th_symptom)a->symptom), a->t_found_s / 3600, text);
 		if (a->met_in >= 0)
 			fprintf(f, "  (met extracting %d)", a->met_in);
-		inside = inside_of(s, i);
 		if (inside >= 0)
 			fprintf(f, "  (inside %d)", inside);
-		else if (a->same_as < 0)
-			causes++;
 		fputc('\n', f);
 	}
 	fprintf(f,

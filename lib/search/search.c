@@ -56,6 +56,12 @@ th_search_algo_uses_mfs(enum th_search_algo a)
 	return a != TH_SEARCH_ANNEAL_NOMFS;
 }
 
+bool
+th_search_algo_anneals(enum th_search_algo a)
+{
+	return a == TH_SEARCH_ANNEAL || a == TH_SEARCH_ANNEAL_PERF || a == TH_SEARCH_ANNEAL_NOMFS;
+}
+
 void
 th_search_cfg_default(struct th_search_cfg *c)
 {

@@ -54,6 +54,8 @@ int th_search_algo_parse(const char *name);
 
 /** Whether the algorithm keeps MFS (skips covered points, extracts on finding). */
 bool th_search_algo_uses_mfs(enum th_search_algo a);
+/** Whether @p a walks by simulated annealing (temperature, decay, stall). */
+bool th_search_algo_anneals(enum th_search_algo a);
 
 /** One finished experiment, as the search hands it to its observer. */
 struct th_search_exp {
@@ -255,8 +257,11 @@ int th_search_log_exp(FILE *f, const char *algo, uint64_t seed, const struct th_
  */
 int th_search_write_anomalies(const struct th_search *s, const char *dir, const char *profile);
 
-/** A short summary table of @p s (anomalies, times, MFS, counts) to @p f. */
-void th_search_print_summary(const struct th_search *s, FILE *f);
+/**
+ * A summary of @p s to @p f: with @p has_table, a line per anomaly (time,
+ * MFS); always the counts of runs and causes, and whether it was stopped.
+ */
+void th_search_print_summary(const struct th_search *s, FILE *f, bool has_table);
 
 /** A documented anomaly to score a search against (th_sim_known's essentials). */
 struct th_search_known {

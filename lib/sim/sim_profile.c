@@ -84,11 +84,18 @@ static const struct num_key num_keys[] = {
 static int
 missing(const struct th_conf *c, const char *section, const char *key, char *err, size_t err_size)
 {
+	return th_conf_missing(c, section, key, "(see config/rdma/README)", err, err_size);
+}
+
+/* "file:line: @p why" at section.key. @return -EINVAL. */
+static int
+refuse(const struct th_conf *c, const char *section, const char *key, const char *why, char *err,
+	size_t err_size)
+{
 	char where[256];
 
 	th_conf_where(c, section, key, where, sizeof(where));
-	snprintf(
-		err, err_size, "%s: [%s] needs '%s' (see config/rdma/README)", where, section, key);
+	snprintf(err, err_size, "%s: %s", where, why);
 	return -EINVAL;
 }
 
@@ -115,14 +122,12 @@ read_numbers(const struct th_conf *c, struct sim_params *p, char *err, size_t er
 			return -EINVAL;
 		}
 	}
-	if (p->xon_kb >= p->xoff_kb || p->xoff_kb > p->rxbuf_kb) {
-		char where[256];
-
-		th_conf_where(c, "nic", "xoff_kb", where, sizeof(where));
-		snprintf(
-			err, err_size, "%s: need xon_kb < xoff_kb <= rxbuf_kb (hysteresis)", where);
-		return -EINVAL;
-	}
+	if (p->xon_kb >= p->xoff_kb || p->xoff_kb > p->rxbuf_kb)
+		return refuse(c, "nic", "xoff_kb", "need xon_kb < xoff_kb <= rxbuf_kb (hysteresis)",
+			err, err_size);
+	/* setup_s is the share of base_s a kept setup saves. */
+	if (p->cost_setup_s > p->cost_base_s)
+		return refuse(c, "cost", "setup_s", "need setup_s <= base_s", err, err_size);
 	return 0;
 }
 

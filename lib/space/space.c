@@ -383,7 +383,8 @@ check(const struct th_wl *wl, const struct th_limits *l, char *err, size_t err_s
 			" bytes (max_mr_size)", wl->mr_size, l->max_mr_size);
 		return TH_F_MR_SIZE;
 	}
-	if (wl->mr_size > l->max_pinned / wl->mr_count) {
+	/* UINT64_MAX: no device's limit yet (a file read before its profile's check). */
+	if (l->max_pinned != UINT64_MAX && wl->mr_size > l->max_pinned / wl->mr_count) {
 		snprintf(err, err_size, "mr_count=%" PRIu32 " x mr_size=%" PRIu64
 			" pins more than %" PRIu64 " bytes (max_pinned)", wl->mr_count,
 			wl->mr_size, l->max_pinned);

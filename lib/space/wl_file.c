@@ -71,17 +71,13 @@ limits_open(struct th_limits *l)
 static int
 missing(const struct th_conf *c, const char *section, const char *key, char *err, size_t err_size)
 {
-	char where[256];
-
 	/* The one-line form (th_wl_parse()) is the section without a header. */
 	if (section[0] == '\0') {
 		snprintf(err, err_size, "missing '%s=' (a workload sets every feature)", key);
 		return -EINVAL;
 	}
-	th_conf_where(c, section, key, where, sizeof(where));
-	snprintf(err, err_size, "%s: [%s] needs '%s' (workload files set every feature)", where,
-		section, key);
-	return -EINVAL;
+	return th_conf_missing(
+		c, section, key, "(workload files set every feature)", err, err_size);
 }
 
 static int

@@ -51,6 +51,13 @@ grep -v '^sge' "$work/known/F-1.ini" > "$work/no_sge.ini"
 expect 2 'no_sge.ini.*sge' -- "$th" search --profile "$prof" --replay "$work/no_sge.ini"
 { cat "$work/known/F-1.ini"; echo "qp_cuont = 4"; } > "$work/typo.ini"
 expect 2 'typo.ini:[0-9]+: .*qp_cuont' -- "$th" search --profile "$prof" --replay "$work/typo.ini"
+# A typo in place of a key it needs is named at its line; so is a misspelt section.
+sed 's/^sge /sgee /' "$work/known/F-1.ini" > "$work/sgee.ini"
+expect 2 "sgee.ini:[0-9]+: unknown key 'workload.sgee' \\(\\[workload\\] needs 'sge'\\)" -- \
+	"$th" search --profile "$prof" --replay "$work/sgee.ini"
+sed 's/^\[workload\]/[work]/' "$work/known/F-1.ini" > "$work/work.ini"
+expect 2 'work.ini: no \[workload\] section \(line [0-9]+ is in \[work\]\)' -- \
+	"$th" search --profile "$prof" --replay "$work/work.ini"
 printf '[workload\nmem = local\n' > "$work/broken.ini"
 expect 2 'broken.ini:1' -- "$th" search --profile "$prof" --replay "$work/broken.ini"
 expect 2 'nonexistent.ini: cannot open: No such file or directory$' -- "$th" search \
@@ -63,6 +70,10 @@ for n in 30000 999999999; do
 	expect 2 "many_qps.ini:[0-9]+: qp_count=$n: .*\\(impossible workload on F\\)" -- \
 		"$th" search --profile "$prof" --replay "$work/many_qps.ini"
 done
+# A size whose pinned total overflows is past the profile's own limit, said as such.
+sed "s/^mr_size = .*/mr_size = 18446744073709551615/" "$work/known/F-1.ini" > "$work/mr.ini"
+expect 2 'mr.ini:[0-9]+: mr_size=18446744073709551615: .*\(max_mr_size\) \(impossible workload on F\)' \
+	-- "$th" search --profile "$prof" --replay "$work/mr.ini"
 sed -e 's/^qp_type = .*/qp_type = UD/' -e 's/^opcode = .*/opcode = READ/' \
 	"$work/known/F-1.ini" > "$work/ud_read.ini"
 expect 2 'ud_read.ini:[0-9]+: .*READ' -- \
@@ -71,6 +82,29 @@ expect 2 'ud_read.ini:[0-9]+: .*READ' -- \
 # A malformed profile: file:line, exit 2.
 { cat "$prof"; printf '\n[link]\nbps = fast\n'; } > "$work/badprof.ini"
 expect 2 'badprof.ini:[0-9]+' -- "$th" search --profile "$work/badprof.ini" --hours 0.1
+sed 's/^gbps/gbpz/' "$prof" > "$work/gbpz.ini"
+expect 2 "gbpz.ini:[0-9]+: unknown key 'link.gbpz'" -- "$th" search --profile "$work/gbpz.ini" \
+	--hours 0.1
+sed 's/^setup_s = .*/setup_s = 99/' "$prof" > "$work/setup.ini"
+expect 2 'setup.ini:[0-9]+: need setup_s <= base_s' -- "$th" search --profile "$work/setup.ini" \
+	--hours 0.1
+
+# An option that would do nothing where it is given is refused, not dropped.
+expect 2 '--seeds goes with --eval, not with a search' -- "$th" search --profile "$prof" \
+	--seeds 3
+expect 2 '--out goes with a search, not with --replay' -- "$th" search --profile "$prof" \
+	--replay "$work/known/F-1.ini" --out "$work/nothing"
+expect 2 '--algo goes with a search, not with --eval' -- "$th" search --eval --algo bo
+expect 2 '--known and --replay do not go together' -- "$th" search --profile "$prof" \
+	--known "$work/k2" --replay "$work/known/F-1.ini"
+expect 2 '--temp does nothing with --algo random' -- "$th" search --profile "$prof" \
+	--algo random --temp 2
+# Outputs are checked before any testbed time is spent.
+touch "$work/a-file"
+expect 1 '--out .*/a-file: Not a directory' -- "$th" search --profile "$prof" \
+	--out "$work/a-file"
+expect 1 'nodir/x.svg: No such file' -- "$th" search --eval --profile "$prof" \
+	--chart "$work/nodir/x.svg"
 
 # A short search: the anomaly list with replayable triggers; the same seed, the same log.
 expect 0 'documented anomalies found' -- "$th" search --profile "$prof" --hours 1 --seed 3 \
@@ -103,6 +137,28 @@ if [[ -f $work/out1/anomaly-0.ini ]]; then
 else
 	echo "FAIL: a 1-hour search on F found nothing"
 	fails=$((fails + 1))
+fi
+
+# The monitor's settings go into the reproduce command: the trigger replays as found.
+"$th" search --profile "$prof" --hours 2 --seed 2 --shortfall 0.05 --out "$work/sf" -q \
+	> /dev/null
+cmd=$(sed -n 's/^  reproduce: tracehound //p' "$work/sf/anomalies.txt" | head -1)
+if [[ $cmd != *' --shortfall 0.05'* ]]; then
+	echo "FAIL: reproduce command without the search's --shortfall: '$cmd'"
+	fails=$((fails + 1))
+else
+	# shellcheck disable=SC2086
+	expect 0 '^verdict: (pause|.*low_tput)' -- "$th" $cmd
+fi
+# A second search into the same DIR leaves only its own triggers there; -q keeps the counts.
+expect 0 '^0 anomalies, 0 distinct' -- "$th" search --profile "$prof" --hours 0.01 --seed 2 \
+	--out "$work/sf" -q
+left=$(find "$work/sf" -name 'anomaly-*.ini' | wc -l)
+if [[ $left -ne 0 ]]; then
+	echo "FAIL: $left anomaly files of the earlier search left in its --out DIR"
+	fails=$((fails + 1))
+else
+	passed=$((passed + 1))
 fi
 
 # A full search counts distinct causes: anomalies neither inside another's MFS nor

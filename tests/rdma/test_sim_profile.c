@@ -215,7 +215,7 @@ test_missing(void **state)
 	char *t = edit("[link]", "[lank]");
 
 	(void)state;
-	expect_error(t, 0, "[link] needs 'gbps'");
+	expect_error(t, 0, "no [link] section (line ");
 	free(t);
 	t = edit("note = quirk: multi-packet SENDs at 1K MTU", "# no note");
 	expect_error(t, 0, "needs 'note'");
@@ -223,8 +223,8 @@ test_missing(void **state)
 	t = edit("rwqe_sync = 2", "# no effect");
 	expect_error(t, line_of("when = qp_type=RC opcode=SEND mtu=1024 wqe_batch>=64"), "no effect");
 	free(t);
-	expect_error("", 0, "needs");
-	expect_error("[profile]\nname = X\n", 0, "needs");
+	expect_error("", 0, "no [profile] section");
+	expect_error("[profile]\nname = X\n", 0, "no [link] section");
 }
 
 static void

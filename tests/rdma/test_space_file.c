@@ -257,7 +257,8 @@ test_malformed_files(void **state)
 		{5, "opcode = READ", "w.ini:5: opcode=READ: READ needs an RC QP"},
 		{3, "", "w.ini: [workload] needs 'mem'"},
 		{14, "", "w.ini: [workload] needs 'msg'"},
-		{2, "[workload2]", "w.ini: [workload] needs 'mem'"},
+		{2, "[workload2]", "w.ini: no [workload] section (line 3 is in [workload2])"},
+		{9, "sgee = 2", "w.ini:9: unknown key 'workload.sgee' ([workload] needs 'sge')"},
 		{9, "sge 2", "w.ini:9: expected 'key = value'"},
 	};
 	unsigned i;

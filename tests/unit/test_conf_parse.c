@@ -135,6 +135,29 @@ test_missing_equals(void **state)
 	assert_string_equal(err, "eq.ini:2: missing key before '='");
 }
 
+/* A missing key names the typo that is there instead, or the section that is. */
+static void
+test_missing_key(void **state)
+{
+	struct th_conf *c;
+	char err[256] = "";
+
+	(void)state;
+	c = th_conf_parse("[w]\nsgee = 4\nmsg = 8\nqp_cuont = 2\n", "w.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(th_conf_missing(c, "w", "sge", "(why)", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "w.ini:2: unknown key 'w.sgee' ([w] needs 'sge')");
+	assert_int_equal(th_conf_missing(c, "w", "qp_count", "(why)", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "w.ini:4: unknown key 'w.qp_cuont' ([w] needs 'qp_count')");
+	/* Two edits from a three-letter key is another key, not a typo; nor one in use. */
+	assert_string_equal(th_conf_get(c, "w", "sgee"), "4");
+	th_conf_missing(c, "w", "sge", "(why)", err, sizeof(err));
+	assert_string_equal(err, "w.ini: [w] needs 'sge' (why)");
+	th_conf_missing(c, "x", "sge", "(why)", err, sizeof(err));
+	assert_string_equal(err, "w.ini: no [x] section (line 3 is in [w])");
+	th_conf_free(c);
+}
+
 static void
 test_unclosed_section(void **state)
 {
@@ -389,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_duplicate_rejected),
 		cmocka_unit_test(test_inline_comment_rejected),
 		cmocka_unit_test(test_missing_equals),
+		cmocka_unit_test(test_missing_key),
 		cmocka_unit_test(test_unclosed_section),
 		cmocka_unit_test(test_get_u64),
 		cmocka_unit_test(test_get_seconds),
