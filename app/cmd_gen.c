@@ -25,7 +25,7 @@ usage(FILE *out, const struct th_gen_config *d)
 		"The same options and seed always give the same bytes.\n"
 		"\n"
 		"options:\n"
-		"  -o, --output FILE       pcap to write (required)\n"
+		"  -o, --output FILE       pcap to write (required; - for standard output)\n"
 		"  -t, --truth FILE        ground truth to write, one line per RPC\n"
 		"  -s, --seed N            PRNG seed (default %llu)\n"
 		"  -c, --clients N         client hosts, 1..65535 (default %u)\n"
@@ -167,16 +167,16 @@ static const struct option options[] = {
 };
 
 static int
-parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *out)
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
-		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number from 0 to %llu\n", opt,
-			s, (unsigned long long)max);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number from %llu to %llu\n",
+			opt, s, (unsigned long long)min, (unsigned long long)max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -217,6 +217,33 @@ parse_share(const char *opt, const char *s, double *out)
 	return 0;
 }
 
+/* Options of one workload only. */
+static const int users_only[] = {OPT_HOURS, OPT_USERS, OPT_LS_SHARE, OPT_USER_MIX, OPT_USER_THINK,
+	OPT_CACHE_MB, OPT_ACREGMIN, OPT_ACREGMAX, OPT_ACDIRMIN, OPT_ACDIRMAX, OPT_RSIZE, OPT_WSIZE,
+	OPT_LOSS, OPT_OPENS};
+static const int ops_only[] = {'n', 'm', OPT_PIPELINE, OPT_THINK};
+
+static bool
+is_one_of(int opt, const int *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == opt)
+			return true;
+	return false;
+}
+
+/* The long name of option @p opt. */
+static const char *
+opt_name(int opt)
+{
+	const struct option *o;
+
+	for (o = options; o->name != NULL; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
 int
 th_cmd_gen(int argc, char **argv)
 {
@@ -228,7 +255,7 @@ th_cmd_gen(int argc, char **argv)
 	struct timespec t0, t1;
 	char err[256];
 	uint64_t v;
-	int opt, rc = 0;
+	int opt, rc = 0, users_opt = 0, ops_opt = 0;
 	double secs;
 
 	th_gen_config_init(&cfg);
@@ -243,18 +270,18 @@ th_cmd_gen(int argc, char **argv)
 			truth = optarg;
 			break;
 		case 's':
-			rc = parse_u64("seed", optarg, UINT64_MAX, &cfg.seed);
+			rc = parse_u64("seed", optarg, 0, UINT64_MAX, &cfg.seed);
 			break;
 		case 'c':
-			rc = parse_u64("clients", optarg, 65535, &v);
+			rc = parse_u64("clients", optarg, 1, 65535, &v);
 			cfg.clients = (uint32_t)v;
 			break;
 		case 'S':
-			rc = parse_u64("servers", optarg, 255, &v);
+			rc = parse_u64("servers", optarg, 1, 255, &v);
 			cfg.servers = (uint32_t)v;
 			break;
 		case 'n':
-			rc = parse_u64("ops", optarg, UINT64_MAX, &cfg.ops);
+			rc = parse_u64("ops", optarg, 0, UINT64_MAX, &cfg.ops);
 			break;
 		case 'm':
 			if (th_gen_mix_parse(optarg, &cfg.mix) != 0) {
@@ -286,7 +313,7 @@ th_cmd_gen(int argc, char **argv)
 			rc = parse_pos("hours", optarg, 24 * 365, &cfg.hours);
 			break;
 		case OPT_USERS:
-			rc = parse_u64("users-per-client", optarg, 1000, &v);
+			rc = parse_u64("users-per-client", optarg, 1, 1000, &v);
 			cfg.users_per_client = (uint32_t)v;
 			break;
 		case OPT_LS_SHARE:
@@ -305,31 +332,31 @@ th_cmd_gen(int argc, char **argv)
 			rc = parse_pos("user-think", optarg, 86400, &cfg.user_think_s);
 			break;
 		case OPT_CACHE_MB:
-			rc = parse_u64("cache-mb", optarg, 1048576, &v);
+			rc = parse_u64("cache-mb", optarg, 1, 1048576, &v);
 			cfg.cache_mb = (uint32_t)v;
 			break;
 		case OPT_ACREGMIN:
-			rc = parse_u64("acregmin", optarg, 3600, &v);
+			rc = parse_u64("acregmin", optarg, 0, 3600, &v);
 			cfg.acregmin_s = (uint32_t)v;
 			break;
 		case OPT_ACREGMAX:
-			rc = parse_u64("acregmax", optarg, 3600, &v);
+			rc = parse_u64("acregmax", optarg, 0, 3600, &v);
 			cfg.acregmax_s = (uint32_t)v;
 			break;
 		case OPT_ACDIRMIN:
-			rc = parse_u64("acdirmin", optarg, 3600, &v);
+			rc = parse_u64("acdirmin", optarg, 0, 3600, &v);
 			cfg.acdirmin_s = (uint32_t)v;
 			break;
 		case OPT_ACDIRMAX:
-			rc = parse_u64("acdirmax", optarg, 3600, &v);
+			rc = parse_u64("acdirmax", optarg, 0, 3600, &v);
 			cfg.acdirmax_s = (uint32_t)v;
 			break;
 		case OPT_RSIZE:
-			rc = parse_u64("rsize", optarg, 1048576, &v);
+			rc = parse_u64("rsize", optarg, 4096, 1048576, &v);
 			cfg.rsize = (uint32_t)v;
 			break;
 		case OPT_WSIZE:
-			rc = parse_u64("wsize", optarg, 1048576, &v);
+			rc = parse_u64("wsize", optarg, 4096, 1048576, &v);
 			cfg.wsize = (uint32_t)v;
 			break;
 		case OPT_LOSS:
@@ -342,11 +369,11 @@ th_cmd_gen(int argc, char **argv)
 			opens = optarg;
 			break;
 		case OPT_VLAN:
-			rc = parse_u64("vlan", optarg, 2, &v);
+			rc = parse_u64("vlan", optarg, 0, 2, &v);
 			cfg.vlan_tags = (uint32_t)v;
 			break;
 		case OPT_MTU:
-			rc = parse_u64("mtu", optarg, 9000, &v);
+			rc = parse_u64("mtu", optarg, 576, 9000, &v);
 			cfg.mtu = (uint32_t)v;
 			break;
 		case OPT_PIPELINE:
@@ -356,22 +383,18 @@ th_cmd_gen(int argc, char **argv)
 			rc = parse_share("rm-frags", optarg, &cfg.rm_frag_share);
 			break;
 		case OPT_THINK:
-			rc = parse_u64("think-us", optarg, 60000000, &v);
+			rc = parse_u64("think-us", optarg, 0, 60000000, &v);
 			cfg.think_us = (uint32_t)v;
 			break;
 		case OPT_START:
-			rc = parse_u64("start", optarg, 4000000000u, &v);
+			rc = parse_u64("start", optarg, 0, 4000000000u, &v);
 			cfg.start_ns = v * 1000000000u;
 			break;
 		case OPT_NO_HANDSHAKE:
 			cfg.handshake = false;
 			break;
 		case OPT_TS_RES:
-			rc = parse_u64("ts-resolution", optarg, 1000000000u, &v);
-			if (rc == 0 && v == 0) {
-				fprintf(stderr, "tracehound gen: --ts-resolution: 1 ns at least\n");
-				rc = -EINVAL;
-			}
+			rc = parse_u64("ts-resolution", optarg, 1, 1000000000u, &v);
 			cfg.ts_resolution_ns = (uint32_t)v;
 			break;
 		case 'h':
@@ -383,6 +406,12 @@ th_cmd_gen(int argc, char **argv)
 		}
 		if (rc != 0)
 			return 2;
+		if (users_opt == 0 &&
+			is_one_of(opt, users_only, sizeof(users_only) / sizeof(users_only[0])))
+			users_opt = opt;
+		if (ops_opt == 0 &&
+			is_one_of(opt, ops_only, sizeof(ops_only) / sizeof(ops_only[0])))
+			ops_opt = opt;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "tracehound gen: unexpected argument '%s'\n", argv[optind]);
@@ -392,15 +421,23 @@ th_cmd_gen(int argc, char **argv)
 		fprintf(stderr, "tracehound gen: no output file: give -o OUT.pcap\n");
 		return 2;
 	}
+	/* An option of the other workload would be dropped: say so instead. */
+	if (cfg.workload == TH_GEN_WORKLOAD_USERS && ops_opt != 0) {
+		fprintf(stderr, "tracehound gen: --%s does not apply to --workload users\n",
+			opt_name(ops_opt));
+		return 2;
+	}
+	if (cfg.workload != TH_GEN_WORKLOAD_USERS && users_opt != 0) {
+		fprintf(stderr, "tracehound gen: --%s needs --workload users\n",
+			opt_name(users_opt));
+		return 2;
+	}
 	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {
 		/* The accuracy workload is TCP over IPv4 unless asked otherwise. */
 		if (!has_udp)
 			cfg.udp_share = 0;
 		if (!has_ipv6)
 			cfg.ipv6_share = 0;
-	} else if (opens != NULL) {
-		fprintf(stderr, "tracehound gen: --opens needs --workload users\n");
-		return 2;
 	}
 	{
 		const char *paths[] = {out, truth, opens};
@@ -419,7 +456,7 @@ th_cmd_gen(int argc, char **argv)
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	files.pcap = out;
+	files.pcap = strcmp(out, "-") == 0 ? "/dev/stdout" : out; /* tcpdump -w - */
 	files.truth = truth;
 	files.opens = opens;
 	rc = th_gen_write_files(&cfg, &files, &st, err, sizeof(err));
@@ -432,8 +469,8 @@ th_cmd_gen(int argc, char **argv)
 	fprintf(stderr,
 		"tracehound gen: %s: %llu packets, %llu RPCs, %llu bytes, %.3f s of traffic, "
 		"generated in %.2f s\n",
-		out, (unsigned long long)st.packets, (unsigned long long)st.rpcs,
-		(unsigned long long)st.bytes,
+		strcmp(out, "-") == 0 ? "standard output" : out, (unsigned long long)st.packets,
+		(unsigned long long)st.rpcs, (unsigned long long)st.bytes,
 		st.packets ? (double)(st.last_ns - st.first_ns) / 1e9 : 0.0, secs);
 	if (cfg.tap_loss > 0)
 		fprintf(stderr,

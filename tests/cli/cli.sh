@@ -35,6 +35,20 @@ expect 2 'at most 200000' -- "$th" gen -w users --hours 0.001 -c 65535 --users-p
 # actimeo=0: one GETATTR per path component and walk, not a walk that never ends.
 expect 0 'generated in' -- timeout 60 "$th" gen -w users --hours 0.001 --acdirmin 0 \
 	--acdirmax 0 --acregmin 0 --acregmax 0 -o "$work/x.pcap"
+# An option of the other workload is refused, not dropped; ranges read as checked.
+expect 2 '--hours needs --workload users' -- "$th" gen --hours 1 -o "$work/x.pcap"
+expect 2 '--ops does not apply to --workload users' -- "$th" gen -w users -n 5 \
+	-o "$work/x.pcap"
+expect 2 "'65536' is not a number from 1 to 65535" -- "$th" gen -c 65536 -o "$work/x.pcap"
+# -o - writes the pcap to standard output.
+"$th" gen -n 50 -o - 2> /dev/null > "$work/piped.pcap"
+"$th" gen -n 50 -o "$work/file.pcap" 2> /dev/null
+if cmp -s "$work/piped.pcap" "$work/file.pcap" && [[ ! -e ./- ]]; then
+	passed=$((passed + 1))
+else
+	echo "FAIL: gen -o - wrote something else than gen -o FILE"
+	fails=$((fails + 1))
+fi
 expect 2 'cannot read: Is a directory' -- "$th" search -p "$work" --hours 0.1
 if [[ -w /dev/full ]]; then
 	expect 1 'standard output: No space left' -- sh -c '"$0" search -p "$1" --hours 0.05 > /dev/full' \
