@@ -232,18 +232,6 @@ is_one_of(int opt, const int *set, size_t n)
 	return false;
 }
 
-/* The long name of option @p opt. */
-static const char *
-opt_name(int opt)
-{
-	const struct option *o;
-
-	for (o = options; o->name != NULL; o++)
-		if (o->val == opt)
-			return o->name;
-	return "?";
-}
-
 int
 th_cmd_gen(int argc, char **argv)
 {
@@ -424,12 +412,12 @@ th_cmd_gen(int argc, char **argv)
 	/* An option of the other workload would be dropped: say so instead. */
 	if (cfg.workload == TH_GEN_WORKLOAD_USERS && ops_opt != 0) {
 		fprintf(stderr, "tracehound gen: --%s does not apply to --workload users\n",
-			opt_name(ops_opt));
+			th_cmd_opt_name(options, ops_opt));
 		return 2;
 	}
 	if (cfg.workload != TH_GEN_WORKLOAD_USERS && users_opt != 0) {
 		fprintf(stderr, "tracehound gen: --%s needs --workload users\n",
-			opt_name(users_opt));
+			th_cmd_opt_name(options, users_opt));
 		return 2;
 	}
 	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {

@@ -258,18 +258,6 @@ static const struct {
 	{'k', M_KNOWN},
 };
 
-/* The long name of option @p val. */
-static const char *
-opt_name(int val)
-{
-	const struct option *op;
-
-	for (op = options; op->name != NULL; op++)
-		if (op->val == val)
-			return op->name;
-	return "?";
-}
-
 /*
  * Refuse an option given where it would do nothing: a search's options with
  * --replay, --seeds without --eval, --temp with random search. @p given
@@ -295,10 +283,10 @@ check_modes(const struct opts *o, const bool *given)
 			continue;
 		if (v == 'e' || v == 'r' || v == 'k') {
 			fprintf(stderr, "tracehound search: --%s and %s do not go together\n",
-				opt_name(v), mode_names[__builtin_ctz(m)]);
+				th_cmd_opt_name(options, v), mode_names[__builtin_ctz(m)]);
 			return -EINVAL;
 		}
-		fprintf(stderr, "tracehound search: --%s goes with ", opt_name(v));
+		fprintf(stderr, "tracehound search: --%s goes with ", th_cmd_opt_name(options, v));
 		for (b = 0; b < 4; b++)
 			if (applies[i].modes & (1u << b))
 				fprintf(stderr, "%s%s", n++ ? " or " : "", mode_names[b]);
@@ -316,7 +304,7 @@ check_modes(const struct opts *o, const bool *given)
 		if (given[i] && ((is_anneal_opt && !th_search_algo_anneals(o->cfg.algo)) ||
 					(is_mfs_opt && !th_search_algo_uses_mfs(o->cfg.algo)))) {
 			fprintf(stderr, "tracehound search: --%s does nothing with --algo %s\n",
-				opt_name(v), th_search_algo_name(o->cfg.algo));
+				th_cmd_opt_name(options, v), th_search_algo_name(o->cfg.algo));
 			return -EINVAL;
 		}
 	}

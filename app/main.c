@@ -3,6 +3,7 @@
 /* tracehound: one binary, git-style subcommands. */
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,15 @@ follow_dangling(const char *path, char *out, size_t size)
 			return;
 		memcpy(out, next, (size_t)n + 1);
 	}
+}
+
+const char *
+th_cmd_opt_name(const struct option *opts, int val)
+{
+	for (; opts->name != NULL; opts++)
+		if (opts->val == val)
+			return opts->name;
+	return "?";
 }
 
 bool

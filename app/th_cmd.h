@@ -26,4 +26,9 @@ int th_cmd_search(int argc, char **argv);
  */
 bool th_cmd_same_file(const char *a, const char *b);
 
+struct option;
+
+/** The long name of option @p val in getopt_long()'s table @p opts, or "?". */
+const char *th_cmd_opt_name(const struct option *opts, int val);
+
 #endif /* TH_CMD_H */
