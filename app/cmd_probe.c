@@ -64,13 +64,14 @@ usage(FILE *out)
 		"      --engine E         psync or io_uring (default psync; io_uring for N > 1)\n"
 		"      --offset N         start of the probed range (default 0)\n"
 		"      --length N         length of the range (default: to the end)\n"
-		"  -s, --size N           size of the temporary file for a directory (default 1g)\n"
+		"  -s, --size N           size of the temporary file for a directory (default 1g;\n"
+		"                         refused for a file or a device)\n"
 		"      --buffered         no O_DIRECT (for filesystems that refuse it): the block "
 		"is\n"
 		"                         dropped from the page cache before each read\n"
 		"      --write            write instead of read: DESTROYS the data in the range;\n"
 		"                         refused on a mounted or otherwise used block device\n"
-		"  -o, --output FILE      samples to FILE instead of stdout\n"
+		"  -o, --output FILE      samples to FILE instead of stdout (not the target)\n"
 		"      --no-samples       print no samples, only the summary\n"
 		"      --offsets          add a column: byte offset of each read\n"
 		"      --timestamps       add a column: start time, s since the probe started\n"
@@ -220,6 +221,30 @@ on_sample(void *arg, const struct th_probe_sample *s)
 	fputc('\n', o->f);
 }
 
+/*
+ * Whether an output (@p what @p path) would be written over the target or
+ * the other output: opening it for writing would empty the file to be
+ * probed (or read back) before the probe starts. @return true after saying so.
+ */
+static bool
+output_clashes(const char *what, const char *path, const char *target, const char *other_what,
+	const char *other)
+{
+	if (th_cmd_same_file(path, target)) {
+		fprintf(stderr,
+			"tracehound probe: %s %s is the probe target %s: writing it would "
+			"destroy what is probed; give another file\n",
+			what, path, target);
+		return true;
+	}
+	if (other != NULL && th_cmd_same_file(path, other)) {
+		fprintf(stderr, "tracehound probe: %s and %s both write %s\n", what, other_what,
+			path);
+		return true;
+	}
+	return false;
+}
+
 #define BAD(...)                                                                                   \
 	do {                                                                                       \
 		fprintf(stderr, "tracehound probe: " __VA_ARGS__);                                 \
@@ -235,13 +260,15 @@ th_cmd_probe(int argc, char **argv)
 	struct th_probe_config c;
 	struct out o = {0};
 	struct timespec ts;
-	bool is_count_set = false, is_seed_set = false, is_engine_set = false;
+	bool is_count_set = false, is_seed_set = false, is_engine_set = false, is_size_set = false;
+	enum th_probe_kind kind;
+	char why[sizeof(res.error)];
 	bool is_samples = true;
 	unsigned int hist_rows = 20;
 	uint64_t v;
 	double d;
 	int opt, err, status = 1;
-	FILE *jf;
+	FILE *jf = NULL;
 
 	th_probe_config_init(&c);
 	c.temp_size = UINT64_C(1) << 30;
@@ -307,6 +334,7 @@ th_cmd_probe(int argc, char **argv)
 		case 's':
 			if (parse_size(optarg, &c.temp_size) != 0 || c.temp_size == 0)
 				BAD("--size '%s': give a byte count such as 256m", optarg);
+			is_size_set = true;
 			break;
 		case OPT_BUFFERED:
 			c.is_buffered = true;
@@ -372,14 +400,37 @@ th_cmd_probe(int argc, char **argv)
 		c.seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
 
+	/* Everything that can refuse the run is checked before a file is opened for writing. */
+	if (!is_samples || (output != NULL && strcmp(output, "-") == 0))
+		output = NULL;
+	if ((output != NULL && output_clashes("-o", output, c.target, "-j", json)) ||
+		(json != NULL && output_clashes("-j", json, c.target, NULL, NULL)))
+		return 2;
+	err = th_probe_check_target(c.target, c.is_write, &kind, why, sizeof(why));
+	if (err != 0) {
+		fprintf(stderr, "tracehound probe: %s\n", why);
+		return err == -EINVAL || err == -ENOENT ? 2 : 1;
+	}
+	if (is_size_set && kind != TH_PROBE_KIND_TEMP)
+		BAD("--size is the size of the temporary file made in a directory target; %s is a "
+		    "%s, probed as it is (--offset and --length choose a range of it)",
+			c.target, th_probe_kind_name(kind));
+	if (json != NULL) {
+		jf = fopen(json, "w");
+		if (jf == NULL) {
+			fprintf(stderr, "tracehound probe: cannot write %s: %s\n", json,
+				strerror(errno));
+			return 1;
+		}
+	}
 	if (is_samples) {
 		o.f = stdout;
-		if (output != NULL && strcmp(output, "-") != 0) {
+		if (output != NULL) {
 			o.f = fopen(output, "w");
 			if (o.f == NULL) {
 				fprintf(stderr, "tracehound probe: cannot write %s: %s\n", output,
 					strerror(errno));
-				return 1;
+				goto close_json;
 			}
 		}
 		snprintf(o.header, sizeof(o.header),
@@ -406,28 +457,29 @@ th_cmd_probe(int argc, char **argv)
 	if (o.f != NULL && o.f != stdout && fclose(o.f) != 0 && err == 0) {
 		/* The samples are the run's output: losing them is a failure. */
 		fprintf(stderr, "tracehound probe: samples: %s\n", strerror(errno));
-		return 1;
+		goto close_json;
 	}
 	if (err != 0) {
 		fprintf(stderr, "tracehound probe: %s\n", res.error);
 		/* A refusal or a bad parameter is the user's to fix: same status as usage. */
-		return err == -EINVAL || err == -ENOENT || err == -EBUSY ? 2 : 1;
+		status = err == -EINVAL || err == -ENOENT || err == -EBUSY ? 2 : 1;
+		goto close_json;
 	}
 	th_probe_print_summary(stderr, &res, hist_rows);
 	status = 0;
-	if (json != NULL) {
-		jf = fopen(json, "w");
-		if (jf == NULL || th_probe_write_json(jf, &res) != 0) {
+	if (jf != NULL) {
+		bool is_written = th_probe_write_json(jf, &res) == 0;
+
+		if (fclose(jf) != 0 || !is_written) {
 			fprintf(stderr, "tracehound probe: cannot write %s: %s\n", json,
 				strerror(errno));
 			status = 1;
 		}
-		if (jf != NULL && fclose(jf) != 0 && status == 0) {
-			fprintf(stderr, "tracehound probe: cannot write %s: %s\n", json,
-				strerror(errno));
-			status = 1;
-		}
+		jf = NULL;
 	}
+close_json:
+	if (jf != NULL)
+		fclose(jf);
 	return status;
 
 out_usage:

@@ -284,6 +284,68 @@ make_temp(const struct th_probe_config *c, struct probe_target *t, struct th_pro
 	return 0;
 }
 
+/* What a probe makes of a file of mode @p st: none when it cannot probe it. */
+static enum th_probe_kind
+kind_of(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return TH_PROBE_KIND_TEMP;
+	if (S_ISBLK(st->st_mode))
+		return TH_PROBE_KIND_BLOCK;
+	if (S_ISREG(st->st_mode))
+		return TH_PROBE_KIND_FILE;
+	return TH_PROBE_KIND_NONE;
+}
+
+int
+th_probe_check_target(
+	const char *target, bool is_write, enum th_probe_kind *kind, char *why, size_t why_size)
+{
+	struct stat st;
+	int mode, err;
+
+	*kind = TH_PROBE_KIND_NONE;
+	if (target == NULL || target[0] == '\0') {
+		snprintf(why, why_size, "no target: give a block device, file or directory");
+		return -EINVAL;
+	}
+	if (stat(target, &st) != 0) {
+		err = errno;
+		if (err == ENOENT)
+			snprintf(why, why_size, "%s: no such file, device or directory", target);
+		else
+			snprintf(why, why_size, "%s: %s", target, strerror(err));
+		return -err;
+	}
+	*kind = kind_of(&st);
+	if (*kind == TH_PROBE_KIND_NONE) {
+		snprintf(why, why_size, "%s is not a block device, regular file or directory",
+			target);
+		return -EINVAL;
+	}
+	if (*kind == TH_PROBE_KIND_FILE && st.st_size == 0) {
+		snprintf(why, why_size,
+			"%s is empty (0 bytes): nothing to probe; give a file with data, or a "
+			"directory",
+			target);
+		return -EINVAL;
+	}
+	/* A directory gets a temporary file; a file or device is read (or written). */
+	if (*kind == TH_PROBE_KIND_TEMP)
+		mode = W_OK | X_OK;
+	else
+		mode = is_write ? R_OK | W_OK : R_OK;
+	if (access(target, mode) != 0) {
+		err = errno;
+		snprintf(why, why_size, "%s: %s (the probe %s)", target, strerror(err),
+			*kind == TH_PROBE_KIND_TEMP ? "makes a temporary file in it"
+			: is_write                  ? "reads and writes it"
+						    : "reads it");
+		return -err;
+	}
+	return 0;
+}
+
 int
 probe__open_target(
 	const struct th_probe_config *c, struct probe_target *t, struct th_probe_result *r)
@@ -305,16 +367,15 @@ probe__open_target(
 				r, ENOENT, "%s: no such file, device or directory", c->target);
 		return probe__fail(r, err, "%s: %s", c->target, strerror(err));
 	}
-	if (S_ISDIR(st.st_mode)) {
-		t->kind = TH_PROBE_KIND_TEMP;
+	t->kind = kind_of(&st);
+	if (t->kind == TH_PROBE_KIND_TEMP) {
 		err = make_temp(c, t, r);
 		if (err != 0)
 			return err;
 		find_alignment(t);
 		return 0;
 	}
-	if (S_ISBLK(st.st_mode)) {
-		t->kind = TH_PROBE_KIND_BLOCK;
+	if (t->kind == TH_PROBE_KIND_BLOCK) {
 		if (c->is_write) {
 			char why[280];
 
@@ -324,9 +385,7 @@ probe__open_target(
 				return probe__fail(r, -err, "refusing to write: %s", why);
 			flags |= O_EXCL;
 		}
-	} else if (S_ISREG(st.st_mode)) {
-		t->kind = TH_PROBE_KIND_FILE;
-	} else {
+	} else if (t->kind == TH_PROBE_KIND_NONE) {
 		return probe__fail(r, EINVAL, "%s is not a block device, regular file or directory",
 			c->target);
 	}

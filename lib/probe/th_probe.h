@@ -141,6 +141,20 @@ void th_probe_config_init(struct th_probe_config *c);
  */
 int th_probe_run(const struct th_probe_config *c, struct th_probe_result *r);
 
+/**
+ * Whether @p target can be probed, without opening it: it exists, is a block
+ * device, a file that is not empty, or a directory, and may be read (written
+ * too with @p is_write; a directory: a temporary file made in it). For
+ * callers that check before they start (a capture's config, a command line
+ * whose outputs depend on it). *@p kind says what it is (none on -ENOENT).
+ *
+ * @return 0, or -ENOENT missing, -EINVAL not a device, file or directory, or
+ *   an empty file, -EACCES or another errno from stat()/access(), with
+ *   @p why saying which.
+ */
+int th_probe_check_target(
+	const char *target, bool is_write, enum th_probe_kind *kind, char *why, size_t why_size);
+
 /** IOPS from latency (1 / mean service time) and from wall time; 0 when unknown. */
 double th_probe_iops_latency(const struct th_probe_result *r);
 double th_probe_iops_wall(const struct th_probe_result *r);

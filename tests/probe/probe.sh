@@ -113,6 +113,32 @@ expect 2 '--count 0 needs --duration' -- "$th" probe -n 0 "$work/data"
 expect 2 'duration .1e-10.: give seconds from 0.000001' -- "$th" probe -d 1e-10 "$work/data"
 expect 0 'usage: tracehound probe' -- "$th" probe --help
 
+# An output that is the target is refused before anything is opened for writing: by its
+# own name, another spelling, a link, or (not made yet) the same path.
+sum=$(md5sum < "$work/data")
+ln -s data "$work/link"
+expect 2 '-o .*/data is the probe target' -- "$th" probe "${mode[@]}" -n 10 -o "$work/data" "$work/data"
+expect 2 '-j .*/link is the probe target' -- "$th" probe "${mode[@]}" -n 10 -j "$work/link" "$work/data"
+expect 2 '-o .*/\./data is the probe target' -- "$th" probe "${mode[@]}" -n 10 -o "$work/./data" \
+	"$work/link"
+[[ $(md5sum < "$work/data") == "$sum" ]] && passed=$((passed + 1)) ||
+	fail "an output that is the target was written"
+expect 2 '-o .*/absent is the probe target' -- "$th" probe -n 10 -o "$work/absent" "$work/absent"
+[[ ! -e $work/absent ]] && passed=$((passed + 1)) || fail "probe made its missing target"
+expect 2 '-o and -j both write' -- "$th" probe "${mode[@]}" -n 10 -o "$work/s.txt" \
+	-j "$work/./s.txt" "$work/data"
+# An output that cannot be written is said at once, not after the probe ran.
+SECONDS=0
+expect 1 'cannot write .*/nodir/p.json' -- "$th" probe "${mode[@]}" -d 3 --no-samples \
+	-j "$work/nodir/p.json" "$work/data"
+((SECONDS < 2)) && passed=$((passed + 1)) || fail "-j checked only after the probe ran"
+# A missing target makes no output file.
+expect 2 'no such file' -- "$th" probe -o "$work/s2.txt" "$work/missing"
+[[ ! -e $work/s2.txt ]] && passed=$((passed + 1)) || fail "output made for a missing target"
+# --size is for a directory's temporary file; a file is probed as it is.
+expect 2 '--size is the size of the temporary file.*is a file' -- "$th" probe -s 8m -n 10 \
+	"$work/data"
+
 # A loop block device: read probe, write refusals.
 if ! loopdev=$(losetup -f --show "$work/data" 2>/dev/null); then
 	loopdev=
