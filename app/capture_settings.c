@@ -19,6 +19,7 @@
 #include "capture.h"
 #include "th_cmd.h"
 #include "th_conf.h"
+#include "th_probe.h"
 
 /* A number the config may set: where it lands, its bounds, and how it is read. */
 struct num_key {
@@ -110,6 +111,36 @@ read_num(
 	return 0;
 }
 
+/*
+ * probe.target as the probe thread will find it, checked at the start: a
+ * target it cannot probe would otherwise fail every probe, one stderr line
+ * each, through a capture that exits 0. @return 0, or -EINVAL with
+ * file:line in @p err.
+ */
+static int
+check_probe_target(const struct th_conf *c, const char *target, char *err, size_t esz)
+{
+	char why[320], shown[320];
+	enum th_probe_kind kind;
+
+	if (th_probe_check_target(target, false, &kind, why, sizeof(why)) == 0) {
+		if (kind == TH_PROBE_KIND_TEMP || th_conf_get(c, "probe", "size_mb") == NULL)
+			return 0;
+		/* The size of a temporary file in a directory; a file or device is read as is. */
+		th_conf_where(c, "probe", "size_mb", err, esz);
+		snprintf(err + strlen(err), esz - strlen(err),
+			": probe.size_mb is the size of the temporary file made in a directory "
+			"target; probe.target %s is a %s, probed as it is: remove the key",
+			th_conf_printable(target, shown, sizeof(shown)), th_probe_kind_name(kind));
+		return -EINVAL;
+	}
+	th_conf_where(c, "probe", "target", err, esz);
+	snprintf(err + strlen(err), esz - strlen(err),
+		": probe.target: %s (expected a block device, a file or a writable directory)",
+		th_conf_printable(why, shown, sizeof(shown)));
+	return -EINVAL;
+}
+
 int
 th_settings_load(
 	struct settings *s, const char *config, struct th_conf **conf_out, char *err, size_t esz)
@@ -189,6 +220,8 @@ th_settings_load(
 			rc = -EINVAL;
 		}
 	}
+	if (rc == 0 && s->probe_target != NULL)
+		rc = check_probe_target(c, s->probe_target, err, esz);
 	return rc;
 }
 

@@ -333,6 +333,9 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"RPC without its call or reply", "RPCs without their call or reply");
 	put_loss(out, &is_first, out_lost, "line or record not written",
 		"lines or records not written");
+	/* Not a loss of traffic, but a watch that did not happen: a reader of this line
+	 * must not take the disk for fine. */
+	put_loss(out, &is_first, cap.probe_failures, "disk probe failed", "disk probes failed");
 	if (cap.n_session > 0)
 		put_loss(out, &is_first,
 			sess.c.sessions_evicted + sess.c.files_evicted + sess.c.history_evicted +

@@ -91,6 +91,26 @@ else
 	expect 0 '^  [1-9][0-9]* +runs$' -- timeout --preserve-status -s INT 3 "$th" capture -c "$work/probe-ok.ini" -o /dev/null \
 		-- "${eal[@]}" -m 512 -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap",infinite_rx=1
 
+	# A probe target the probe thread cannot use is refused at the start, file:line.
+	printf '[probe]\ntarget = %s/absent\n' "$work" > "$work/ptarget.ini"
+	expect 2 'ptarget.ini:2: probe.target: .*/absent: no such file' -- "$th" capture \
+		-c "$work/ptarget.ini" -o /dev/null -- "${eal[@]}" -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	printf '[probe]\ntarget = /dev/null\n' > "$work/pchar.ini"
+	expect 2 'pchar.ini:2: probe.target: /dev/null is not a block device' -- "$th" capture \
+		-c "$work/pchar.ini" -- "${eal[@]}"
+	# probe.size_mb sizes a directory's temporary file: for a file it would do nothing.
+	printf '[probe]\ntarget = %s/small.pcap\nsize_mb = 4\n' "$work" > "$work/psize.ini"
+	expect 2 'psize.ini:3: probe.size_mb is the size of the temporary file.*is a file' -- \
+		"$th" capture -c "$work/psize.ini" -- "${eal[@]}"
+	# A probe that fails while running (a 100-byte file, 4 KiB reads) shows in the summary.
+	head -c 100 /dev/urandom > "$work/tiny"
+	printf '[capture]\nmbufs = 16383\n[probe]\ntarget = %s/tiny\nevery = 0.5\nseconds = 0.1\n' \
+		"$work" > "$work/pfail.ini"
+	expect 0 '^summary:.* [1-9][0-9]* disk probes? failed' -- timeout --preserve-status -s INT 3 \
+		"$th" capture -c "$work/pfail.ini" -o /dev/null -- "${eal[@]}" -m 512 -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/small.pcap",infinite_rx=1
+
 	# A pcap that is not a pcap: the PMD refuses it; capture says so and exits 1, no crash.
 	head -c 100 /dev/urandom > "$work/junk.pcap"
 	expect 1 'did not come up' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
