@@ -39,6 +39,7 @@ struct settings {
 	const char *output;          /* "-" for stdout */
 	uint64_t decode_lcores;      /* 0: all worker lcores */
 	uint64_t stats_interval_ns;  /* 0: only the final block */
+	bool is_interval_given;      /* -s set stats_interval_ns, not the config */
 	uint64_t mbufs;              /* mbuf pool size */
 	uint64_t burst;              /* rx burst */
 	uint64_t ring_size;          /* dispatcher -> decode ring entries */
@@ -253,7 +254,7 @@ int th_settings_load(
  * its say: a key whose feature is off (session.names without records), a
  * time of 0 that cannot work (probe.every), an empty file name, progress
  * lines less than 0.1 s apart. @return 0, or -EINVAL with @p err saying
- * file:line and why.
+ * file:line (or the option, for a value the command line gave) and why.
  */
 int th_settings_check(const struct settings *s, const struct th_conf *c, char *err, size_t esz);
 

@@ -290,10 +290,11 @@ th_settings_check(const struct settings *s, const struct th_conf *c, char *err, 
 		{is_on[2], "probe", "seconds", s->probe_seconds_ns,
 			"= 0: a probe would take no samples; expected seconds > 0"},
 	};
+	/* File names the command line may give too (probe.target: th_settings_load()). */
 	const struct {
-		const char *value, *what;
-	} names[] = {{s->output, "-o or capture.output"}, {s->records, "-r or session.records"},
-		{s->names, "session.names"}, {s->probe_target, "probe.target"}};
+		const char *value, *section, *key, *option;
+	} names[] = {{s->output, "capture", "output", "-o"},
+		{s->records, "session", "records", "-r"}, {s->names, "session", "names", NULL}};
 	size_t i;
 
 	for (i = 0; i < sizeof(num_keys) / sizeof(num_keys[0]); i++)
@@ -307,17 +308,28 @@ th_settings_check(const struct settings *s, const struct th_conf *c, char *err, 
 			return refuse(
 				c, positive[i].section, positive[i].key, positive[i].why, err, esz);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (names[i].value != NULL && names[i].value[0] == '\0') {
-			snprintf(err, esz, "%s: an empty file name", names[i].what);
+		if (names[i].value == NULL || names[i].value[0] != '\0')
+			continue;
+		/* The command line's value is its own string, the file's the one it holds. */
+		if (names[i].value != th_conf_get(c, names[i].section, names[i].key)) {
+			snprintf(err, esz, "%s '': an empty file name; give a path",
+				names[i].option);
 			return -EINVAL;
 		}
+		return refuse(c, names[i].section, names[i].key,
+			"is empty: expected a file name (or remove the key)", err, esz);
 	}
 	if (s->stats_interval_ns != 0 && s->stats_interval_ns < 100000000ull) {
-		snprintf(err, esz,
-			"stats interval %.3g s: expected 0 (off) or at least 0.1 s "
-			"between progress lines",
+		char why[96];
+
+		snprintf(why, sizeof(why),
+			"= %.3g: expected 0 (off) or at least 0.1 s between progress lines",
 			(double)s->stats_interval_ns / 1e9);
-		return -EINVAL;
+		if (s->is_interval_given) {
+			snprintf(err, esz, "--stats-interval %s", why + 2);
+			return -EINVAL;
+		}
+		return refuse(c, "capture", "stats_interval", why, err, esz);
 	}
 	return 0;
 }

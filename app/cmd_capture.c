@@ -1467,6 +1467,7 @@ th_cmd_capture(int argc, char **argv)
 			goto free_conf;
 		}
 		cap.set.stats_interval_ns = (uint64_t)(v * 1e9);
+		cap.set.is_interval_given = true;
 	}
 	if (th_settings_check(&cap.set, conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "capture: %s\n", err);

@@ -145,8 +145,26 @@ else
 		"$th" capture -c "$work/rpcs.ini" -- "${eal[@]}"
 	expect 2 'probe.seconds does nothing without probe.target' -- "$th" capture \
 		-c <(printf '[probe]\nseconds = 5\n') -- "${eal[@]}"
-	expect 2 'an empty file name' -- "$th" capture -o '' -- "${eal[@]}"
-	expect 2 'at least 0.1 s' -- "$th" capture -s 1e-9 -o /dev/null -- "${eal[@]}"
+	expect 2 "-o '': an empty file name" -- "$th" capture -o '' -- "${eal[@]}"
+	expect 2 "-r '': an empty file name" -- "$th" capture -r '' -o /dev/null -- "${eal[@]}"
+	expect 2 '^capture: --stats-interval 1e-09: expected 0 \(off\) or at least 0.1 s' -- \
+		"$th" capture -s 1e-9 -o /dev/null -- "${eal[@]}"
+	# The same values from the file: its file:line.
+	printf '[capture]\nstats_interval = 0.05\n' > "$work/often.ini"
+	expect 2 'often.ini:2: capture.stats_interval = 0.05: expected 0 \(off\) or at least 0.1 s' \
+		-- "$th" capture -c "$work/often.ini" -o /dev/null -- "${eal[@]}"
+	# ... unless the command line overrides them.
+	expect 2 '^capture: --stats-interval 0.01' -- "$th" capture -c "$work/often.ini" -s 0.01 \
+		-o /dev/null -- "${eal[@]}"
+	printf '[session]\nrecords =\n' > "$work/norec.ini"
+	expect 2 'norec.ini:2: session.records is empty' -- "$th" capture -c "$work/norec.ini" \
+		-o /dev/null -- "${eal[@]}"
+	printf '[session]\nrecords = /dev/null\n# the map\nnames =\n' > "$work/nonames.ini"
+	expect 2 'nonames.ini:4: session.names is empty' -- "$th" capture -c "$work/nonames.ini" \
+		-o /dev/null -- "${eal[@]}"
+	printf '[capture]\noutput =\n' > "$work/noout.ini"
+	expect 2 'noout.ini:2: capture.output is empty' -- "$th" capture -c "$work/noout.ini" \
+		-- "${eal[@]}"
 	# The RPC log may not be the pcap it reads.
 	cp "$work/small.pcap" "$work/same.pcap"
 	expect 2 'is the pcap a port reads' -- "$th" capture -o "$work/same.pcap" -- "${eal[@]}" \
