@@ -278,6 +278,12 @@ th_settings_check(const struct settings *s, const struct th_conf *c, char *err, 
 		uint64_t ns;
 		const char *why;
 	} positive[] = {
+		{true, "decode", "flow_idle", s->dec.flow_idle_ns,
+			"= 0: every connection would be forgotten between two segments; "
+			"expected seconds > 0"},
+		{true, "decode", "call_timeout", s->dec.call_timeout_ns,
+			"= 0: every call would be given up (a CALL line) before its reply; "
+			"expected seconds > 0"},
 		{is_on[0], "session", "idle", s->sess.idle_ns,
 			"= 0: an open would close before its first operation; expected seconds > "
 			"0"},

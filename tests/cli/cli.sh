@@ -126,6 +126,17 @@ else
 	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.
 	printf '[session]\nrecords = /dev/null\nidle = 0\n' > "$work/idle.ini"
 	expect 2 'idle.ini:3: session.idle = 0' -- "$th" capture -c "$work/idle.ini" -- "${eal[@]}"
+	# A call or a connection forgotten at once: every call a CALL line, no RPC matched.
+	printf '[decode]\ncalls = 64\ncall_timeout = 0\n' > "$work/ctime.ini"
+	expect 2 'ctime.ini:3: decode.call_timeout = 0: every call would be given up' -- \
+		"$th" capture -c "$work/ctime.ini" -- "${eal[@]}"
+	printf '[decode]\nflow_idle = 0\n' > "$work/fidle.ini"
+	expect 2 'fidle.ini:2: decode.flow_idle = 0: every connection' -- \
+		"$th" capture -c "$work/fidle.ini" -- "${eal[@]}"
+	# gap_call_timeout = 0 is documented: the shortcut is off.
+	printf '[decode]\ngap_call_timeout = 0\n' > "$work/gtime.ini"
+	expect 0 'nothing lost' -- "$th" capture -c "$work/gtime.ini" -o /dev/null -- \
+		"${eal[@]}" -m 512 -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap"
 	printf '[trace]\ndir = %s/absent\n' "$work" > "$work/tdir.ini"
 	expect 2 "tdir.ini:2: trace.dir = .*No such file" -- "$th" capture -c "$work/tdir.ini" \
 		-- "${eal[@]}"
