@@ -266,6 +266,13 @@ int th_settings_check(const struct settings *s, const struct th_conf *c, char *e
 bool th_settings_outputs_clash(const struct settings *s, int argc, char **argv, const char *config);
 
 /**
+ * The files the EAL arguments @p argv have net_pcap read (rx_pcap=), before
+ * EAL opens them: each that exists must be a regular file, not a pipe, a
+ * device or a directory. @return 0, or -EINVAL after saying which.
+ */
+int th_settings_inputs_check(int argc, char **argv);
+
+/**
  * EAL argv: program name, [eal] args from the config, then the command line's.
  * *@p out points into *@p copy_out (the config's arguments, split); free both
  * after EAL. @return the count, or -ENOMEM.

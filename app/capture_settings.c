@@ -450,6 +450,52 @@ th_settings_outputs_clash(const struct settings *s, int argc, char **argv, const
 	return false;
 }
 
+/* What a file of mode @p mode is, for a message. */
+static const char *
+file_kind(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a pipe";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+int
+th_settings_inputs_check(int argc, char **argv)
+{
+	char in[PATH_MAX];
+	struct stat st;
+
+	/*
+	 * Capture reads each file's header again (its link type) and its records at
+	 * the end (the inputs check): a pipe's bytes would be taken from net_pcap's
+	 * stream, or wait for a writer for ever, and a device or a directory is no
+	 * capture. A missing file is the driver's to refuse (it names the vdev).
+	 */
+	for (int i = 0; i < argc; i++) {
+		const char *args = argv[i];
+
+		while (th_rx_pcap_next(&args, in, sizeof(in))) {
+			if (stat(in, &st) != 0 || S_ISREG(st.st_mode))
+				continue;
+			fprintf(stderr,
+				"capture: rx_pcap=%s: not a regular file (%s): give a pcap "
+				"file; save a live capture to a file first, or read an "
+				"interface with net_af_packet\n",
+				in, file_kind(st.st_mode));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int
 th_settings_eal_argv(struct th_conf *c, int argc, char **argv, char ***out, char **copy_out)
 {

@@ -718,7 +718,6 @@ port_link(uint16_t port, enum th_pkt_link *link)
 {
 	const char *devargs = pcap_devargs(port), *args = devargs;
 	char path[PATH_MAX], again[PATH_MAX];
-	struct stat st;
 	uint32_t type;
 	int rc;
 
@@ -738,15 +737,7 @@ port_link(uint16_t port, enum th_pkt_link *link)
 			path, again);
 		return -EINVAL;
 	}
-	/* A pipe's bytes are read once, by net_pcap: reading its header here (and its
-	 * records again at the end, print_inputs()) would take them from the stream. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fprintf(stderr,
-			"capture: %s: not a regular file (a pipe or a device): save the "
-			"capture to a file first\n",
-			path);
-		return -EINVAL;
-	}
+	/* A file that is not a regular one was refused before EAL (th_settings_inputs_check()). */
 	rc = th_pcap_file_linktype(path, &type);
 	if (rc == -EPROTO) {
 		fprintf(stderr,
@@ -1205,7 +1196,7 @@ setup_dataplane(const struct vdev_args *vdevs)
 static void
 teardown(void)
 {
-	struct th_outbuf *b;
+	struct th_outbuf *b = NULL; /* set by each dequeue; GCC cannot tell */
 	unsigned int i;
 
 	rte_rwlock_write_lock(&cap.tel_lock);
@@ -1487,6 +1478,19 @@ th_cmd_capture(int argc, char **argv)
 	}
 
 	if (th_settings_outputs_clash(&cap.set, eal_argc, eal_argv, config)) {
+		rc = 2;
+		goto free_conf;
+	}
+	/* EAL with no arguments would probe every PCI device on every core, with hugepages. */
+	if (eal_argc <= 1) {
+		fprintf(stderr,
+			"capture: no port named: give EAL arguments after -- (or [eal] args), "
+			"e.g. -- -l 0-1 --vdev=net_pcap0,rx_pcap=FILE, or a NIC with -a "
+			"PCI-ADDRESS\n");
+		rc = 2;
+		goto free_conf;
+	}
+	if (th_settings_inputs_check(eal_argc, eal_argv) != 0) {
 		rc = 2;
 		goto free_conf;
 	}

@@ -116,12 +116,20 @@ else
 	expect 1 'did not come up' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
 
-	# A pipe: net_pcap reads its header; reading it again would block or steal records.
+	# A pipe: net_pcap reads its header; reading it again would block or steal records. It
+	# is refused before EAL opens it (which waits for a writer), as are a device and a
+	# directory (which net_pcap refused, exit 1).
 	mkfifo "$work/pipe.pcap"
-	(timeout 30 cat "$work/small.pcap" > "$work/pipe.pcap" 2> /dev/null &)
-	expect 2 'not a regular file' -- timeout -s KILL 30 "$th" capture -o "$work/o" -- \
-		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/pipe.pcap"
+	expect 2 'rx_pcap=.*/pipe.pcap: not a regular file \(a pipe\)' -- timeout -s KILL 30 \
+		"$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/pipe.pcap"
 	rm -f "$work/pipe.pcap"
+	expect 2 'rx_pcap=/dev/null: not a regular file \(a character device\)' -- "$th" capture \
+		-o "$work/o" -- "${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap=/dev/null
+	expect 2 'not a regular file \(a directory\)' -- "$th" capture -o "$work/o" -- "${eal[@]}" \
+		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap" --vdev=net_pcap1,rx_pcap="$work"
+	# No EAL arguments at all: no port named, said before EAL looks for hugepages.
+	expect 2 'no port named: give EAL arguments after --' -- "$th" capture -o /dev/null
+	expect 2 'no port named' -- "$th" capture -o /dev/null --
 
 	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.
 	printf '[session]\nrecords = /dev/null\nidle = 0\n' > "$work/idle.ini"
