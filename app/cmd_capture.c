@@ -1484,8 +1484,9 @@ th_cmd_capture(int argc, char **argv)
 	/* EAL with no arguments would probe every PCI device on every core, with hugepages. */
 	if (eal_argc <= 1) {
 		fprintf(stderr,
-			"capture: no port named: give EAL arguments after -- (or [eal] args), "
-			"e.g. -- -l 0-1 --vdev=net_pcap0,rx_pcap=FILE, or a NIC with -a "
+			"capture: no EAL arguments, so no port: give them after -- (or [eal] "
+			"args),\n"
+			"  e.g. -- -l 0-1 --vdev=net_pcap0,rx_pcap=FILE, or a NIC with -a "
 			"PCI-ADDRESS\n");
 		rc = 2;
 		goto free_conf;

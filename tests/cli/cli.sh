@@ -128,8 +128,8 @@ else
 	expect 2 'not a regular file \(a directory\)' -- "$th" capture -o "$work/o" -- "${eal[@]}" \
 		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap" --vdev=net_pcap1,rx_pcap="$work"
 	# No EAL arguments at all: no port named, said before EAL looks for hugepages.
-	expect 2 'no port named: give EAL arguments after --' -- "$th" capture -o /dev/null
-	expect 2 'no port named' -- "$th" capture -o /dev/null --
+	expect 2 'no EAL arguments, so no port: give them after --' -- "$th" capture -o /dev/null
+	expect 2 'no EAL arguments, so no port' -- "$th" capture -o /dev/null --
 
 	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.
 	printf '[session]\nrecords = /dev/null\nidle = 0\n' > "$work/idle.ini"
