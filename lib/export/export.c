@@ -397,25 +397,32 @@ struct view {
 	unsigned int fh_len;
 	uint32_t uid;
 	uint32_t gid;
+	bool has_ids; /* uid and gid are the record's: an open, or an RPC whose call was seen */
 };
 
 static inline struct view
 view_from(const struct th_addr *client, const struct th_addr *server, const uint8_t *fh,
-	unsigned int fh_len, uint32_t uid, uint32_t gid)
+	unsigned int fh_len, uint32_t uid, uint32_t gid, bool has_ids)
 {
-	return (struct view){
-		client, server, fh, fh_len < TH_TRACE_FH_MAX ? fh_len : TH_TRACE_FH_MAX, uid, gid};
+	return (struct view){client, server, fh,
+		fh_len < TH_TRACE_FH_MAX ? fh_len : TH_TRACE_FH_MAX, uid, gid, has_ids};
 }
 
-/* The two record layouts keep the same six fields under the same names. */
+/*
+ * The two record layouts keep the same six fields under the same names. The
+ * credential is in the call: an RPC seen only by its reply has none (its
+ * zeros are not root's).
+ */
 static inline void
 view_of(const struct exporter *x, const struct held *h, struct view *v)
 {
 	const struct th_trace_rpc *r = &h->rpc;
 	const struct th_trace_open *o = &h->open;
 
-	*v = x->c->is_rpcs ? view_from(&r->client, &r->server, r->fh, r->fh_len, r->uid, r->gid)
-			   : view_from(&o->client, &o->server, o->fh, o->fh_len, o->uid, o->gid);
+	*v = x->c->is_rpcs
+		     ? view_from(&r->client, &r->server, r->fh, r->fh_len, r->uid, r->gid,
+			       r->call_ns != 0)
+		     : view_from(&o->client, &o->server, o->fh, o->fh_len, o->uid, o->gid, true);
 }
 
 /*
@@ -656,8 +663,9 @@ struct fields {
 	size_t path_len;
 	uint32_t uid;
 	uint32_t gid;
+	bool has_ids;            /**< uid and gid are there (not for an RPC without its call) */
 	const uint8_t *fh_bytes; /**< the handle (or its pseudonym), for the RPC log's fh= */
-	unsigned int fh_len;
+	unsigned int fh_len;     /**< 0: the record has no handle */
 };
 
 /*
@@ -915,10 +923,14 @@ put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const st
 		p = put_latency(p, r->call_ns, r->reply_ns);
 	else
 		*p++ = '-';
-	p = put_str(p, " - uid="); /* LAT_LAST: the call's last segment is not recorded */
-	p = put_u64(p, f->uid);
-	p = put_str(p, " gid=");
-	p = put_u64(p, f->gid);
+	p = put_str(p, " -"); /* LAT_LAST: the call's last segment is not recorded */
+	/* The credential is the call's: a REPLY line has none, as in the capture's log. */
+	if (f->has_ids) {
+		p = put_str(p, " uid=");
+		p = put_u64(p, f->uid);
+		p = put_str(p, " gid=");
+		p = put_u64(p, f->gid);
+	}
 	if (f->fh_len > 0) {
 		p = put_str(p, " fh=");
 		p = put_fixed_hex32(p, th_nfs_crc32(f->fh_bytes, f->fh_len));
@@ -976,8 +988,13 @@ put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct 
 		row_null(&w, "procedure");
 	}
 	row_word(&w, "status", n.status);
-	row_u64(&w, "uid", f->uid);
-	row_u64(&w, "gid", f->gid);
+	if (f->has_ids) {
+		row_u64(&w, "uid", f->uid);
+		row_u64(&w, "gid", f->gid);
+	} else {
+		row_null(&w, "uid");
+		row_null(&w, "gid");
+	}
 	if (f->fh_len > 0)
 		row_word(&w, "handle", f->fh);
 	else
@@ -1025,12 +1042,13 @@ write_record(struct exporter *x, const struct held *h)
 	struct view v;
 
 	view_of(x, h, &v);
-	path[0] = apath[0] = '\0';
+	path[0] = apath[0] = fh_hex[0] = '\0';
 	f.fh = fh_hex;
 	f.path = path;
 	f.path_len = 0;
 	f.uid = v.uid;
 	f.gid = v.gid;
+	f.has_ids = v.has_ids;
 	f.fh_bytes = v.fh;
 	f.fh_len = v.fh_len;
 	/* Filters see the original values. */
@@ -1042,9 +1060,10 @@ write_record(struct exporter *x, const struct held *h)
 	if (c->uids_count > 0) {
 		unsigned int i;
 
-		for (i = 0; i < c->uids_count && c->uids[i] != v.uid; i++)
+		/* A record without a uid is nobody's, not root's. */
+		for (i = 0; v.has_ids && i < c->uids_count && c->uids[i] != v.uid; i++)
 			;
-		if (i == c->uids_count)
+		if (!v.has_ids || i == c->uids_count)
 			goto filtered;
 	}
 	/* The handle in hex: a column, or what --file compares (a table needs it for that). */
@@ -1077,14 +1096,20 @@ write_record(struct exporter *x, const struct held *h)
 		time_rpc(x, &h->rpc);
 		return;
 	}
+	/* Pseudonyms for the values the record has: no handle (PORTMAP, MOUNT MNT, a reply
+	 * alone) or no credential stays absent, not the pseudonym of nothing. */
 	if (c->anon != NULL) {
-		th_export_anon_fh(c->anon, v.fh, v.fh_len, pfh);
-		fh_end = put_hex(fh_hex, pfh, sizeof(pfh));
-		*fh_end = '\0';
-		f.fh_bytes = pfh;
-		f.fh_len = sizeof(pfh);
-		f.uid = th_export_anon_uid(c->anon, v.uid);
-		f.gid = th_export_anon_gid(c->anon, v.gid);
+		if (v.fh_len > 0) {
+			th_export_anon_fh(c->anon, v.fh, v.fh_len, pfh);
+			fh_end = put_hex(fh_hex, pfh, sizeof(pfh));
+			*fh_end = '\0';
+			f.fh_bytes = pfh;
+			f.fh_len = sizeof(pfh);
+		}
+		if (v.has_ids) {
+			f.uid = th_export_anon_uid(c->anon, v.uid);
+			f.gid = th_export_anon_gid(c->anon, v.gid);
+		}
 		f.path_len = apath_len;
 		f.path = apath;
 	}
@@ -1183,7 +1208,7 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 	if (c->format == TH_EXPORT_FORMAT_CSV && c->srt == NULL) {
 		/* The header: a record's fields with their keys for values. */
 		static const struct held none;
-		struct fields f = {"", "", 0, 0, 0, NULL, 0};
+		struct fields f = {"", "", 0, 0, 0, true, NULL, 0};
 
 		x.is_header = true;
 		x.buf_used = (size_t)((c->is_rpcs ? put_rpc(&x, x.buf, &none.rpc, &f)

@@ -77,6 +77,59 @@ golden rpcs-srt.golden --srt
 golden rpcs-srt-filter.golden --srt --client 192.168.77.11 --file alice-thesis
 golden rpcs-srt-csv.golden --srt -f csv
 golden rpcs-srt-json.golden --srt -f json
+# Pseudonyms for RPC records: a record without a handle (MOUNT MNT, an unknown program, a
+# reply alone) has none to replace, and one without its call has no uid or gid.
+printf 'this key is 32 bytes long, okay.' > "$work/key1"
+printf 'this key is 32 bytes long, okay!' > "$work/key2"
+golden rpcs-anon-text.golden --rpcs --anonymise "$work/key1"
+golden rpcs-anon-csv.golden --rpcs -f csv --anonymise "$work/key1"
+golden rpcs-anon-json.golden --rpcs -f json --anonymise "$work/key1"
+
+# Values a record does not have are absent in every format, with pseudonyms or without: the
+# handle of the four RPCs without one, the uid and gid of the reply without its call.
+# absent OUT FMT: those fields of those records in OUT are absent (empty in CSV, null in JSON).
+absent() {
+	local out=$1 fmt=$2 xid line bad=0
+	for xid in 0x00001003 0x00001005 0x00001006 0x00001007; do
+		line=$(grep -F "$xid" "$out")
+		case $fmt in
+		text) [[ $line != *" fh="* ]] || bad=1 ;;
+		csv) [[ $(echo "$line" | cut -d, -f16) == "" ]] || bad=1 ;;
+		json) [[ $line == *'"handle":null'* ]] || bad=1 ;;
+		esac
+	done
+	line=$(grep -F 0x00001003 "$out")
+	case $fmt in
+	text) [[ $line != *" uid="* && $line != *" gid="* ]] || bad=1 ;;
+	csv) [[ $(echo "$line" | cut -d, -f14,15) == "," ]] || bad=1 ;;
+	json) [[ $line == *'"uid":null,"gid":null'* ]] || bad=1 ;;
+	esac
+	return $bad
+}
+for fmt in text csv json; do
+	for anon in "" "--anonymise $work/key1"; do
+		# shellcheck disable=SC2086
+		"$th" export -q --rpcs -f $fmt $anon "${in[@]}" > "$work/absent.$fmt" 2>&1
+		if absent "$work/absent.$fmt" $fmt; then
+			passed=$((passed + 1))
+		else
+			fail "export --rpcs -f $fmt $anon: a value the record lacks is written:"
+			grep -E '0x0000100[3567]' "$work/absent.$fmt" | sed 's/^/    /'
+		fi
+	done
+done
+# The handles there are: 6 of the 10 RPCs carry one, and every one is still written.
+[[ $(grep -c ' fh=' "$work/absent.text") -eq 6 ]] ||
+	fail "export --rpcs --anonymise text: $(grep -c ' fh=' "$work/absent.text") handles, not 6"
+# --uid 0 is root's RPCs: the reply without a call (no credential) is not among them, the
+# MOUNT call (uid 0) is.
+"$th" export -q --rpcs --uid 0 "${in[@]}" > "$work/uid0" 2>&1
+if [[ $(wc -l < "$work/uid0") -eq 1 ]] && grep -q 'MOUNT3 MNT' "$work/uid0"; then
+	passed=$((passed + 1))
+else
+	fail "export --rpcs --uid 0: $(cat "$work/uid0")"
+fi
+
 
 # Every CSV row has the header's columns.
 for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
@@ -166,8 +219,6 @@ for args in "" "--rpcs" "--rpcs -f csv"; do
 done
 
 # Anonymisation: no original address, uid, gid, handle or name anywhere, in any format.
-printf 'this key is 32 bytes long, okay.' > "$work/key1"
-printf 'this key is 32 bytes long, okay!' > "$work/key2"
 originals=(10.20.30.40 fd00:1234::5 192.168.77.11 192.168.77.12 2001:db8:77::13 40001 40002
 	40003 50001 srv projects alice alice-thesis-draft.tex "alice-thesis, final.tex"
 	budget-2024.xls "salaries \"Q3\".ods" salaries a1a4a7aaadb0b3b6 b1b4b7babdc0c3c6
