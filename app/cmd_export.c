@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <lz4frame.h>
+
 #include "th_cmd.h"
 #include "th_export.h"
 #include "th_srt.h"
@@ -32,9 +35,11 @@ struct seg {
 	ino_t ino;
 	struct th_segment_header hdr; /* read when the segments were grouped */
 	bool is_header_ok;            /* the header could be read */
+	bool is_foreign;              /* not a trace segment at all (its header says so) */
 	uint64_t recovered;           /* records read in the last pass */
+	uint64_t trailer_records;     /* records its trailer counts, when it was read; else 0 */
 	int end_rc;                   /* last th_segment_reader_next result (<= 0), 1: not ended */
-	char why[512];                /* the reader's description when it did not complete */
+	char why[512];                /* what went wrong, with the records recovered if any */
 };
 
 /* One writer stream: its segments one after another, in the order they were written. */
@@ -112,7 +117,8 @@ usage(FILE *out)
 		"Exit status: 0; 1 runtime failure (no segment readable, output not writable);\n"
 		"2 usage error; 3 some segments were truncated or corrupt (their records up to "
 		"the\n"
-		"damage were exported; each is named on stderr).\n");
+		"damage were exported), or some files were not trace segments (skipped); each is\n"
+		"named on stderr.\n");
 }
 
 /* A size in megabytes, 1 to 2^30. @return 0, or -1 having said why. */
@@ -331,18 +337,177 @@ seg_dedup(struct seg_list *l)
 static void
 seg_end(struct seg *s, struct th_segment_reader *r, int rc)
 {
+	const struct th_segment_trailer *t = th_segment_reader_trailer(r);
 	const char *d;
 	size_t n = strlen(s->path);
 
 	s->end_rc = rc;
-	s->recovered = r != NULL ? th_segment_reader_count(r) : 0;
-	if (rc == 0 || r == NULL)
+	s->recovered = th_segment_reader_count(r);
+	/* A trailer read whole says what the segment held (its counts may be what failed). */
+	s->trailer_records = t != NULL ? t->records : 0;
+	if (rc == 0)
 		return;
-	/* The reader's line starts with the path; the report names the segment itself. */
+	/* The reader's line starts with the path and counts the records recovered; the
+	 * report names the segment itself. */
 	d = th_segment_reader_describe(r);
 	if (strncmp(d, s->path, n) == 0 && d[n] == ':')
 		d += n + 1 + (d[n + 1] == ' ');
 	snprintf(s->why, sizeof(s->why), "%s", d);
+}
+
+/*
+ * Why a file whose header the segment reader refused (EBADMSG: not an LZ4
+ * frame, not a segment header, or a checksum; ENODATA: too short) is not
+ * read: sets is_foreign when it is no trace segment at all, else says how
+ * the segment is damaged. A segment is an LZ4 frame whose content starts
+ * with the header's magic, so its first bytes tell the two apart: a pcap, or
+ * another program's .lz4 in a trace directory, is named for what it is, not
+ * counted as a damaged segment.
+ */
+static void
+sniff(struct seg *s, int err)
+{
+	static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18}; /* 0x184d2204, LE */
+	uint8_t in[64 * 1024], head[16];
+	size_t got = 0, total = 0, lz4_err = 0;
+	bool is_lz4 = false;
+	LZ4F_dctx *dctx;
+	ssize_t n;
+	int fd;
+
+	fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(s->why, sizeof(s->why), "cannot be read: %s", strerror(errno));
+		return;
+	}
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
+		close(fd);
+		snprintf(s->why, sizeof(s->why), "cannot be read: %s", strerror(ENOMEM));
+		return;
+	}
+	/* The header's first bytes, from the frame's first block (4 MiB at most). */
+	while (got < sizeof(head) && lz4_err == 0 && total < (5u << 20) &&
+		(n = read(fd, in, sizeof(in))) > 0) {
+		size_t off = 0;
+
+		if (total == 0 && (n < 4 || memcmp(in, lz4_magic, 4) != 0)) {
+			total = (size_t)n;
+			break;
+		}
+		is_lz4 = true;
+		total += (size_t)n;
+		while (off < (size_t)n && got < sizeof(head)) {
+			size_t dst = sizeof(head) - got, src = (size_t)n - off;
+			size_t ret = LZ4F_decompress(dctx, head + got, &dst, in + off, &src, NULL);
+
+			if (LZ4F_isError(ret)) {
+				lz4_err = ret;
+				break;
+			}
+			off += src;
+			got += dst;
+		}
+	}
+	close(fd);
+	LZ4F_freeDecompressionContext(dctx);
+	if (total == 0 && has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX)) {
+		/* What a writer that died before its first flush leaves. */
+		snprintf(s->why, sizeof(s->why),
+			"empty (its writer stopped before the first flush): nothing recovered");
+	} else if (!is_lz4) {
+		s->is_foreign = true;
+		snprintf(s->why, sizeof(s->why), "not a tracehound trace segment (%s)",
+			total == 0 ? "empty" : "not an LZ4 frame");
+	} else if (got >= 8 && memcmp(head, "THSEGHDR", 8) != 0) {
+		s->is_foreign = true;
+		snprintf(s->why, sizeof(s->why),
+			"not a tracehound trace segment (an LZ4 frame of something else)");
+	} else if (got >= 10 && (head[8] | head[9] << 8) != TH_SEGMENT_VERSION) {
+		snprintf(s->why, sizeof(s->why),
+			"segment format version %u, this tracehound reads %u: nothing read",
+			(unsigned int)(head[8] | head[9] << 8), TH_SEGMENT_VERSION);
+	} else if (lz4_err != 0) {
+		snprintf(s->why, sizeof(s->why), "header unreadable (%s): nothing recovered",
+			LZ4F_getErrorName(lz4_err));
+	} else if (got < sizeof(head)) {
+		snprintf(s->why, sizeof(s->why),
+			"truncated inside its header (the file was cut, or its writer stopped "
+			"during the first flush): nothing recovered");
+	} else {
+		snprintf(s->why, sizeof(s->why), "header unreadable (%s): nothing recovered",
+			strerror(err));
+	}
+}
+
+/* A file the segment reader would not open: what it is, in s->why (and s->is_foreign). */
+static void
+seg_refused(struct seg *s, int err)
+{
+	s->end_rc = -err;
+	s->recovered = 0;
+	if (err == EBADMSG || err == ENODATA)
+		sniff(s, err);
+	else if (err == EPROTONOSUPPORT)
+		snprintf(s->why, sizeof(s->why),
+			"records of another trace format version than this tracehound's (%u): "
+			"nothing read",
+			TH_TRACE_VERSION);
+	else
+		snprintf(s->why, sizeof(s->why), "cannot be read: %s: nothing recovered",
+			strerror(err));
+}
+
+/* What went wrong in reading, all segments together. */
+struct damage {
+	unsigned int damaged; /* segments truncated, corrupt, or unreadable from their header */
+	unsigned int unread;  /* of those, the ones whose header could not be read */
+	unsigned int foreign; /* files that are not trace segments at all */
+};
+
+/*
+ * Name a file whose reading did not complete, and count it; @p is_more: other
+ * segments are read. A limit of this run (open files, memory) is not the
+ * segment's fault: exit 1, not 3.
+ */
+static void
+report(const struct seg *s, bool is_more, struct damage *d, int *status)
+{
+	const char *why = s->why[0] != '\0' ? s->why : strerror(-s->end_rc);
+	char lost[96] = "";
+
+	if (s->end_rc == 0 || s->end_rc == 1)
+		return;
+	if (s->end_rc == -EMFILE || s->end_rc == -ENFILE || s->end_rc == -ENOMEM) {
+		fprintf(stderr, "tracehound export: %s: %s%s; its records were not all read\n",
+			s->path, strerror(-s->end_rc),
+			s->end_rc == -ENOMEM ? "" : " (raise ulimit -n: one per stream)");
+		*status = 1;
+		return;
+	}
+	if (s->is_foreign) {
+		d->foreign++;
+		fprintf(stderr, "tracehound export: %s: %s; skipped\n", s->path, why);
+		return;
+	}
+	d->damaged++;
+	d->unread += !s->is_header_ok;
+	if (s->trailer_records > s->recovered)
+		snprintf(lost, sizeof(lost),
+			"; its trailer counts %" PRIu64 " records: %" PRIu64 " lost",
+			s->trailer_records, s->trailer_records - s->recovered);
+	fprintf(stderr, "tracehound export: %s: %s%s%s\n", s->path, why, lost,
+		is_more ? "; continuing with the rest" : "");
+}
+
+/* ", N files not trace segments" for the summary, or "". */
+static const char *
+foreign_note(const struct damage *d, char *buf, size_t size)
+{
+	if (d->foreign == 0)
+		return "";
+	snprintf(buf, size, ", %u %s", d->foreign,
+		d->foreign == 1 ? "file not a trace segment" : "files not trace segments");
+	return buf;
 }
 
 static int
@@ -357,12 +522,8 @@ chain_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_nam
 
 		if (c->r == NULL && s->end_rc == 1) {
 			c->r = th_segment_reader_open(s->path);
-			if (c->r == NULL) {
-				s->end_rc = -errno;
-				s->recovered = 0;
-				snprintf(s->why, sizeof(s->why), "cannot be read: %s",
-					strerror(errno));
-			}
+			if (c->r == NULL)
+				seg_refused(s, errno);
 		}
 		if (c->r != NULL) {
 			rc = th_segment_reader_next(c->r, open, name, rpc);
@@ -404,7 +565,6 @@ cmp_seg(const void *a, const void *b)
 #define CMP(f)                                                                                     \
 	if (x->f != y->f)                                                                          \
 		return x->f < y->f ? -1 : 1;
-	CMP(is_header_ok)
 	CMP(hdr.box_id)
 	CMP(hdr.kind)
 	CMP(hdr.stream_id)
@@ -424,8 +584,8 @@ cmp_seg(const void *a, const void *b)
 static bool
 continues(const struct seg *x, const struct seg *y)
 {
-	return x->is_header_ok && y->is_header_ok && x->hdr.box_id == y->hdr.box_id &&
-	       x->hdr.kind == y->hdr.kind && x->hdr.stream_id == y->hdr.stream_id;
+	return x->hdr.box_id == y->hdr.box_id && x->hdr.kind == y->hdr.kind &&
+	       x->hdr.stream_id == y->hdr.stream_id;
 }
 
 /* ---- progress bar ---- */
@@ -500,7 +660,10 @@ th_cmd_export(int argc, char **argv)
 	struct chain *chains = NULL;
 	struct th_export_source *sources = NULL;
 	struct progress prog = {0};
-	unsigned int nchains = 0, damaged = 0;
+	struct damage dmg = {0};
+	unsigned int nchains = 0;
+	size_t readable = 0, nsegs = 0;
+	char note[64];
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
 	bool is_srt = false;
@@ -793,32 +956,43 @@ th_cmd_export(int argc, char **argv)
 		status = 1;
 		goto free_all;
 	}
+	/* Each file's header says whether it is a segment and which stream it continues. A file
+	 * whose header cannot be read is named now, and not read again. */
 	for (size_t i = 0; i < segs.count; i++) {
-		struct th_segment_reader *r = th_segment_reader_open(segs.v[i].path);
+		struct seg *s = &segs.v[i];
+		struct th_segment_reader *r = th_segment_reader_open(s->path);
 
-		order[i] = &segs.v[i];
-		if (r != NULL) {
-			segs.v[i].hdr = *th_segment_reader_header(r);
-			segs.v[i].is_header_ok = true;
-			th_segment_reader_close(r);
+		if (r == NULL) {
+			seg_refused(s, errno);
+			continue;
 		}
+		s->hdr = *th_segment_reader_header(r);
+		s->is_header_ok = true;
+		th_segment_reader_close(r);
+		order[readable++] = s;
 	}
-	qsort(order, segs.count, sizeof(*order), cmp_seg);
-	for (size_t i = 0; i < segs.count;) {
+	for (size_t i = 0; i < segs.count; i++)
+		if (!segs.v[i].is_header_ok)
+			report(&segs.v[i], readable > 0, &dmg, &status);
+	if (readable == 0) {
+		fprintf(stderr, "tracehound export: no trace segment could be read\n");
+		status = 1;
+		goto free_all;
+	}
+	qsort(order, readable, sizeof(*order), cmp_seg);
+	for (size_t i = 0; i < readable;) {
 		size_t j = i + 1;
-		int kind = order[i]->is_header_ok ? (int)order[i]->hdr.kind : -1;
+		int kind = order[i]->hdr.kind;
 
-		/* A segment whose header is unreadable is a chain of its own (and reported). */
-		while (j < segs.count && continues(order[j - 1], order[j]))
+		while (j < readable && continues(order[j - 1], order[j]))
 			j++;
 		/* RPC records (a decode lcore's) are written with --rpcs only: otherwise their
-		 * segments are not read at all, and the progress bar does not wait for them.
-		 * With --rpcs, the other segments only lend their names to the join, when it
-		 * needs them. */
-		if (kind >= 0 && (c.is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
-							 (kind != TH_SEGMENT_KIND_RPCS &&
-								 !th_export_needs_names(&c))
-					    : kind == TH_SEGMENT_KIND_RPCS)) {
+		 * segments are not read at all (nor counted), and the progress bar does not
+		 * wait for them. With --rpcs, the other segments only lend their names to the
+		 * join, when it needs them. */
+		if (c.is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
+					(kind != TH_SEGMENT_KIND_RPCS && !th_export_needs_names(&c))
+			      : kind == TH_SEGMENT_KIND_RPCS) {
 			i = j;
 			continue;
 		}
@@ -830,23 +1004,22 @@ th_cmd_export(int argc, char **argv)
 		sources[nchains].rewind = chain_rewind;
 		sources[nchains].is_nameless =
 			kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
-		/* A segment whose header could not be read is read in full, to be reported. */
 		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES ||
 						 (c.is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
+		nsegs += j - i;
 		nchains++;
 		i = j;
 	}
 	if (c.is_rpcs) {
 		bool has_rpcs = false;
 
-		for (size_t i = 0; i < segs.count; i++)
-			has_rpcs |= !segs.v[i].is_header_ok ||
-				    segs.v[i].hdr.kind == TH_SEGMENT_KIND_RPCS;
+		for (size_t i = 0; i < readable; i++)
+			has_rpcs |= order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS;
 		if (!has_rpcs) {
 			fprintf(stderr,
 				"tracehound export: none of the %zu segments holds RPC records (a "
 				"capture writes them with [trace] rpcs = 1)\n",
-				segs.count);
+				readable);
 			status = 1;
 			goto free_all;
 		}
@@ -903,38 +1076,22 @@ th_cmd_export(int argc, char **argv)
 			output != NULL ? output : "standard output", strerror(-rc));
 		status = 1;
 	}
-	for (size_t i = 0; i < segs.count; i++) {
-		const struct seg *s = order[i];
-
-		if (s->end_rc == 0 || s->end_rc == 1)
-			continue;
-		if (s->end_rc == -EMFILE || s->end_rc == -ENFILE || s->end_rc == -ENOMEM) {
-			/* Not the segment's fault: a limit of this run (exit 1, not 3). */
-			fprintf(stderr,
-				"tracehound export: %s: %s%s; its records were not all read\n",
-				s->path, strerror(-s->end_rc),
-				s->end_rc == -ENOMEM ? "" : " (raise ulimit -n: one per stream)");
-			status = 1;
-			continue;
-		}
-		damaged++;
-		fprintf(stderr,
-			"tracehound export: %s: %s; %" PRIu64 " records recovered, "
-			"continuing with the rest\n",
-			s->path, s->why[0] != '\0' ? s->why : strerror(-s->end_rc), s->recovered);
-	}
+	for (size_t i = 0; i < readable; i++)
+		report(order[i], true, &dmg, &status);
 	if (!is_quiet && c.srt != NULL) /* a table does not care about order */
 		fprintf(stderr,
-			"tracehound export: %zu segments (%u damaged), %" PRIu64
+			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" RPCs read, %" PRIu64 " in the table, %" PRIu64 " filtered out\n",
-			segs.count, damaged, ctr.records_in, ctr.records_out, ctr.filtered);
+			nsegs + dmg.unread, dmg.damaged, foreign_note(&dmg, note, sizeof(note)),
+			ctr.records_in, ctr.records_out, ctr.filtered);
 	else if (!is_quiet)
 		fprintf(stderr,
-			"tracehound export: %zu segments (%u damaged), %" PRIu64
+			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" %s read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
 			" names, %" PRIu64 " late (raise --window)\n",
-			segs.count, damaged, ctr.records_in, c.is_rpcs ? "RPCs" : "opens",
-			ctr.records_out, ctr.filtered, ctr.names_in, ctr.out_of_order);
+			nsegs + dmg.unread, dmg.damaged, foreign_note(&dmg, note, sizeof(note)),
+			ctr.records_in, c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered,
+			ctr.names_in, ctr.out_of_order);
 	if (!is_quiet && ctr.names_dropped > 0)
 		fprintf(stderr,
 			"tracehound export: %" PRIu64 " of %" PRIu64
@@ -957,7 +1114,7 @@ th_cmd_export(int argc, char **argv)
 			" replaced in full tables (computed again when they return)\n",
 			ac.addrs, ac.ids, ac.fhs, ac.replaced);
 	}
-	if (status == 0 && damaged > 0)
+	if (status == 0 && (dmg.damaged > 0 || dmg.foreign > 0))
 		status = 3;
 free_all:
 	if (out != stdout && out != NULL && fclose(out) != 0 && status == 0) {

@@ -130,7 +130,6 @@ else
 	fail "export --rpcs --uid 0: $(cat "$work/uid0")"
 fi
 
-
 # Every CSV row has the header's columns.
 for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
 	if ! python3 -c 'import csv, sys
@@ -158,7 +157,8 @@ fi
 # A crashed segment: named on stderr with the records recovered, the rest exported, exit 3.
 "$th" export -q "${in[@]}" "$work/crash" > "$work/crash.out" 2> "$work/crash.err"
 rc=$?
-if [[ $rc -ne 3 ]] || ! grep -q 'opens-3-.*\.lz4\.tmp: truncated.*4 records recovered' \
+if [[ $rc -ne 3 ]] ||
+	! grep -q 'opens-3-.*\.lz4\.tmp: truncated .*after 4 records: .*; continuing with the rest$' \
 	"$work/crash.err" || [[ $(wc -l < "$work/crash.err") -ne 1 ]] ||
 	[[ $(wc -l < "$work/crash.out") -ne 28 ]]; then
 	fail "crashed segment: exit $rc (want 3), $(wc -l < "$work/crash.out") records (want 28)"
@@ -178,7 +178,8 @@ for fmt in csv text; do
 	rc=$?
 	ok=1
 	[[ $rc -eq 3 && $(wc -l < "$err") -eq 1 && $(grep -vc '^open_time,' "$out") -eq 16 ]] || ok=0
-	grep -q 'names-1-.*\.lz4\.tmp: truncated.*3 records recovered, continuing' "$err" || ok=0
+	grep -q 'names-1-.*\.lz4\.tmp: truncated .*after 3 records: .*; continuing with the rest$' \
+		"$err" || ok=0
 	if [[ $fmt == csv ]]; then
 		grep -q ',/srv/projects/alice/alice-thesis-draft.tex$' "$out" || ok=0
 	fi
@@ -190,33 +191,134 @@ for fmt in csv text; do
 		sed 's/^/    /' "$err"
 	fi
 done
-# Damage in the middle of a closed segment: a flipped byte near the end.
+# Damage in the middle of a closed segment: a flipped byte in the fifth of its eight blocks
+# (one record each, the header in the first): the first four records are recovered.
+mkdir -p "$work/blocks"
+"$mkseg" "$work/blocks" blocks || { echo "mkseg blocks failed"; exit 1; }
 cp "$work/crash/"*.tmp "$work/"
 seg=$(ls "$work/box1/"opens-1-00001-*.lz4)
-cp "$seg" "$work/corrupt.lz4"
-size=$(stat -c %s "$work/corrupt.lz4")
-printf '\x55' | dd of="$work/corrupt.lz4" bs=1 seek=$((size - 20)) conv=notrunc status=none
+python3 -c 'import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off = 7  # magic, FLG, BD, HC: no content size, no dictionary
+for _ in range(4):  # skip four blocks: size (high bit: stored), data, checksum
+	off += 4 + (struct.unpack_from("<I", b, off)[0] & 0x7fffffff) + 4
+b[off + 6] ^= 0x55
+open(sys.argv[2], "wb").write(b)' "$work"/blocks/*.lz4 "$work/corrupt.lz4"
 "$th" export -q "$work/corrupt.lz4" "$work/box2" > "$work/corrupt.out" 2> "$work/corrupt.err"
 rc=$?
-if [[ $rc -ne 3 ]] || ! grep -q 'corrupt.lz4: .*records recovered, continuing' "$work/corrupt.err"
+want='corrupt.lz4: corrupt (.*): 4 records recovered, the rest of the segment is lost; continuing'
+if [[ $rc -ne 3 ]] || ! grep -q "$want with the rest\$" "$work/corrupt.err" ||
+	[[ $(wc -l < "$work/corrupt.out") -ne 12 ]]
 then
 	fail "corrupt segment: exit $rc (want 3)"
 	sed 's/^/    /' "$work/corrupt.err"
 else
 	passed=$((passed + 1))
 fi
-# A segment whose header cannot be read is named and counted, --rpcs or not, in any format.
-head -c 100 /dev/zero > "$work/noheader.lz4"
+# Each damaged segment is named once, and its count said once.
+if grep -h 'recovered' "$work/crash.err" "$work/corrupt.err" "$work"/cn-*.err |
+	grep -q 'recovered.*recovered'; then
+	fail "a damaged segment's records recovered said twice"
+fi
+# A segment damaged in its header (a flipped byte in its first block) is named and counted,
+# --rpcs or not, in any format: nothing recovered, the rest exported, exit 3. Alone, nothing is
+# readable: exit 1.
+cp "$seg" "$work/badheader.lz4"
+printf '\x55' | dd of="$work/badheader.lz4" bs=1 seek=20 conv=notrunc status=none
 for args in "" "--rpcs" "--rpcs -f csv"; do
 	# shellcheck disable=SC2086
-	"$th" export -q $args "$work/noheader.lz4" "${in[@]}" > /dev/null 2> "$work/noheader.err"
+	"$th" export $args "$work/badheader.lz4" "${in[@]}" > /dev/null 2> "$work/badheader.err"
 	rc=$?
-	if [[ $rc -ne 3 ]] || ! grep -q 'noheader.lz4: cannot be read' "$work/noheader.err"; then
-		fail "unreadable segment, export $args: exit $rc (want 3), or not named"
+	if [[ $rc -ne 3 ]] ||
+		! grep -q 'badheader.lz4: header unreadable (.*): nothing recovered; continuing' \
+			"$work/badheader.err" || ! grep -q ' (1 damaged),' "$work/badheader.err"; then
+		fail "segment with a damaged header, export $args: exit $rc (want 3), or not named"
+		sed 's/^/    /' "$work/badheader.err"
 	else
 		passed=$((passed + 1))
 	fi
 done
+"$th" export "$work/badheader.lz4" > /dev/null 2> "$work/badheader.err"
+rc=$?
+if [[ $rc -ne 1 ]] || ! grep -q 'no trace segment could be read' "$work/badheader.err"; then
+	fail "a lone segment with a damaged header: exit $rc (want 1)"
+	sed 's/^/    /' "$work/badheader.err"
+else
+	passed=$((passed + 1))
+fi
+# Files that are not trace segments (a pcap, zeros named .lz4, an LZ4 file of something else)
+# are named as such, not as damaged segments: alone, exit 1 (nothing readable); among
+# segments, skipped and counted apart, the rest exported, exit 3.
+"$th" gen -o "$work/a.pcap" -n 50 > /dev/null 2>&1 || fail "tracehound gen"
+head -c 100 /dev/zero > "$work/zeros.lz4"
+foreign=("$work/a.pcap" "$work/zeros.lz4")
+if command -v lz4 > /dev/null; then
+	lz4 -q -c "$work/a.pcap" > "$work/pcap.lz4"
+	foreign+=("$work/pcap.lz4")
+fi
+for f in "${foreign[@]}"; do
+	for args in "" "--rpcs" "--rpcs -f csv"; do
+		# shellcheck disable=SC2086
+		"$th" export $args "$f" > "$work/foreign.out" 2> "$work/foreign.err"
+		rc=$?
+		if [[ $rc -ne 1 ]] ||
+			! grep -q "^tracehound export: $f: not a tracehound trace segment (.*); skipped$" \
+				"$work/foreign.err" ||
+			! grep -q 'no trace segment could be read' "$work/foreign.err" ||
+			grep -q 'damaged\|recovered' "$work/foreign.err" || [[ -s "$work/foreign.out" ]]
+		then
+			fail "export $args $(basename "$f"): exit $rc (want 1), or not said to be no segment"
+			sed 's/^/    /' "$work/foreign.err"
+		else
+			passed=$((passed + 1))
+		fi
+		# shellcheck disable=SC2086
+		"$th" export $args "$f" "${in[@]}" > "$work/foreign.out" 2> "$work/foreign.err"
+		rc=$?
+		if [[ $rc -ne 3 ]] || ! grep -q 'not a tracehound trace segment' "$work/foreign.err" ||
+			! grep -q ' (0 damaged), 1 file not a trace segment,' "$work/foreign.err" ||
+			[[ $(grep -vc '^call_time,' "$work/foreign.out") -ne $([[ -n $args ]] && echo 10 || echo 24) ]]
+		then
+			fail "export $args $(basename "$f") SEGMENTS: exit $rc (want 3), or wrong summary"
+			sed 's/^/    /' "$work/foreign.err"
+		else
+			passed=$((passed + 1))
+		fi
+	done
+done
+# The summary counts the segments export reads: not the RPC streams without --rpcs (box 1's
+# opens in two segments and one, box 2's, box 1's names), only those with --rpcs, and the name
+# map too where the join needs it.
+for args in ":5" "--rpcs:2" "--rpcs -f csv:3" "--srt:2"; do
+	# shellcheck disable=SC2086
+	"$th" export ${args%:*} "${in[@]}" 2> "$work/count.err" > /dev/null
+	if grep -q "^tracehound export: ${args#*:} segments (0 damaged)," "$work/count.err"; then
+		passed=$((passed + 1))
+	else
+		fail "export ${args%:*}: the summary does not count ${args#*:} segments:"
+		sed 's/^/    /' "$work/count.err"
+	fi
+done
+# A segment whose trailer was read whole but counts more records than it holds: how many were
+# lost is said (the trailer edited, the frame recompressed with the stock lz4).
+if command -v lz4 > /dev/null; then
+	lz4 -q -d -c "$seg" | python3 -c 'import struct, sys
+b = bytearray(sys.stdin.buffer.read())
+t = len(b) - 64
+assert b[t:t + 8] == b"THSEGEND"
+records, opens = struct.unpack_from("<QQ", b, t + 24)
+struct.pack_into("<QQ", b, t + 24, records + 3, opens + 3)
+sys.stdout.buffer.write(b)' | lz4 -q -BX > "$work/lost.lz4"
+	"$th" export -q "$work/lost.lz4" "$work/box2" > "$work/lost.out" 2> "$work/lost.err"
+	rc=$?
+	want='lost.lz4: .*: 8 records recovered.*; its trailer counts 11 records: 3 lost; continuing'
+	if [[ $rc -ne 3 ]] || ! grep -q "$want with the rest\$" "$work/lost.err"; then
+		fail "segment with records missing before its trailer: exit $rc (want 3)"
+		sed 's/^/    /' "$work/lost.err"
+	else
+		passed=$((passed + 1))
+	fi
+fi
 
 # Anonymisation: no original address, uid, gid, handle or name anywhere, in any format.
 originals=(10.20.30.40 fd00:1234::5 192.168.77.11 192.168.77.12 2001:db8:77::13 40001 40002

@@ -12,6 +12,9 @@
  *                        the .tmp a crash leaves
  *   mkseg DIR crash-names  box 1's name map alone, flushed after its first three
  *                        names and never closed (the fourth is lost)
+ *   mkseg DIR blocks     one closed segment (box 4) of 8 opens, flushed after each:
+ *                        a block each, the header in the first and the trailer in
+ *                        the last, so damage can be partway through
  */
 
 #include <stdio.h>
@@ -221,7 +224,7 @@ main(int argc, char **argv)
 	struct th_trace_open o;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkseg DIR [crash|crash-names]\n");
+		fprintf(stderr, "usage: mkseg DIR [crash|crash-names|blocks]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
@@ -248,6 +251,16 @@ main(int argc, char **argv)
 		th_segment_writer_flush(cw);
 		write_name(cw, 4);
 		_exit(0);
+	}
+	if (argc > 2 && strcmp(argv[2], "blocks") == 0) {
+		struct th_segment_writer *bw = writer(argv[1], 4, 0, TH_SEGMENT_KIND_OPENS);
+
+		for (unsigned int i = 0; i < 8; i++) {
+			open_rec(0, i, &o);
+			if (th_segment_write_open(bw, &o) != 0 || th_segment_writer_flush(bw) != 0)
+				return 1;
+		}
+		return th_segment_writer_close(bw, NULL) != 0;
 	}
 	/* Box 1 runs lcores 0 and 1, box 2 runs lcore 0. */
 	w[0] = writer(argv[1], 1, 0, TH_SEGMENT_KIND_OPENS);
