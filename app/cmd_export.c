@@ -18,9 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-#include <lz4frame.h>
-
 #include "th_cmd.h"
 #include "th_export.h"
 #include "th_srt.h"
@@ -356,102 +353,38 @@ seg_end(struct seg *s, struct th_segment_reader *r, int rc)
 }
 
 /*
- * Why a file whose header the segment reader refused (EBADMSG: not an LZ4
- * frame, not a segment header, or a checksum; ENODATA: too short) is not
- * read: sets is_foreign when it is no trace segment at all, else says how
- * the segment is damaged. A segment is an LZ4 frame whose content starts
- * with the header's magic, so its first bytes tell the two apart: a pcap, or
- * another program's .lz4 in a trace directory, is named for what it is, not
- * counted as a damaged segment.
+ * A file the segment reader would not open: what it is, in s->why, and
+ * whether it is no trace segment at all (a pcap, or another program's .lz4
+ * in a trace directory), named for what it is rather than as damage.
  */
-static void
-sniff(struct seg *s, int err)
-{
-	static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18}; /* 0x184d2204, LE */
-	uint8_t in[64 * 1024], head[16];
-	size_t got = 0, total = 0, lz4_err = 0;
-	bool is_lz4 = false;
-	LZ4F_dctx *dctx;
-	ssize_t n;
-	int fd;
-
-	fd = open(s->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(s->why, sizeof(s->why), "cannot be read: %s", strerror(errno));
-		return;
-	}
-	if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
-		close(fd);
-		snprintf(s->why, sizeof(s->why), "cannot be read: %s", strerror(ENOMEM));
-		return;
-	}
-	/* The header's first bytes, from the frame's first block (4 MiB at most). */
-	while (got < sizeof(head) && lz4_err == 0 && total < (5u << 20) &&
-		(n = read(fd, in, sizeof(in))) > 0) {
-		size_t off = 0;
-
-		if (total == 0 && (n < 4 || memcmp(in, lz4_magic, 4) != 0)) {
-			total = (size_t)n;
-			break;
-		}
-		is_lz4 = true;
-		total += (size_t)n;
-		while (off < (size_t)n && got < sizeof(head)) {
-			size_t dst = sizeof(head) - got, src = (size_t)n - off;
-			size_t ret = LZ4F_decompress(dctx, head + got, &dst, in + off, &src, NULL);
-
-			if (LZ4F_isError(ret)) {
-				lz4_err = ret;
-				break;
-			}
-			off += src;
-			got += dst;
-		}
-	}
-	close(fd);
-	LZ4F_freeDecompressionContext(dctx);
-	if (total == 0 && has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX)) {
-		/* What a writer that died before its first flush leaves. */
-		snprintf(s->why, sizeof(s->why),
-			"empty (its writer stopped before the first flush): nothing recovered");
-	} else if (!is_lz4) {
-		s->is_foreign = true;
-		snprintf(s->why, sizeof(s->why), "not a tracehound trace segment (%s)",
-			total == 0 ? "empty" : "not an LZ4 frame");
-	} else if (got >= 8 && memcmp(head, "THSEGHDR", 8) != 0) {
-		s->is_foreign = true;
-		snprintf(s->why, sizeof(s->why),
-			"not a tracehound trace segment (an LZ4 frame of something else)");
-	} else if (got >= 10 && (head[8] | head[9] << 8) != TH_SEGMENT_VERSION) {
-		snprintf(s->why, sizeof(s->why),
-			"segment format version %u, this tracehound reads %u: nothing read",
-			(unsigned int)(head[8] | head[9] << 8), TH_SEGMENT_VERSION);
-	} else if (lz4_err != 0) {
-		snprintf(s->why, sizeof(s->why), "header unreadable (%s): nothing recovered",
-			LZ4F_getErrorName(lz4_err));
-	} else if (got < sizeof(head)) {
-		snprintf(s->why, sizeof(s->why),
-			"truncated inside its header (the file was cut, or its writer stopped "
-			"during the first flush): nothing recovered");
-	} else {
-		snprintf(s->why, sizeof(s->why), "header unreadable (%s): nothing recovered",
-			strerror(err));
-	}
-}
-
-/* A file the segment reader would not open: what it is, in s->why (and s->is_foreign). */
 static void
 seg_refused(struct seg *s, int err)
 {
+	struct stat st;
+	bool is_empty = stat(s->path, &st) == 0 && st.st_size == 0;
+
 	s->end_rc = -err;
 	s->recovered = 0;
-	if (err == EBADMSG || err == ENODATA)
-		sniff(s, err);
+	s->is_foreign = err == ENOEXEC ||
+			(err == ENODATA && is_empty && !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX));
+	if (s->is_foreign)
+		snprintf(s->why, sizeof(s->why), "not a tracehound trace segment (%s)",
+			is_empty ? "empty" : "no segment header");
+	else if (err == ENODATA &&
+		 is_empty) /* what a writer that died before its first flush leaves */
+		snprintf(s->why, sizeof(s->why),
+			"empty (its writer stopped before the first flush): nothing recovered");
+	else if (err == ENODATA)
+		snprintf(s->why, sizeof(s->why),
+			"truncated inside its header (the file was cut, or its writer stopped "
+			"during the first flush): nothing recovered");
+	else if (err == EBADMSG)
+		snprintf(s->why, sizeof(s->why), "header unreadable (corrupt): nothing recovered");
 	else if (err == EPROTONOSUPPORT)
 		snprintf(s->why, sizeof(s->why),
-			"records of another trace format version than this tracehound's (%u): "
-			"nothing read",
-			TH_TRACE_VERSION);
+			"another segment or record format version than this tracehound's (%u, "
+			"%u): nothing read",
+			TH_SEGMENT_VERSION, TH_TRACE_VERSION);
 	else
 		snprintf(s->why, sizeof(s->why), "cannot be read: %s: nothing recovered",
 			strerror(err));

@@ -205,14 +205,20 @@ parse_header(struct th_segment_reader *r)
 {
 	const uint8_t *p;
 	size_t size;
-	int ret = want(r, TH_SEGMENT_HEADER_SIZE);
+	int ret = want(r, 8);
 
+	/* An LZ4 frame of something else is told apart by its first bytes. */
+	if (ret > 0 && memcmp(r->out + r->out_off, SEG_HEADER_MAGIC, 8) != 0)
+		return -ENOEXEC;
+	if (ret > 0)
+		ret = want(r, TH_SEGMENT_HEADER_SIZE);
 	if (ret <= 0)
-		return -EBADMSG;
+		return ret < 0 ? ret : -ENODATA; /* cut (-ENODATA) or corrupt (-EBADMSG) */
 	p = r->out + r->out_off;
 	size = th_le_get16(p + 10);
-	if (memcmp(p, SEG_HEADER_MAGIC, 8) != 0 || th_le_get16(p + 8) != TH_SEGMENT_VERSION ||
-		size < TH_SEGMENT_HEADER_SIZE)
+	if (th_le_get16(p + 8) != TH_SEGMENT_VERSION)
+		return -EPROTONOSUPPORT;
+	if (size < TH_SEGMENT_HEADER_SIZE)
 		return -EBADMSG;
 	r->hdr.version = th_le_get16(p + 8);
 	r->hdr.trace_version = th_le_get16(p + 12);
@@ -228,7 +234,7 @@ parse_header(struct th_segment_reader *r)
 	/* A later version may grow the header: skip what this one does not know. */
 	ret = want(r, size);
 	if (ret <= 0)
-		return -EBADMSG;
+		return ret < 0 ? ret : -ENODATA;
 	r->out_off += size;
 	return 0;
 }
@@ -259,7 +265,9 @@ th_segment_reader_open(const char *path)
 	}
 	avail = fill(r, LZ4F_HEADER_SIZE_MAX);
 	err = avail < 0 ? EIO : ENODATA;
-	if (avail < 7)
+	if (avail >= 4 && th_le_get32(r->in) != LZ4F_MAGICNUMBER)
+		err = ENOEXEC; /* no LZ4 frame: not a segment at all */
+	if (avail < 7 || err == ENOEXEC)
 		goto fail_header;
 	err = EBADMSG;
 	hsize = LZ4F_headerSize(r->in, (size_t)avail);

@@ -72,7 +72,7 @@ read_all(const char *path, bool is_sound)
 	if (r == NULL) {
 		/* Only the reasons th_segment_reader_open() documents. */
 		if (errno != EBADMSG && errno != EPROTONOSUPPORT && errno != ENODATA &&
-			errno != ENOMEM)
+			errno != ENOEXEC && errno != ENOMEM)
 			abort();
 		return;
 	}

@@ -401,7 +401,11 @@ test_damage(void **state)
 	remove_dir(dir);
 }
 
-/* A segment of another record format version (2: records coded one by one) is refused by name. */
+/*
+ * A segment of another record format version (2: records coded one by one) is
+ * refused by name, as are another segment version and files that are no
+ * segment.
+ */
 static void
 test_other_version(void **state)
 {
@@ -434,6 +438,27 @@ test_other_version(void **state)
 	rd = th_segment_reader_open(path);
 	assert_non_null(rd);
 	th_segment_reader_close(rd);
+	/* Another segment version; then files that are no segment at all: ENOEXEC. */
+	raw[8] = TH_SEGMENT_VERSION + 1;
+	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
+	spit(path, frame, n);
+	errno = 0;
+	assert_null(th_segment_reader_open(path));
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	memcpy(raw, "THSEGEND", 8); /* an LZ4 frame of something else */
+	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
+	spit(path, frame, n);
+	errno = 0;
+	assert_null(th_segment_reader_open(path));
+	assert_int_equal(errno, ENOEXEC);
+	spit(path, (const uint8_t *)"\xd4\xc3\xb2\xa1\x02\x00\x04\x00 a pcap", 16);
+	errno = 0;
+	assert_null(th_segment_reader_open(path));
+	assert_int_equal(errno, ENOEXEC);
+	spit(path, frame, 0);
+	errno = 0;
+	assert_null(th_segment_reader_open(path));
+	assert_int_equal(errno, ENODATA);
 	remove_dir(dir);
 }
 
