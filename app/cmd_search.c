@@ -456,8 +456,11 @@ parse_opts(int argc, char **argv, struct opts *o)
  * @return 0, or -EINVAL after "path:line: reason" on stderr.
  */
 static int
-load_skips(struct th_search *s, const char *path)
+load_skips(struct th_search *s, const struct th_limits *l, const char *profile, const char *path)
 {
+	struct th_rng rng;
+	struct th_wl inside;
+
 	char *line = NULL, err[256];
 	size_t cap = 0;
 	unsigned no = 0;
@@ -492,6 +495,14 @@ load_skips(struct th_search *s, const char *path)
 		} else if (th_search_add_given(s, &m) != 0) {
 			fprintf(stderr, "tracehound search: %s:%u: out of memory\n", path, no);
 			rc = -EINVAL;
+		} else {
+			/* Harmless (an MFS of another subsystem), but it skips nothing here. */
+			th_rng_seed(&rng, no);
+			if (th_mfs_draw(&m, l, &rng, &inside) == -ENOENT)
+				fprintf(stderr,
+					"tracehound search: %s:%u: note: no workload %s allows "
+					"meets it\n",
+					path, no, profile);
 		}
 	}
 	if (rc == 0 && ferror(f)) {
@@ -759,7 +770,7 @@ cmd_one(struct opts *o)
 	}
 	/* Every input read and every output ready before testbed time is spent. */
 	for (k = 0; k < o->skip_count; k++) {
-		if (load_skips(s, o->skip[k]) != 0) {
+		if (load_skips(s, b.limits, th_sim_name(sim), o->skip[k]) != 0) {
 			status = 2;
 			goto free_search;
 		}

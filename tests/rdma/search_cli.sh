@@ -202,6 +202,10 @@ fi
 { echo '# two good lines, then a bad one'; echo 'pause: dir=loopback'; echo;
 	echo 'low_tput: qp_type=UD wq_depth>=1024'; echo 'pause: qp_count>=lots'; } > "$work/bad-mfs.txt"
 expect 2 'bad-mfs.txt:5: ' -- "$th" search --profile "$prof" --hours 0.1 --skip-mfs "$work/bad-mfs.txt"
+# An MFS no workload of this profile meets (H has no GPU) skips nothing: a note, not an error.
+printf 'pause: mem=gpu\npause: dir=loopback\n' > "$work/gpu-mfs.txt"
+expect 0 'gpu-mfs.txt:1: note: no workload H allows meets it' -- "$th" search \
+	--profile "$root/config/rdma/H.ini" --hours 0.1 --skip-mfs "$work/gpu-mfs.txt"
 echo 'pause:' > "$work/empty-mfs.txt"
 expect 2 'empty-mfs.txt:1: no conditions' -- "$th" search --profile "$prof" --hours 0.1 \
 	--skip-mfs "$work/empty-mfs.txt"
