@@ -90,6 +90,9 @@ struct decode_lcore {
 	struct th_sess_op inline_op; /* inline inference: the op being reduced */
 	uint8_t *scratch;            /* linear copy of multi-segment frames */
 	atomic_uint_fast64_t freed;  /* frames from the ring decoded and their mbufs freed */
+	/* Capture time up to which every op this lcore emits is on the session rings (with
+	 * several decode lcores behind the dispatcher; UINT64_MAX once it is done). */
+	atomic_uint_fast64_t sess_done_ns;
 	atomic_bool is_done;         /* flushed and finished */
 } __rte_cache_aligned;
 
@@ -111,6 +114,7 @@ struct dispatch_lcore {
 	unsigned int n_rxq;
 	uint64_t ring_full;          /* mbufs dropped: a decode ring was full */
 	uint64_t handed[MAX_DECODE]; /* frames put on each decode lcore's ring */
+	atomic_uint_fast64_t handed_ns; /* the time of the latest frame put on a ring */
 	uint8_t *scratch;            /* FRAME_MAX bytes: a chained frame's headers */
 } __rte_cache_aligned;
 
@@ -124,6 +128,8 @@ struct capture {
 	struct session_lcore sl[MAX_SESSION];
 	unsigned int n_session;        /* 0: inference off */
 	bool is_inline_session;        /* one decode lcore runs inference itself */
+	bool has_sess_horizon; /* several decode lcores feed the session lcores: see decode_main()
+				*/
 	struct rte_mempool *sess_pool; /* th_sess_op events in flight */
 	struct rte_ring *out_ring;     /* filled output buffers, all lcores -> control */
 	struct rte_mempool *pool;

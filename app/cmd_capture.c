@@ -376,6 +376,7 @@ finish_decode(struct decode_lcore *dl)
 	close_segments(&dl->rpc_seg, &dl->rpc_ctr, "RPC trace segments");
 	if (cap.is_inline_session && dl->index == 0)
 		finish_session(&cap.sl[0]);
+	atomic_store_explicit(&dl->sess_done_ns, UINT64_MAX, memory_order_release);
 	atomic_store(&dl->is_done, true);
 }
 
@@ -388,6 +389,24 @@ all_decode_done(void)
 		if (!atomic_load(&cap.dl[i].is_done))
 			return false;
 	return true;
+}
+
+/*
+ * How far in capture time every decode lcore has got: no op still to come to
+ * a session lcore was emitted from an earlier frame (decode_main()).
+ */
+static uint64_t
+sess_horizon(void)
+{
+	uint64_t h = UINT64_MAX, d;
+	unsigned int i;
+
+	for (i = 0; i < cap.n_decode; i++) {
+		d = atomic_load_explicit(&cap.dl[i].sess_done_ns, memory_order_acquire);
+		if (d < h)
+			h = d;
+	}
+	return h;
 }
 
 /* Session lcore: inference for its files, fed by every decode lcore. */
@@ -403,6 +422,9 @@ session_main(void *arg)
 	for (;;) {
 		uint64_t tsc = rte_rdtsc();
 
+		/* Read before the ring: every op emitted up to it is on the ring by now. */
+		if (cap.has_sess_horizon)
+			th_sess_set_horizon(sl->t, sess_horizon());
 		n = rte_ring_sc_dequeue_burst(sl->in, (void **)ops, 64, NULL);
 		for (i = 0; i < n; i++) {
 			if (i + 1 < n)
@@ -468,6 +490,20 @@ replay_age(struct decode_lcore *dl, uint64_t ts_ns, uint64_t *prev_ns, uint64_t 
 	*next_age_ns = ts_ns + REPLAY_AGE_NS;
 }
 
+/*
+ * Several decode lcores feed the session lcores, each in its own time: in a
+ * replay one can be seconds of capture time ahead of another, and inference
+ * ageing by its ops would decide another's GETATTRs before their READs came
+ * (th_sess_set_horizon()). So each says how far it has got, once the ops of
+ * its frames up to @p ns are on the session rings.
+ */
+static inline void
+sess_done(struct decode_lcore *dl, uint64_t ns)
+{
+	flush_all_pending(dl);
+	atomic_store_explicit(&dl->sess_done_ns, ns, memory_order_release);
+}
+
 static int
 decode_main(void *arg)
 {
@@ -476,6 +512,7 @@ decode_main(void *arg)
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0, prev_ns = 0;
+	uint64_t last_ns = 0;
 	unsigned int in_line = 0;
 	bool is_over, is_replay = !cap.has_live_port;
 
@@ -484,9 +521,16 @@ decode_main(void *arg)
 		uint64_t tsc = rte_rdtsc(), burst_ns;
 
 		if (dl->in != NULL) {
+			/* Read before the ring: what the dispatcher handed up to it is on the ring.
+			 */
+			uint64_t handed_ns =
+				atomic_load_explicit(&cap.disp.handed_ns, memory_order_acquire);
+
 			nb = rte_ring_sc_dequeue_burst(dl->in, (void **)pkts, burst, NULL);
 			if (nb == 0 && atomic_load(&cap.is_rx_done) && rte_ring_empty(dl->in))
 				break;
+			if (nb == 0 && cap.has_sess_horizon)
+				sess_done(dl, handed_ns);
 		} else {
 			nb = th_rx_next(&poll, pkts, burst, &from, &is_over);
 			if (is_over)
@@ -507,7 +551,10 @@ decode_main(void *arg)
 			if (is_replay)
 				replay_age(dl, ts_ns, &prev_ns, &next_age_ns, &in_line);
 			decode_mbuf(dl, pkts[i], ts_ns);
+			last_ns = ts_ns;
 		}
+		if (cap.has_sess_horizon)
+			sess_done(dl, last_ns);
 		rte_pktmbuf_free_bulk(pkts, nb);
 		if (dl->in != NULL)
 			give_back_mbufs(dl, nb);
@@ -562,6 +609,7 @@ dispatch_main(void *arg)
 	unsigned int counts[MAX_DECODE];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, sent;
+	uint64_t last_ns, burst_ns;
 	bool is_over, is_file;
 
 	th_rx_poll_init(&poll, dp->rxq, dp->n_rxq);
@@ -572,10 +620,15 @@ dispatch_main(void *arg)
 		if (nb == 0)
 			continue;
 		memset(counts, 0, sizeof(counts[0]) * cap.n_decode);
+		last_ns = 0;
+		burst_ns = cap.has_sess_horizon ? tsc_to_ns(rte_rdtsc()) : 0;
 		for (i = 0; i < nb; i++) {
 			unsigned int l = pick_lcore(pkts[i], dp->scratch);
+			uint64_t ts_ns = cap.has_sess_horizon ? mbuf_time(pkts[i], burst_ns) : 0;
 
 			per[l][counts[l]++] = pkts[i];
+			if (ts_ns > last_ns)
+				last_ns = ts_ns;
 		}
 		/* A file alone has no line rate to keep up with; beside a live port it would
 		 * hold the live port's frames up. */
@@ -598,6 +651,10 @@ dispatch_main(void *arg)
 				rte_pktmbuf_free_bulk(per[i] + sent, counts[i] - sent);
 			}
 		}
+		/* After the frames: a decode lcore that reads it and then finds its ring
+		 * empty has had every frame of its share up to it. */
+		if (cap.has_sess_horizon)
+			atomic_store_explicit(&dp->handed_ns, last_ns, memory_order_release);
 	}
 	atomic_store(&cap.is_rx_done, true);
 	return 0;
@@ -1077,6 +1134,7 @@ setup_dataplane(const struct vdev_args *vdevs)
 			cap.n_decode = 1;
 	}
 	n_rxq = use_rss ? cap.n_decode : 1;
+	cap.has_sess_horizon = cap.has_dispatcher && cap.n_session > 0 && !cap.is_inline_session;
 	note_fewer("decode", cap.set.decode_lcores, cap.n_decode,
 		cap.has_dispatcher ? " behind a dispatcher" : "");
 	if (cap.n_session != 0)

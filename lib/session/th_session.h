@@ -251,6 +251,17 @@ void th_sess_input(struct th_sess_table *t, const struct th_sess_op *op);
 void th_sess_tick(struct th_sess_table *t, uint64_t now_ns);
 
 /**
+ * Ops from several sources (decode lcores) arrive interleaved, each source
+ * in its own order: one may be seconds of capture time ahead of another in a
+ * replay. @p horizon_ns is how far every source has got: no op still to come
+ * was emitted from a frame before it. th_sess_input() then moves time to an
+ * op's call only up to the horizon, and this call moves it to the latest call
+ * taken or the horizon, whichever is earlier. UINT64_MAX (the default): one
+ * source, no limit.
+ */
+void th_sess_set_horizon(struct th_sess_table *t, uint64_t horizon_ns);
+
+/**
  * Close every open session (end of capture): pending cache reads are decided
  * as if their confirmation delay had passed, then every name still valid is
  * emitted with to_ns 0. Read/write histories are kept.
