@@ -144,7 +144,11 @@ on_name(void *ctx, const struct th_sess_name *n)
 		th_out_commit(&sl->names, (size_t)th_sess_name_format(n, line, TH_OUT_ROOM));
 }
 
-/* Hand a burst of ops to their session lcore; what does not fit is counted and let go. */
+/*
+ * Hand a burst of ops to their session lcore. On a live port what does not
+ * fit is counted and let go; a replay's ops wait for room, as its frames do
+ * for the decode rings: nothing is lost to a session lcore that was slow.
+ */
 static void
 flush_pending(struct decode_lcore *dl, unsigned int s)
 {
@@ -153,6 +157,11 @@ flush_pending(struct decode_lcore *dl, unsigned int s)
 	if (n == 0)
 		return;
 	sent = rte_ring_mp_enqueue_burst(cap.sl[s].in, (void **)dl->pending[s], n, NULL);
+	while (!cap.has_live_port && sent < n) {
+		rte_pause();
+		sent += rte_ring_mp_enqueue_burst(
+			cap.sl[s].in, (void **)dl->pending[s] + sent, n - sent, NULL);
+	}
 	if (sent < n) {
 		dl->sess_ring_full += n - sent;
 		rte_mempool_put_bulk(cap.sess_pool, (void **)(dl->pending[s] + sent), n - sent);
@@ -190,7 +199,13 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 			dl->sess_not_used++;
 		return;
 	}
-	if (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
+	/* A replay waits for a free event: the session lcores free them as they go. */
+	while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
+		if (!cap.has_live_port) {
+			flush_all_pending(dl);
+			rte_pause();
+			continue;
+		}
 		/* Lost only if inference would have taken it (asked here, off the usual path). */
 		if (th_sess_op_is_used(op))
 			dl->sess_pool_empty++;
@@ -207,9 +222,14 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 		/* Directory scans and name creation matter to every table (listings, names). */
 		dl->sess_copies += cap.n_session - 1;
 		for (s = 1; s < cap.n_session; s++) {
-			struct th_sess_op *copy;
+			struct th_sess_op *copy = NULL;
 
-			if (rte_mempool_get(cap.sess_pool, (void **)&copy) != 0) {
+			while (rte_mempool_get(cap.sess_pool, (void **)&copy) != 0 &&
+				!cap.has_live_port) {
+				flush_all_pending(dl);
+				rte_pause();
+			}
+			if (copy == NULL) {
 				dl->sess_pool_empty++;
 				continue;
 			}

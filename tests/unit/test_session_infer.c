@@ -294,7 +294,7 @@ test_close_to_open_getattr(void **state)
 /*
  * Two decode lcores, one seconds of capture time ahead of the other: its op
  * must not age the other's GETATTR out before that GETATTR's READ comes. With
- * the horizon at how far the late one has got, client 2's GETATTR and READ
+ * the horizon at how far the late one has got, client 3's GETATTR and READ
  * are one uncached open; without it, a cache read and a second open.
  */
 static void
