@@ -246,15 +246,20 @@ th_stats_progress(uint64_t start_tsc)
 {
 	static double last_s;
 	struct th_decode_stats s;
-	uint64_t dropped;
+	struct rte_eth_stats es;
+	uint64_t dropped, lost;
 	double secs = (double)(rte_rdtsc() - start_tsc) / (double)rte_get_tsc_hz();
 
 	sum_stats(&s, &dropped);
+	sum_ports(&es);
+	/* As the summary counts them: every frame lost before decoding, every TCP gap. */
+	lost = es.imissed + es.rx_nombuf + cap.disp.ring_full +
+	       (cap.n_packet_sockets > 0 ? th_kdrops_read() : 0);
 	fprintf(stderr,
 		"capture: %.1fs frames %" PRIu64 " rpcs %" PRIu64 " unmatched %" PRIu64
-		" gaps %" PRIu64 " ring-full %" PRIu64 " out-dropped %" PRIu64,
-		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only, s.flow.gaps_lost,
-		cap.disp.ring_full, dropped);
+		" gaps %" PRIu64 " lost-frames %" PRIu64 " out-dropped %" PRIu64,
+		secs, s.frames, s.ops_matched, s.ops_call_only + s.ops_reply_only,
+		s.flow.gaps_lost + s.flow.gaps_payload, lost, dropped);
 	put_interval(stderr, secs - last_s, s.ops_matched);
 	last_s = secs;
 	fputc('\n', stderr);
