@@ -1579,6 +1579,11 @@ th_cmd_capture(int argc, char **argv)
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
+		/* EAL says EINVAL for arguments it refuses: a usage error like ours. */
+		rc = rte_errno == EINVAL ? 2 : 1;
+		/* Its runtime directory, if it made one: only when empty (no other user). */
+		if (rte_eal_get_runtime_dir()[0] != '\0')
+			rmdir(rte_eal_get_runtime_dir());
 		goto close_out;
 	}
 	signal(SIGINT, on_signal);

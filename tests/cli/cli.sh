@@ -130,6 +130,13 @@ else
 	# No EAL arguments at all: no port named, said before EAL looks for hugepages.
 	expect 2 'no EAL arguments, so no port: give them after --' -- "$th" capture -o /dev/null
 	expect 2 'no EAL arguments, so no port' -- "$th" capture -o /dev/null --
+	# Arguments EAL refuses are a usage error too, and leave no runtime directory behind.
+	expect 2 'EAL initialisation failed: Invalid argument' -- "$th" capture -o /dev/null -- \
+		-l 0-300 "${eal[@]}" --vdev=net_null0
+	if [[ -e /run/dpdk/th-cli-$$ ]]; then
+		echo "FAIL: a failed EAL start left /run/dpdk/th-cli-$$"
+		fails=$((fails + 1))
+	fi
 
 	# Values that parse but cannot work: file:line and exit 2, not "out of memory" later.
 	printf '[session]\nrecords = /dev/null\nidle = 0\n' > "$work/idle.ini"
