@@ -147,9 +147,18 @@ struct capture {
 	rte_rwlock_t tel_lock;
 	bool is_tel_off;
 	uint64_t ts_flag;       /* its ol_flags bit */
-	uint64_t clock_base_ns; /* wall clock at clock_base_tsc */
-	uint64_t clock_base_tsc;
-	double ns_per_tsc;
+	/* TSC to wall clock: two copies, the control lcore rewrites the one not in use each
+	 * second (clock_steer()) and then flips clock_slot; readers take the slot first. */
+	struct wallclock {
+		uint64_t base_tsc;
+		uint64_t base_ns;  /* wall clock at base_tsc */
+		double ns_per_tsc; /* steered: the measured rate, corrected toward the wall clock */
+	} clock[2];
+	atomic_uint clock_slot;
+	uint64_t clock_start_tsc; /* for the measured rate: */
+	uint64_t clock_start_raw; /* CLOCK_MONOTONIC_RAW then */
+	int64_t clock_error_ns;   /* wall clock less the TSC's reading at the last steering */
+	double ns_per_tsc;        /* EAL's nominal rate, for periods */
 	int out_fds[TH_OUT__DEST_COUNT]; /* per destination; -1: not written */
 	struct th_out_totals out_totals; /* written, lost; a write failed: stop */
 	unsigned int n_packet_sockets;   /* AF_PACKET sockets: kernel drops counted */

@@ -388,6 +388,9 @@ th_stats_final(FILE *out, double secs)
 		fprintf(out, "  %-14" PRIu64 " %s\n", atomic_load(&cap.files_out_of_order),
 			"file frames read out of time order (too few mbufs)");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
+	if (cap.has_live_port)
+		fprintf(out, "  %-14" PRId64 " %s\n", cap.clock_error_ns / 1000,
+			"us the host-stamped frame times were off the wall clock, last second");
 	print_srt(out);
 	if (cap.n_session > 0)
 		print_session_stats(out);
