@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +31,14 @@ struct seg {
 	char *path;                   /* as given or found */
 	dev_t dev;                    /* the file, however it was reached (links, twice given) */
 	ino_t ino;
+	off_t size;                   /* bytes: of two copies of a segment, the larger is read */
+	size_t found;                 /* how many were found before it (arguments in order) */
 	struct th_segment_header hdr; /* read when the segments were grouped */
 	bool is_header_ok;            /* the header could be read */
 	bool is_foreign;              /* not a trace segment at all (its header says so) */
+	bool has_range;               /* lo_ns and hi_ns are known (the segment was scanned) */
+	uint64_t lo_ns;               /* earliest time of the records the merge takes from it */
+	uint64_t hi_ns;               /* latest such time */
 	uint64_t recovered;           /* records read in the last pass */
 	uint64_t trailer_records;     /* records its trailer counts, when it was read; else 0 */
 	int end_rc;                   /* last th_segment_reader_next result (<= 0), 1: not ended */
@@ -88,9 +94,10 @@ usage(FILE *out)
 		"                         path component; same key, same pseudonyms\n"
 		"      --prefix-preserving  with --anonymise: addresses that share a prefix keep\n"
 		"                         sharing it (IPv4 and IPv6)\n"
-		"      --window S         how far out of time order one stream may be (default 60 "
-		"s;\n"
-		"                         later records are written late and counted)\n"
+		"      --window S         how far out of time order one stream may be: at least\n"
+		"                         session.idle + 30 (default 60 s); later records are\n"
+		"                         written late, counted, and the summary says the window\n"
+		"                         that would have held them\n"
 		"      --window-mb MB     memory for the records the window holds back, all "
 		"streams\n"
 		"                         together (default 1024); a stream at its share lets its\n"
@@ -213,6 +220,8 @@ seg_add(struct seg_list *l, const char *path, const struct stat *st)
 		return -ENOMEM;
 	s->dev = st->st_dev;
 	s->ino = st->st_ino;
+	s->size = st->st_size;
+	s->found = l->count;
 	s->end_rc = 1;
 	l->count++;
 	return 0;
@@ -432,14 +441,19 @@ report(const struct seg *s, bool is_more, struct damage *d, int *status)
 		is_more ? "; continuing with the rest" : "");
 }
 
-/* ", N files not trace segments" for the summary, or "". */
+/* ", N files not trace segments, M copies skipped" for the summary, or "". */
 static const char *
-foreign_note(const struct damage *d, char *buf, size_t size)
+foreign_note(const struct damage *d, size_t copies, char *buf, size_t size)
 {
-	if (d->foreign == 0)
-		return "";
-	snprintf(buf, size, ", %u %s", d->foreign,
-		d->foreign == 1 ? "file not a trace segment" : "files not trace segments");
+	int n = 0;
+
+	buf[0] = '\0';
+	if (d->foreign > 0)
+		n = snprintf(buf, size, ", %u %s", d->foreign,
+			d->foreign == 1 ? "file not a trace segment" : "files not trace segments");
+	if (copies > 0 && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", %zu %s skipped", copies,
+			copies == 1 ? "copy" : "copies");
 	return buf;
 }
 
@@ -521,6 +535,296 @@ continues(const struct seg *x, const struct seg *y)
 	       x->hdr.stream_id == y->hdr.stream_id;
 }
 
+/* ---- copies, and streams written by more than one capture ---- */
+
+/* The same segment: one writer's one file (a copy of a trace directory read with it). */
+static bool
+same_segment(const struct seg *x, const struct seg *y)
+{
+	return continues(x, y) && x->hdr.created_ns == y->hdr.created_ns &&
+	       x->hdr.seq == y->hdr.seq;
+}
+
+/*
+ * Of two copies of a segment, the one to read: a closed one over a .tmp, then
+ * the larger, then the one given (or found) first.
+ */
+static bool
+is_better_copy(const struct seg *x, const struct seg *y)
+{
+	bool x_tmp = has_suffix(x->path, TH_SEGMENT_TMP_SUFFIX);
+	bool y_tmp = has_suffix(y->path, TH_SEGMENT_TMP_SUFFIX);
+
+	if (x_tmp != y_tmp)
+		return !x_tmp;
+	if (x->size != y->size)
+		return x->size > y->size;
+	return x->found < y->found;
+}
+
+/*
+ * Drop the copies among @p order (sorted by cmp_seg(), so copies are
+ * neighbours), each named once: read as well, a copy of a trace directory
+ * exported with it would write every record twice. @return copies dropped.
+ */
+static size_t
+skip_copies(struct seg **order, size_t *count)
+{
+	size_t i, j, kept = 0, dropped = 0;
+
+	for (i = 0; i < *count; i = j) {
+		size_t best = i;
+
+		for (j = i + 1; j < *count && same_segment(order[i], order[j]); j++)
+			if (is_better_copy(order[j], order[best]))
+				best = j;
+		for (size_t k = i; k < j; k++) {
+			if (k == best)
+				continue;
+			fprintf(stderr,
+				"tracehound export: %s is a copy of %s (box %" PRIu64
+				", %s stream %u, segment %" PRIu64 ", created at the same ns); "
+				"skipped\n",
+				order[k]->path, order[best]->path, order[best]->hdr.box_id,
+				th_segment_kind_name(order[best]->hdr.kind),
+				order[best]->hdr.stream_id, order[best]->hdr.seq);
+			dropped++;
+		}
+		order[kept++] = order[best];
+	}
+	*count = kept;
+	return dropped;
+}
+
+/* The segments of a stream number on from one to the next, in order of creation: one writer. */
+static bool
+is_one_writer(struct seg *const *g, size_t count)
+{
+	for (size_t k = 1; k < count; k++)
+		if (g[k]->hdr.seq != g[k - 1]->hdr.seq + 1)
+			return false;
+	return true;
+}
+
+/*
+ * Read a segment through for the times of the records the merge takes from it
+ * (opens, or with @p is_rpcs RPCs; its trailer's times count names too). Damage
+ * is reported when the merge reads it; here what was read is what counts.
+ */
+static void
+scan_range(struct seg *s, bool is_rpcs)
+{
+	struct th_segment_reader *r = th_segment_reader_open(s->path);
+	struct th_trace_open open;
+	struct th_trace_rpc rpc;
+	int type;
+
+	if (r == NULL)
+		return;
+	while ((type = th_segment_reader_next(
+			r, is_rpcs ? NULL : &open, NULL, is_rpcs ? &rpc : NULL)) > 0) {
+		uint64_t t;
+
+		if (type != (is_rpcs ? TH_TRACE_RPC : TH_TRACE_OPEN))
+			continue;
+		t = is_rpcs ? th_trace_rpc_time(&rpc) : open.open_ns;
+		if (!s->has_range || t < s->lo_ns)
+			s->lo_ns = t;
+		if (!s->has_range || t > s->hi_ns)
+			s->hi_ns = t;
+		s->has_range = true;
+	}
+	th_segment_reader_close(r);
+}
+
+/* Segments of one stream that the merge reads one after another (one export source). */
+struct run {
+	uint64_t last_seq; /* of its last segment so far */
+	uint64_t hi_ns;    /* latest record time of its segments */
+	bool has_range;    /* hi_ns is known */
+};
+
+/*
+ * Which run segment @p s of a stream written by several captures joins, of
+ * @p count: one it can follow without a record coming later than the window
+ * allows (its earliest record no more than @p window_ns before the run's
+ * latest), the writer's own (numbered on from it) first; else the only writer
+ * numbered on from, whose own disorder it is; else a new run (@p count).
+ */
+static size_t
+pick_run(const struct run *runs, size_t count, const struct seg *s, uint64_t window_ns)
+{
+	size_t fit = count, own = count, owns = 0;
+
+	for (size_t r = 0; r < count; r++) {
+		bool is_own = s->hdr.seq > 0 && runs[r].last_seq + 1 == s->hdr.seq;
+		bool is_fit = !s->has_range || !runs[r].has_range ||
+			      runs[r].hi_ns <= s->lo_ns + window_ns;
+
+		if (is_own) {
+			owns++;
+			own = r;
+		}
+		if (is_fit && is_own)
+			return r;
+		if (is_fit && (fit == count || runs[r].hi_ns > runs[fit].hi_ns))
+			fit = r;
+	}
+	if (owns == 1)
+		return own;
+	return fit;
+}
+
+/*
+ * Split the @p count segments of one stream (@p g, in order of creation) into
+ * runs whose records follow one another in time, each read as its own stream,
+ * so that segments of two captures whose records overlap (two boxes with one
+ * trace.box, or a later capture of an older trace into the same directory)
+ * are merged rather than read one after the other and written late. @p g is
+ * reordered run by run; @p run_len gets each run's segments.
+ * @return runs (1: one after another in time, as one writer's), or -ENOMEM.
+ */
+static long
+split_runs(struct seg **g, size_t count, bool is_rpcs, uint64_t window_ns, size_t *run_len)
+{
+	struct run *runs = calloc(count, sizeof(*runs));
+	size_t *run_of = calloc(count, sizeof(*run_of));
+	struct seg **tmp = calloc(count, sizeof(*tmp));
+	size_t nruns = 0, k = 0;
+	long rc = -ENOMEM;
+
+	if (runs == NULL || run_of == NULL || tmp == NULL)
+		goto free_all;
+	for (size_t i = 0; i < count; i++) {
+		struct seg *s = g[i];
+		size_t r;
+
+		scan_range(s, is_rpcs);
+		r = pick_run(runs, nruns, s, window_ns);
+		if (r == nruns) {
+			nruns++;
+			runs[r].has_range = false;
+		}
+		run_of[i] = r;
+		runs[r].last_seq = s->hdr.seq;
+		if (s->has_range && (!runs[r].has_range || s->hi_ns > runs[r].hi_ns))
+			runs[r].hi_ns = s->hi_ns;
+		runs[r].has_range |= s->has_range;
+	}
+	for (size_t r = 0; r < nruns; r++) {
+		run_len[r] = 0;
+		for (size_t i = 0; i < count; i++) {
+			if (run_of[i] == r) {
+				tmp[k++] = g[i];
+				run_len[r]++;
+			}
+		}
+	}
+	memcpy(g, tmp, count * sizeof(*g));
+	rc = (long)nruns;
+free_all:
+	free(tmp);
+	free(run_of);
+	free(runs);
+	return rc;
+}
+
+/* Streams of one box that had to be split (said once per box, after the grouping). */
+struct overlap_note {
+	bool is_set;       /* a stream of this box was split */
+	uint64_t box;      /* the box id */
+	unsigned int more; /* streams split besides the first */
+	bool is_backwards; /* the later capture's records come first (else they overlap) */
+	uint8_t kind;      /* the first split stream */
+	uint16_t stream;   /* its id */
+	const char *a, *b; /* a segment of its first run and one of its second */
+};
+
+/* The records of a run of @p n segments from @p g: earliest and latest. @return any. */
+static bool
+run_range(struct seg *const *g, size_t n, uint64_t *lo, uint64_t *hi)
+{
+	bool has = false;
+
+	for (size_t k = 0; k < n; k++) {
+		if (!g[k]->has_range)
+			continue;
+		if (!has || g[k]->lo_ns < *lo)
+			*lo = g[k]->lo_ns;
+		if (!has || g[k]->hi_ns > *hi)
+			*hi = g[k]->hi_ns;
+		has = true;
+	}
+	return has;
+}
+
+/*
+ * A stream split into runs (@p g, @p run_len): do its second run's records all
+ * come before its first's (one capture after another, the later of an older
+ * trace), rather than overlap them (two writing at once)?
+ */
+static bool
+is_backwards(struct seg *const *g, const size_t *run_len)
+{
+	uint64_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+
+	return run_range(g, run_len[0], &lo0, &hi0) &&
+	       run_range(g + run_len[0], run_len[1], &lo1, &hi1) && hi1 <= lo0;
+}
+
+static void
+overlap_say(struct overlap_note *n)
+{
+	char more[64] = "";
+
+	if (!n->is_set)
+		return;
+	if (n->more > 0)
+		snprintf(more, sizeof(more), " (and %u more stream%s)", n->more,
+			n->more == 1 ? "" : "s");
+	if (!n->is_backwards)
+		fprintf(stderr,
+			"tracehound export: box %" PRIu64 ", %s stream %u%s: segments of two "
+			"captures whose records overlap in time (%s and %s): two boxes with one "
+			"trace.box = %" PRIu64 ", or two captures of one time into one directory; "
+			"merged as separate streams, in time order. Give each box its own "
+			"trace.box and each capture its own directory\n",
+			n->box, th_segment_kind_name(n->kind), n->stream, more, n->a, n->b, n->box);
+	else
+		fprintf(stderr,
+			"tracehound export: box %" PRIu64 ", %s stream %u%s: a later capture's "
+			"segments hold records earlier than an earlier capture's (%s, then %s): "
+			"two capture runs into one directory, the later of an older trace (or the "
+			"clock set back); merged as separate streams, in time order. Give "
+			"each capture its own directory\n",
+			n->box, th_segment_kind_name(n->kind), n->stream, more, n->a, n->b);
+	n->is_set = false;
+}
+
+/*
+ * What the summary says of records written late: the window that would have
+ * held them (a stream's records came up to max_disorder_ns after a later one
+ * of its own) when a larger one would have, else the memory that let them go.
+ */
+static const char *
+late_note(const struct th_export_config *c, const struct th_export_counters *ctr, char *buf,
+	size_t size)
+{
+	double d = (double)ctr->max_disorder_ns / 1e9;
+
+	buf[0] = '\0';
+	if (ctr->out_of_order == 0)
+		return buf;
+	if (ctr->max_disorder_ns > c->window_ns)
+		snprintf(buf, size,
+			" (a stream's records came up to %.1f s out of order: --window %.0f would "
+			"have held them)",
+			d, ceil(d));
+	else
+		snprintf(buf, size, " (let go early for memory: raise --window-mb)");
+	return buf;
+}
+
 /* ---- progress bar ---- */
 
 static double
@@ -594,9 +898,10 @@ th_cmd_export(int argc, char **argv)
 	struct th_export_source *sources = NULL;
 	struct progress prog = {0};
 	struct damage dmg = {0};
+	struct overlap_note split = {0};
 	unsigned int nchains = 0;
-	size_t readable = 0, nsegs = 0;
-	char note[64];
+	size_t readable = 0, nsegs = 0, copies = 0, *run_len = NULL;
+	char note[128], late[160];
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
 	bool is_srt = false;
@@ -913,9 +1218,17 @@ th_cmd_export(int argc, char **argv)
 		goto free_all;
 	}
 	qsort(order, readable, sizeof(*order), cmp_seg);
+	copies = skip_copies(order, &readable);
+	run_len = calloc(readable, sizeof(*run_len));
+	if (run_len == NULL) {
+		status = 1;
+		goto free_all;
+	}
 	for (size_t i = 0; i < readable;) {
-		size_t j = i + 1;
+		size_t j = i + 1, k = i;
 		int kind = order[i]->hdr.kind;
+		long nruns = 1;
+		bool is_merged;
 
 		while (j < readable && continues(order[j - 1], order[j]))
 			j++;
@@ -929,20 +1242,49 @@ th_cmd_export(int argc, char **argv)
 			i = j;
 			continue;
 		}
-		chains[nchains].segs = &order[i];
-		chains[nchains].count = (unsigned int)(j - i);
-		sources[nchains].label = order[i]->path;
-		sources[nchains].next = chain_next;
-		sources[nchains].ctx = &chains[nchains];
-		sources[nchains].rewind = chain_rewind;
-		sources[nchains].is_nameless =
-			kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
-		sources[nchains].is_names_only = kind == TH_SEGMENT_KIND_NAMES ||
-						 (c.is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
+		is_merged =
+			c.is_rpcs ? kind == TH_SEGMENT_KIND_RPCS
+				  : kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_MIXED;
+		run_len[0] = j - i;
+		/* A stream whose segments do not number on one from the next was written by
+		 * more than one capture: read through (only then) for their times, they are
+		 * split where one capture's records would come late after another's. Order does
+		 * not matter to a --srt table. */
+		if (is_merged && c.srt == NULL && !is_one_writer(&order[i], j - i)) {
+			nruns = split_runs(&order[i], j - i, c.is_rpcs, c.window_ns, run_len);
+			if (nruns < 0) {
+				fprintf(stderr, "tracehound export: %s\n", strerror(-(int)nruns));
+				status = 1;
+				goto free_all;
+			}
+		}
+		if (nruns > 1 && split.is_set && split.box == order[i]->hdr.box_id) {
+			split.more++;
+		} else if (nruns > 1) {
+			overlap_say(&split);
+			split = (struct overlap_note){true, order[i]->hdr.box_id, 0,
+				is_backwards(&order[i], run_len), order[i]->hdr.kind,
+				order[i]->hdr.stream_id, order[i]->path,
+				order[i + run_len[0]]->path};
+		}
+		for (long r = 0; r < nruns; k += run_len[r], r++) {
+			chains[nchains].segs = &order[k];
+			chains[nchains].count = (unsigned int)run_len[r];
+			sources[nchains].label = order[k]->path;
+			sources[nchains].next = chain_next;
+			sources[nchains].ctx = &chains[nchains];
+			sources[nchains].rewind = chain_rewind;
+			sources[nchains].is_nameless =
+				kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
+			sources[nchains].is_names_only =
+				kind == TH_SEGMENT_KIND_NAMES ||
+				(c.is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
+			nchains++;
+		}
 		nsegs += j - i;
-		nchains++;
 		i = j;
 	}
+	overlap_say(&split);
 	if (c.is_rpcs) {
 		bool has_rpcs = false;
 
@@ -1015,16 +1357,18 @@ th_cmd_export(int argc, char **argv)
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" RPCs read, %" PRIu64 " in the table, %" PRIu64 " filtered out\n",
-			nsegs + dmg.unread, dmg.damaged, foreign_note(&dmg, note, sizeof(note)),
-			ctr.records_in, ctr.records_out, ctr.filtered);
+			nsegs + dmg.unread, dmg.damaged,
+			foreign_note(&dmg, copies, note, sizeof(note)), ctr.records_in,
+			ctr.records_out, ctr.filtered);
 	else if (!is_quiet)
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" %s read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
-			" names, %" PRIu64 " late (raise --window)\n",
-			nsegs + dmg.unread, dmg.damaged, foreign_note(&dmg, note, sizeof(note)),
-			ctr.records_in, c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered,
-			ctr.names_in, ctr.out_of_order);
+			" names, %" PRIu64 " late%s\n",
+			nsegs + dmg.unread, dmg.damaged,
+			foreign_note(&dmg, copies, note, sizeof(note)), ctr.records_in,
+			c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered, ctr.names_in,
+			ctr.out_of_order, late_note(&c, &ctr, late, sizeof(late)));
 	if (!is_quiet && ctr.names_dropped > 0)
 		fprintf(stderr,
 			"tracehound export: %" PRIu64 " of %" PRIu64
@@ -1060,6 +1404,7 @@ free_all:
 		free(segs.v[i].path);
 	free(segs.v);
 	free(order);
+	free(run_len);
 	free(chains);
 	free(sources);
 	th_export_hosts_free(c.hosts);

@@ -96,8 +96,10 @@ th_export_config_defaults(struct th_export_config *c)
 	c->format = TH_EXPORT_FORMAT_TEXT;
 	c->direction = -1;
 	c->is_names_on = true;
-	/* Opens close 30 s (session.idle) after their last operation: a minute covers opens of
-	 * up to ~30 s; longer ones are written late and counted. */
+	/* An open is written when it closes, session.idle (30 s) after its last operation, so a
+	 * stream is out of open-time order by up to an open's length plus session.idle: a
+	 * minute covers opens of up to ~30 s at the default idle; longer ones are written late
+	 * and counted. */
 	c->window_ns = 60ull * 1000000000u;
 	c->window_bytes = 1024ull << 20;
 	c->names_bytes = 2048ull << 20;
@@ -378,13 +380,16 @@ fill(struct exporter *x, struct stream *s)
 		got++;
 		if (x->c->progress != NULL && (x->ctr->records_in & 0xffff) == 0)
 			x->c->progress(x->c->progress_ctx, x->ctr->records_in);
+		/* Before the record moves into its place (the slot then holds another). */
+		if (t_of(slot) > s->max_seen_ns)
+			s->max_seen_ns = t_of(slot);
+		else if (s->max_seen_ns - t_of(slot) > x->ctr->max_disorder_ns)
+			x->ctr->max_disorder_ns = s->max_seen_ns - t_of(slot);
 		if (s->ring_count == 0 || t_of(slot) >= t_of(ring_at(s, s->ring_count - 1))) {
 			s->ring_count++;
 		} else if (!ring_insert(s) && late_push(s, slot, x->held_max) < 0) {
 			return -ENOMEM;
 		}
-		if (t_of(slot) > s->max_seen_ns)
-			s->max_seen_ns = t_of(slot);
 	}
 	return 0;
 }

@@ -272,6 +272,11 @@ struct th_export_counters {
 	uint64_t names_in;     /**< name records read */
 	uint64_t names_dropped; /**< name records not kept: the join's memory was full */
 	uint64_t out_of_order; /**< records later than the merge window allowed (written late) */
+	/**
+	 * Furthest a record of a stream came after a later one of the same stream (ns): a
+	 * window of at least this holds every record back long enough, memory permitting.
+	 */
+	uint64_t max_disorder_ns;
 	uint64_t released_early; /**< records let go before their window had passed (memory) */
 };
 

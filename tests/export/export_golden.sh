@@ -382,6 +382,76 @@ then
 	fail "prefix-preserving: clients $c1 do not share one /24"
 fi
 
+# One stream (box, kind, lcore) written by two captures: two boxes left at one trace.box
+# (their opens interleave in time), or a later capture of an older trace into the same
+# directory (its opens come first). Read one after the other, they came out late; they are
+# merged as separate streams, in time order, and said to be so, naming the box and segments.
+for mode in samebox:7:'segments of two captures whose records overlap in time (.*opens-7-.*\.lz4 and .*opens-7-.*\.lz4): two boxes with one trace.box = 7' \
+	backwards:8:"a later capture's segments hold records earlier than an earlier capture's (.*opens-8-.*\.lz4, then .*opens-8-.*\.lz4): two capture runs into one directory"
+do
+	name=${mode%%:*} rest=${mode#*:}
+	box=${rest%%:*} want=${rest#*:}
+	mkdir -p "$work/$name"
+	"$mkseg" "$work/$name" "$name" || { echo "mkseg $name failed"; exit 1; }
+	"$th" export "$work/$name" > "$work/$name.out" 2> "$work/$name.err"
+	rc=$?
+	if [[ $rc -ne 0 || $(wc -l < "$work/$name.out") -ne 200 ]] ||
+		! sort -c -s -t'|' -k1,1n "$work/$name.out" 2> /dev/null ||
+		! grep -q "^tracehound export: box $box, opens stream 0: $want" "$work/$name.err" ||
+		! grep -q ' 200 written, .* 0 late$' "$work/$name.err"; then
+		fail "$name: exit $rc (want 0), not 200 opens in time order, or not said:"
+		sed 's/^/    /' "$work/$name.err"
+	else
+		passed=$((passed + 1))
+	fi
+done
+# Late records: the summary says the window that would have held them (a stream's opens
+# came up to 100.5 s out of order), and that window holds them.
+mkdir -p "$work/disorder"
+"$mkseg" "$work/disorder" disorder || { echo "mkseg disorder failed"; exit 1; }
+"$th" export --window 10 "$work/disorder" 2> "$work/disorder.err" > /dev/null
+"$th" export --window 101 "$work/disorder" 2> "$work/disorder101.err" > /dev/null
+if grep -q ' 1 late (a stream.s records came up to 100.5 s out of order: --window 101 would have held them)$' \
+	"$work/disorder.err" && grep -q ' 0 late$' "$work/disorder101.err"; then
+	passed=$((passed + 1))
+else
+	fail "late records: the summary does not say the window that holds them:"
+	sed 's/^/    /' "$work/disorder.err" "$work/disorder101.err"
+fi
+# A copy of a trace directory read with it: each copied segment (same box, kind, lcore,
+# creation time and number) is named once and skipped, not exported twice; of a closed
+# segment and a cut .tmp copy of it, the closed one is read (no damage, exit 0).
+cp -r "$work/box1" "$work/box1copy"
+"$th" export "${in[@]}" "$work/box1copy" > "$work/copy.out" 2> "$work/copy.err"
+rc=$?
+if [[ $rc -ne 0 || $(wc -l < "$work/copy.out") -ne 24 ]] ||
+	[[ $(grep -c "^tracehound export: $work/box1copy/.*\.lz4 is a copy of $work/box1/.*\.lz4 (box 1, .*); skipped$" "$work/copy.err") -ne 5 ]] ||
+	! grep -q '^tracehound export: 5 segments (0 damaged), 5 copies skipped, 24 opens read, .* 0 late$' \
+		"$work/copy.err"; then
+	fail "a copy of a directory: exit $rc (want 0), $(wc -l < "$work/copy.out") records (want 24):"
+	sed 's/^/    /' "$work/copy.err"
+else
+	passed=$((passed + 1))
+fi
+mkdir -p "$work/tmpcopy"
+blk=$(ls "$work"/blocks/*.lz4)
+python3 -c 'import struct, sys
+b = open(sys.argv[1], "rb").read()
+off = 7
+for _ in range(3):  # the header and two opens: three blocks
+	off += 4 + (struct.unpack_from("<I", b, off)[0] & 0x7fffffff) + 4
+open(sys.argv[2], "wb").write(b[:off])' "$blk" "$work/tmpcopy/$(basename "$blk").tmp"
+"$th" export "$work/tmpcopy" "$work/blocks" > "$work/tmpcopy.out" 2> "$work/tmpcopy.err"
+rc=$?
+if [[ $rc -ne 0 || $(wc -l < "$work/tmpcopy.out") -ne 8 ]] ||
+	! grep -q "^tracehound export: $work/tmpcopy/.*\.lz4\.tmp is a copy of $blk (box 4, .*); skipped$" \
+		"$work/tmpcopy.err"; then
+	fail "a cut .tmp copy of a segment: exit $rc (want 0), $(wc -l < "$work/tmpcopy.out") records (want 8):"
+	sed 's/^/    /' "$work/tmpcopy.err"
+else
+	passed=$((passed + 1))
+fi
+
 # Usage errors.
 expect2() {
 	if "$th" export "$@" > "$work/u.out" 2>&1; then rc=0; else rc=$?; fi

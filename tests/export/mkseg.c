@@ -15,8 +15,16 @@
  *   mkseg DIR blocks     one closed segment (box 4) of 8 opens, flushed after each:
  *                        a block each, the header in the first and the trailer in
  *                        the last, so damage can be partway through
+ *   mkseg DIR samebox    two writers of one stream (box 7, lcore 0) at once, as two
+ *                        boxes left at one trace.box write: their opens interleave in
+ *                        time, their segments (two each) in creation
+ *   mkseg DIR backwards  two writers of one stream (box 8, lcore 0) one after the
+ *                        other, the later with the earlier opens (two segments each)
+ *   mkseg DIR disorder   one stream (box 9): opens a second apart, one written 100.5 s
+ *                        after a later one
  */
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +232,8 @@ main(int argc, char **argv)
 	struct th_trace_open o;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkseg DIR [crash|crash-names|blocks]\n");
+		fprintf(stderr,
+			"usage: mkseg DIR [crash|crash-names|blocks|samebox|backwards|disorder]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
@@ -261,6 +270,53 @@ main(int argc, char **argv)
 				return 1;
 		}
 		return th_segment_writer_close(bw, NULL) != 0;
+	}
+	if (argc > 2 && (strcmp(argv[2], "samebox") == 0 || strcmp(argv[2], "backwards") == 0)) {
+		bool is_same = strcmp(argv[2], "samebox") == 0;
+		uint64_t box = is_same ? 7 : 8;
+
+		/* 100 opens each, more than a stream reads ahead. Together: a at 100, 120, ... s
+		 * and b at 110, 130, ...; one after the other: a at 4000, 4030, ... s, then b at
+		 * 500, 530, ... s. */
+		w[0] = writer(argv[1], box, 0, TH_SEGMENT_KIND_OPENS);
+		w[1] = is_same ? writer(argv[1], box, 0, TH_SEGMENT_KIND_OPENS) : NULL;
+		for (unsigned int k = 0; k < 200; k++) {
+			unsigned int b = is_same ? k % 2 : k / 100, i = is_same ? k / 2 : k % 100;
+
+			if (!is_same && k == 100) {
+				if (th_segment_writer_close(w[0], NULL) != 0)
+					return 1;
+				w[1] = writer(argv[1], box, 0, TH_SEGMENT_KIND_OPENS);
+			}
+			open_rec(b, i % 8, &o);
+			o.open_ns = BASE + (is_same ? (100 + 10 * k) * S
+						    : ((b ? 500 : 4000) + 30 * i) * S);
+			o.close_ns = o.open_ns + 250000;
+			if (th_segment_write_open(w[b], &o) != 0)
+				return 1;
+			if (i == 49 && th_segment_writer_rotate(w[b]) != 0)
+				return 1;
+		}
+		return (is_same && th_segment_writer_close(w[0], NULL) != 0) ||
+		       th_segment_writer_close(w[1], NULL) != 0;
+	}
+	if (argc > 2 && strcmp(argv[2], "disorder") == 0) {
+		struct th_segment_writer *dw = writer(argv[1], 9, 0, TH_SEGMENT_KIND_OPENS);
+
+		/* 100 to 399 s, then one at 298.5 s (100.5 s after 399's), then 400 to 419 s. */
+		for (unsigned int k = 0; k < 321; k++) {
+			open_rec(0, k % 8, &o);
+			o.open_ns = BASE +
+				    (k < 300           ? 100 + k
+					    : k == 300 ? 298
+						       : 99 + k) *
+					    S +
+				    (k == 300 ? S / 2 : 0);
+			o.close_ns = o.open_ns + 250000;
+			if (th_segment_write_open(dw, &o) != 0)
+				return 1;
+		}
+		return th_segment_writer_close(dw, NULL) != 0;
 	}
 	/* Box 1 runs lcores 0 and 1, box 2 runs lcore 0. */
 	w[0] = writer(argv[1], 1, 0, TH_SEGMENT_KIND_OPENS);
