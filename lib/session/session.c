@@ -10,9 +10,10 @@
  * open). Offset 0 alone is not enough, because parallel READs (read-ahead)
  * come back out of order and a partially cached file is read mid-file first.
  * COMMIT joins the write open; a SETATTR that sets the size (truncate) joins
- * it when no data moved yet, otherwise starts a new write open (an editor's
- * save); CREATE starts a write open on the new handle that the user's WRITEs
- * then join (so `touch` is a write open of 0 bytes).
+ * it when no data moved and no truncate or touch came yet, otherwise starts a
+ * new write open (an editor's save, cp of an empty file again); CREATE starts
+ * a write open on the new handle that the user's WRITEs then join (so `touch`
+ * is a write open of 0 bytes).
  *
  * GETATTR (and ACCESS, is_access_open) on a regular file is a cache read
  * only when all of these hold:
@@ -1076,11 +1077,16 @@ do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th
 	sess_add_data(t, i, op);
 }
 
-/* An open that a new write open cannot join: it moved data, or a touch ended it. */
+/*
+ * An open that a truncate, CREATE or touch cannot join: it moved data, or it
+ * was truncated or touched already. One open() truncates once (O_TRUNC) and
+ * touch never truncates, so a second one is the next command's open, even
+ * when the first moved no data (cp of an empty file).
+ */
 static bool
 is_write_done(const struct sess *s)
 {
-	return (s->flags & (SF_SAW_ZERO | SF_TOUCHED)) != 0 || s->transferred != 0;
+	return (s->flags & (SF_SAW_ZERO | SF_TOUCHED | SF_TRUNCATED)) != 0 || s->transferred != 0;
 }
 
 /*
@@ -1124,11 +1130,18 @@ write_join(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 	return write_open(t, i, sess_find(t, file, client, op->uid, SK_PENDING), file, client, op);
 }
 
-/* SETATTR-truncate or CREATE: joins a write open that moved no data yet, else opens. */
+/*
+ * SETATTR-truncate or CREATE: joins a write open that moved no data and was not
+ * truncated or touched yet, else opens.
+ */
 static void
 do_write_start(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th_sess_op *op)
 {
-	sess_add_meta(t, write_join(t, file, client, op), op);
+	uint32_t i = write_join(t, file, client, op);
+
+	if (op->kind == TH_SESS_SETATTR)
+		t->sess[i].flags |= SF_TRUNCATED;
+	sess_add_meta(t, i, op);
 }
 
 /* The op's attributes say the object is an empty regular file. */

@@ -41,6 +41,7 @@ enum {
 	SF_TOUCHED = 1 << 4,     /* WRITE: a touch (SETATTR of times) ended it */
 	SF_SETTLE = 1 << 5,      /* PENDING: soon after the client's own write */
 	SF_BURST = 1 << 6,       /* PENDING: one of a user's GETATTR burst (ls -l) */
+	SF_TRUNCATED = 1 << 7,   /* WRITE: a truncate (SETATTR of the size) was part of it */
 };
 
 struct list {

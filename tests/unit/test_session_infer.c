@@ -809,6 +809,40 @@ test_write_open_takes_its_getattr(void **state)
 	assert_int_equal(o->records[3].open_ns, at + 5 * SEC);
 }
 
+/* cp of an empty file over an existing one: a truncate and nothing else, an open of its
+ * own. A touch of the file 15 s later (well within the idle time) is the next write open,
+ * not part of the truncate's: touch opens the file without O_TRUNC. A second truncate is
+ * another open too. */
+static void
+test_truncate_only_then_touch(void **state)
+{
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	struct th_sess_op op;
+	uint64_t at = T0 + 100 * SEC;
+
+	op = mk(TH_SESS_SETATTR, 1, 3, 1000, at);
+	op.flags |= TH_SESS_F_TRUNCATE | TH_SESS_F_HAS_SIZE;
+	input(t, op);
+	input(t, mk(TH_SESS_SETATTR, 1, 3, 1000, at + 15 * SEC)); /* touch */
+	op = mk(TH_SESS_SETATTR, 1, 3, 1000, at + 20 * SEC);
+	op.flags |= TH_SESS_F_TRUNCATE | TH_SESS_F_HAS_SIZE;
+	input(t, op);
+	th_sess_flush(t);
+	assert_int_equal(o->n_records, 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		assert_int_equal(o->records[i].dir, TH_SESS_DIR_WRITE);
+		assert_int_equal(o->records[i].ops, 1);
+		assert_int_equal(o->records[i].transferred, 0);
+	}
+	assert_int_equal(o->records[0].open_ns, at);
+	assert_int_equal(o->records[0].close_ns, at + 1 * MS); /* the truncate's latency */
+	assert_int_equal(o->records[1].open_ns, at + 15 * SEC);
+	assert_int_equal(o->records[1].close_ns, at + 15 * SEC + 1 * MS);
+	assert_int_equal(o->records[2].open_ns, at + 20 * SEC);
+}
+
 /* Opening an empty file reads nothing: with an ACCESS it is a 0-byte cache read even with
  * no read history; a lone GETATTR (stat) of it from a user with no access rights cached is
  * not. Another user's open in progress at the client counts as history. */
@@ -1044,6 +1078,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_horizon_holds_late_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_getattrs_two_opens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_open_takes_its_getattr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncate_only_then_touch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_and_other_users, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_burst_delayed_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_burst_then_other_burst, setup, teardown),
