@@ -815,6 +815,19 @@ has_access(const struct th_sess_table *t, uint32_t file, uint32_t client, uint32
 	       sess_find(t, file, client, uid, SK_WRITE) != NIL;
 }
 
+/*
+ * A pending entry is decided or becomes an open: it ends at its last op's reply
+ * (an open's ACCESS after its GETATTR), and end_ns gives its place back to
+ * next_off.
+ */
+static void
+pending_end(struct sess *s)
+{
+	if (s->end_ns > s->last_ns)
+		s->last_ns = s->end_ns;
+	s->next_off = 0;
+}
+
 /* A GETATTR/ACCESS waited long enough without a READ: decide it. */
 static void
 pending_decide(struct th_sess_table *t, uint32_t i)
@@ -824,6 +837,8 @@ pending_decide(struct th_sess_table *t, uint32_t i)
 
 	const struct client *c = &t->clients[s->client];
 	uint32_t uid = s->uid;
+
+	pending_end(s);
 
 	if ((s->flags & (SF_SETTLE | SF_SAW_ACCESS)) == SF_SETTLE) {
 		t->ctr.phantoms_write_settle++;
@@ -1052,6 +1067,7 @@ do_data(struct th_sess_table *t, uint32_t file, uint32_t client, const struct th
 		} else {
 			if (i != NIL)
 				sess_close(t, i);
+			pending_end(&t->sess[p]);
 			sess_rekey(t, p, op->uid, SK_READ);
 			t->sess[p].flags = 0;
 			i = p;
@@ -1102,11 +1118,11 @@ write_open(struct th_sess_table *t, uint32_t i, uint32_t p, uint32_t file, uint3
 	const struct th_sess_op *op)
 {
 	if (p != NIL && i == NIL) {
+		pending_end(&t->sess[p]);
 		sess_rekey(t, p, op->uid, SK_WRITE);
 		t->sess[p].flags = 0;
 		t->sess[p].transferred = 0;
 		t->sess[p].seq_bytes = 0;
-		t->sess[p].next_off = 0;
 		return p;
 	}
 	if (p != NIL)
@@ -1173,11 +1189,15 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 		i = NIL;
 	}
 	if (i != NIL) {
-		/* The same open's GETATTR and ACCESS. */
+		/* The same open's GETATTR and ACCESS. The open ends at the later reply; the
+		 * wait for its READs still runs from the first (the pending list stays in
+		 * deadline order). */
 		t->sess[i].flags |= is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR;
 		if (is_burst)
 			t->sess[i].flags |= SF_BURST;
 		t->sess[i].ops++;
+		if (op_end(op) > t->sess[i].end_ns)
+			t->sess[i].end_ns = op_end(op);
 		return true;
 	}
 	i = sess_find(t, file, client, 0, SK_HIST);
@@ -1226,6 +1246,7 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 	t->sess[i].flags |= flags | (is_access ? SF_SAW_ACCESS : SF_SAW_GETATTR);
 	t->sess[i].ops = 1;
 	t->sess[i].last_ns = op_end(op);
+	t->sess[i].end_ns = op_end(op);
 	return true;
 }
 

@@ -69,7 +69,8 @@ struct sess {
 	uint32_t fprev;   /* previous one; NIL: the file's first */
 	uint32_t ops;     /* operations in the session */
 	uint64_t open_ns; /* first op's call; SK_HIST: unused */
-	uint64_t last_ns; /* last op's reply (call without a reply); SK_HIST: last read */
+	uint64_t last_ns; /* last op's reply (call without a reply); SK_HIST: last read;
+			     SK_PENDING: the first op's, which confirm_ns runs from */
 	union {
 		struct {
 			uint64_t transferred; /* bytes moved */
@@ -80,7 +81,11 @@ struct sess {
 		 * until the attributes show a change. */
 		uint32_t acc_uid[4];
 	};
-	uint64_t next_off; /* where the previous op ended; SK_HIST: last write */
+	union {
+		uint64_t next_off; /* where the previous op ended; SK_HIST: last write */
+		uint64_t end_ns;   /* SK_PENDING: the latest reply of its ops (GETATTR,
+				      ACCESS), where the open ends */
+	};
 	uint64_t size;     /* the file's size as this open's last op saw it */
 };
 

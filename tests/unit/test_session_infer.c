@@ -752,6 +752,34 @@ test_getattr_after_read(void **state)
 	assert_int_equal(o->records[2].transferred, 8192);
 }
 
+/* A cache read with an ACCESS: the open runs from its GETATTR's call to the ACCESS's reply
+ * (cat: open() revalidates, then checks access), whichever came first. */
+static void
+test_cache_read_with_access(void **state)
+{
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	uint64_t at = T0 + 100 * SEC;
+
+	read_and_close(t, 1, T0);
+	read_and_close(t, 2, T0);
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, at));
+	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, at + 2 * MS));
+	/* The other order: the ACCESS first, the GETATTR's reply last. */
+	input(t, mk(TH_SESS_ACCESS, 2, 3, 1000, at + 10 * MS));
+	input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, at + 10 * MS + 100));
+	th_sess_tick(t, at + 60 * SEC);
+	assert_int_equal(o->n_records, 4);
+	assert_true(o->records[2].is_cache_hit);
+	assert_int_equal(o->records[2].ops, 2);
+	assert_int_equal(o->records[2].open_ns, at);
+	assert_int_equal(o->records[2].close_ns, at + 3 * MS);
+	assert_true(o->records[3].is_cache_hit);
+	assert_int_equal(o->records[3].open_ns, at + 10 * MS);
+	assert_int_equal(o->records[3].close_ns, at + 11 * MS + 100);
+}
+
 /* An open revalidates once: two GETATTRs of one file by one user, both without READs, are
  * two cache reads, however close together. */
 static void
@@ -1076,6 +1104,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_random_ops_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_getattr_after_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_horizon_holds_late_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_read_with_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_getattrs_two_opens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_open_takes_its_getattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncate_only_then_touch, setup, teardown),
