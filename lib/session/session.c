@@ -996,6 +996,8 @@ static void
 sess_add_data(struct th_sess_table *t, uint32_t i, const struct th_sess_op *op)
 {
 	struct sess *s = &t->sess[i];
+	/* A READDIR's count is the entries its reply carried, not bytes; the decoded op
+	 * keeps no reply size, so a directory read says 0. */
 	uint64_t count =
 		op->kind == TH_SESS_READDIR || op->kind == TH_SESS_READDIRPLUS ? 0 : op->count;
 

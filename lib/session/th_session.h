@@ -130,7 +130,8 @@ struct th_sess_record {
 	bool is_cache_hit;     /**< served by the client cache: transferred is 0 */
 	bool is_directory;     /**< a directory read (READDIR) or write (MKDIR) */
 	uint32_t ops;          /**< operations in the session */
-	uint64_t transferred;  /**< bytes read or written */
+	uint64_t transferred;  /**< bytes read or written; 0 for a directory read (a READDIR
+				    op carries its entries, not its bytes) */
 	uint64_t seq_bytes;    /**< bytes at the offset where the previous op ended */
 	uint64_t rand_bytes;   /**< the rest */
 	uint64_t size;         /**< file size at close (last known) */
