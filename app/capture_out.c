@@ -3,6 +3,8 @@
 #include "capture_out.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,14 +102,35 @@ th_out_pass(struct th_out *o)
 	}
 }
 
-/* Write @p n bytes; @return 0, or -errno with *done the bytes that went out first. */
+/*
+ * Write @p n bytes; @return 0, or -errno with *done the bytes that went out
+ * first. Once *@p stop is set (a signal, which also interrupts a write
+ * blocked on a full pipe), each write waits at most TH_OUT_STALL_MS for room
+ * and takes no more than a pipe holds when it has room: a reader that stopped
+ * reading cannot hold the run up for ever (-ETIMEDOUT).
+ */
 static int
-write_all(int fd, const char *p, size_t n, size_t *done)
+write_all(int fd, const char *p, size_t n, size_t *done, const volatile sig_atomic_t *stop)
 {
 	*done = 0;
 	while (*done < n) {
-		ssize_t w = write(fd, p + *done, n - *done);
+		size_t want = n - *done;
+		ssize_t w;
 
+		if (stop != NULL && *stop) {
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			int r = poll(&pfd, 1, TH_OUT_STALL_MS);
+
+			if (r == 0)
+				return -ETIMEDOUT;
+			if (r < 0 && errno != EINTR)
+				return -errno;
+			if (r < 0)
+				continue;
+			if (want > PIPE_BUF)
+				want = PIPE_BUF;
+		}
+		w = write(fd, p + *done, want);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
@@ -144,12 +167,18 @@ th_out_drain(struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT], struct th
 
 			done = 0;
 			if (!t->is_broken && fds[b->dest] >= 0) {
-				rc = write_all(fds[b->dest], b->data, b->len, &done);
-				if (rc < 0) {
+				rc = write_all(fds[b->dest], b->data, b->len, &done, t->stop);
+				if (rc == -ETIMEDOUT)
+					fprintf(stderr,
+						"capture: stopping: the output's reader took "
+						"nothing "
+						"for %d ms; the rest is not written\n",
+						TH_OUT_STALL_MS);
+				else if (rc < 0)
 					fprintf(stderr, "capture: writing output: %s; stopping\n",
 						strerror(-rc));
+				if (rc < 0)
 					t->is_broken = true;
-				}
 				t->bytes[b->dest] += done;
 			}
 			/* Lines discarded (no destination, or after a failure) or cut by it. */

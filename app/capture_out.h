@@ -11,6 +11,7 @@
  * dropped and counted, never waited for.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,12 +65,17 @@ struct th_out_totals {
 	uint64_t bytes[TH_OUT__DEST_COUNT];      /* written */
 	uint64_t lines_lost[TH_OUT__DEST_COUNT]; /* not written, whole or in part: it failed */
 	bool is_broken;                          /* a write failed: the rest is discarded */
+	const volatile sig_atomic_t *stop;       /* set once the run is stopped (a signal) */
 };
+
+/* Once stopped, a reader that takes nothing for this long is given up (a stuck pipe). */
+#define TH_OUT_STALL_MS 2000
 
 /*
  * Control lcore: write every full buffer to fds[dest] (negative: discard)
  * and give it back. A failed write sets t->is_broken and the rest is
- * discarded, its lines counted. @return buffers handled.
+ * discarded, its lines counted. Once *t->stop is set, a write that cannot
+ * go on for TH_OUT_STALL_MS fails so. @return buffers handled.
  */
 unsigned int th_out_drain(
 	struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT], struct th_out_totals *t);

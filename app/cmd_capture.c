@@ -64,11 +64,19 @@
 struct capture cap;
 
 static volatile sig_atomic_t got_signal;
+static pthread_t control_thread; /* the one that writes the outputs */
 
+/*
+ * SIGINT or SIGTERM: stop. Any thread may take it; the control thread gets
+ * it too, so that a write of its blocked on a full pipe returns (installed
+ * without SA_RESTART) and gives up on a reader that no longer reads.
+ */
 static void
 on_signal(int sig)
 {
 	got_signal = sig;
+	if (!pthread_equal(pthread_self(), control_thread))
+		pthread_kill(control_thread, sig);
 }
 
 /* A TSC reading as wall-clock ns (frames a live port does not stamp, idle ageing). */
@@ -1656,8 +1664,16 @@ th_cmd_capture(int argc, char **argv)
 			rmdir(rte_eal_get_runtime_dir());
 		goto close_out;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	{
+		struct sigaction sa = {
+			.sa_handler = on_signal}; /* no SA_RESTART: see on_signal() */
+
+		sigemptyset(&sa.sa_mask);
+		control_thread = pthread_self();
+		cap.out_totals.stop = &got_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	clock_start();
 
