@@ -19,6 +19,16 @@ fail() {
 	fails=$((fails + 1))
 }
 
+# judge STATUS WHAT ERR: a pass when STATUS is 0, else a failure said with ERR's lines.
+judge() {
+	if [[ $1 -eq 0 ]]; then
+		passed=$((passed + 1))
+	else
+		fail "$2"
+		sed 's/^/    /' "$3"
+	fi
+}
+
 # Input: box 1 (lcores 0 and 1, and its name map) and box 2 (lcore 0) in two directories,
 # and a crashed stream (box 3) on its own.
 mkdir -p "$work/raw" "$work/box1" "$work/box2/deeper" "$work/crash"
@@ -424,15 +434,12 @@ fi
 cp -r "$work/box1" "$work/box1copy"
 "$th" export "${in[@]}" "$work/box1copy" > "$work/copy.out" 2> "$work/copy.err"
 rc=$?
-if [[ $rc -ne 0 || $(wc -l < "$work/copy.out") -ne 24 ]] ||
-	[[ $(grep -c "^tracehound export: $work/box1copy/.*\.lz4 is a copy of $work/box1/.*\.lz4 (box 1, .*); skipped$" "$work/copy.err") -ne 5 ]] ||
-	! grep -q '^tracehound export: 5 segments (0 damaged), 5 copies skipped, 24 opens read, .* 0 late$' \
-		"$work/copy.err"; then
-	fail "a copy of a directory: exit $rc (want 0), $(wc -l < "$work/copy.out") records (want 24):"
-	sed 's/^/    /' "$work/copy.err"
-else
-	passed=$((passed + 1))
-fi
+[[ $rc -eq 0 && $(wc -l < "$work/copy.out") -eq 24 ]] &&
+	[[ $(grep -c "^tracehound export: $work/box1copy/.*\.lz4 is a copy of $work/box1/.*\.lz4 (box 1, .*); skipped$" "$work/copy.err") -eq 5 ]] &&
+	grep -q '^tracehound export: 5 segments (0 damaged), 5 copies skipped, 24 opens read, .* 0 late$' \
+		"$work/copy.err"
+judge $? "a copy of a directory: exit $rc (want 0), $(wc -l < "$work/copy.out") records (want 24):" \
+	"$work/copy.err"
 mkdir -p "$work/tmpcopy"
 blk=$(ls "$work"/blocks/*.lz4)
 python3 -c 'import struct, sys
@@ -443,14 +450,11 @@ for _ in range(3):  # the header and two opens: three blocks
 open(sys.argv[2], "wb").write(b[:off])' "$blk" "$work/tmpcopy/$(basename "$blk").tmp"
 "$th" export "$work/tmpcopy" "$work/blocks" > "$work/tmpcopy.out" 2> "$work/tmpcopy.err"
 rc=$?
-if [[ $rc -ne 0 || $(wc -l < "$work/tmpcopy.out") -ne 8 ]] ||
-	! grep -q "^tracehound export: $work/tmpcopy/.*\.lz4\.tmp is a copy of $blk (box 4, .*); skipped$" \
-		"$work/tmpcopy.err"; then
-	fail "a cut .tmp copy of a segment: exit $rc (want 0), $(wc -l < "$work/tmpcopy.out") records (want 8):"
-	sed 's/^/    /' "$work/tmpcopy.err"
-else
-	passed=$((passed + 1))
-fi
+[[ $rc -eq 0 && $(wc -l < "$work/tmpcopy.out") -eq 8 ]] &&
+	grep -q "^tracehound export: $work/tmpcopy/.*\.lz4\.tmp is a copy of $blk (box 4, .*); skipped$" \
+		"$work/tmpcopy.err"
+judge $? "a cut .tmp copy of a segment: exit $rc (want 0), $(wc -l < "$work/tmpcopy.out") records (want 8):" \
+	"$work/tmpcopy.err"
 
 # Usage errors.
 expect2() {
