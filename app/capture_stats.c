@@ -302,7 +302,7 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 	bool is_first = true;
 
 	sum_sessions(&sess);
-	out_lost += sess.ring_full + sess.pool_empty + sess.dropped;
+	out_lost += sess.dropped;
 	for (unsigned int i = 0; i < TH_OUT__DEST_COUNT; i++)
 		out_lost += cap.out_totals.lines_lost[i];
 	fputs("summary:", out);
@@ -336,6 +336,8 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"call or reply decoded in part (cut=)", "calls or replies decoded in part (cut=)");
 	put_loss(out, &is_first, s->ops_call_only + s->ops_reply_only,
 		"RPC without its call or reply", "RPCs without their call or reply");
+	put_loss(out, &is_first, sess.ring_full + sess.pool_empty, "op lost to inference",
+		"ops lost to inference (a session lcore fell behind)");
 	put_loss(out, &is_first, out_lost, "line or record not written",
 		"lines or records not written");
 	/* Not a loss of traffic, but a watch that did not happen: a reader of this line
