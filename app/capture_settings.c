@@ -141,6 +141,27 @@ check_probe_target(const struct th_conf *c, const char *target, char *err, size_
 	return -EINVAL;
 }
 
+/*
+ * Whether a file can be made in directory @p dir: root passes access() for
+ * any directory, /proc and read-only mounts included. @return 0 or an errno.
+ */
+static int
+try_create(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd, e = 0;
+
+	if (snprintf(path, sizeof(path), "%s/.tracehound-XXXXXX", dir) >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	fd = mkstemp(path);
+	if (fd < 0)
+		return errno;
+	if (unlink(path) != 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
 int
 th_settings_load(
 	struct settings *s, const char *config, struct th_conf **conf_out, char *err, size_t esz)
@@ -210,6 +231,8 @@ th_settings_load(
 			e = ENOTDIR;
 		else if (access(s->trace_dir, W_OK | X_OK) != 0)
 			e = errno;
+		else
+			e = try_create(s->trace_dir);
 		if (e != 0) {
 			char shown[256];
 

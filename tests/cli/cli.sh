@@ -196,6 +196,10 @@ else
 	expect 2 'cannot read: Is a directory' -- "$th" capture -c "$work" -- "${eal[@]}"
 	printf '[probe]\ntarget = %s\nevery = 0\n' "$work" > "$work/every.ini"
 	expect 2 'every.ini:3: probe.every = 0' -- "$th" capture -c "$work/every.ini" -- "${eal[@]}"
+	# access() passes any directory for root: a file must be made there (/proc: none can).
+	printf '[trace]\ndir = /proc\n' > "$work/proc.ini"
+	expect 2 "proc.ini:2: trace.dir = '/proc': .*expected a writable directory" -- \
+		"$th" capture -c "$work/proc.ini" -- "${eal[@]}" -l 0-1 --vdev=net_null0
 	printf '[trace]\ndir = %s\nrotate = 0\n' "$work" > "$work/rotate.ini"
 	expect 2 'rotate.ini:3: trace.rotate = 0' -- "$th" capture -c "$work/rotate.ini" \
 		-- "${eal[@]}"
