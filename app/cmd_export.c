@@ -3,11 +3,11 @@
 /*
  * tracehound export: segments (files or directories, any lcores, any boxes)
  * merged into time order, filtered, and written as text, CSV or JSON Lines.
- * The merge, formats, join and pseudonyms live in lib/export; this file finds
- * the segments, chains the ones of one writer stream, and reports damage.
+ * The merge, formats, join and pseudonyms live in lib/export; which segments,
+ * in which order, and what was wrong with them, in export_segs.c. This file is
+ * the command: its options, the progress bar, the run and its summary.
  */
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "export_segs.h"
 #include "th_cmd.h"
 #include "th_export.h"
 #include "th_srt.h"
@@ -26,37 +26,10 @@
 
 #define KEY_MAX 4096
 
-/* One segment file and how reading it last ended. */
-struct seg {
-	char *path;                   /* as given or found */
-	dev_t dev;                    /* the file, however it was reached (links, twice given) */
-	ino_t ino;
-	off_t size;                   /* bytes: of two copies of a segment, the larger is read */
-	size_t found;                 /* how many were found before it (arguments in order) */
-	struct th_segment_header hdr; /* read when the segments were grouped */
-	bool is_header_ok;            /* the header could be read */
-	bool is_foreign;              /* not a trace segment at all (its header says so) */
-	bool has_range;               /* lo_ns and hi_ns are known (the segment was scanned) */
-	uint64_t lo_ns;               /* earliest time of the records the merge takes from it */
-	uint64_t hi_ns;               /* latest such time */
-	uint64_t recovered;           /* records read in the last pass */
-	uint64_t trailer_records;     /* records its trailer counts, when it was read; else 0 */
-	int end_rc;                   /* last th_segment_reader_next result (<= 0), 1: not ended */
-	char why[512];                /* what went wrong, with the records recovered if any */
-};
-
-/* One writer stream: its segments one after another, in the order they were written. */
-struct chain {
-	struct seg **segs;           /* in sequence order */
-	unsigned int count;          /* segments */
-	unsigned int cur;            /* segment being read */
-	struct th_segment_reader *r; /* open reader of segs[cur], or NULL */
-};
-
+/* The progress bar on stderr. */
 struct progress {
 	bool is_on;                 /* stderr is a terminal (or --progress) */
-	const struct chain *chains; /* their chains: segments before cur are done */
-	unsigned int chains_count;  /* chains */
+	const struct th_segs *segs; /* the segments the export reads */
 	struct timespec start;      /* of the export */
 	struct timespec last;       /* last redraw */
 	bool is_drawn;              /* a bar is on the screen */
@@ -191,616 +164,6 @@ static const struct option options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* ---- finding segments ---- */
-
-struct seg_list {
-	struct seg *v; /* segments */
-	size_t count;  /* used */
-	size_t cap;    /* allocated */
-};
-
-static int
-seg_add(struct seg_list *l, const char *path, const struct stat *st)
-{
-	struct seg *s;
-
-	if (l->count == l->cap) {
-		size_t cap = l->cap != 0 ? l->cap * 2 : 64;
-		struct seg *v = realloc(l->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	s = &l->v[l->count];
-	memset(s, 0, sizeof(*s));
-	s->path = strdup(path);
-	if (s->path == NULL)
-		return -ENOMEM;
-	s->dev = st->st_dev;
-	s->ino = st->st_ino;
-	s->size = st->st_size;
-	s->found = l->count;
-	s->end_rc = 1;
-	l->count++;
-	return 0;
-}
-
-static bool
-has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Segments under a directory, depth first, names sorted so runs are reproducible. */
-static int
-walk(struct seg_list *l, const char *dir, unsigned int depth, char *failed, size_t failed_size)
-{
-	DIR *d;
-	struct dirent *de;
-	char **names = NULL;
-	size_t count = 0, cap = 0, i;
-	int rc = 0;
-
-	if (depth > 16)
-		return 0;
-	d = opendir(dir);
-	if (d == NULL) {
-		int e = errno;
-
-		snprintf(failed, failed_size, "%s", dir); /* the directory itself, not its top */
-		return -e;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (count == cap) {
-			char **n2 = realloc(names, (cap = cap != 0 ? cap * 2 : 64) * sizeof(*n2));
-
-			if (n2 == NULL) {
-				rc = -ENOMEM;
-				break;
-			}
-			names = n2;
-		}
-		if ((names[count] = strdup(de->d_name)) == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		count++;
-	}
-	closedir(d);
-	if (count > 0)
-		qsort(names, count, sizeof(*names), cmp_str);
-	for (i = 0; i < count && rc == 0; i++) {
-		char path[4096];
-		struct stat st;
-
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path) ||
-			stat(path, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			rc = walk(l, path, depth + 1, failed, failed_size);
-		else if (S_ISREG(st.st_mode) &&
-			 (has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
-				 has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX)))
-			rc = seg_add(l, path, &st);
-	}
-	for (i = 0; i < count; i++)
-		free(names[i]);
-	free(names);
-	return rc;
-}
-
-static int
-cmp_file(const void *a, const void *b)
-{
-	const struct seg *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
-/*
- * Read each file once: a segment given twice, or reached again through a link
- * (a link to its own directory reaches everything sixteen times), would merge
- * its records twice. @return segments dropped.
- */
-static size_t
-seg_dedup(struct seg_list *l)
-{
-	size_t i, kept = 0;
-
-	if (l->count > 1)
-		qsort(l->v, l->count, sizeof(*l->v), cmp_file);
-	for (i = 0; i < l->count; i++) {
-		if (kept > 0 && l->v[kept - 1].dev == l->v[i].dev &&
-			l->v[kept - 1].ino == l->v[i].ino) {
-			free(l->v[i].path);
-			continue;
-		}
-		l->v[kept++] = l->v[i];
-	}
-	i = l->count - kept;
-	l->count = kept;
-	return i;
-}
-
-/* ---- a chain of segments as one export source ---- */
-
-static void
-seg_end(struct seg *s, struct th_segment_reader *r, int rc)
-{
-	const struct th_segment_trailer *t = th_segment_reader_trailer(r);
-	const char *d;
-	size_t n = strlen(s->path);
-
-	s->end_rc = rc;
-	s->recovered = th_segment_reader_count(r);
-	/* A trailer read whole says what the segment held (its counts may be what failed). */
-	s->trailer_records = t != NULL ? t->records : 0;
-	if (rc == 0)
-		return;
-	/* The reader's line starts with the path and counts the records recovered; the
-	 * report names the segment itself. */
-	d = th_segment_reader_describe(r);
-	if (strncmp(d, s->path, n) == 0 && d[n] == ':')
-		d += n + 1 + (d[n + 1] == ' ');
-	snprintf(s->why, sizeof(s->why), "%s", d);
-}
-
-/*
- * A file the segment reader would not open: what it is, in s->why, and
- * whether it is no trace segment at all (a pcap, or another program's .lz4
- * in a trace directory), named for what it is rather than as damage.
- */
-static void
-seg_refused(struct seg *s, int err)
-{
-	struct stat st;
-	bool is_empty = stat(s->path, &st) == 0 && st.st_size == 0;
-
-	s->end_rc = -err;
-	s->recovered = 0;
-	s->is_foreign = err == ENOEXEC ||
-			(err == ENODATA && is_empty && !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX));
-	if (s->is_foreign)
-		snprintf(s->why, sizeof(s->why), "not a tracehound trace segment (%s)",
-			is_empty ? "empty" : "no segment header");
-	else if (err == ENODATA &&
-		 is_empty) /* what a writer that died before its first flush leaves */
-		snprintf(s->why, sizeof(s->why),
-			"empty (its writer stopped before the first flush): nothing recovered");
-	else if (err == ENODATA)
-		snprintf(s->why, sizeof(s->why),
-			"truncated inside its header (the file was cut, or its writer stopped "
-			"during the first flush): nothing recovered");
-	else if (err == EBADMSG)
-		snprintf(s->why, sizeof(s->why), "header unreadable (corrupt): nothing recovered");
-	else if (err == EPROTONOSUPPORT)
-		snprintf(s->why, sizeof(s->why),
-			"another segment or record format version than this tracehound's (%u, "
-			"%u): nothing read",
-			TH_SEGMENT_VERSION, TH_TRACE_VERSION);
-	else
-		snprintf(s->why, sizeof(s->why), "cannot be read: %s: nothing recovered",
-			strerror(err));
-}
-
-/* What went wrong in reading, all segments together. */
-struct damage {
-	unsigned int damaged; /* segments truncated, corrupt, or unreadable from their header */
-	unsigned int unread;  /* of those, the ones whose header could not be read */
-	unsigned int foreign; /* files that are not trace segments at all */
-};
-
-/*
- * Name a file whose reading did not complete, and count it; @p is_more: other
- * segments are read. A limit of this run (open files, memory) is not the
- * segment's fault: exit 1, not 3.
- */
-static void
-report(const struct seg *s, bool is_more, struct damage *d, int *status)
-{
-	const char *why = s->why[0] != '\0' ? s->why : strerror(-s->end_rc);
-	char lost[96] = "";
-
-	if (s->end_rc == 0 || s->end_rc == 1)
-		return;
-	if (s->end_rc == -EMFILE || s->end_rc == -ENFILE || s->end_rc == -ENOMEM) {
-		fprintf(stderr, "tracehound export: %s: %s%s; its records were not all read\n",
-			s->path, strerror(-s->end_rc),
-			s->end_rc == -ENOMEM ? "" : " (raise ulimit -n: one per stream)");
-		*status = 1;
-		return;
-	}
-	if (s->is_foreign) {
-		d->foreign++;
-		fprintf(stderr, "tracehound export: %s: %s; skipped\n", s->path, why);
-		return;
-	}
-	d->damaged++;
-	d->unread += !s->is_header_ok;
-	if (s->trailer_records > s->recovered)
-		snprintf(lost, sizeof(lost),
-			"; its trailer counts %" PRIu64 " records: %" PRIu64 " lost",
-			s->trailer_records, s->trailer_records - s->recovered);
-	fprintf(stderr, "tracehound export: %s: %s%s%s\n", s->path, why, lost,
-		is_more ? "; continuing with the rest" : "");
-}
-
-/* ", N files not trace segments, M copies skipped" for the summary, or "". */
-static const char *
-foreign_note(const struct damage *d, size_t copies, char *buf, size_t size)
-{
-	int n = 0;
-
-	buf[0] = '\0';
-	if (d->foreign > 0)
-		n = snprintf(buf, size, ", %u %s", d->foreign,
-			d->foreign == 1 ? "file not a trace segment" : "files not trace segments");
-	if (copies > 0 && n >= 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, ", %zu %s skipped", copies,
-			copies == 1 ? "copy" : "copies");
-	return buf;
-}
-
-static int
-chain_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *name,
-	struct th_trace_rpc *rpc)
-{
-	struct chain *c = ctx;
-
-	while (c->cur < c->count) {
-		struct seg *s = c->segs[c->cur];
-		int rc;
-
-		if (c->r == NULL && s->end_rc == 1) {
-			c->r = th_segment_reader_open(s->path);
-			if (c->r == NULL)
-				seg_refused(s, errno);
-		}
-		if (c->r != NULL) {
-			rc = th_segment_reader_next(c->r, open, name, rpc);
-			if (rc > 0) {
-				*type = rc;
-				return 1;
-			}
-			seg_end(s, c->r, rc);
-			th_segment_reader_close(c->r);
-			c->r = NULL;
-		}
-		/* A damaged segment ends only itself: the stream goes on with the next one. */
-		c->cur++;
-	}
-	return 0;
-}
-
-static int
-chain_rewind(void *ctx)
-{
-	struct chain *c = ctx;
-
-	th_segment_reader_close(c->r);
-	c->r = NULL;
-	c->cur = 0;
-	for (unsigned int i = 0; i < c->count; i++) {
-		c->segs[i]->end_rc = 1;
-		c->segs[i]->why[0] = '\0';
-	}
-	return 0;
-}
-
-/* Writer stream identity, then position in the stream. */
-static int
-cmp_seg(const void *a, const void *b)
-{
-	const struct seg *x = *(struct seg *const *)a, *y = *(struct seg *const *)b;
-
-#define CMP(f)                                                                                     \
-	if (x->f != y->f)                                                                          \
-		return x->f < y->f ? -1 : 1;
-	CMP(hdr.box_id)
-	CMP(hdr.kind)
-	CMP(hdr.stream_id)
-	CMP(hdr.created_ns)
-	CMP(hdr.seq)
-#undef CMP
-	return strcmp(x->path, y->path);
-}
-
-/*
- * @p y follows @p x in one chain: the same stream (box, kind, stream). A stream's
- * segments chain in order of creation, so two captures into one directory, each
- * numbering its segments from 0, read one run after the other (ordered by number,
- * their segments interleaved and came out late). A chain per run would cost an
- * open file and a share of --window-mb per run for nothing.
- */
-static bool
-continues(const struct seg *x, const struct seg *y)
-{
-	return x->hdr.box_id == y->hdr.box_id && x->hdr.kind == y->hdr.kind &&
-	       x->hdr.stream_id == y->hdr.stream_id;
-}
-
-/* ---- copies, and streams written by more than one capture ---- */
-
-/* The same segment: one writer's one file (a copy of a trace directory read with it). */
-static bool
-same_segment(const struct seg *x, const struct seg *y)
-{
-	return continues(x, y) && x->hdr.created_ns == y->hdr.created_ns &&
-	       x->hdr.seq == y->hdr.seq;
-}
-
-/*
- * Of two copies of a segment, the one to read: a closed one over a .tmp, then
- * the larger, then the one given (or found) first.
- */
-static bool
-is_better_copy(const struct seg *x, const struct seg *y)
-{
-	bool x_tmp = has_suffix(x->path, TH_SEGMENT_TMP_SUFFIX);
-	bool y_tmp = has_suffix(y->path, TH_SEGMENT_TMP_SUFFIX);
-
-	if (x_tmp != y_tmp)
-		return !x_tmp;
-	if (x->size != y->size)
-		return x->size > y->size;
-	return x->found < y->found;
-}
-
-/*
- * Drop the copies among @p order (sorted by cmp_seg(), so copies are
- * neighbours), each named once: read as well, a copy of a trace directory
- * exported with it would write every record twice. @return copies dropped.
- */
-static size_t
-skip_copies(struct seg **order, size_t *count)
-{
-	size_t i, j, kept = 0, dropped = 0;
-
-	for (i = 0; i < *count; i = j) {
-		size_t best = i;
-
-		for (j = i + 1; j < *count && same_segment(order[i], order[j]); j++)
-			if (is_better_copy(order[j], order[best]))
-				best = j;
-		for (size_t k = i; k < j; k++) {
-			if (k == best)
-				continue;
-			fprintf(stderr,
-				"tracehound export: %s is a copy of %s (box %" PRIu64
-				", %s stream %u, segment %" PRIu64 ", created at the same ns); "
-				"skipped\n",
-				order[k]->path, order[best]->path, order[best]->hdr.box_id,
-				th_segment_kind_name(order[best]->hdr.kind),
-				order[best]->hdr.stream_id, order[best]->hdr.seq);
-			dropped++;
-		}
-		order[kept++] = order[best];
-	}
-	*count = kept;
-	return dropped;
-}
-
-/* The segments of a stream number on from one to the next, in order of creation: one writer. */
-static bool
-is_one_writer(struct seg *const *g, size_t count)
-{
-	for (size_t k = 1; k < count; k++)
-		if (g[k]->hdr.seq != g[k - 1]->hdr.seq + 1)
-			return false;
-	return true;
-}
-
-/*
- * Read a segment through for the times of the records the merge takes from it
- * (opens, or with @p is_rpcs RPCs; its trailer's times count names too). Damage
- * is reported when the merge reads it; here what was read is what counts.
- */
-static void
-scan_range(struct seg *s, bool is_rpcs)
-{
-	struct th_segment_reader *r = th_segment_reader_open(s->path);
-	struct th_trace_open open;
-	struct th_trace_rpc rpc;
-	int type;
-
-	if (r == NULL)
-		return;
-	while ((type = th_segment_reader_next(
-			r, is_rpcs ? NULL : &open, NULL, is_rpcs ? &rpc : NULL)) > 0) {
-		uint64_t t;
-
-		if (type != (is_rpcs ? TH_TRACE_RPC : TH_TRACE_OPEN))
-			continue;
-		t = is_rpcs ? th_trace_rpc_time(&rpc) : open.open_ns;
-		if (!s->has_range || t < s->lo_ns)
-			s->lo_ns = t;
-		if (!s->has_range || t > s->hi_ns)
-			s->hi_ns = t;
-		s->has_range = true;
-	}
-	th_segment_reader_close(r);
-}
-
-/* Segments of one stream that the merge reads one after another (one export source). */
-struct run {
-	uint64_t last_seq; /* of its last segment so far */
-	uint64_t hi_ns;    /* latest record time of its segments */
-	bool has_range;    /* hi_ns is known */
-};
-
-/*
- * Which run segment @p s of a stream written by several captures joins, of
- * @p count: one it can follow without a record coming later than the window
- * allows (its earliest record no more than @p window_ns before the run's
- * latest), the writer's own (numbered on from it) first; else the only writer
- * numbered on from, whose own disorder it is; else a new run (@p count).
- */
-static size_t
-pick_run(const struct run *runs, size_t count, const struct seg *s, uint64_t window_ns)
-{
-	size_t fit = count, own = count, owns = 0;
-
-	for (size_t r = 0; r < count; r++) {
-		bool is_own = s->hdr.seq > 0 && runs[r].last_seq + 1 == s->hdr.seq;
-		bool is_fit = !s->has_range || !runs[r].has_range ||
-			      runs[r].hi_ns <= s->lo_ns + window_ns;
-
-		if (is_own) {
-			owns++;
-			own = r;
-		}
-		if (is_fit && is_own)
-			return r;
-		if (is_fit && (fit == count || runs[r].hi_ns > runs[fit].hi_ns))
-			fit = r;
-	}
-	if (owns == 1)
-		return own;
-	return fit;
-}
-
-/*
- * Split the @p count segments of one stream (@p g, in order of creation) into
- * runs whose records follow one another in time, each read as its own stream,
- * so that segments of two captures whose records overlap (two boxes with one
- * trace.box, or a later capture of an older trace into the same directory)
- * are merged rather than read one after the other and written late. @p g is
- * reordered run by run; @p run_len gets each run's segments.
- * @return runs (1: one after another in time, as one writer's), or -ENOMEM.
- */
-static long
-split_runs(struct seg **g, size_t count, bool is_rpcs, uint64_t window_ns, size_t *run_len)
-{
-	struct run *runs = calloc(count, sizeof(*runs));
-	size_t *run_of = calloc(count, sizeof(*run_of));
-	struct seg **tmp = calloc(count, sizeof(*tmp));
-	size_t nruns = 0, k = 0;
-	long rc = -ENOMEM;
-
-	if (runs == NULL || run_of == NULL || tmp == NULL)
-		goto free_all;
-	for (size_t i = 0; i < count; i++) {
-		struct seg *s = g[i];
-		size_t r;
-
-		scan_range(s, is_rpcs);
-		r = pick_run(runs, nruns, s, window_ns);
-		if (r == nruns) {
-			nruns++;
-			runs[r].has_range = false;
-		}
-		run_of[i] = r;
-		runs[r].last_seq = s->hdr.seq;
-		if (s->has_range && (!runs[r].has_range || s->hi_ns > runs[r].hi_ns))
-			runs[r].hi_ns = s->hi_ns;
-		runs[r].has_range |= s->has_range;
-	}
-	for (size_t r = 0; r < nruns; r++) {
-		run_len[r] = 0;
-		for (size_t i = 0; i < count; i++) {
-			if (run_of[i] == r) {
-				tmp[k++] = g[i];
-				run_len[r]++;
-			}
-		}
-	}
-	memcpy(g, tmp, count * sizeof(*g));
-	rc = (long)nruns;
-free_all:
-	free(tmp);
-	free(run_of);
-	free(runs);
-	return rc;
-}
-
-/* Streams of one box that had to be split (said once per box, after the grouping). */
-struct overlap_note {
-	bool is_set;       /* a stream of this box was split */
-	uint64_t box;      /* the box id */
-	unsigned int more; /* streams split besides the first */
-	bool is_backwards; /* the later capture's records come first (else they overlap) */
-	uint8_t kind;      /* the first split stream */
-	uint16_t stream;   /* its id */
-	const char *a, *b; /* a segment of its first run and one of its second */
-};
-
-/* The records of a run of @p n segments from @p g: earliest and latest. @return any. */
-static bool
-run_range(struct seg *const *g, size_t n, uint64_t *lo, uint64_t *hi)
-{
-	bool has = false;
-
-	for (size_t k = 0; k < n; k++) {
-		if (!g[k]->has_range)
-			continue;
-		if (!has || g[k]->lo_ns < *lo)
-			*lo = g[k]->lo_ns;
-		if (!has || g[k]->hi_ns > *hi)
-			*hi = g[k]->hi_ns;
-		has = true;
-	}
-	return has;
-}
-
-/*
- * A stream split into runs (@p g, @p run_len): do its second run's records all
- * come before its first's (one capture after another, the later of an older
- * trace), rather than overlap them (two writing at once)?
- */
-static bool
-is_backwards(struct seg *const *g, const size_t *run_len)
-{
-	uint64_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
-
-	return run_range(g, run_len[0], &lo0, &hi0) &&
-	       run_range(g + run_len[0], run_len[1], &lo1, &hi1) && hi1 <= lo0;
-}
-
-static void
-overlap_say(struct overlap_note *n)
-{
-	char more[64] = "";
-
-	if (!n->is_set)
-		return;
-	if (n->more > 0)
-		snprintf(more, sizeof(more), " (and %u more stream%s)", n->more,
-			n->more == 1 ? "" : "s");
-	if (!n->is_backwards)
-		fprintf(stderr,
-			"tracehound export: box %" PRIu64 ", %s stream %u%s: segments of two "
-			"captures whose records overlap in time (%s and %s): two boxes with one "
-			"trace.box = %" PRIu64 ", or two captures of one time into one directory; "
-			"merged as separate streams, in time order. Give each box its own "
-			"trace.box and each capture its own directory\n",
-			n->box, th_segment_kind_name(n->kind), n->stream, more, n->a, n->b, n->box);
-	else
-		fprintf(stderr,
-			"tracehound export: box %" PRIu64 ", %s stream %u%s: a later capture's "
-			"segments hold records earlier than an earlier capture's (%s, then %s): "
-			"two capture runs into one directory, the later of an older trace (or the "
-			"clock set back); merged as separate streams, in time order. Give "
-			"each capture its own directory\n",
-			n->box, th_segment_kind_name(n->kind), n->stream, more, n->a, n->b);
-	n->is_set = false;
-}
-
 /*
  * What the summary says of records written late: the window that would have
  * held them (a stream's records came up to max_disorder_ns after a later one
@@ -838,7 +201,7 @@ on_progress(void *ctx, uint64_t records)
 {
 	struct progress *p = ctx;
 	struct timespec now;
-	unsigned int done = 0, segments = 0;
+	unsigned int done, segments;
 	double elapsed, frac;
 	char bar[31];
 	int fill;
@@ -849,12 +212,7 @@ on_progress(void *ctx, uint64_t records)
 	if (p->is_drawn && since(&p->last, &now) < 0.2)
 		return;
 	p->last = now;
-	/* Segments finished: those before each chain's cur (the merge pass's rewind starts a
-	 * chain from its first again). */
-	for (unsigned int i = 0; i < p->chains_count; i++) {
-		done += p->chains[i].cur;
-		segments += p->chains[i].count;
-	}
+	th_segs_progress(p->segs, &done, &segments);
 	elapsed = since(&p->start, &now);
 	frac = segments > 0 ? (double)done / segments : 1.0;
 	fill = (int)(frac * 30);
@@ -892,15 +250,8 @@ th_cmd_export(int argc, char **argv)
 {
 	struct th_export_config c;
 	struct th_export_counters ctr;
-	struct seg_list segs = {0};
-	struct seg **order = NULL;
-	struct chain *chains = NULL;
-	struct th_export_source *sources = NULL;
+	struct th_segs segs = {0};
 	struct progress prog = {0};
-	struct damage dmg = {0};
-	struct overlap_note split = {0};
-	unsigned int nchains = 0;
-	size_t readable = 0, nsegs = 0, copies = 0, *run_len = NULL;
 	char note[128], late[160];
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
@@ -1125,39 +476,19 @@ th_cmd_export(int argc, char **argv)
 		}
 	}
 
-	for (int i = optind; i < argc; i++) {
-		char failed[4096];
-		struct stat st;
-
-		if (stat(argv[i], &st) != 0) {
-			fprintf(stderr, "tracehound export: %s: %s\n", argv[i], strerror(errno));
-			status = 1;
-			goto free_all;
-		}
-		snprintf(failed, sizeof(failed), "%s", argv[i]);
-		rc = S_ISDIR(st.st_mode) ? walk(&segs, argv[i], 0, failed, sizeof(failed))
-					 : seg_add(&segs, argv[i], &st);
-		if (rc < 0) {
-			fprintf(stderr, "tracehound export: %s: %s\n", failed, strerror(-rc));
-			status = 1;
-			goto free_all;
-		}
+	if (th_segs_find(&segs, argv + optind, argc - optind) < 0) {
+		status = 1;
+		goto free_all;
 	}
-	seg_dedup(&segs);
 	if (output != NULL && strcmp(output, "-") != 0) {
 		const char *ins[] = {key_path, hosts_path}, *opts[] = {"--anonymise", "--hosts"};
-		struct stat st;
-		bool is_there = stat(output, &st) == 0;
 
 		/* Opening the output truncates it: never a file the export reads. */
-		for (size_t i = 0; is_there && i < segs.count; i++) {
-			if (segs.v[i].dev == st.st_dev && segs.v[i].ino == st.st_ino) {
-				fprintf(stderr,
-					"tracehound export: -o %s is one of the segments to read\n",
-					output);
-				status = 2;
-				goto free_all;
-			}
+		if (th_segs_holds(&segs, output)) {
+			fprintf(stderr, "tracehound export: -o %s is one of the segments to read\n",
+				output);
+			status = 2;
+			goto free_all;
 		}
 		for (size_t i = 0; i < sizeof(ins) / sizeof(ins[0]); i++) {
 			if (ins[i] != NULL && th_cmd_same_file(output, ins[i])) {
@@ -1184,120 +515,9 @@ th_cmd_export(int argc, char **argv)
 		goto free_all;
 	}
 
-	/* Group the segments of each writer stream (box, kind, lcore) into one chain, read in
-	 * sequence: a stream's records continue from one segment into the next, and only one
-	 * file per stream is open at a time. */
-	order = calloc(segs.count, sizeof(*order));
-	chains = calloc(segs.count, sizeof(*chains));
-	sources = calloc(segs.count, sizeof(*sources));
-	if (order == NULL || chains == NULL || sources == NULL) {
+	if (th_segs_group(&segs, &c) < 0) {
 		status = 1;
 		goto free_all;
-	}
-	/* Each file's header says whether it is a segment and which stream it continues. A file
-	 * whose header cannot be read is named now, and not read again. */
-	for (size_t i = 0; i < segs.count; i++) {
-		struct seg *s = &segs.v[i];
-		struct th_segment_reader *r = th_segment_reader_open(s->path);
-
-		if (r == NULL) {
-			seg_refused(s, errno);
-			continue;
-		}
-		s->hdr = *th_segment_reader_header(r);
-		s->is_header_ok = true;
-		th_segment_reader_close(r);
-		order[readable++] = s;
-	}
-	for (size_t i = 0; i < segs.count; i++)
-		if (!segs.v[i].is_header_ok)
-			report(&segs.v[i], readable > 0, &dmg, &status);
-	if (readable == 0) {
-		fprintf(stderr, "tracehound export: no trace segment could be read\n");
-		status = 1;
-		goto free_all;
-	}
-	qsort(order, readable, sizeof(*order), cmp_seg);
-	copies = skip_copies(order, &readable);
-	run_len = calloc(readable, sizeof(*run_len));
-	if (run_len == NULL) {
-		status = 1;
-		goto free_all;
-	}
-	for (size_t i = 0; i < readable;) {
-		size_t j = i + 1, k = i;
-		int kind = order[i]->hdr.kind;
-		long nruns = 1;
-		bool is_merged;
-
-		while (j < readable && continues(order[j - 1], order[j]))
-			j++;
-		/* RPC records (a decode lcore's) are written with --rpcs only: otherwise their
-		 * segments are not read at all (nor counted), and the progress bar does not
-		 * wait for them. With --rpcs, the other segments only lend their names to the
-		 * join, when it needs them. */
-		if (c.is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
-					(kind != TH_SEGMENT_KIND_RPCS && !th_export_needs_names(&c))
-			      : kind == TH_SEGMENT_KIND_RPCS) {
-			i = j;
-			continue;
-		}
-		is_merged =
-			c.is_rpcs ? kind == TH_SEGMENT_KIND_RPCS
-				  : kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_MIXED;
-		run_len[0] = j - i;
-		/* A stream whose segments do not number on one from the next was written by
-		 * more than one capture: read through (only then) for their times, they are
-		 * split where one capture's records would come late after another's. Order does
-		 * not matter to a --srt table. */
-		if (is_merged && c.srt == NULL && !is_one_writer(&order[i], j - i)) {
-			nruns = split_runs(&order[i], j - i, c.is_rpcs, c.window_ns, run_len);
-			if (nruns < 0) {
-				fprintf(stderr, "tracehound export: %s\n", strerror(-(int)nruns));
-				status = 1;
-				goto free_all;
-			}
-		}
-		if (nruns > 1 && split.is_set && split.box == order[i]->hdr.box_id) {
-			split.more++;
-		} else if (nruns > 1) {
-			overlap_say(&split);
-			split = (struct overlap_note){true, order[i]->hdr.box_id, 0,
-				is_backwards(&order[i], run_len), order[i]->hdr.kind,
-				order[i]->hdr.stream_id, order[i]->path,
-				order[i + run_len[0]]->path};
-		}
-		for (long r = 0; r < nruns; k += run_len[r], r++) {
-			chains[nchains].segs = &order[k];
-			chains[nchains].count = (unsigned int)run_len[r];
-			sources[nchains].label = order[k]->path;
-			sources[nchains].next = chain_next;
-			sources[nchains].ctx = &chains[nchains];
-			sources[nchains].rewind = chain_rewind;
-			sources[nchains].is_nameless =
-				kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
-			sources[nchains].is_names_only =
-				kind == TH_SEGMENT_KIND_NAMES ||
-				(c.is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
-			nchains++;
-		}
-		nsegs += j - i;
-		i = j;
-	}
-	overlap_say(&split);
-	if (c.is_rpcs) {
-		bool has_rpcs = false;
-
-		for (size_t i = 0; i < readable; i++)
-			has_rpcs |= order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS;
-		if (!has_rpcs) {
-			fprintf(stderr,
-				"tracehound export: none of the %zu segments holds RPC records (a "
-				"capture writes them with [trace] rpcs = 1)\n",
-				readable);
-			status = 1;
-			goto free_all;
-		}
 	}
 
 	if (output != NULL && strcmp(output, "-") != 0) {
@@ -1309,12 +529,11 @@ th_cmd_export(int argc, char **argv)
 		}
 	}
 	prog.is_on = !is_quiet && (is_force_progress || isatty(STDERR_FILENO));
-	prog.chains = chains;
-	prog.chains_count = nchains;
+	prog.segs = &segs;
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	c.progress = on_progress;
 	c.progress_ctx = &prog;
-	rc = th_export_run(&c, sources, nchains, out, stderr, &ctr);
+	rc = th_export_run(&c, segs.sources, segs.sources_count, out, stderr, &ctr);
 	if (prog.is_drawn)
 		fputc('\n', stderr);
 	if (rc >= 0 && c.srt != NULL) {
@@ -1351,22 +570,23 @@ th_cmd_export(int argc, char **argv)
 			output != NULL ? output : "standard output", strerror(-rc));
 		status = 1;
 	}
-	for (size_t i = 0; i < readable; i++)
-		report(order[i], true, &dmg, &status);
+	th_segs_report(&segs);
+	if (segs.dmg.is_limited)
+		status = 1;
 	if (!is_quiet && c.srt != NULL) /* a table does not care about order */
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" RPCs read, %" PRIu64 " in the table, %" PRIu64 " filtered out\n",
-			nsegs + dmg.unread, dmg.damaged,
-			foreign_note(&dmg, copies, note, sizeof(note)), ctr.records_in,
-			ctr.records_out, ctr.filtered);
+			segs.chained + segs.dmg.unread, segs.dmg.damaged,
+			th_segs_note(&segs, note, sizeof(note)), ctr.records_in, ctr.records_out,
+			ctr.filtered);
 	else if (!is_quiet)
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" %s read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
 			" names, %" PRIu64 " late%s\n",
-			nsegs + dmg.unread, dmg.damaged,
-			foreign_note(&dmg, copies, note, sizeof(note)), ctr.records_in,
+			segs.chained + segs.dmg.unread, segs.dmg.damaged,
+			th_segs_note(&segs, note, sizeof(note)), ctr.records_in,
 			c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered, ctr.names_in,
 			ctr.out_of_order, late_note(&c, &ctr, late, sizeof(late)));
 	if (!is_quiet && ctr.names_dropped > 0)
@@ -1391,22 +611,14 @@ th_cmd_export(int argc, char **argv)
 			" replaced in full tables (computed again when they return)\n",
 			ac.addrs, ac.ids, ac.fhs, ac.replaced);
 	}
-	if (status == 0 && (dmg.damaged > 0 || dmg.foreign > 0))
+	if (status == 0 && (segs.dmg.damaged > 0 || segs.dmg.foreign > 0))
 		status = 3;
 free_all:
 	if (out != stdout && out != NULL && fclose(out) != 0 && status == 0) {
 		fprintf(stderr, "tracehound export: %s: %s\n", output, strerror(errno));
 		status = 1;
 	}
-	for (unsigned int i = 0; i < nchains; i++)
-		th_segment_reader_close(chains[i].r);
-	for (size_t i = 0; i < segs.count; i++)
-		free(segs.v[i].path);
-	free(segs.v);
-	free(order);
-	free(run_len);
-	free(chains);
-	free(sources);
+	th_segs_free(&segs);
 	th_export_hosts_free(c.hosts);
 	th_export_anon_free(c.anon);
 	free(c.srt);
