@@ -25,7 +25,9 @@
  *   a Linux client GETATTR before every open, so a GETATTR followed by READs
  *   is the start of an uncached or partial read, and those READs' open
  *   begins at the GETATTR. Cache reads are therefore decided lazily, by
- *   th_sess_tick() once confirm_ns has passed;
+ *   th_sess_tick() once confirm_ns has passed. An open revalidates once, so
+ *   a second GETATTR is the next open, except one right after the open's
+ *   ACCESS that READs follow (libnfs: LOOKUP, ACCESS, GETATTR, READ);
  * - it is not a listing phantom: a GETATTR that falls in a window from a
  *   client's READDIR/READDIRPLUS (or a burst of lookup_burst LOOKUPs, each
  *   within lookup_burst_ns of the previous one) to listing_ns after it is
@@ -818,7 +820,8 @@ has_access(const struct th_sess_table *t, uint32_t file, uint32_t client, uint32
 /*
  * A pending entry is decided or becomes an open: it ends at its last op's reply
  * (an open's ACCESS after its GETATTR), and end_ns gives its place back to
- * next_off.
+ * next_off. A GETATTR it held is part of that open (the READs came) or was
+ * taken apart before (pending_split()).
  */
 static void
 pending_end(struct sess *s)
@@ -826,6 +829,67 @@ pending_end(struct sess *s)
 	if (s->end_ns > s->last_ns)
 		s->last_ns = s->end_ns;
 	s->next_off = 0;
+	s->held_ns = 0;
+	s->held_end_ns = 0;
+}
+
+/*
+ * No READ followed the GETATTR that the entry held: it was the next open's
+ * close-to-open check after all (a Linux client revalidates once per open).
+ * The GETATTR and ACCESS before it are one cache read, reported now (its
+ * ACCESS says a user opened the file, which no phantom rule overrides); the
+ * entry becomes the held GETATTR's own, decided by the rules as if it had
+ * started one. It keeps the burst and write-settle marks, which describe the
+ * ops of the last half second either way.
+ * @return the end of the cache read reported.
+ */
+static uint64_t
+pending_split(struct th_sess_table *t, struct sess *s)
+{
+	struct sess first = *s;
+
+	first.ops--;
+	first.last_ns = s->end_ns;
+	sess_emit(t, &first, true);
+	s->open_ns = s->held_ns;
+	s->last_ns = s->held_end_ns;
+	s->end_ns = s->held_end_ns;
+	s->ops = 1;
+	s->flags = (uint8_t)((s->flags & (SF_SETTLE | SF_BURST)) | SF_SAW_GETATTR);
+	s->held_ns = 0;
+	s->held_end_ns = 0;
+	return first.last_ns;
+}
+
+/*
+ * Why a pending entry that no READ confirmed is no cache read: the counter of
+ * its phantom kind, NULL when it is one. @p is_opened: the client saw the user
+ * open the file just before (a cache read split from this entry), so it holds
+ * the user's access rights.
+ */
+static uint64_t *
+pending_phantom(struct th_sess_table *t, const struct sess *s, bool is_opened)
+{
+	const struct client *c = &t->clients[s->client];
+
+	if ((s->flags & (SF_SETTLE | SF_SAW_ACCESS)) == SF_SETTLE)
+		return &t->ctr.phantoms_write_settle;
+	if (!(s->flags & SF_SAW_ACCESS) && in_listing(c, s->open_ns))
+		return &t->ctr.phantoms_listing;
+	/* ls -l on a cached listing: lstat of every entry whose attributes expired, back to
+	 * back; an open would have checked access (or been one of at most two). The entry
+	 * carries its burst membership, because the client's window may already describe a
+	 * later burst when this entry's confirm_ns is over. */
+	if (!(s->flags & SF_SAW_ACCESS) &&
+		((s->flags & SF_BURST) || (c->ga_until_ns != 0 && s->open_ns >= c->ga_from_ns &&
+						  s->open_ns <= c->ga_until_ns)))
+		return &t->ctr.phantoms_burst;
+	/* An open asks ACCESS unless the client holds the user's answer; a GETATTR without
+	 * one from a user it holds none for is stat, not open. */
+	if (t->cfg.is_access_mirror && !(s->flags & SF_SAW_ACCESS) && !is_opened &&
+		!has_access(t, s->file, s->client, s->uid))
+		return &t->ctr.phantoms_no_access;
+	return NULL;
 }
 
 /* A GETATTR/ACCESS waited long enough without a READ: decide it. */
@@ -833,46 +897,27 @@ static void
 pending_decide(struct th_sess_table *t, uint32_t i)
 {
 	struct sess *s = &t->sess[i];
-	uint32_t file = s->file, saved = t->pin_file;
+	uint32_t file = s->file, client = s->client, uid = s->uid, saved = t->pin_file;
+	uint64_t opened_ns = 0, *phantom;
 
-	const struct client *c = &t->clients[s->client];
-	uint32_t uid = s->uid;
-
+	if (s->held_ns != 0)
+		opened_ns = pending_split(t, s);
 	pending_end(s);
-
-	if ((s->flags & (SF_SETTLE | SF_SAW_ACCESS)) == SF_SETTLE) {
-		t->ctr.phantoms_write_settle++;
-		sess_release(t, i);
-		return;
+	phantom = pending_phantom(t, s, opened_ns != 0);
+	if (phantom != NULL) {
+		(*phantom)++;
+		if (opened_ns == 0) {
+			sess_release(t, i);
+			return;
+		}
+		/* The cache read split off before still restarts the client's window. */
+	} else {
+		sess_emit(t, s, true);
+		/* The client has the file in its cache now: its window restarts. */
+		opened_ns = s->last_ns;
 	}
-	if (!(s->flags & SF_SAW_ACCESS) && in_listing(c, s->open_ns)) {
-		t->ctr.phantoms_listing++;
-		sess_release(t, i);
-		return;
-	}
-	/* ls -l on a cached listing: lstat of every entry whose attributes expired, back to
-	 * back; an open would have checked access (or been one of at most two). The entry
-	 * carries its burst membership, because the client's window may already describe a
-	 * later burst when this entry's confirm_ns is over. */
-	if (!(s->flags & SF_SAW_ACCESS) &&
-		((s->flags & SF_BURST) || (c->ga_until_ns != 0 && s->open_ns >= c->ga_from_ns &&
-						  s->open_ns <= c->ga_until_ns))) {
-		t->ctr.phantoms_burst++;
-		sess_release(t, i);
-		return;
-	}
-	/* An open asks ACCESS unless the client holds the user's answer; a GETATTR without
-	 * one from a user it holds none for is stat, not open. */
-	if (t->cfg.is_access_mirror && !(s->flags & SF_SAW_ACCESS) &&
-		!has_access(t, file, s->client, uid)) {
-		t->ctr.phantoms_no_access++;
-		sess_release(t, i);
-		return;
-	}
-	sess_emit(t, s, true);
-	/* The client has the file in its cache now: its window restarts. */
 	t->pin_file = file;
-	hist_note(t, file, s->client, false, s->last_ns, i, uid);
+	hist_note(t, file, client, false, opened_ns, i, uid);
 	t->pin_file = saved;
 }
 
@@ -1184,9 +1229,26 @@ do_getattr(struct th_sess_table *t, uint32_t file, uint32_t client, const struct
 		return false;
 	i = sess_find(t, file, client, op->uid, SK_PENDING);
 	if (i != NIL && !is_access && (t->sess[i].flags & SF_SAW_GETATTR)) {
+		struct sess *s = &t->sess[i];
+
 		/* An open revalidates once (a GETATTR, or the LOOKUP that stands for it);
 		 * the fstat() after it finds fresh attributes. A second GETATTR is the
-		 * next open: the first one waited for no READ, it stands alone. */
+		 * next open: the first one waited for no READ, it stands alone. Except
+		 * that libnfs, which caches nothing, opens with LOOKUP and ACCESS and
+		 * then asks GETATTR for the size (nfs-cat's fstat) before its READs: one
+		 * GETATTR after the entry's ACCESS, within its confirm_ns, is held, and
+		 * READs that follow it make all of them one uncached open. With none it
+		 * is the next open still (pending_split()). It waits its own confirm_ns,
+		 * from the head of the pending list (deadline order). */
+		if (op->kind == TH_SESS_GETATTR && !is_burst && (s->flags & SF_SAW_ACCESS) &&
+			s->held_ns == 0 && op->call_ns < s->last_ns + t->cfg.confirm_ns) {
+			s->held_ns = op->call_ns;
+			s->held_end_ns = op_end(op);
+			s->last_ns = op_end(op);
+			s->ops++;
+			sess_touch(t, i);
+			return true;
+		}
 		pending_decide(t, i);
 		i = NIL;
 	}
@@ -1379,7 +1441,8 @@ burst_mark(struct th_sess_table *t, uint32_t client, const struct client *c)
 	for (uint32_t i = t->pending.head; i != NIL; i = t->sess[i].next) {
 		struct sess *s = &t->sess[i];
 
-		if (s->open_ns < c->ga_start_ns)
+		/* An entry holding a GETATTR took its place in the list then. */
+		if ((s->held_ns != 0 ? s->held_ns : s->open_ns) < c->ga_start_ns)
 			break;
 		if (s->client == client && s->uid == c->ga_uid)
 			s->flags |= SF_BURST;

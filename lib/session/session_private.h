@@ -70,11 +70,19 @@ struct sess {
 	uint32_t ops;     /* operations in the session */
 	uint64_t open_ns; /* first op's call; SK_HIST: unused */
 	uint64_t last_ns; /* last op's reply (call without a reply); SK_HIST: last read;
-			     SK_PENDING: the first op's, which confirm_ns runs from */
+			     SK_PENDING: the first op's (or the held GETATTR's), which
+			     confirm_ns runs from */
 	union {
 		struct {
 			uint64_t transferred; /* bytes moved */
 			uint64_t seq_bytes;   /* bytes at the offset the previous op ended */
+		};
+		/* SK_PENDING: a GETATTR after the entry's GETATTR and ACCESS, held until
+		 * READs say it is the same open (libnfs's fstat) or none come and it is
+		 * the next one; 0: none. pending_end() zeroes them for the open. */
+		struct {
+			uint64_t held_ns;     /* its call */
+			uint64_t held_end_ns; /* its reply */
 		};
 		/* SK_HIST: users (uid + 1, 0 empty) whose access rights the client has
 		 * cached for the file, as Linux keeps one ACCESS answer per credential

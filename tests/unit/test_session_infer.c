@@ -801,6 +801,73 @@ test_two_getattrs_two_opens(void **state)
 	assert_int_equal(o->records[2].open_ns, T0 + 100 * SEC + 200 * MS);
 }
 
+/* libnfs's open (nfs-cat after nfs-cp): LOOKUP, ACCESS, then GETATTR for the size and the
+ * READs. One uncached read open from the LOOKUP on, no cache read beside it. The same three
+ * without READs are two opens of the cached file, as Linux's cat twice sends them (the
+ * first looks the name up again, the second revalidates by GETATTR). */
+static void
+test_libnfs_open_getattr_after_access(void **state)
+{
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	struct th_sess_op op;
+	uint64_t at = T0 + 10 * SEC;
+
+	op = mk_rw(TH_SESS_WRITE, 5, 3, 1000, T0, 0, 5000);
+	op.flags |= TH_SESS_F_HAS_SIZE;
+	op.size = 5000;
+	input(t, op);
+	th_sess_tick(t, T0 + 5 * SEC);
+	assert_int_equal(o->n_records, 0);
+
+	for (unsigned int pass = 0; pass < 2; pass++) {
+		bool has_read = pass == 0;
+		unsigned int n = o->n_records;
+
+		op = mk_name(TH_SESS_LOOKUP, 1, "f5k", 5, at);
+		op.flags |= TH_SESS_F_HAS_SIZE;
+		op.size = 5000;
+		input(t, op);
+		input(t, mk(TH_SESS_ACCESS, 5, 3, 1000, at + 2 * MS));
+		op = mk(TH_SESS_GETATTR, 5, 3, 1000, at + 4 * MS);
+		op.flags |= TH_SESS_F_HAS_SIZE;
+		op.size = 5000;
+		op.fileid = 105;
+		input(t, op);
+		if (has_read) {
+			op = mk_rw(TH_SESS_READ, 5, 3, 1000, at + 6 * MS, 0, 5000);
+			op.flags |= TH_SESS_F_EOF;
+			input(t, op);
+		}
+		th_sess_tick(t, at + 60 * SEC);
+		/* The write open closed in the first pass too. */
+		if (has_read) {
+			assert_int_equal(o->n_records, n + 2);
+			assert_int_equal(o->records[n].dir, TH_SESS_DIR_WRITE);
+			n++;
+			assert_false(o->records[n].is_cache_hit);
+			assert_int_equal(o->records[n].dir, TH_SESS_DIR_READ);
+			assert_int_equal(o->records[n].open_ns, at);
+			assert_int_equal(o->records[n].close_ns, at + 7 * MS);
+			assert_int_equal(o->records[n].ops, 4);
+			assert_int_equal(o->records[n].transferred, 5000);
+			assert_int_equal(th_sess_counters(t)->records_cache_hit, 0);
+		} else {
+			assert_int_equal(o->n_records, n + 2);
+			assert_true(o->records[n].is_cache_hit);
+			assert_int_equal(o->records[n].open_ns, at);
+			assert_int_equal(o->records[n].close_ns, at + 3 * MS);
+			assert_int_equal(o->records[n].ops, 2);
+			assert_true(o->records[n + 1].is_cache_hit);
+			assert_int_equal(o->records[n + 1].open_ns, at + 4 * MS);
+			assert_int_equal(o->records[n + 1].close_ns, at + 5 * MS);
+			assert_int_equal(o->records[n + 1].ops, 1);
+		}
+		at += 100 * SEC;
+	}
+}
+
 /* cp over a file the client holds: GETATTR (its open), then SETATTR size 0 and WRITEs. One
  * write open from the GETATTR on, no cache read. touch then a truncate: two write opens. */
 static void
@@ -1106,6 +1173,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_horizon_holds_late_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_read_with_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_getattrs_two_opens, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_libnfs_open_getattr_after_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_open_takes_its_getattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncate_only_then_touch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_and_other_users, setup, teardown),
