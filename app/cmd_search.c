@@ -330,6 +330,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 			given[i] |= applies[i].val == c;
 		switch (c) {
 		case 'p':
+			for (i = 0; i < o->profile_count; i++)
+				if (th_cmd_same_file(o->profile[i], optarg)) {
+					fprintf(stderr,
+						"tracehound search: --profile %s is given twice\n",
+						optarg);
+					return -EINVAL;
+				}
 			rc = push(o->profile, &o->profile_count, PROFILES_MAX, "--profile", optarg);
 			break;
 		case 'a':
@@ -823,7 +830,13 @@ cmd_one(struct opts *o)
 	}
 	printf("\n%u of %u documented; %u found anomalies match none\n", found, kc, unknown);
 	if (o->out_dir != NULL) {
-		rc = th_search_write_anomalies(s, o->out_dir, o->profile[0]);
+		/* Reproduce commands that run from anywhere: the paths made absolute. */
+		char *dir = realpath(o->out_dir, NULL), *prof = realpath(o->profile[0], NULL);
+
+		rc = th_search_write_anomalies(
+			s, dir != NULL ? dir : o->out_dir, prof != NULL ? prof : o->profile[0]);
+		free(dir);
+		free(prof);
 		if (rc == 0)
 			rc = remove_stale(o->out_dir, th_search_anomaly_count(s));
 		if (rc < 0) {

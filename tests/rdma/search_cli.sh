@@ -89,6 +89,9 @@ sed 's/^setup_s = .*/setup_s = 99/' "$prof" > "$work/setup.ini"
 expect 2 'setup.ini:[0-9]+: need setup_s <= base_s' -- "$th" search --profile "$work/setup.ini" \
 	--hours 0.1
 
+# One profile given twice (under two spellings) would be evaluated twice.
+expect 2 'is given twice' -- "$th" search --eval --profile "$prof" \
+	--profile "$root/config/../config/rdma/F.ini"
 # An option that would do nothing where it is given is refused, not dropped.
 expect 2 '--seeds goes with --eval, not with a search' -- "$th" search --profile "$prof" \
 	--seeds 3
@@ -143,7 +146,8 @@ fi
 "$th" search --profile "$prof" --hours 2 --seed 2 --shortfall 0.05 --out "$work/sf" -q \
 	> /dev/null
 cmd=$(sed -n 's/^  reproduce: tracehound //p' "$work/sf/anomalies.txt" | head -1)
-if [[ $cmd != *' --shortfall 0.05'* ]]; then
+# Its paths are absolute, so it runs from any directory.
+if [[ $cmd != *' --shortfall 0.05'* || $cmd != *"--replay /"* || $cmd != *"--profile /"* ]]; then
 	echo "FAIL: reproduce command without the search's --shortfall: '$cmd'"
 	fails=$((fails + 1))
 else
