@@ -265,11 +265,47 @@ th_nfs__v3_call(uint32_t proc, struct nfs_dec *d, struct th_nfs_call *out)
 	return nfs_result(d);
 }
 
-/* entry3 / entryplus3 lists: count whole entries, stop where the buffer ends. */
+/*
+ * One entryplus3 after its "value follows" word, read whole: true when it
+ * was, with the name and, when name_handle is present, the handle.
+ */
+static bool
+entryplus3(struct nfs_dec *d, struct th_nfs_dirent *e)
+{
+	uint32_t fh_len = 0;
+
+	e->fileid = nfs_u64(d);
+	e->name = nfs_opaque(d, NFS_WIRE_NAME_MAX, &e->name_len);
+	nfs_skip(d, 8); /* cookie */
+	if (nfs_bool(d))
+		nfs_skip(d, NFS3_FATTR_SIZE);
+	e->fh = NULL;
+	if (nfs_bool(d))
+		e->fh = nfs_opaque(d, TH_NFS_FH_MAX, &fh_len);
+	e->fh_len = (uint8_t)fh_len;
+	return nfs_ok(d);
+}
+
+/*
+ * entry3 / entryplus3 lists: count whole entries, stop where the buffer ends.
+ * READDIRPLUS entries that carry a handle go to the dirent callback as they
+ * are read, so a listing is walked once whoever wants its names.
+ */
 static void
 dirlist3(struct nfs_dec *d, struct th_nfs_reply *out, bool is_plus)
 {
+	struct th_nfs_dirent e;
+
 	while (nfs_bool(d)) {
+		if (is_plus && d->dirent != NULL) {
+			if (!entryplus3(d, &e))
+				return;
+			out->count++;
+			/* A zero-length handle is no handle; a zero-length name names nothing. */
+			if (e.fh != NULL && e.fh_len != 0 && e.name != NULL && e.name_len != 0)
+				d->dirent(d->dirent_ctx, &e);
+			continue;
+		}
 		nfs_skip(d, 8); /* fileid */
 		nfs_skip_opaque(d, NFS_WIRE_NAME_MAX);
 		nfs_skip(d, 8); /* cookie */

@@ -40,12 +40,21 @@ enum th_nfs_status
 th_nfs_decode_reply(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *body, size_t size,
 	struct th_nfs_reply *out)
 {
+	return th_nfs_decode_reply_entries(prog, vers, proc, body, size, out, NULL, NULL);
+}
+
+enum th_nfs_status
+th_nfs_decode_reply_entries(uint32_t prog, uint32_t vers, uint32_t proc, const uint8_t *body,
+	size_t size, struct th_nfs_reply *out, th_nfs_dirent_cb cb, void *ctx)
+{
 	enum th_nfs_status st;
 	struct nfs_dec d;
 
 	if (!th_nfs_is_known(prog, vers))
 		return TH_NFS_UNKNOWN_PROG;
 	nfs_dec_init(&d, body, size);
+	d.dirent = cb;
+	d.dirent_ctx = ctx;
 	switch (prog) {
 	case TH_PROG_NFS:
 		if (vers == 3)

@@ -33,8 +33,10 @@
 #define NFS2_FATTR_SIZE 68
 
 struct nfs_dec {
-	struct th_xdr x; /**< the cursor over the procedure body */
-	bool is_bad;     /**< a value was out of range: the body is malformed */
+	struct th_xdr x;         /**< the cursor over the procedure body */
+	bool is_bad;             /**< a value was out of range: the body is malformed */
+	th_nfs_dirent_cb dirent; /**< READDIRPLUS entries with a handle go here, or NULL */
+	void *dirent_ctx;        /**< for dirent */
 };
 
 static inline void
@@ -49,6 +51,8 @@ nfs_dec_init(struct nfs_dec *d, const uint8_t *body, size_t size)
 	}
 	th_xdr_init(&d->x, body, size);
 	d->is_bad = false;
+	d->dirent = NULL;
+	d->dirent_ctx = NULL;
 }
 
 /* Mark the body malformed and stop every later read. */

@@ -208,6 +208,35 @@ enum th_nfs_status th_nfs_decode_call(uint32_t prog, uint32_t vers, uint32_t pro
 enum th_nfs_status th_nfs_decode_reply(uint32_t prog, uint32_t vers, uint32_t proc,
 	const uint8_t *body, size_t size, struct th_nfs_reply *out);
 
+/**
+ * One entry of an NFSv3 READDIRPLUS reply that carried a handle
+ * (name_handle present): where its name and handle lie in the body, valid
+ * during the callback only. The name is as the wire has it (not cut, not
+ * NUL-terminated, up to 4096 bytes).
+ */
+struct th_nfs_dirent {
+	uint64_t fileid;     /**< the entry's inode number */
+	const uint8_t *name; /**< name bytes in the body */
+	uint32_t name_len;   /**< bytes at name */
+	const uint8_t *fh;   /**< handle bytes in the body */
+	uint8_t fh_len;      /**< bytes at fh, 1 to TH_NFS_FH_MAX */
+};
+
+/** Receives each whole entry with a handle, in wire order. */
+typedef void (*th_nfs_dirent_cb)(void *ctx, const struct th_nfs_dirent *e);
+
+/**
+ * th_nfs_decode_reply(), and for an NFSv3 READDIRPLUS reply with status 0,
+ * @p cb for every entry the body holds whole and that carries a name and a
+ * handle, in the same walk that counts the entries (reply->count counts all
+ * whole entries, with or without a handle). An entry cut by the end of the
+ * body, or malformed (a length or discriminant out of range), is not handed
+ * on; nor is any entry after it. @p cb may be NULL (then this is
+ * th_nfs_decode_reply()); other procedures never call it.
+ */
+enum th_nfs_status th_nfs_decode_reply_entries(uint32_t prog, uint32_t vers, uint32_t proc,
+	const uint8_t *body, size_t size, struct th_nfs_reply *out, th_nfs_dirent_cb cb, void *ctx);
+
 /** True when this decoder knows the program and version. */
 bool th_nfs_is_known(uint32_t prog, uint32_t vers);
 

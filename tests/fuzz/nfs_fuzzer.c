@@ -11,7 +11,10 @@
  *   bytes 4-7   with a raw triple: version (big-endian)
  *   bytes 8-11  with a raw triple: procedure (big-endian)
  * Besides "no crash, no read past the end", the outputs must keep their
- * invariants: handle lengths within bounds, names NUL-terminated.
+ * invariants: handle lengths within bounds, names NUL-terminated. Replies are
+ * decoded twice, the second time walking READDIRPLUS entries: every entry
+ * handed on lies inside the body with a name and a handle within bounds, only
+ * READDIRPLUS hands any on, and the walk changes nothing else the reply says.
  */
 
 #include <stdint.h>
@@ -63,6 +66,27 @@ be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The body being decoded, for the entry callback's bounds checks. */
+struct walk {
+	const uint8_t *body;
+	size_t size;
+	uint32_t entries;
+};
+
+static void
+on_entry(void *ctx, const struct th_nfs_dirent *e)
+{
+	struct walk *w = ctx;
+
+	if (e->name == NULL || e->fh == NULL || e->name_len == 0 || e->name_len > 4096 ||
+		e->fh_len == 0 || e->fh_len > TH_NFS_FH_MAX)
+		abort();
+	if (e->name < w->body || e->name + e->name_len > w->body + w->size || e->fh < w->body ||
+		e->fh + e->fh_len > w->body + w->size)
+		abort();
+	w->entries++;
+}
+
 static void
 check_name(const struct th_nfs_name *n)
 {
@@ -96,11 +120,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = body_size ? data + 12 : NULL;
 
 	if (is_reply) {
-		struct th_nfs_reply r;
+		struct th_nfs_reply r, r2;
+		struct walk w = {body, body_size, 0};
 
 		memset(&r, 0, sizeof(r));
+		memset(&r2, 0, sizeof(r2));
 		st = th_nfs_decode_reply(t.prog, t.vers, t.proc, body, body_size, &r);
 		if (r.fh.len > TH_NFS_FH_MAX)
+			abort();
+		if (th_nfs_decode_reply_entries(
+			    t.prog, t.vers, t.proc, body, body_size, &r2, on_entry, &w) != st ||
+			memcmp(&r, &r2, sizeof(r)) != 0)
+			abort();
+		if (w.entries > r.count ||
+			(w.entries > 0 && (t.prog != TH_PROG_NFS || t.vers != 3 ||
+						  t.proc != TH_NFS3_READDIRPLUS || r.status != 0)))
 			abort();
 		(void)th_nfs_status_name(t.prog, t.vers, r.status);
 		(void)th_nfs_fh_hash(&r.fh);

@@ -812,6 +812,175 @@ test_reply_readdir(void **state)
 	assert_int_equal(r.count, 0);
 }
 
+/* What the READDIRPLUS entry walk handed on. */
+struct seen {
+	unsigned int n;     /* entries handed on */
+	char names[8][32];  /* their names, NUL-terminated */
+	uint8_t fh_len[8];  /* their handle lengths */
+	uint64_t fileid[8]; /* their inode numbers */
+};
+
+static void
+on_entry(void *ctx, const struct th_nfs_dirent *e)
+{
+	struct seen *s = ctx;
+
+	assert_true(e->name_len > 0 && e->name_len < sizeof(s->names[0]));
+	assert_true(e->fh_len > 0 && e->fh_len <= TH_NFS_FH_MAX);
+	assert_true(s->n < 8);
+	memcpy(s->names[s->n], e->name, e->name_len);
+	s->names[s->n][e->name_len] = '\0';
+	s->fh_len[s->n] = e->fh_len;
+	s->fileid[s->n] = e->fileid;
+	s->n++;
+}
+
+static enum th_nfs_status
+walk3(uint32_t proc, const uint8_t *b, size_t n, struct th_nfs_reply *r, struct seen *s)
+{
+	memset(r, 0, sizeof(*r));
+	memset(s, 0, sizeof(*s));
+	return th_nfs_decode_reply_entries(TH_PROG_NFS, 3, proc, b, n, r, on_entry, s);
+}
+
+/* An entryplus3 without a handle (name_handle absent), attributes present. */
+static void
+put_entry_no_fh(struct xb *x, uint64_t fileid, const char *name)
+{
+	put32(x, 1);
+	put64(x, fileid);
+	put_str(x, name);
+	put64(x, fileid * 10);
+	put_post_op_attr(x, (uint32_t)fileid);
+	put32(x, 0);
+}
+
+/* "." and ".." (handle B), "alpha" (B), "nofh" (no handle), "beta" (handle A). */
+static void
+put_listing(struct xb *x, size_t *entry_end)
+{
+	x->n = 0;
+	put32(x, 0);
+	put_post_op_attr(x, 19);
+	put64(x, 0xc0ffee); /* cookieverf */
+	put_entry(x, 1, ".", true);
+	put_entry(x, 2, "..", true);
+	put_entry(x, 3, "alpha", true);
+	put_entry_no_fh(x, 4, "nofh");
+	entry_end[0] = x->n;
+	put32(x, 1);
+	put64(x, 5);
+	put_str(x, "beta");
+	put64(x, 50);
+	put32(x, 0); /* no attributes */
+	put32(x, 1);
+	put_fh_a(x);
+	entry_end[1] = x->n;
+	put32(x, 0);
+	put32(x, 1); /* eof */
+}
+
+static void
+test_reply_readdirplus_entries(void **state)
+{
+	struct th_nfs_reply r, plain;
+	struct seen s;
+	struct xb x = {0};
+	size_t end[2], n;
+
+	(void)state;
+	put_listing(&x, end);
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_OK);
+	assert_int_equal(r.count, 5);
+	assert_true(r.eof);
+	check_attr(&r.attr, 19);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.names[0], ".");
+	assert_string_equal(s.names[1], "..");
+	assert_string_equal(s.names[2], "alpha");
+	assert_int_equal(s.fh_len[2], sizeof(FH_B));
+	assert_true(s.fileid[2] == 3);
+	assert_string_equal(s.names[3], "beta");
+	assert_int_equal(s.fh_len[3], sizeof(FH_A));
+	assert_true(s.fileid[3] == 5);
+	/* The walk changes nothing else the reply reports. */
+	assert_int_equal(reply3(TH_NFS3_READDIRPLUS, &x, &plain), TH_NFS_OK);
+	assert_memory_equal(&plain, &r, sizeof(r));
+
+	/* Every prefix, from an exact-size copy: only whole entries, in order. */
+	for (n = 0; n <= x.n; n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+		enum th_nfs_status st;
+
+		assert_non_null(copy);
+		memcpy(copy, x.b, n);
+		st = walk3(TH_NFS3_READDIRPLUS, copy, n, &r, &s);
+		free(copy);
+		assert_int_equal(st, n == x.n ? TH_NFS_OK : TH_NFS_SHORT);
+		assert_true(s.n <= 4);
+		if (n < end[0])
+			assert_true(s.n <= 3);
+		else if (n < end[1])
+			assert_int_equal(s.n, 3);
+		else
+			assert_int_equal(s.n, 4);
+		if (s.n >= 3)
+			assert_string_equal(s.names[2], "alpha");
+	}
+
+	/* Malformed: beta's handle longer than NFSv3 allows. Entries before it stand. */
+	put_listing(&x, end);
+	x.n = end[1] - sizeof(FH_A) - 4;
+	put_opaque(&x, (const uint8_t[65]){0}, 65);
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_MALFORMED);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(r.count, 4);
+
+	/* Malformed: a name longer than any server sends. */
+	put_listing(&x, end);
+	x.n = end[0];
+	put32(&x, 1);
+	put64(&x, 6);
+	put32(&x, 5000);
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_MALFORMED);
+	assert_int_equal(s.n, 3);
+
+	/* Malformed: a "handle follows" that is neither 0 nor 1. */
+	put_listing(&x, end);
+	x.n = end[1] - sizeof(FH_A) - 8;
+	put32(&x, 2);
+	put_fh_a(&x);
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_MALFORMED);
+	assert_int_equal(s.n, 3);
+
+	/* An empty handle is no handle: counted, not handed on. */
+	put_listing(&x, end);
+	x.n = end[1] - sizeof(FH_A) - 4;
+	put32(&x, 0);
+	put32(&x, 0);
+	put32(&x, 1);
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_OK);
+	assert_int_equal(r.count, 5);
+	assert_int_equal(s.n, 3);
+
+	/* A failed listing, and READDIR (no handles), hand nothing on. */
+	x.n = 0;
+	put32(&x, 2); /* NOENT */
+	put32(&x, 0);
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_OK);
+	assert_int_equal(s.n, 0);
+	x.n = 0;
+	put32(&x, 0);
+	put_post_op_attr(&x, 19);
+	put64(&x, 0xc0ffee);
+	put_entry(&x, 3, "alpha", false);
+	put32(&x, 0);
+	put32(&x, 1);
+	assert_int_equal(walk3(TH_NFS3_READDIR, x.b, x.n, &r, &s), TH_NFS_OK);
+	assert_int_equal(r.count, 1);
+	assert_int_equal(s.n, 0);
+}
+
 static void
 test_reply_fs_info(void **state)
 {
@@ -1009,6 +1178,7 @@ main(void)
 		cmocka_unit_test(test_reply_create_family),
 		cmocka_unit_test(test_reply_rename_link),
 		cmocka_unit_test(test_reply_readdir),
+		cmocka_unit_test(test_reply_readdirplus_entries),
 		cmocka_unit_test(test_reply_fs_info),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_unknown),
