@@ -316,6 +316,37 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 	queue_op(dl, th_sess_op_owner(e, cap.n_session), e);
 }
 
+/*
+ * A READDIRPLUS entry's name binding, to the name map of the table that owns
+ * the directory (where its LOOKUPs' names go). Sent ahead of the listing's own
+ * op, on the same ring. A live port does not wait for a free event: a binding
+ * lost then costs a path, never an open (decode "dirents" minus session
+ * "dirents" counts them).
+ */
+static void
+emit_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *ent)
+{
+	struct decode_lcore *dl = ctx;
+	struct th_sess_op *e;
+
+	if (cap.is_inline_session) {
+		if (th_sess_op_from_dirent(op, ent, &dl->inline_op))
+			th_sess_input(cap.sl[0].t, &dl->inline_op);
+		return;
+	}
+	while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
+		if (cap.has_live_port)
+			return;
+		flush_all_pending(dl);
+		rte_pause();
+	}
+	if (!th_sess_op_from_dirent(op, ent, e)) {
+		rte_mempool_put(cap.sess_pool, e);
+		return;
+	}
+	queue_op(dl, th_sess_op_owner(e, cap.n_session), e);
+}
+
 /* The per-call log as trace records: the same container as opens and names. */
 static void
 write_rpc_record(struct decode_lcore *dl, const struct th_op *op)
@@ -1294,6 +1325,9 @@ setup_dataplane(const struct vdev_args *vdevs)
 		dl->lcore_id = lcore;
 		dl->index = i;
 		dl->dec = th_decode_create(&cap.set.dec, emit_op, dl);
+		/* Listings name the files ls -l shows, which Linux then opens without a LOOKUP. */
+		if (dl->dec != NULL && cap.n_session > 0 && cap.set.sess.is_names_on)
+			th_decode_set_dirent_cb(dl->dec, emit_dirent);
 		dl->scratch = malloc(FRAME_MAX);
 		snprintf(name, sizeof(name), "th_rpc%u", i);
 		if (dl->dec == NULL || dl->scratch == NULL ||

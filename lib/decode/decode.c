@@ -29,6 +29,8 @@ struct th_decode {
 	struct th_flow_table *flows;        /* TCP streams */
 	struct th_xid_table *xids;          /* calls waiting for replies */
 	th_decode_op_cb emit;               /* op consumer */
+	th_decode_dirent_cb dirent;         /* READDIRPLUS entry consumer, or NULL */
+	const struct th_op *dirent_op;      /* the op whose reply is being walked */
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
 	uint64_t rpc_ports[65536 / 64];     /* ports known to serve RPC, one bit each */
@@ -262,6 +264,23 @@ eof_from_tail(struct th_op *op, const uint8_t *tail)
 }
 
 static void
+on_dirent(void *ctx, const struct th_nfs_dirent *e)
+{
+	struct th_decode *d = ctx;
+
+	d->s.dirents++;
+	d->dirent(d->ctx, d->dirent_op, e);
+}
+
+/* A READDIRPLUS whose directory is known: its entries name files (the name map). */
+static bool
+wants_entries(const struct th_decode *d, const struct th_op *op)
+{
+	return d->dirent != NULL && op->prog == TH_PROG_NFS && op->vers == 3 &&
+	       op->proc == TH_NFS3_READDIRPLUS && op->call.fh.len != 0;
+}
+
+static void
 on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg *msg,
 	const struct th_flow_record *rec, struct th_op *op)
 {
@@ -279,8 +298,12 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 	} else if (msg->accept_stat != 0) {
 		d->s.rpc_not_success++;
 	} else if (!op->is_opaque) {
-		st = th_nfs_decode_reply(op->prog, op->vers, op->proc, rec->data + msg->body_offset,
-			rec->size - msg->body_offset, &op->reply);
+		bool is_plus = wants_entries(d, op);
+
+		d->dirent_op = op;
+		st = th_nfs_decode_reply_entries(op->prog, op->vers, op->proc,
+			rec->data + msg->body_offset, rec->size - msg->body_offset, &op->reply,
+			is_plus ? on_dirent : NULL, d);
 		if (st == TH_NFS_SHORT && op->reply.status == 0 && rec->tail != NULL &&
 			eof_from_tail(op, rec->tail))
 			st = TH_NFS_OK;
@@ -481,6 +504,12 @@ fail:
 	if (errno != EINVAL)
 		errno = ENOMEM;
 	return NULL;
+}
+
+void
+th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb)
+{
+	d->dirent = cb;
 }
 
 void

@@ -58,7 +58,8 @@
 	X(ops_call_only, "ops emitted as a call without reply")                                    \
 	X(ops_reply_only, "ops emitted as a reply without call")                                   \
 	X(ports_learned, "RPC server ports learned (portmap, traffic)")                            \
-	X(frags_displaced, "fragmented UDP calls no longer followed (slot reused)")
+	X(frags_displaced, "fragmented UDP calls no longer followed (slot reused)")                \
+	X(dirents, "READDIRPLUS entries with a name and handle handed on (name map)")
 
 /** Programs with per-procedure counts. */
 #define TH_DECODE_PROG_LIST(X)                                                                     \
@@ -106,12 +107,27 @@ void th_decode_config_defaults(struct th_decode_config *cfg);
 /** Receives every op: matched, call only, reply only. */
 typedef void (*th_decode_op_cb)(void *ctx, const struct th_op *op);
 
+/**
+ * Receives each entry with a name and a handle of a successful NFSv3
+ * READDIRPLUS reply whose call was seen (@p op, not yet emitted: the
+ * directory is op->call.fh), while the reply is decoded; the entry's bytes
+ * are valid during the call only.
+ */
+typedef void (*th_decode_dirent_cb)(
+	void *ctx, const struct th_op *op, const struct th_nfs_dirent *e);
+
 struct th_decode;
 
 /** @return NULL with errno EINVAL or ENOMEM. */
 struct th_decode *th_decode_create(
 	const struct th_decode_config *cfg, th_decode_op_cb emit, void *ctx);
 void th_decode_free(struct th_decode *d);
+
+/**
+ * Hand READDIRPLUS entries to @p cb (with the ctx given to th_decode_create()),
+ * or NULL (the default): listings are then counted, their entries not read.
+ */
+void th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb);
 
 /**
  * Decode one frame.

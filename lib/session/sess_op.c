@@ -32,6 +32,7 @@ static const char *const kind_names[] = {
 	[TH_SESS_READDIR] = "READDIR",
 	[TH_SESS_READDIRPLUS] = "READDIRPLUS",
 	[TH_SESS_MNT] = "MNT",
+	[TH_SESS_DIRENT] = "DIRENT",
 };
 
 const char *
@@ -272,6 +273,45 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	default:
 		break;
 	}
+	return true;
+}
+
+bool
+th_sess_op_from_dirent(
+	const struct th_op *op, const struct th_nfs_dirent *e, struct th_sess_op *out)
+{
+	unsigned int n = e->name_len <= TH_SESS_NAME_MAX ? e->name_len : TH_SESS_NAME_MAX;
+
+	if (op_kind(op) != TH_SESS_READDIRPLUS || op->kind != TH_OP_MATCHED ||
+		op->reply.status != 0 || op->reply.is_status_missing)
+		return false;
+	if (op->call.fh.len == 0 || op->call.fh.len > TH_SESS_FH_MAX || e->fh_len == 0 ||
+		e->fh_len > TH_SESS_FH_MAX || e->name_len == 0)
+		return false;
+	/* "." and ".." name the directory and its parent, not an entry: as names they would
+	 * make a path walk go round in circles. A '/' is in no component name. */
+	if (e->name[0] == '.' && (e->name_len == 1 || (e->name_len == 2 && e->name[1] == '.')))
+		return false;
+	if (memchr(e->name, '/', e->name_len) != NULL)
+		return false;
+	out->call_ns = op->call_first_ns;
+	out->reply_ns = op->reply_first_ns;
+	out->client = op->client;
+	out->server = op->server;
+	out->uid = op->auth == TH_AUTH_SYS ? op->uid : 0;
+	out->gid = op->auth == TH_AUTH_SYS ? op->gid : 0;
+	out->kind = TH_SESS_DIRENT;
+	out->vers = (uint8_t)op->vers;
+	out->flags = TH_SESS_F_OK;
+	out->count = 0;
+	out->fh_len = op->call.fh.len;
+	memcpy(out->fh, op->call.fh.data, out->fh_len);
+	out->fh2_len = e->fh_len;
+	memcpy(out->fh2, e->fh, e->fh_len);
+	out->name_len = (uint16_t)n;
+	memcpy(out->name, e->name, n);
+	out->name[n] = '\0';
+	out->name2_len = 0;
 	return true;
 }
 

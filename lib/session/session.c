@@ -1406,6 +1406,25 @@ do_names(struct th_sess_table *t, const struct th_sess_op *op)
 	}
 }
 
+/*
+ * A READDIRPLUS entry: its name means its handle from the listing's call on,
+ * exactly as if the client had looked the name up (ls -l lists with it, and
+ * Linux then opens the entries with no LOOKUP). Not an operation: it opens
+ * nothing, moves no time and is not counted in ops.
+ */
+static void
+do_dirent(struct th_sess_table *t, const struct th_sess_op *op)
+{
+	t->ctr.dirents++;
+	if (is_bad(op) || op->fh2_len == 0) {
+		t->ctr.bad_ops++;
+		return;
+	}
+	if (t->names != NULL && owns(t, &op->server, op->fh, op->fh_len))
+		names_add(t, &op->server, op->fh, op->fh_len, op->name, op->name_len, op->fh2,
+			op->fh2_len, op->call_ns);
+}
+
 /* A directory write (MKDIR) with directory detail: one record, at once. */
 static void
 do_mkdir(struct th_sess_table *t, uint32_t client, const struct th_sess_op *op)
@@ -1650,6 +1669,10 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	unsigned int fh_len = op->fh_len;
 	uint32_t client = NIL, file = NIL;
 
+	if (op->kind == TH_SESS_DIRENT) {
+		do_dirent(t, op);
+		return;
+	}
 	t->ctr.ops++;
 	if (is_bad(op)) {
 		t->ctr.bad_ops++;

@@ -44,6 +44,7 @@ enum th_sess_kind {
 	TH_SESS_READDIR,
 	TH_SESS_READDIRPLUS,
 	TH_SESS_MNT,
+	TH_SESS_DIRENT, /**< not an operation: a READDIRPLUS entry's name binding */
 };
 
 /** th_sess_op.flags */
@@ -83,10 +84,10 @@ struct th_sess_op {
 	uint64_t fileid;            /**< inode number (TH_SESS_F_HAS_SIZE) */
 	uint8_t fh[TH_SESS_FH_MAX]; /**< the object; the directory for name operations */
 	/* Name operations only (LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME,
-	 * LINK, MNT). */
+	 * LINK, MNT, DIRENT). */
 	uint8_t fh2_len;                  /**< bytes in fh2 */
-	uint8_t fh2[TH_SESS_FH_MAX];      /**< LOOKUP/CREATE/MKDIR/SYMLINK/MKNOD/MNT result handle;
-					       RENAME/LINK target directory */
+	uint8_t fh2[TH_SESS_FH_MAX];      /**< LOOKUP/CREATE/MKDIR/SYMLINK/MKNOD/MNT result handle,
+					       DIRENT entry handle; RENAME/LINK target directory */
 	uint16_t name_len;                /**< bytes in name */
 	uint16_t name2_len;               /**< bytes in name2 */
 	char name[TH_SESS_NAME_MAX + 1];  /**< component name (RENAME from, LINK new, MNT path) */
@@ -100,6 +101,21 @@ struct th_sess_op {
  * (not NFS v2/v3 or MOUNT, no call seen, an RPC-level failure).
  */
 bool th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out);
+
+/**
+ * The name binding one READDIRPLUS entry carries, as a TH_SESS_DIRENT event:
+ * directory op->call.fh, the entry's name and handle, valid from the call's
+ * time, as a LOOKUP of that name answered with that handle. It goes to the
+ * directory's owner (th_sess_op_owner()) like the listing itself, and only
+ * the name map uses it. Fills only what th_sess_input() reads for it.
+ * @return false when it binds nothing: @p op is not a successful READDIRPLUS
+ * whose call was seen, or the entry is "." or "..", has a '/' in its name,
+ * an empty name or handle, or a handle or directory handle over
+ * TH_SESS_FH_MAX bytes. A name over TH_SESS_NAME_MAX bytes is cut, as a
+ * LOOKUP's is.
+ */
+bool th_sess_op_from_dirent(
+	const struct th_op *op, const struct th_nfs_dirent *e, struct th_sess_op *out);
 
 /** Whether th_sess_op_from_op() would take @p op (without reducing it). */
 bool th_sess_op_is_used(const struct th_op *op);
@@ -203,6 +219,7 @@ void th_sess_config_defaults(struct th_sess_config *c);
 	X(bad_ops, "operations with impossible values (counted, skipped)")                         \
 	X(names, "name records out")                                                               \
 	X(names_evicted, "names forgotten early: name map full (emitted still valid)")             \
+	X(dirents, "READDIRPLUS entries in (name bindings; not operations)")                       \
 	X(history_evicted, "read/write histories forgotten early: table full")                     \
 	X(clients_full, "operations skipped: client table full of clients with state")             \
 	X(cache_reads_confirmed, "GETATTR/ACCESS followed by READs: an uncached open, not a hit")  \
@@ -218,7 +235,7 @@ void th_sess_config_defaults(struct th_sess_config *c);
 	X(no_reply_reported, "calls without a reply dropped: their open was already reported")     \
 	X(no_reply_opens, "opens begun by a call without a reply (bytes not seen)")                \
 	X(no_reply_dirs, "directory reads without a reply and no listing in progress (dropped)")   \
-	X(write_from_getattr, "write opens begun at their GETATTR (truncate or touch not seen)")    \
+	X(write_from_getattr, "write opens begun at their GETATTR (truncate or touch not seen)")   \
 	X(read_gaps_joined, "READs after a gap in offsets kept in their open (RPCs lost)")
 
 struct th_sess_counters {

@@ -30,6 +30,17 @@ on_op(void *ctx, const struct th_op *op)
 	th_op_format(op, line, sizeof(line));
 }
 
+/* READDIRPLUS entries: the op is the listing's, whole; the entry within bounds. */
+static void
+on_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *e)
+{
+	(void)ctx;
+	if (op->proc != TH_NFS3_READDIRPLUS || op->call.fh.len == 0 || e->fh_len == 0 ||
+		e->fh_len > TH_NFS_FH_MAX || e->name_len == 0)
+		abort();
+	line[0] = (char)(e->name[0] ^ e->name[e->name_len - 1] ^ e->fh[e->fh_len - 1]);
+}
+
 static void
 put16(uint8_t *p, uint16_t v)
 {
@@ -91,6 +102,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		d = th_decode_create(&cfg, on_op, NULL);
 		if (d == NULL)
 			abort();
+		th_decode_set_dirent_cb(d, on_dirent);
 	}
 	while (size >= 4) {
 		uint8_t ctl = data[0], skip = data[1];

@@ -410,6 +410,111 @@ test_udp_getattr_matched(void **state)
 	assert_int_equal(f->s->count, 1);
 }
 
+/* READDIRPLUS entries handed on while the reply is decoded, before its op. */
+struct dirents {
+	struct sink *s;         /* ops emitted so far */
+	unsigned int n;         /* entries seen */
+	unsigned int ops_at[4]; /* ops emitted when each entry came */
+	char names[4][16];      /* their names */
+	uint8_t fh_last[4];     /* their handles' last byte */
+};
+
+static void
+on_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *e)
+{
+	struct sink *s = ctx;
+	struct dirents *de = (struct dirents *)(s + 1);
+
+	assert_int_equal(op->proc, TH_NFS3_READDIRPLUS);
+	assert_int_equal(op->call.fh.len, sizeof(FH));
+	assert_memory_equal(op->call.fh.data, FH, sizeof(FH));
+	assert_true(de->n < 4 && e->name_len < sizeof(de->names[0]));
+	de->ops_at[de->n] = s->count;
+	memcpy(de->names[de->n], e->name, e->name_len);
+	de->names[de->n][e->name_len] = '\0';
+	de->fh_last[de->n] = e->fh[e->fh_len - 1];
+	de->n++;
+}
+
+static void
+put_dirent(struct xb *x, uint64_t fileid, const char *name, bool has_fh)
+{
+	uint8_t fh[sizeof(FH)];
+
+	memcpy(fh, FH, sizeof(FH));
+	fh[sizeof(FH) - 1] = (uint8_t)fileid;
+	put32(x, 1);
+	put64(x, fileid);
+	put_opaque(x, name, (uint32_t)strlen(name));
+	put64(x, fileid);
+	put32(x, 0); /* no attributes */
+	put32(x, has_fh);
+	if (has_fh)
+		put_opaque(x, fh, sizeof(fh));
+}
+
+/* ls -l's listing: entries with handles go to the dirent callback, once each. */
+static void
+test_readdirplus_entries(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0};
+	struct sink *s = calloc(1, sizeof(*s) + sizeof(struct dirents));
+	struct dirents *de = (struct dirents *)(s + 1);
+	struct th_decode_config cfg;
+	struct th_decode *d;
+
+	assert_non_null(s);
+	th_decode_config_defaults(&cfg);
+	cfg.flows = 64;
+	cfg.calls = 64;
+	d = th_decode_create(&cfg, on_op, s);
+	assert_non_null(d);
+	th_decode_set_dirent_cb(d, on_dirent);
+	rpc_call(&call, 0x2222, TH_PROG_NFS, 3, TH_NFS3_READDIRPLUS);
+	put_opaque(&call, FH, sizeof(FH));
+	put64(&call, 0);
+	put64(&call, 0);
+	put32(&call, 4096);
+	put32(&call, 32768);
+	rpc_reply(&reply, 0x2222);
+	put32(&reply, 0);
+	put32(&reply, 0);
+	put64(&reply, 7);
+	put_dirent(&reply, 3, "a.txt", true);
+	put_dirent(&reply, 4, "nofh", false);
+	put_dirent(&reply, 5, "b.txt", true);
+	put32(&reply, 0);
+	put32(&reply, 1);
+	send_udp(d, &CLIENT, &SERVER, &call, T0);
+	send_udp(d, &SERVER, &CLIENT, &reply, T0 + 1000);
+
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ops[0].reply.count, 3);
+	assert_true(s->ops[0].reply.eof);
+	assert_int_equal(de->n, 2);
+	assert_string_equal(de->names[0], "a.txt");
+	assert_int_equal(de->fh_last[0], 3);
+	assert_string_equal(de->names[1], "b.txt");
+	assert_int_equal(de->fh_last[1], 5);
+	assert_int_equal(de->ops_at[0], 0);
+	assert_int_equal(de->ops_at[1], 0);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.dirents, 2);
+	assert_int_equal(st.results_malformed, 0);
+	th_decode_free(d);
+
+	/* Without a callback (the fixture's decoder) the listing is counted, not walked. */
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0);
+	send_udp(f->d, &SERVER, &CLIENT, &reply, T0 + 1000);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].reply.count, 3);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.dirents, 0);
+	free(s);
+}
+
 static void
 test_tcp_getattr_with_syn(void **state)
 {
@@ -1134,6 +1239,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_udp_getattr_matched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readdirplus_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpcsec_gss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),

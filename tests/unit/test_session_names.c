@@ -239,6 +239,136 @@ test_from_op_to_record(void **state)
 	free(sop);
 }
 
+static bool
+from_dirent(const struct th_op *op, const char *name, const char *fh, struct th_sess_op *sop)
+{
+	struct th_nfs_dirent e = {
+		.fileid = 9,
+		.name = (const uint8_t *)name,
+		.name_len = (uint32_t)strlen(name),
+		.fh = (const uint8_t *)fh,
+		.fh_len = (uint8_t)strlen(fh),
+	};
+
+	return th_sess_op_from_dirent(op, &e, sop);
+}
+
+/*
+ * ls -l: READDIRPLUS lists F9 as "report.txt" and the client opens it with no
+ * LOOKUP. The listing's binding names the open's handle from the listing on,
+ * under the rules a LOOKUP's binding follows.
+ */
+static void
+test_dirent_names_open(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op *sop = calloc(1, sizeof(*sop));
+	struct th_op *op = op_new(TH_NFS3_READDIRPLUS, T0);
+	struct th_op *rd = op_new(TH_NFS3_READ, T0 + 1 * SEC);
+	const struct th_sess_name *n;
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(sop);
+	small_config(&c);
+	c.detail = TH_SESS_OPENS_DIRS;
+	t = table_new(&c, &o);
+	op->reply.attr.type = TH_NFS_DIR;
+	op->reply.eof = true;
+	op->reply.count = 3;
+
+	/* Not bindings: the directory itself, its parent, a path, an empty handle. */
+	assert_false(from_dirent(op, ".", "F1", sop));
+	assert_false(from_dirent(op, "..", "F2", sop));
+	assert_false(from_dirent(op, "a/b", "F3", sop));
+	assert_false(from_dirent(op, "x", "", sop));
+	assert_true(from_dirent(op, "..x", "F4", sop));
+
+	assert_true(from_dirent(op, "report.txt", "F9", sop));
+	assert_int_equal(sop->kind, TH_SESS_DIRENT);
+	assert_int_equal(sop->call_ns, T0);
+	assert_int_equal(sop->fh_len, 8);
+	assert_memory_equal(sop->fh, op->call.fh.data, 8);
+	assert_int_equal(sop->fh2_len, 2);
+	assert_string_equal(sop->name, "report.txt");
+	/* It goes where the directory's LOOKUPs go. */
+	for (i = 2; i < 6; i++)
+		assert_int_equal(th_sess_op_owner(sop, i),
+			th_sess_fh_owner(&op->server, op->call.fh.data, 8, i));
+	th_sess_input(t, sop);
+	/* The same binding again (a second ls -l): nothing new. */
+	th_sess_input(t, sop);
+	assert_int_equal(th_sess_counters(t)->dirents, 2);
+	assert_int_equal(th_sess_counters(t)->ops, 0);
+	assert_true(th_sess_op_from_op(op, sop));
+	th_sess_input(t, sop);
+
+	/* cat report.txt: READs of F9, no LOOKUP. */
+	rd->call.fh.len = 2;
+	memcpy(rd->call.fh.data, "F9", 2);
+	rd->call.count = 4096;
+	rd->reply.count = 100;
+	rd->reply.eof = true;
+	rd->reply.attr.size = 100;
+	assert_true(th_sess_op_from_op(rd, sop));
+	th_sess_input(t, sop);
+	th_sess_flush(t);
+
+	n = NULL;
+	for (i = 0; i < o.n_records; i++)
+		if (o.records[i].fh_len == 2 && memcmp(o.records[i].fh, "F9", 2) == 0)
+			break;
+	assert_true(i < o.n_records);
+	n = find_name(&o, "report.txt", 0);
+	assert_non_null(n);
+	assert_int_equal(n->fh_len, 2);
+	assert_memory_equal(n->fh, "F9", 2);
+	assert_int_equal(n->dir_fh_len, 8);
+	assert_memory_equal(n->dir_fh, op->call.fh.data, 8);
+	assert_int_equal(n->from_ns, T0);
+	assert_true(n->from_ns <= o.records[i].open_ns);
+	assert_int_equal(o.n_names, 1);
+
+	/* A later listing that shows another file under the name ends the old meaning. */
+	th_sess_free(t);
+	t = table_new(&c, &o);
+	assert_true(from_dirent(op, "report.txt", "F9", sop));
+	th_sess_input(t, sop);
+	op->call_first_ns = T0 + 10 * SEC;
+	op->reply_first_ns = T0 + 10 * SEC + 2 * MS;
+	assert_true(from_dirent(op, "report.txt", "F10", sop));
+	th_sess_input(t, sop);
+	assert_int_equal(o.n_names, 1);
+	assert_memory_equal(o.names[0].fh, "F9", 2);
+	assert_int_equal(o.names[0].to_ns, T0 + 10 * SEC);
+
+	/* A failed listing, or one whose reply was not seen, binds nothing. */
+	op->reply.status = 2;
+	assert_false(from_dirent(op, "report.txt", "F9", sop));
+	op->reply.status = 0;
+	op->kind = TH_OP_CALL_ONLY;
+	assert_false(from_dirent(op, "report.txt", "F9", sop));
+	op->kind = TH_OP_MATCHED;
+	op->proc = TH_NFS3_READDIR;
+	assert_false(from_dirent(op, "report.txt", "F9", sop));
+	th_sess_free(t);
+
+	/* Names off (privacy): bindings are taken and dropped. */
+	c.is_names_on = false;
+	t = table_new(&c, &o);
+	op->proc = TH_NFS3_READDIRPLUS;
+	assert_true(from_dirent(op, "report.txt", "F9", sop));
+	th_sess_input(t, sop);
+	th_sess_flush(t);
+	assert_int_equal(o.n_names, 0);
+	th_sess_free(t);
+	free(rd);
+	free(op);
+	free(sop);
+}
+
 /* th_sess_op_from_op(), checked against th_sess_op_is_used(). */
 static bool
 reduce(const struct th_op *op, struct th_sess_op *sop)
@@ -380,6 +510,7 @@ main(void)
 		cmocka_unit_test(test_name_bounds_and_privacy),
 		cmocka_unit_test(test_record_format),
 		cmocka_unit_test(test_from_op_to_record),
+		cmocka_unit_test(test_dirent_names_open),
 		cmocka_unit_test(test_from_op_mapping),
 		cmocka_unit_test(test_name_format),
 	};
