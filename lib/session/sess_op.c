@@ -174,14 +174,10 @@ th_sess_op_is_used(const struct th_op *op)
 	return op_kind(op) != TH_SESS_OTHER;
 }
 
-bool
-th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
+/* What every event takes from its op: times, endpoints, credential, kind and version. */
+static void
+fill_head(const struct th_op *op, uint8_t kind, bool has_reply, struct th_sess_op *out)
 {
-	uint8_t kind = op_kind(op);
-	bool has_reply = op->kind == TH_OP_MATCHED && op->reply_first_ns != 0;
-
-	if (kind == TH_SESS_OTHER)
-		return false;
 	out->call_ns = op->call_first_ns;
 	out->reply_ns = has_reply ? op->reply_first_ns : 0;
 	out->client = op->client;
@@ -190,8 +186,19 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	out->gid = op->auth == TH_AUTH_SYS ? op->gid : 0;
 	out->kind = kind;
 	out->vers = (uint8_t)op->vers;
-	out->flags = 0;
 	out->count = 0;
+}
+
+bool
+th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
+{
+	uint8_t kind = op_kind(op);
+	bool has_reply = op->kind == TH_OP_MATCHED && op->reply_first_ns != 0;
+
+	if (kind == TH_SESS_OTHER)
+		return false;
+	fill_head(op, kind, has_reply, out);
+	out->flags = 0;
 	out->offset = op->call.offset;
 	out->size = 0;
 	out->set_size = 0;
@@ -294,16 +301,8 @@ th_sess_op_from_dirent(
 		return false;
 	if (memchr(e->name, '/', e->name_len) != NULL)
 		return false;
-	out->call_ns = op->call_first_ns;
-	out->reply_ns = op->reply_first_ns;
-	out->client = op->client;
-	out->server = op->server;
-	out->uid = op->auth == TH_AUTH_SYS ? op->uid : 0;
-	out->gid = op->auth == TH_AUTH_SYS ? op->gid : 0;
-	out->kind = TH_SESS_DIRENT;
-	out->vers = (uint8_t)op->vers;
+	fill_head(op, TH_SESS_DIRENT, true, out);
 	out->flags = TH_SESS_F_OK;
-	out->count = 0;
 	out->fh_len = op->call.fh.len;
 	memcpy(out->fh, op->call.fh.data, out->fh_len);
 	out->fh2_len = e->fh_len;
