@@ -219,6 +219,17 @@ on_name(void *ctx, const struct th_sess_name *n)
 }
 
 /*
+ * Whether a decode lcore waits for room on the way to inference rather than
+ * letting an op go: in a replay, until the run is stopped (a signal, a failed
+ * output), when the ops left are counted as lost instead.
+ */
+static inline bool
+replay_waits(void)
+{
+	return !cap.has_live_port && !atomic_load_explicit(&cap.stop_rx, memory_order_relaxed);
+}
+
+/*
  * Hand a burst of ops to their session lcore. On a live port what does not
  * fit is counted and let go; a replay's ops wait for room, as its frames do
  * for the decode rings: nothing is lost to a session lcore that was slow.
@@ -231,7 +242,7 @@ flush_pending(struct decode_lcore *dl, unsigned int s)
 	if (n == 0)
 		return;
 	sent = rte_ring_mp_enqueue_burst(cap.sl[s].in, (void **)dl->pending[s], n, NULL);
-	while (!cap.has_live_port && sent < n) {
+	while (replay_waits() && sent < n) {
 		rte_pause();
 		sent += rte_ring_mp_enqueue_burst(
 			cap.sl[s].in, (void **)dl->pending[s] + sent, n - sent, NULL);
@@ -275,7 +286,7 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 	}
 	/* A replay waits for a free event: the session lcores free them as they go. */
 	while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
-		if (!cap.has_live_port) {
+		if (replay_waits()) {
 			flush_all_pending(dl);
 			rte_pause();
 			continue;
@@ -299,7 +310,7 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 			struct th_sess_op *copy = NULL;
 
 			while (rte_mempool_get(cap.sess_pool, (void **)&copy) != 0 &&
-				!cap.has_live_port) {
+				replay_waits()) {
 				flush_all_pending(dl);
 				rte_pause();
 			}
@@ -540,6 +551,7 @@ session_main(void *arg)
 {
 	struct session_lcore *sl = arg;
 	struct th_sess_op *ops[64];
+	bool is_flushed = false; /* the event cache went back at the last empty poll */
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000;
 	uint64_t period = (uint64_t)(FLUSH_NS / cap.ns_per_tsc);
 	unsigned int n, i;
@@ -558,6 +570,16 @@ session_main(void *arg)
 		}
 		if (n > 0)
 			rte_mempool_put_bulk(cap.sess_pool, (void **)ops, n);
+		else if (!cap.has_live_port && !is_flushed) {
+			/* A replay's decode lcores wait for free events: those this lcore's
+			 * cache holds go back to the pool while it has nothing to do. */
+			struct rte_mempool_cache *c =
+				rte_mempool_default_cache(cap.sess_pool, rte_lcore_id());
+
+			if (c != NULL)
+				rte_mempool_cache_flush(c, cap.sess_pool);
+		}
+		is_flushed = n == 0;
 		if (tsc >= next_hk) {
 			next_hk = tsc + hk_period;
 			session_tick(sl, tsc, period);
