@@ -346,7 +346,7 @@ emit_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *ent)
 		return;
 	}
 	while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
-		if (cap.has_live_port)
+		if (!replay_waits())
 			return;
 		flush_all_pending(dl);
 		rte_pause();

@@ -127,15 +127,22 @@ def stopped(tracehound, pcaps, workdir, config, lcores):
     """An error string, or None when a capture stopped halfway decoded every frame
     delivered."""
     vdevs = ['--vdev=net_pcap%d,rx_pcap=%s' % (i, p) for i, p in enumerate(pcaps)]
-    proc = subprocess.Popen([tracehound, 'capture', '-c', config, '-o', os.devnull, '--'] +
-                            lcores.split() +
+    proc = subprocess.Popen([tracehound, 'capture', '-c', config, '-o', os.devnull,
+                             '-s', '0.1', '--'] + lcores.split() +
                             ['--no-huge', '-m', '256', '--no-pci', '--no-shconf',
                              '--file-prefix', 'th-merge-%d' % os.getpid(),
                              '--log-level=error'] + vdevs,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(1.5)
+    # Halfway: once frames flow (a progress line), not at a fixed time, which a loaded
+    # machine can spend still starting EAL (the signal then came before its handler).
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if re.match(rb'capture: [0-9.]+s frames [1-9]', line):
+            break
+    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
-    err = proc.communicate(timeout=300)[1].decode(errors='replace')
+    err = (b''.join(seen) + proc.communicate(timeout=300)[1]).decode(errors='replace')
     got = (row(err, 'frames received'), row(err, 'NIC: frames delivered (ipackets)'),
            row(err, 'dispatch ring full'))
     if proc.returncode != 0 or 'not read to their end (stopped)' not in err or \
