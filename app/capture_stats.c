@@ -241,6 +241,13 @@ put_interval(FILE *out, double interval_s, uint64_t matched)
 		(double)hi / 1e3);
 }
 
+/* Frames lost before decoding: NIC missed, no mbuf, dispatch ring full, kernel drops. */
+static uint64_t
+frames_lost(const struct rte_eth_stats *es, uint64_t kernel_drops)
+{
+	return es->imissed + es->rx_nombuf + cap.disp.ring_full + kernel_drops;
+}
+
 void
 th_stats_progress(uint64_t start_tsc)
 {
@@ -253,8 +260,7 @@ th_stats_progress(uint64_t start_tsc)
 	sum_stats(&s, &dropped);
 	sum_ports(&es);
 	/* As the summary counts them: every frame lost before decoding, every TCP gap. */
-	lost = es.imissed + es.rx_nombuf + cap.disp.ring_full +
-	       (cap.n_packet_sockets > 0 ? th_kdrops_read() : 0);
+	lost = frames_lost(&es, cap.n_packet_sockets > 0 ? th_kdrops_read() : 0);
 	fprintf(stderr,
 		"capture: %.1fs frames %" PRIu64 " rpcs %" PRIu64 " unmatched %" PRIu64
 		" gaps %" PRIu64 " lost-frames %" PRIu64 " out-dropped %" PRIu64,
@@ -312,8 +318,8 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"input files cut short or damaged");
 	put_loss(out, &is_first, in->records_unread, "input record not read",
 		"input records not read");
-	put_loss(out, &is_first, es->imissed + es->rx_nombuf + cap.disp.ring_full + kernel_drops,
-		"frame lost before decoding", "frames lost before decoding");
+	put_loss(out, &is_first, frames_lost(es, kernel_drops), "frame lost before decoding",
+		"frames lost before decoding");
 	put_loss(out, &is_first, atomic_load(&cap.files_out_of_order),
 		"file frame read out of time order", "file frames read out of time order");
 	/* Cut inside their headers (their own rows) or inside their payload. */

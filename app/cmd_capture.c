@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,15 +78,20 @@ on_signal(int sig)
 		pthread_kill(control_thread, sig);
 }
 
+/* @p tsc read on wall clock @p c (before its base too). */
+static inline uint64_t
+clock_read(const struct wallclock *c, uint64_t tsc)
+{
+	return c->base_ns +
+	       (uint64_t)(int64_t)((double)(int64_t)(tsc - c->base_tsc) * c->ns_per_tsc);
+}
+
 /* A TSC reading as wall-clock ns (frames a live port does not stamp, idle ageing). */
 static inline uint64_t
 tsc_to_ns(uint64_t tsc)
 {
-	const struct wallclock *c =
-		&cap.clock[atomic_load_explicit(&cap.clock_slot, memory_order_acquire) & 1];
-
-	return c->base_ns +
-	       (uint64_t)(int64_t)((double)(int64_t)(tsc - c->base_tsc) * c->ns_per_tsc);
+	return clock_read(
+		&cap.clock[atomic_load_explicit(&cap.clock_slot, memory_order_acquire) & 1], tsc);
 }
 
 static uint64_t
@@ -133,8 +137,7 @@ clock_steer(void)
 
 	if (tsc - cap.clock_start_tsc > rte_get_tsc_hz() / 2)
 		rate = (double)(raw - cap.clock_start_raw) / (double)(tsc - cap.clock_start_tsc);
-	reads = c->base_ns +
-		(uint64_t)(int64_t)((double)(int64_t)(tsc - c->base_tsc) * c->ns_per_tsc);
+	reads = clock_read(c, tsc);
 	err = (int64_t)(wall - reads);
 	cap.clock_error_ns = err;
 	n->base_tsc = tsc;

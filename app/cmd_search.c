@@ -632,6 +632,26 @@ cmd_replay(const struct opts *o)
 	return 0;
 }
 
+/* --@p opt DIR: made if absent, and a directory we can write to. @return 0 or -1 (said). */
+static int
+prepare_out_dir(const char *opt, const char *dir)
+{
+	struct stat st;
+	int err = 0;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		err = errno;
+	else if (stat(dir, &st) < 0)
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		err = errno;
+	if (err != 0)
+		fprintf(stderr, "tracehound search: --%s %s: %s\n", opt, dir, strerror(err));
+	return err != 0 ? -1 : 0;
+}
+
 static int
 cmd_known(const struct opts *o)
 {
@@ -643,8 +663,7 @@ cmd_known(const struct opts *o)
 	sim = load_profile(o->profile[0], o->cfg.seed);
 	if (sim == NULL)
 		return 2;
-	if (mkdir(o->known_dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "tracehound search: %s: %s\n", o->known_dir, strerror(errno));
+	if (prepare_out_dir("known", o->known_dir) != 0) {
 		th_sim_free(sim);
 		return 1;
 	}
@@ -696,26 +715,6 @@ log_exp(void *arg, const struct th_search_exp *e)
 
 	if (l->rc == 0)
 		l->rc = th_search_log_exp(l->f, l->algo, l->seed, e);
-}
-
-/* --out DIR: made if absent, and a directory we can write to. @return 0 or -1 (said). */
-static int
-prepare_out_dir(const char *dir)
-{
-	struct stat st;
-	int err = 0;
-
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		err = errno;
-	else if (stat(dir, &st) < 0)
-		err = errno;
-	else if (!S_ISDIR(st.st_mode))
-		err = ENOTDIR;
-	else if (access(dir, W_OK | X_OK) < 0)
-		err = errno;
-	if (err != 0)
-		fprintf(stderr, "tracehound search: --out %s: %s\n", dir, strerror(err));
-	return err != 0 ? -1 : 0;
 }
 
 /*
@@ -782,7 +781,7 @@ cmd_one(struct opts *o)
 			goto free_search;
 		}
 	}
-	if (o->out_dir != NULL && prepare_out_dir(o->out_dir) != 0)
+	if (o->out_dir != NULL && prepare_out_dir("out", o->out_dir) != 0)
 		goto free_search;
 	if (o->log_path != NULL) {
 		lg.f = fopen(o->log_path, "w");
