@@ -205,6 +205,7 @@ on_name(void *ctx, const struct th_sess_name *n)
 			.server = n->server,
 			.fh_len = n->fh_len,
 			.dir_fh_len = n->dir_fh_len,
+			.mode = n->mode,
 			.name_len = n->name_len,
 		};
 

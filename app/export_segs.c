@@ -242,8 +242,8 @@ seg_refused(struct seg *s, int err)
 	else if (err == EPROTONOSUPPORT)
 		snprintf(s->why, sizeof(s->why),
 			"another segment or record format version than this tracehound's (%u, "
-			"%u): nothing read",
-			TH_SEGMENT_VERSION, TH_TRACE_VERSION);
+			"%u-%u): nothing read",
+			TH_SEGMENT_VERSION, TH_TRACE_VERSION_MIN, TH_TRACE_VERSION);
 	else
 		snprintf(s->why, sizeof(s->why), "cannot be read: %s: nothing recovered",
 			strerror(err));

@@ -34,19 +34,13 @@ time_ns(const uint8_t *p)
  * fattr3 is fixed size: check the length once and load fields without
  * per-field checks. Partial attributes are not kept (is_present stays false).
  */
-static void
-fattr3(struct nfs_dec *d, struct th_nfs_attr *a)
+static bool
+fattr3_load(const uint8_t *p, struct th_nfs_attr *a)
 {
-	const uint8_t *p = nfs_take(d, NFS3_FATTR_SIZE);
-	uint32_t type;
+	uint32_t type = th_be_get32(p);
 
-	if (p == NULL)
-		return;
-	type = th_be_get32(p);
-	if (type < TH_NFS_REG || type > TH_NFS_FIFO) {
-		nfs_bad(d);
-		return;
-	}
+	if (type < TH_NFS_REG || type > TH_NFS_FIFO)
+		return false;
 	a->type = type;
 	a->mode = th_be_get32(p + 4);
 	nfs_attr_ids(a, p);
@@ -57,6 +51,16 @@ fattr3(struct nfs_dec *d, struct th_nfs_attr *a)
 	a->mtime_ns = time_ns(p + 68);
 	a->ctime_ns = time_ns(p + 76);
 	a->is_present = true;
+	return true;
+}
+
+static void
+fattr3(struct nfs_dec *d, struct th_nfs_attr *a)
+{
+	const uint8_t *p = nfs_take(d, NFS3_FATTR_SIZE);
+
+	if (p != NULL && !fattr3_load(p, a))
+		nfs_bad(d);
 }
 
 static void
@@ -277,8 +281,15 @@ entryplus3(struct nfs_dec *d, struct th_nfs_dirent *e)
 	e->fileid = nfs_u64(d);
 	e->name = nfs_opaque(d, NFS_WIRE_NAME_MAX, &e->name_len);
 	nfs_skip(d, 8); /* cookie */
-	if (nfs_bool(d))
-		nfs_skip(d, NFS3_FATTR_SIZE);
+	/* Attributes with an unknown type are left out, not fatal: the walk that skips
+	 * them must count the same entries. */
+	e->attr.is_present = false;
+	if (nfs_bool(d)) {
+		const uint8_t *p = nfs_take(d, NFS3_FATTR_SIZE);
+
+		if (p != NULL)
+			(void)fattr3_load(p, &e->attr);
+	}
 	e->fh = NULL;
 	if (nfs_bool(d))
 		e->fh = nfs_opaque(d, TH_NFS_FH_MAX, &fh_len);

@@ -220,6 +220,7 @@ struct th_nfs_dirent {
 	uint32_t name_len;   /**< bytes at name */
 	const uint8_t *fh;   /**< handle bytes in the body */
 	uint8_t fh_len;      /**< bytes at fh, 1 to TH_NFS_FH_MAX */
+	struct th_nfs_attr attr; /**< name_attributes, when the entry carried them */
 };
 
 /** Receives each whole entry with a handle, in wire order. */

@@ -223,7 +223,7 @@ parse_header(struct th_segment_reader *r)
 	r->hdr.version = th_le_get16(p + 8);
 	r->hdr.trace_version = th_le_get16(p + 12);
 	/* Records of another layout would decode as garbage: say which version it is. */
-	if (r->hdr.trace_version != TH_TRACE_VERSION)
+	if (r->hdr.trace_version < TH_TRACE_VERSION_MIN || r->hdr.trace_version > TH_TRACE_VERSION)
 		return -EPROTONOSUPPORT;
 	r->hdr.stream_id = th_le_get16(p + 14);
 	r->hdr.kind = p[16];

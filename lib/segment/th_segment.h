@@ -234,9 +234,9 @@ struct th_segment_reader;
  * @return NULL with errno: ENOENT, EACCES (open failed), ENOMEM, ENOEXEC (not
  *   a segment at all: not an LZ4 frame, or an LZ4 frame of something else),
  *   EBADMSG (its header block's checksum or frame failed), EPROTONOSUPPORT
- *   (another segment version than TH_SEGMENT_VERSION, or records of another
- *   than TH_TRACE_VERSION), ENODATA (empty or cut inside its header: a .tmp
- *   whose writer stopped before or during its first flush).
+ *   (another segment version than TH_SEGMENT_VERSION, or records of a
+ *   version outside TH_TRACE_VERSION_MIN..TH_TRACE_VERSION), ENODATA (empty or cut inside its
+ * header: a .tmp whose writer stopped before or during its first flush).
  */
 struct th_segment_reader *th_segment_reader_open(const char *path);
 

@@ -3,8 +3,10 @@
  * The handle-to-name map: (server, directory handle, name) -> handle, each
  * with the time it became valid. Ending a name emits it with its interval.
  * Hard links are separate (directory, name) keys for one handle, so every
- * name of a file is kept. Bounded: the oldest name is pushed out (emitted
- * as still valid, counted) when the map is full.
+ * name of a file is kept. Each name carries the file's mode as the reply
+ * that bound it showed it; a later reply showing another mode (a chmod)
+ * ends the name's interval and starts one with the new mode. Bounded: the oldest name is pushed out
+ * (emitted as still valid, counted) when the map is full.
  */
 
 #include <errno.h>
@@ -19,6 +21,7 @@ struct name_ent {
 	uint32_t prev;  /* age list (head: newest) or free list */
 	uint32_t next;
 	uint32_t hash;
+	uint32_t mode; /* st_mode-style; 0 unknown */
 	struct th_addr server;
 	uint8_t dir_len; /* 0 with fh_len 0: free */
 	uint8_t fh_len;
@@ -121,6 +124,7 @@ emit(struct th_sess_table *t, const struct name_ent *e, uint64_t to_ns)
 	memcpy(out.fh, e->fh, e->fh_len);
 	out.from_ns = e->from_ns;
 	out.to_ns = to_ns;
+	out.mode = e->mode;
 	out.name_len = e->name_len;
 	memcpy(out.name, e->name, e->name_len);
 	out.name[e->name_len] = '\0';
@@ -153,7 +157,7 @@ drop(struct names *n, uint32_t i)
 void
 names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *dir,
 	unsigned int dir_len, const char *name, unsigned int name_len, const uint8_t *fh,
-	unsigned int fh_len, uint64_t at)
+	unsigned int fh_len, uint32_t mode, uint64_t at)
 {
 	struct names *n = t->names;
 	uint32_t hash, i;
@@ -165,10 +169,18 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 	i = find(n, hash, server, dir, dir_len, name, name_len);
 	if (i != NIL) {
 		e = &n->e[i];
-		/* The same name for the same handle: nothing changed (a repeated LOOKUP). */
-		if (e->fh_len == fh_len && memcmp(e->fh, fh, fh_len) == 0)
-			return;
-		/* The name now means another file: the old meaning ended. */
+		/* The same name for the same handle: nothing changed (a repeated LOOKUP), unless
+		 * this reply shows a mode the entry lacked (filled in) or another one. */
+		if (e->fh_len == fh_len && memcmp(e->fh, fh, fh_len) == 0) {
+			if (mode == 0 || mode == e->mode)
+				return;
+			if (e->mode == 0) {
+				e->mode = mode;
+				return;
+			}
+		}
+		/* The name now means another file, or the file another mode: the old
+		 * meaning ended. */
 		emit(t, e, at);
 		drop(n, i);
 	}
@@ -183,6 +195,7 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 	n->free = e->next;
 	e->from_ns = at;
 	e->hash = hash;
+	e->mode = mode;
 	e->server = *server;
 	e->dir_len = (uint8_t)dir_len;
 	memcpy(e->dir, dir, dir_len);
@@ -205,7 +218,8 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 
 unsigned int
 names_end(struct th_sess_table *t, const struct th_addr *server, const uint8_t *dir,
-	unsigned int dir_len, const char *name, unsigned int name_len, uint64_t at, uint8_t *fh)
+	unsigned int dir_len, const char *name, unsigned int name_len, uint64_t at, uint8_t *fh,
+	uint32_t *mode)
 {
 	struct names *n = t->names;
 	unsigned int fh_len;
@@ -220,6 +234,8 @@ names_end(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 	fh_len = n->e[i].fh_len;
 	if (fh != NULL)
 		memcpy(fh, n->e[i].fh, fh_len);
+	if (mode != NULL)
+		*mode = n->e[i].mode;
 	emit(t, &n->e[i], at);
 	drop(n, i);
 	return fh_len;

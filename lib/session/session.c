@@ -1356,17 +1356,18 @@ do_names(struct th_sess_table *t, const struct th_sess_op *op)
 {
 	bool is_ok = (op->flags & TH_SESS_F_OK) != 0;
 	uint8_t fh[TH_SESS_FH_MAX];
+	uint32_t mode = 0;
 	unsigned int n;
 
 	switch (op->kind) {
 	case TH_SESS_LOOKUP:
 		if (is_ok && op->fh2_len != 0)
 			names_add(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
-				op->fh2, op->fh2_len, op->call_ns);
+				op->fh2, op->fh2_len, op->mode, op->call_ns);
 		else if (op->reply_ns != 0 && !is_ok)
 			/* The name does not resolve any more (NOENT): its meaning ended. */
 			names_end(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
-				op->call_ns, NULL);
+				op->call_ns, NULL, NULL);
 		break;
 	case TH_SESS_CREATE:
 	case TH_SESS_MKDIR:
@@ -1375,31 +1376,31 @@ do_names(struct th_sess_table *t, const struct th_sess_op *op)
 	case TH_SESS_MNT:
 		if (is_ok && op->fh2_len != 0)
 			names_add(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
-				op->fh2, op->fh2_len, op->call_ns);
+				op->fh2, op->fh2_len, op->mode, op->call_ns);
 		break;
 	case TH_SESS_LINK:
 		/* A hard link: a second name for fh, in directory fh2. */
 		if (is_ok && op->fh2_len != 0)
 			names_add(t, &op->server, op->fh2, op->fh2_len, op->name, op->name_len,
-				op->fh, op->fh_len, op->call_ns);
+				op->fh, op->fh_len, op->mode, op->call_ns);
 		break;
 	case TH_SESS_REMOVE:
 	case TH_SESS_RMDIR:
 		if (is_ok)
 			names_end(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
-				op_end(op), NULL);
+				op_end(op), NULL, NULL);
 		break;
 	case TH_SESS_RENAME:
 		if (!is_ok || op->fh2_len == 0)
 			break;
-		n = names_end(
-			t, &op->server, op->fh, op->fh_len, op->name, op->name_len, op_end(op), fh);
+		n = names_end(t, &op->server, op->fh, op->fh_len, op->name, op->name_len,
+			op_end(op), fh, &mode);
 		/* The target name, if it existed, now means the renamed file. */
 		names_end(t, &op->server, op->fh2, op->fh2_len, op->name2, op->name2_len,
-			op_end(op), NULL);
+			op_end(op), NULL, NULL);
 		if (n != 0)
 			names_add(t, &op->server, op->fh2, op->fh2_len, op->name2, op->name2_len,
-				fh, n, op_end(op));
+				fh, n, mode, op_end(op));
 		break;
 	default:
 		break;
@@ -1422,7 +1423,7 @@ do_dirent(struct th_sess_table *t, const struct th_sess_op *op)
 	}
 	if (t->names != NULL && owns(t, &op->server, op->fh, op->fh_len))
 		names_add(t, &op->server, op->fh, op->fh_len, op->name, op->name_len, op->fh2,
-			op->fh2_len, op->call_ns);
+			op->fh2_len, op->mode, op->call_ns);
 }
 
 /* A directory write (MKDIR) with directory detail: one record, at once. */

@@ -171,14 +171,15 @@ struct th_sess_table {
 struct names;
 struct names *names_create(uint32_t entries, size_t *memory);
 void names_free(struct names *n);
-/* A name appears: (dir, name) -> fh from at. */
+/* A name appears: (dir, name) -> fh from at, the file's st_mode (0 unknown). */
 void names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *dir,
 	unsigned int dir_len, const char *name, unsigned int name_len, const uint8_t *fh,
-	unsigned int fh_len, uint64_t at);
-/* A name stops being valid at @at; its handle is copied to fh (when not NULL).
- * @return the handle length, 0 when the name was not known. */
+	unsigned int fh_len, uint32_t mode, uint64_t at);
+/* A name stops being valid at @at; its handle is copied to fh and its mode to
+ * *mode (when not NULL). @return the handle length, 0 when the name was not known. */
 unsigned int names_end(struct th_sess_table *t, const struct th_addr *server, const uint8_t *dir,
-	unsigned int dir_len, const char *name, unsigned int name_len, uint64_t at, uint8_t *fh);
+	unsigned int dir_len, const char *name, unsigned int name_len, uint64_t at, uint8_t *fh,
+	uint32_t *mode);
 /* Emit every name still valid (to_ns 0) and forget them. */
 void names_flush(struct th_sess_table *t);
 

@@ -92,6 +92,9 @@ struct th_sess_op {
 	uint16_t name2_len;               /**< bytes in name2 */
 	char name[TH_SESS_NAME_MAX + 1];  /**< component name (RENAME from, LINK new, MNT path) */
 	char name2[TH_SESS_NAME_MAX + 1]; /**< RENAME to-name */
+	uint32_t mode;                    /**< the named object's type and permission bits as an
+					       st_mode (S_IFREG | 0644), from the reply's
+					       attributes; 0 when it carried none */
 	uint64_t mtime_ns;                /**< modification time after the call
 					       (TH_SESS_F_HAS_SIZE) */
 };
@@ -162,6 +165,7 @@ struct th_sess_name {
 	uint8_t fh[TH_SESS_FH_MAX];
 	uint64_t from_ns;
 	uint64_t to_ns;
+	uint32_t mode; /**< st_mode-style type and permissions seen for it; 0 unknown */
 	uint16_t name_len;
 	char name[TH_SESS_NAME_MAX + 1];
 };
@@ -305,7 +309,8 @@ const char *th_sess_kind_name(unsigned int kind);
 
 /**
  * The name record as text, one line with the trailing newline:
- *   server | dir-handle-hex | name | handle-hex | from s.us | to s.us (- while valid)
+ *   server | dir-handle-hex | name | handle-hex | from s.us | to s.us (- while valid) | mode
+ * with the mode as ls writes it ("-rw-r--r--", "drwxr-xr-x"), "-" when unknown.
  * Name bytes outside printable ASCII, '|' and '\\' as \xHH. @return as snprintf.
  */
 int th_sess_name_format(const struct th_sess_name *n, char *buf, size_t size);

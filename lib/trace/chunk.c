@@ -43,9 +43,10 @@
  *   form says so: vers u8 (else the chunk's previous OPEN version, 3 at the
  *   start), flags u8 (above 3), transferred varint (neither size nor 0),
  *   seq_bytes varint (not transferred), size varint (not the entry's).
- * NAME: tag (bit 2 open-ended: to_ns 0); time (from_ns); to_ns - from_ns
- *   varint unless open-ended; FILE ref (server, fh); FILE ref (server,
- *   dir_fh); name_len u8; name bytes.
+ * NAME: tag (bit 2 open-ended: to_ns 0, bit 3 mode stored: version 4 on);
+ *   time (from_ns); to_ns - from_ns varint unless open-ended; FILE ref
+ *   (server, fh); FILE ref (server, dir_fh); name_len u8; name bytes; mode
+ *   varint (not 0) when bit 3 says so.
  * RPC: tag (bit 2 call_ns present, bit 3 reply_ns present, bit 4 done
  *   equals count, bits 5-7 flags 0-6, or 7: a flags byte above 6 follows);
  *   with a call, time (call_ns) and with a reply too, reply_ns - call_ns
@@ -175,7 +176,8 @@ enum {
 
 enum {
 	NT_OPEN_ENDED = 1 << 2,
-	NT_ALL = (1 << 3) - 1,
+	NT_MODE = 1 << 3,
+	NT_ALL = (1 << 4) - 1,
 };
 
 enum {
@@ -732,8 +734,13 @@ th_trace_chunk_encode_name(
 	put_file_ref(c, &p, &r->server, NO_ENTRY, r->dir_fh, r->dir_fh_len);
 	*p++ = (uint8_t)r->name_len;
 	memcpy(p, r->name, r->name_len);
+	p += r->name_len;
+	if (r->mode != 0) {
+		tag |= NT_MODE;
+		p = put_var(p, r->mode);
+	}
 	buf[0] = tag;
-	return (size_t)(p + r->name_len - buf);
+	return (size_t)(p - buf);
 }
 
 size_t
@@ -1009,6 +1016,12 @@ decode_name(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_tra
 	r.name_len = len;
 	memcpy(r.name, cu->p, len);
 	cu->p += len;
+	/* A stored mode of 0 would be the record without one spelled twice. */
+	if (tag & NT_MODE) {
+		if (get_var(cu, UINT32_MAX, &v) < 0 || v == 0)
+			return -EBADMSG;
+		r.mode = (uint32_t)v;
+	}
 	if (out != NULL)
 		*out = r;
 	return TH_TRACE_NAME;

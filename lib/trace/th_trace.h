@@ -19,7 +19,8 @@
 
 #include "th_pkt.h"
 
-#define TH_TRACE_VERSION 3
+#define TH_TRACE_VERSION 4
+#define TH_TRACE_VERSION_MIN 3 /**< the oldest record format readers still take */
 #define TH_TRACE_FH_MAX 64
 #define TH_TRACE_NAME_MAX 255
 
@@ -68,6 +69,7 @@ struct th_trace_name {
 	uint8_t fh[TH_TRACE_FH_MAX];
 	uint8_t dir_fh_len;
 	uint8_t dir_fh[TH_TRACE_FH_MAX];
+	uint32_t mode; /**< the file's type and permissions, st_mode-style; 0 unknown */
 	uint16_t name_len;
 	char name[TH_TRACE_NAME_MAX + 1]; /**< NUL-terminated after decoding */
 };

@@ -119,6 +119,8 @@ seg_make_name(uint64_t seed, uint64_t i, struct th_trace_name *r)
 	for (int k = 0; k < r->name_len; k++)
 		r->name[k] = (char)('a' + (h >> (k % 50)) % 26);
 	r->name[r->name_len] = '\0';
+	/* Half with a mode (type and permission bits), half unknown. */
+	r->mode = h & 2 ? 0100000 | (uint32_t)((h >> 20) & 07777) : 0;
 }
 
 #endif /* SEG_RECORDS_H */

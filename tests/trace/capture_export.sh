@@ -17,8 +17,8 @@ rm -rf "$work"
 mkdir -p "$work/seg"
 "$th" gen --workload users --seed 4 --hours 0.2 --udp-share 0.3 --ipv6-share 0.3 \
 	--tap-loss 0.01 -o "$work/u.pcap" 2> /dev/null
-printf '[capture]\nmbufs = 16383\n[trace]\ndir = %s\nbox = 3\nflush = 0.1\nrpcs = 1\n' \
-	"$work/seg" > "$work/c.ini"
+printf '[capture]\nmbufs = 16383\n[trace]\ndir = %s\nbox = 3\nflush = 0.1\nrpcs = 1\n[session]\nnames = %s\n' \
+	"$work/seg" "$work/names.txt" > "$work/c.ini"
 "$th" capture -c "$work/c.ini" -o "$work/rpcs.txt" -r "$work/records.txt" -- -l 0-1 --no-huge -m 1024 \
 	--no-pci --no-shconf --file-prefix th-trace-$$ --log-level=error \
 	--vdev=net_pcap0,rx_pcap="$work/u.pcap" 2> "$work/capture.log"
@@ -45,6 +45,17 @@ fi
 if ! diff <(sort "$work/records.txt") <(sort "$work/export.txt") > "$work/diff.txt"; then
 	echo "FAIL: export of the segments differs from the text records:"
 	head -5 "$work/diff.txt"
+	fails=$((fails + 1))
+fi
+# The name map keeps modes as ls writes them: every name the workload's LOOKUPs, CREATEs and
+# listings bound has one; mount roots (MNT replies carry no attributes) have none.
+if ! awk -F' [|] ' '
+	NF != 7 { print "FAIL: names line " NR " has " NF " fields"; bad++; next }
+	$3 ~ /^\// { if ($7 != "-") { print "FAIL: mount root with a mode: " $0; bad++ }; next }
+	$7 ~ /^[-dlbcsp][-r][-w][-xsS][-r][-w][-xsS][-r][-w][-xtT]$/ { moded++; next }
+	{ print "FAIL: name without a mode: " $0; bad++ }
+	END { if (moded < 100) { print "FAIL: only " moded + 0 " names with a mode"; bad++ }
+		exit bad > 0 }' "$work/names.txt" | head -5; then
 	fails=$((fails + 1))
 fi
 total=$(wc -l < "$work/records.txt")

@@ -818,6 +818,7 @@ struct seen {
 	char names[8][32];  /* their names, NUL-terminated */
 	uint8_t fh_len[8];  /* their handle lengths */
 	uint64_t fileid[8]; /* their inode numbers */
+	struct th_nfs_attr attr[8]; /* their attributes */
 };
 
 static void
@@ -832,6 +833,7 @@ on_entry(void *ctx, const struct th_nfs_dirent *e)
 	s->names[s->n][e->name_len] = '\0';
 	s->fh_len[s->n] = e->fh_len;
 	s->fileid[s->n] = e->fileid;
+	s->attr[s->n] = e->attr;
 	s->n++;
 }
 
@@ -903,7 +905,27 @@ test_reply_readdirplus_entries(void **state)
 	assert_string_equal(s.names[3], "beta");
 	assert_int_equal(s.fh_len[3], sizeof(FH_A));
 	assert_true(s.fileid[3] == 5);
+	/* Each entry's attributes (the name map's modes), where it carried them. */
+	check_attr(&s.attr[2], 3);
+	assert_false(s.attr[3].is_present);
 	/* The walk changes nothing else the reply reports. */
+	assert_int_equal(reply3(TH_NFS3_READDIRPLUS, &x, &plain), TH_NFS_OK);
+	assert_memory_equal(&plain, &r, sizeof(r));
+
+	/* Attributes of a type NFSv3 does not have: the entry stands without them, and is
+	 * counted as the walk without a callback counts it. */
+	put_listing(&x, end);
+	/* alpha's type word lies 52 bytes before its attributes' fileid, 0xabcdef03. */
+	for (n = 0; n + 8 <= x.n; n++)
+		if (memcmp(x.b + n, "\x00\x00\x00\x00\xab\xcd\xef\x03", 8) == 0)
+			break;
+	assert_true(n >= 52 && n + 8 <= x.n);
+	assert_int_equal(x.b[n - 52 + 3], TH_NFS_REG);
+	x.b[n - 52 + 3] = 9;
+	assert_int_equal(walk3(TH_NFS3_READDIRPLUS, x.b, x.n, &r, &s), TH_NFS_OK);
+	assert_int_equal(s.n, 4);
+	assert_false(s.attr[2].is_present);
+	assert_int_equal(r.count, 5);
 	assert_int_equal(reply3(TH_NFS3_READDIRPLUS, &x, &plain), TH_NFS_OK);
 	assert_memory_equal(&plain, &r, sizeof(r));
 

@@ -421,7 +421,7 @@ test_other_version(void **state)
 	memcpy(raw, "THSEGHDR", 8);
 	raw[8] = TH_SEGMENT_VERSION;
 	raw[10] = TH_SEGMENT_HEADER_SIZE;
-	raw[12] = TH_TRACE_VERSION - 1;
+	raw[12] = TH_TRACE_VERSION_MIN - 1;
 	memset(&prefs, 0, sizeof(prefs));
 	prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
 	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
@@ -431,13 +431,23 @@ test_other_version(void **state)
 	errno = 0;
 	assert_null(th_segment_reader_open(path));
 	assert_int_equal(errno, EPROTONOSUPPORT);
-	/* The same header with this version opens. */
-	raw[12] = TH_TRACE_VERSION;
+	/* Nor a newer one. */
+	raw[12] = TH_TRACE_VERSION + 1;
 	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
 	spit(path, frame, n);
-	rd = th_segment_reader_open(path);
-	assert_non_null(rd);
-	th_segment_reader_close(rd);
+	errno = 0;
+	assert_null(th_segment_reader_open(path));
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	/* The same header with this version, or the oldest still read, opens. */
+	for (unsigned int v = TH_TRACE_VERSION_MIN; v <= TH_TRACE_VERSION; v++) {
+		raw[12] = (uint8_t)v;
+		n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
+		spit(path, frame, n);
+		rd = th_segment_reader_open(path);
+		assert_non_null(rd);
+		assert_int_equal(th_segment_reader_header(rd)->trace_version, v);
+		th_segment_reader_close(rd);
+	}
 	/* Another segment version; then files that are no segment at all: ENOEXEC. */
 	raw[8] = TH_SEGMENT_VERSION + 1;
 	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);

@@ -499,7 +499,116 @@ test_name_format(void **state)
 	memcpy(n.name, "a b|c\\", 7);
 	th_sess_name_format(&n, buf, sizeof(buf));
 	assert_string_equal(
-		buf, "10.0.0.1 | d101 | a\\x20b\\x7cc\\x5c | f505 | 1700000000.000001 | -\n");
+		buf, "10.0.0.1 | d101 | a\\x20b\\x7cc\\x5c | f505 | 1700000000.000001 | - | -\n");
+}
+
+/*
+ * The map keeps each name's mode, as the seed's map does: from a LOOKUP's or
+ * a listing's attributes, carried over a RENAME; a reply with another mode
+ * (a chmod) starts a new interval; the text form writes it as ls does.
+ */
+static void
+test_name_modes(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op *sop = calloc(1, sizeof(*sop));
+	struct th_op *op = op_new(TH_NFS3_LOOKUP, T0);
+	struct th_nfs_dirent e = {
+		.name = (const uint8_t *)"sub",
+		.name_len = 3,
+		.fh = (const uint8_t *)"F7",
+		.fh_len = 2,
+		.attr = {.is_present = true, .type = TH_NFS_DIR, .mode = 01777},
+	};
+	struct th_sess_op lk;
+	struct th_sess_name n;
+	char buf[512];
+
+	(void)state;
+	assert_non_null(sop);
+	/* From the decoded reply: the looked-up object's type and permission bits. */
+	op->call.name.len = 5;
+	memcpy(op->call.name.s, "a.txt", 6);
+	op->reply.fh.len = 2;
+	memcpy(op->reply.fh.data, "F5", 2);
+	op->reply.attr.type = TH_NFS_REG;
+	op->reply.attr.mode = 0104755;
+	assert_true(th_sess_op_from_op(op, sop));
+	assert_int_equal(sop->mode, 0104755);
+	op->reply.attr.is_present = false;
+	assert_true(th_sess_op_from_op(op, sop));
+	assert_int_equal(sop->mode, 0);
+	op->proc = TH_NFS3_READDIRPLUS;
+	assert_true(th_sess_op_from_dirent(op, &e, sop));
+	assert_int_equal(sop->mode, 041777);
+	e.attr.is_present = false;
+	assert_true(th_sess_op_from_dirent(op, &e, sop));
+	assert_int_equal(sop->mode, 0);
+
+	small_config(&c);
+	t = table_new(&c, &o);
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0);
+	input(t, lk); /* no attributes: mode unknown */
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 1 * SEC);
+	lk.mode = 0100644;
+	input(t, lk); /* the same file, its mode now known: filled in */
+	assert_int_equal(o.n_names, 0);
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 2 * SEC);
+	lk.mode = 0100600;
+	input(t, lk); /* chmod 600 seen: the 644 interval ends */
+	assert_int_equal(o.n_names, 1);
+	assert_int_equal(o.names[0].mode, 0100644);
+	assert_int_equal(o.names[0].from_ns, T0);
+	assert_int_equal(o.names[0].to_ns, T0 + 2 * SEC);
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 3 * SEC);
+	lk.mode = 0;
+	input(t, lk); /* a reply without attributes changes nothing */
+	assert_int_equal(o.n_names, 1);
+	/* RENAME D1/a.txt -> D1/b.txt: the file keeps its mode under the new name. */
+	lk = mk_name(TH_SESS_RENAME, 1, "a.txt", -1, T0 + 4 * SEC);
+	lk.fh2_len = 2;
+	memcpy(lk.fh2, "D1", 2);
+	lk.name2_len = 5;
+	memcpy(lk.name2, "b.txt", 6);
+	input(t, lk);
+	assert_int_equal(o.n_names, 2);
+	assert_int_equal(o.names[1].mode, 0100600);
+	th_sess_flush(t);
+	assert_int_equal(o.n_names, 3);
+	assert_string_equal(o.names[2].name, "b.txt");
+	assert_int_equal(o.names[2].mode, 0100600);
+	th_sess_free(t);
+
+	memset(&n, 0, sizeof(n));
+	set_v4(&n.server, 10, 0, 0, 1);
+	n.fh_len = 1;
+	n.fh[0] = 0xf5;
+	n.name_len = 1;
+	n.name[0] = 'x';
+	n.from_ns = T0;
+	static const struct {
+		uint32_t mode;
+		const char *text;
+	} modes[] = {
+		{0100644, "-rw-r--r--"}, {0104755, "-rwsr-xr-x"}, {0102644, "-rw-r-Sr--"},
+		{041777, "drwxrwxrwt"}, {041776, "drwxrwxrwT"}, {0120777, "lrwxrwxrwx"},
+		{0060660, "brw-rw----"}, {0020620, "crw--w----"}, {0140755, "srwxr-xr-x"},
+		{0010644, "prw-r--r--"}, {0, "-"},
+		{0644, "-"}, /* no type: not a mode the trace saw */
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char want[128];
+
+		n.mode = modes[i].mode;
+		th_sess_name_format(&n, buf, sizeof(buf));
+		snprintf(want, sizeof(want), "10.0.0.1 | - | x | f5 | 1700000000.000000 | - | %s\n",
+			modes[i].text);
+		assert_string_equal(buf, want);
+	}
+	free(op);
+	free(sop);
 }
 
 int
@@ -513,6 +622,7 @@ main(void)
 		cmocka_unit_test(test_dirent_names_open),
 		cmocka_unit_test(test_from_op_mapping),
 		cmocka_unit_test(test_name_format),
+		cmocka_unit_test(test_name_modes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -324,9 +324,36 @@ test_chunk_decode_bad(void **state)
 	struct th_trace_chunk *c = th_trace_chunk_create(), *d = th_trace_chunk_create_reader();
 	uint8_t buf[TH_TRACE_RECORD_MAX], two[2 * TH_TRACE_RECORD_MAX];
 	struct th_trace_open o;
+	struct th_trace_name nm, nm2;
 	size_t n, m, used;
 
 	(void)state;
+	/* A name's mode, when stored, is a varint at its end: 0 there would be a second
+	 * spelling of "no mode", and it must fit 32 bits. */
+	seg_make_name(1, 1, &nm);
+	nm.mode = 1;
+	th_trace_chunk_reset(c);
+	n = th_trace_chunk_encode_name(c, &nm, buf, sizeof(buf));
+	assert_int_equal(buf[0] & 0x0b, 0x0a); /* NAME, mode stored */
+	assert_int_equal(buf[n - 1], 1);
+	th_trace_chunk_reset(d);
+	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), TH_TRACE_NAME);
+	assert_int_equal(nm2.mode, 1);
+	buf[n - 1] = 0;
+	th_trace_chunk_reset(d);
+	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), -EBADMSG);
+	nm.mode = UINT32_MAX;
+	th_trace_chunk_reset(c);
+	n = th_trace_chunk_encode_name(c, &nm, buf, sizeof(buf));
+	buf[n - 1] = 0x1f; /* bit 32 */
+	th_trace_chunk_reset(d);
+	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), -EBADMSG);
+	buf[n - 1] = 0x0f;
+	th_trace_chunk_reset(d);
+	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), TH_TRACE_NAME);
+	assert_int_equal(nm2.mode, UINT32_MAX);
+
+	th_trace_chunk_reset(c);
 	seg_make_open(1, 3, &o);
 	o.transferred = o.size;
 	o.seq_bytes = o.size;
