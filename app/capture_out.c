@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -104,29 +105,40 @@ th_out_pass(struct th_out *o)
 
 /*
  * Write @p n bytes; @return 0, or -errno with *done the bytes that went out
- * first. Once *@p stop is set (a signal, which also interrupts a write
- * blocked on a full pipe), each write waits at most TH_OUT_STALL_MS for room
- * and takes no more than a pipe holds when it has room: a reader that stopped
- * reading cannot hold the run up for ever (-ETIMEDOUT).
+ * first. A pipe, socket or terminal is waited on with poll() in slices of
+ * TH_OUT_POLL_MS, never in write(): a signal that lands after *@p stop was
+ * read and before a write() began would not interrupt it, and a write blocked
+ * on a reader that stopped reading would hold the run until a second signal.
+ * Each write takes no more than a pipe holds once poll() saw room, so it does
+ * not block. Once *@p stop is set, a reader that takes nothing for
+ * TH_OUT_STALL_MS is given up (-ETIMEDOUT). A regular file never waits on a
+ * reader: it is written in one go.
  */
 static int
 write_all(int fd, const char *p, size_t n, size_t *done, const volatile sig_atomic_t *stop)
 {
+	struct stat st;
+	bool is_file = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	unsigned int stalled_ms = 0;
+
 	*done = 0;
 	while (*done < n) {
 		size_t want = n - *done;
 		ssize_t w;
 
-		if (stop != NULL && *stop) {
+		if (!is_file) {
 			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-			int r = poll(&pfd, 1, TH_OUT_STALL_MS);
+			int r = poll(&pfd, 1, TH_OUT_POLL_MS);
 
-			if (r == 0)
-				return -ETIMEDOUT;
 			if (r < 0 && errno != EINTR)
 				return -errno;
-			if (r < 0)
+			if (r <= 0) {
+				if (r == 0 && stop != NULL && *stop)
+					stalled_ms += TH_OUT_POLL_MS;
+				if (stalled_ms >= TH_OUT_STALL_MS)
+					return -ETIMEDOUT;
 				continue;
+			}
 			if (want > PIPE_BUF)
 				want = PIPE_BUF;
 		}
@@ -136,6 +148,7 @@ write_all(int fd, const char *p, size_t n, size_t *done, const volatile sig_atom
 		if (w < 0)
 			return -errno;
 		*done += (size_t)w;
+		stalled_ms = 0;
 	}
 	return 0;
 }

@@ -70,12 +70,15 @@ struct th_out_totals {
 
 /* Once stopped, a reader that takes nothing for this long is given up (a stuck pipe). */
 #define TH_OUT_STALL_MS 2000
+/* A pipe is waited on in slices this long, so that a stop is seen within one. */
+#define TH_OUT_POLL_MS 100
 
 /*
  * Control lcore: write every full buffer to fds[dest] (negative: discard)
  * and give it back. A failed write sets t->is_broken and the rest is
- * discarded, its lines counted. Once *t->stop is set, a write that cannot
- * go on for TH_OUT_STALL_MS fails so. @return buffers handled.
+ * discarded, its lines counted. Once *t->stop is set (however it was set:
+ * no signal need interrupt the write), a write that cannot go on for
+ * TH_OUT_STALL_MS fails so. @return buffers handled.
  */
 unsigned int th_out_drain(
 	struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT], struct th_out_totals *t);
