@@ -63,19 +63,33 @@
 struct capture cap;
 
 static volatile sig_atomic_t got_signal;
-static pthread_t control_thread; /* the one that writes the outputs */
 
 /*
- * SIGINT or SIGTERM: stop. Any thread may take it; the control thread gets
- * it too, so that a write of its blocked on a full pipe returns (installed
- * without SA_RESTART) and gives up on a reader that no longer reads.
+ * SIGINT or SIGTERM: stop. Only the control thread takes them: every other
+ * thread (EAL's lcores, its interrupt and telemetry threads, the probe
+ * thread) blocks them from its start (stop_signals()), so the kernel hands
+ * a signal sent to the process, or to any of its thread ids, to the control
+ * thread. A signal taken by DPDK's telemetry listener ended its accept()
+ * loop with EINTR and telemetry with it ("telemetry thread quitting").
+ * Installed without SA_RESTART, so that a blocking call returns; the output
+ * writer also reads the flag at least every TH_OUT_POLL_MS.
  */
 static void
 on_signal(int sig)
 {
 	got_signal = sig;
-	if (!pthread_equal(pthread_self(), control_thread))
-		pthread_kill(control_thread, sig);
+}
+
+/* Block (SIG_BLOCK) or unblock (SIG_UNBLOCK) SIGINT and SIGTERM in the calling thread. */
+static void
+stop_signals(int how)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(how, &set, NULL);
 }
 
 /* @p tsc read on wall clock @p c (before its base too). */
@@ -1541,8 +1555,11 @@ run(void)
 			? start_tsc + (uint64_t)((double)cap.set.stats_interval_ns / cap.ns_per_tsc)
 			: UINT64_MAX;
 	if (cap.set.probe_target != NULL) {
+		/* It inherits the mask: SIGINT and SIGTERM stay the control thread's. */
+		stop_signals(SIG_BLOCK);
 		cap.has_probe_thread =
 			pthread_create(&cap.probe_thread, NULL, probe_main, NULL) == 0;
+		stop_signals(SIG_UNBLOCK);
 		if (!cap.has_probe_thread)
 			fprintf(stderr, "capture: cannot start the probe thread; probes are off\n");
 	}
@@ -1714,7 +1731,11 @@ th_cmd_capture(int argc, char **argv)
 	if (open_outputs() != 0)
 		goto close_out;
 	vdev_args_find(&vdevs, eal_argc, eal_argv);
+	/* EAL's threads inherit the mask: blocked there, the signals are the control
+	 * thread's alone (on_signal()). One sent meanwhile waits for the handler. */
+	stop_signals(SIG_BLOCK);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		stop_signals(SIG_UNBLOCK);
 		fprintf(stderr, "capture: DPDK EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
 		/* EAL says EINVAL for arguments it refuses: a usage error like ours. */
@@ -1729,10 +1750,10 @@ th_cmd_capture(int argc, char **argv)
 			.sa_handler = on_signal}; /* no SA_RESTART: see on_signal() */
 
 		sigemptyset(&sa.sa_mask);
-		control_thread = pthread_self();
 		cap.out_totals.stop = &got_signal;
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+		stop_signals(SIG_UNBLOCK);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	clock_start();

@@ -150,6 +150,36 @@ else
 		passed=$((passed + 1))
 	fi
 	wait "$pid" 2> /dev/null
+	# SIGINT sent to the id of DPDK's telemetry thread (htop's k on its row does that):
+	# only the control thread takes it, every other thread blocks SIGINT and SIGTERM.
+	# Taken there, it ended telemetry's accept() loop ("telemetry thread quitting").
+	"$th" capture -o "$work/out.fifo" -- "${eal[@]}" -m 256 -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/big.pcap" 2> "$work/tel.err" &
+	pid=$!
+	sleep 2
+	unblocked= tel=
+	for task in /proc/"$pid"/task/*; do
+		[[ $(cat "$task/comm" 2> /dev/null) == telemetry-v2 ]] && tel=${task##*/}
+		mask=$(awk '/^SigBlk:/ { print $2 }' "$task/status" 2> /dev/null)
+		# SIGINT is bit 1, SIGTERM bit 14.
+		[[ ${task##*/} != "$pid" && -n $mask ]] && ((!((0x$mask >> 1) & (0x$mask >> 14) & 1))) &&
+			unblocked+=" $(cat "$task/comm")"
+	done
+	[[ -n $tel ]] && kill -INT "$tel"
+	for _ in $(seq 1 40); do kill -0 "$pid" 2> /dev/null || break; sleep 0.2; done
+	if kill -0 "$pid" 2> /dev/null; then
+		kill -KILL "$pid"
+		echo "FAIL: SIGINT to the telemetry thread did not stop the run in 8 s"
+		fails=$((fails + 1))
+	elif [[ -z $tel || -n $unblocked ]] || grep -q 'telemetry thread quitting' "$work/tel.err" ||
+		! grep -q "the output's reader took nothing" "$work/tel.err"; then
+		echo "FAIL: SIGINT to the telemetry thread (${tel:-not found}); threads not" \
+			"blocking it:${unblocked:- none}; $(grep -m1 TELEMETRY "$work/tel.err")"
+		fails=$((fails + 1))
+	else
+		passed=$((passed + 1))
+	fi
+	wait "$pid" 2> /dev/null
 	kill "$reader" 2> /dev/null
 	wait "$reader" 2> /dev/null
 	rm -f "$work/out.fifo" "$work/big.pcap"
