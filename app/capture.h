@@ -148,11 +148,15 @@ struct capture {
 	bool is_tel_off;
 	uint64_t ts_flag;       /* its ol_flags bit */
 	/* TSC to wall clock: two copies, the control lcore rewrites the one not in use each
-	 * second (clock_steer()) and then flips clock_slot; readers take the slot first. */
-	struct wallclock {
-		uint64_t base_tsc;
-		uint64_t base_ns;  /* wall clock at base_tsc */
-		double ns_per_tsc; /* steered: the measured rate, corrected toward the wall clock */
+	 * second (clock_steer()) and then flips clock_slot; readers take the slot first. A
+	 * reader that stalls a second or more after that finds its copy rewritten: each
+	 * copy's seq is odd while it is written and moves on, and the reader reads again
+	 * (clock_get()). */
+	struct wallclock_slot {
+		atomic_uint seq;
+		_Atomic uint64_t base_tsc;
+		_Atomic uint64_t base_ns;  /* wall clock at base_tsc */
+		_Atomic double ns_per_tsc; /* steered: the measured rate, corrected toward it */
 	} clock[2];
 	atomic_uint clock_slot;
 	uint64_t clock_start_tsc; /* for the measured rate: */

@@ -92,6 +92,13 @@ stop_signals(int how)
 	pthread_sigmask(how, &set, NULL);
 }
 
+/* A TSC-to-wall-clock mapping, as one copy of cap.clock holds it. */
+struct wallclock {
+	uint64_t base_tsc;
+	uint64_t base_ns;  /* wall clock at base_tsc */
+	double ns_per_tsc; /* steered: the measured rate, corrected toward the wall clock */
+};
+
 /* @p tsc read on wall clock @p c (before its base too). */
 static inline uint64_t
 clock_read(const struct wallclock *c, uint64_t tsc)
@@ -100,12 +107,52 @@ clock_read(const struct wallclock *c, uint64_t tsc)
 	       (uint64_t)(int64_t)((double)(int64_t)(tsc - c->base_tsc) * c->ns_per_tsc);
 }
 
+/*
+ * The wall clock in use, its three fields from one writing: a copy whose seq
+ * was odd or moved while they were read (the reader stalled past the next
+ * flip but one) is read again, from the slot then in use.
+ */
+static inline struct wallclock
+clock_get(void)
+{
+	const struct wallclock_slot *w;
+	struct wallclock c;
+	unsigned int seq;
+
+	for (;;) {
+		w = &cap.clock[atomic_load_explicit(&cap.clock_slot, memory_order_acquire) & 1];
+		seq = atomic_load_explicit(&w->seq, memory_order_acquire);
+		c.base_tsc = atomic_load_explicit(&w->base_tsc, memory_order_relaxed);
+		c.base_ns = atomic_load_explicit(&w->base_ns, memory_order_relaxed);
+		c.ns_per_tsc = atomic_load_explicit(&w->ns_per_tsc, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if ((seq & 1) == 0 && atomic_load_explicit(&w->seq, memory_order_relaxed) == seq)
+			return c;
+		rte_pause();
+	}
+}
+
+/* Control lcore: write copy @p w (not the one in use), its seq odd meanwhile. */
+static void
+clock_put(struct wallclock_slot *w, const struct wallclock *c)
+{
+	unsigned int seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&w->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&w->base_tsc, c->base_tsc, memory_order_relaxed);
+	atomic_store_explicit(&w->base_ns, c->base_ns, memory_order_relaxed);
+	atomic_store_explicit(&w->ns_per_tsc, c->ns_per_tsc, memory_order_relaxed);
+	atomic_store_explicit(&w->seq, seq + 2, memory_order_release);
+}
+
 /* A TSC reading as wall-clock ns (frames a live port does not stamp, idle ageing). */
 static inline uint64_t
 tsc_to_ns(uint64_t tsc)
 {
-	return clock_read(
-		&cap.clock[atomic_load_explicit(&cap.clock_slot, memory_order_acquire) & 1], tsc);
+	struct wallclock c = clock_get();
+
+	return clock_read(&c, tsc);
 }
 
 static uint64_t
@@ -121,13 +168,14 @@ clock_ns(clockid_t id)
 static void
 clock_start(void)
 {
-	struct wallclock *c = &cap.clock[0];
+	struct wallclock c;
 
 	cap.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
 	cap.clock_start_raw = clock_ns(CLOCK_MONOTONIC_RAW);
-	c->base_tsc = cap.clock_start_tsc = rte_rdtsc();
-	c->base_ns = clock_ns(CLOCK_REALTIME);
-	c->ns_per_tsc = cap.ns_per_tsc;
+	c.base_tsc = cap.clock_start_tsc = rte_rdtsc();
+	c.base_ns = clock_ns(CLOCK_REALTIME);
+	c.ns_per_tsc = cap.ns_per_tsc;
+	clock_put(&cap.clock[0], &c);
 	atomic_store_explicit(&cap.clock_slot, 0, memory_order_release);
 }
 
@@ -142,8 +190,8 @@ clock_start(void)
 static void
 clock_steer(void)
 {
-	const struct wallclock *c = &cap.clock[atomic_load(&cap.clock_slot) & 1];
-	struct wallclock *n = &cap.clock[(atomic_load(&cap.clock_slot) + 1) & 1];
+	unsigned int slot = atomic_load_explicit(&cap.clock_slot, memory_order_relaxed);
+	struct wallclock c = clock_get(), n;
 	uint64_t tsc = rte_rdtsc(), raw = clock_ns(CLOCK_MONOTONIC_RAW);
 	uint64_t wall = clock_ns(CLOCK_REALTIME), reads, period_tsc;
 	double rate = cap.ns_per_tsc;
@@ -151,21 +199,21 @@ clock_steer(void)
 
 	if (tsc - cap.clock_start_tsc > rte_get_tsc_hz() / 2)
 		rate = (double)(raw - cap.clock_start_raw) / (double)(tsc - cap.clock_start_tsc);
-	reads = clock_read(c, tsc);
+	reads = clock_read(&c, tsc);
 	err = (int64_t)(wall - reads);
 	cap.clock_error_ns = err;
-	n->base_tsc = tsc;
+	n.base_tsc = tsc;
 	if (err >= 1000000000 || err <= -1000000000) {
-		n->base_ns = wall;
-		n->ns_per_tsc = rate;
+		n.base_ns = wall;
+		n.ns_per_tsc = rate;
 	} else {
 		/* Reach the wall clock in a second: the TSC ticks of a second at this rate. */
 		period_tsc = (uint64_t)(1e9 / rate);
-		n->base_ns = reads;
-		n->ns_per_tsc = (1e9 + (double)err) / (double)period_tsc;
+		n.base_ns = reads;
+		n.ns_per_tsc = (1e9 + (double)err) / (double)period_tsc;
 	}
-	atomic_store_explicit(
-		&cap.clock_slot, atomic_load(&cap.clock_slot) + 1, memory_order_release);
+	clock_put(&cap.clock[(slot + 1) & 1], &n);
+	atomic_store_explicit(&cap.clock_slot, slot + 1, memory_order_release);
 }
 
 /* ---- output ------------------------------------------------------------ */
