@@ -33,6 +33,7 @@ static const char *const kind_names[] = {
 	[TH_SESS_READDIRPLUS] = "READDIRPLUS",
 	[TH_SESS_MNT] = "MNT",
 	[TH_SESS_DIRENT] = "DIRENT",
+	[TH_SESS_CLOCK_BACK] = "CLOCK_BACK",
 };
 
 const char *

@@ -949,6 +949,59 @@ th_sess_set_horizon(struct th_sess_table *t, uint64_t horizon_ns)
 	th_sess_tick(t, t->input_ns < horizon_ns ? t->input_ns : horizon_ns);
 }
 
+/* @p ns a step of @p back_ns earlier; 0 (none) stays 0, and a time before the epoch is 1. */
+static inline uint64_t
+earlier(uint64_t ns, uint64_t back_ns)
+{
+	if (ns == 0)
+		return 0;
+	return ns > back_ns ? ns - back_ns : 1;
+}
+
+/*
+ * The capture's clock went back to @p now_ns. The pending and active lists
+ * are in time order, and their oldest entries, stamped before the step, would
+ * hold every later one back until the clock passed them again: they are
+ * decided and closed as at the end. What stays (the clients' read and write
+ * histories, their listing and burst windows) moves back with the clock, so
+ * that it keeps its age: left ahead of it, a write before the step read as
+ * one after every later GETATTR (6 cache reads of 38 lost to "right after the
+ * client's own write" for a 100 s step).
+ */
+static void
+clock_back(struct th_sess_table *t, uint64_t now_ns)
+{
+	uint64_t back_ns;
+	uint32_t i;
+
+	t->ctr.clock_back++;
+	while (t->pending.tail != NIL)
+		pending_decide(t, t->pending.tail);
+	while (t->active.tail != NIL)
+		sess_close(t, t->active.tail);
+	back_ns = t->now_ns > now_ns ? t->now_ns - now_ns : 0;
+	for (i = t->hist.head; i != NIL; i = t->sess[i].next) {
+		t->sess[i].last_ns = earlier(t->sess[i].last_ns, back_ns);
+		t->sess[i].next_off = earlier(t->sess[i].next_off, back_ns);
+	}
+	for (i = 0; i < t->cfg.clients; i++) {
+		struct client *c = &t->clients[i];
+
+		if (!c->is_used)
+			continue;
+		c->listing_from_ns = earlier(c->listing_from_ns, back_ns);
+		c->listing_until_ns = earlier(c->listing_until_ns, back_ns);
+		c->burst_start_ns = earlier(c->burst_start_ns, back_ns);
+		c->burst_last_ns = earlier(c->burst_last_ns, back_ns);
+		c->ga_start_ns = earlier(c->ga_start_ns, back_ns);
+		c->ga_last_ns = earlier(c->ga_last_ns, back_ns);
+		c->ga_from_ns = earlier(c->ga_from_ns, back_ns);
+		c->ga_until_ns = earlier(c->ga_until_ns, back_ns);
+	}
+	t->now_ns = now_ns;
+	t->input_ns = now_ns;
+}
+
 void
 th_sess_flush(struct th_sess_table *t)
 {
@@ -1672,6 +1725,10 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 
 	if (op->kind == TH_SESS_DIRENT) {
 		do_dirent(t, op);
+		return;
+	}
+	if (op->kind == TH_SESS_CLOCK_BACK) {
+		clock_back(t, op->call_ns);
 		return;
 	}
 	t->ctr.ops++;

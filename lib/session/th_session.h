@@ -44,7 +44,8 @@ enum th_sess_kind {
 	TH_SESS_READDIR,
 	TH_SESS_READDIRPLUS,
 	TH_SESS_MNT,
-	TH_SESS_DIRENT, /**< not an operation: a READDIRPLUS entry's name binding */
+	TH_SESS_DIRENT,     /**< not an operation: a READDIRPLUS entry's name binding */
+	TH_SESS_CLOCK_BACK, /**< not an operation: the capture's clock went back to call_ns */
 };
 
 /** th_sess_op.flags */
@@ -240,7 +241,8 @@ void th_sess_config_defaults(struct th_sess_config *c);
 	X(no_reply_opens, "opens begun by a call without a reply (bytes not seen)")                \
 	X(no_reply_dirs, "directory reads without a reply and no listing in progress (dropped)")   \
 	X(write_from_getattr, "write opens begun at their GETATTR (truncate or touch not seen)")   \
-	X(read_gaps_joined, "READs after a gap in offsets kept in their open (RPCs lost)")
+	X(read_gaps_joined, "READs after a gap in offsets kept in their open (RPCs lost)")         \
+	X(clock_back, "capture clock went back: opens closed, GETATTRs decided there")
 
 struct th_sess_counters {
 #define TH_SESS_X(name, text) uint64_t name;
@@ -262,6 +264,11 @@ void th_sess_free(struct th_sess_table *t);
  * Feed one operation (in roughly the order the replies arrived). Time first
  * moves to the op's call (th_sess_tick()): without ticks of its own (a
  * replay), a caller gets the same records from the same ops every time.
+ * A TH_SESS_CLOCK_BACK event says the capture's clock went back to its
+ * call_ns (two captures end to end, a clock step): ageing takes its lists
+ * in time order, so what is pending is decided and what is open closed
+ * there, as at the end of a capture (histories stay), and time goes on
+ * from call_ns.
  */
 void th_sess_input(struct th_sess_table *t, const struct th_sess_op *op);
 

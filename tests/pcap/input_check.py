@@ -51,7 +51,12 @@ when the port ends and names what it found in the statistics' `inputs` section:
                and are decoded as cut (the summary says so, "2 frames cut
                short"); the third, an Ethernet frame of a 64 KiB IP packet,
                whole; the rest as without them, on one lcore and behind the
-               dispatcher.
+               dispatcher;
+  clock back   a users capture whose second half is stamped 100 s earlier (a
+               clock step; captures end to end): the same open records, those
+               after the step 100 s earlier, but for the open in progress at
+               the step, which ends there (6 cache reads of 38 were lost when
+               histories from before the step stayed ahead of the clock).
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -250,7 +255,8 @@ def main():
               outlier(args.tracehound, args.workdir),
               offload(args.tracehound, args.workdir),
               giant(args.tracehound, args.workdir, endian, recs, data),
-              session_ring(args.tracehound, args.workdir)):
+              session_ring(args.tracehound, args.workdir),
+              clock_back(args.tracehound, args.workdir)):
         if e:
             errors.append(e)
 
@@ -447,6 +453,66 @@ def giant(tracehound, workdir, endian, recs, data):
                                    summary))
         print('giant records (%s): %d frames, the same %d RPC lines, "%s"'
               % (lcores, frames, len(lines), summary))
+    return None
+
+
+
+def open_records(tracehound, pcap, workdir):
+    """(exit status, [open record fields], stderr) of inference over pcap on one lcore."""
+    rec = os.path.join(workdir, os.path.basename(pcap) + '.rec')
+    res = subprocess.run([tracehound, 'capture', '-o', 'none', '-r', rec, '--', '-l', '0-1',
+                          '--no-huge', '-m', '512', '--no-pci', '--no-shconf', '--file-prefix',
+                          'th-input-%d' % os.getpid(), '--log-level=error',
+                          '--vdev=net_pcap0,rx_pcap=' + pcap],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    with open(rec) as f:
+        recs = [[x.strip() for x in line.split('|')] for line in f]
+    return res.returncode, recs, res.stderr.decode(errors='replace')
+
+
+def clock_back(tracehound, workdir):
+    """An error string, or None when a clock that goes back 100 s halfway through a users
+    capture leaves its open records as they were, those after the step 100 s earlier."""
+    users = gen_pcap(tracehound, os.path.join(workdir, 'users.pcap'),
+                     ['--workload', 'users', '--seed', '3', '--hours', '0.05'])
+    endian, recs, data = pcap_records(users)
+    half = len(recs) // 2
+    frac_ns = 1 if data[:4] in (b'\x4d\x3c\xb2\xa1', b'\xa1\xb2\x3c\x4d') else 1000
+    step_ns = None
+    stepped = bytearray(data)
+    for off, _ in recs[half:]:
+        sec, frac = struct.unpack_from(endian + 'II', data, off)
+        if step_ns is None:
+            step_ns = sec * 10**9 + frac * frac_ns
+        struct.pack_into(endian + 'I', stepped, off, sec - 100)
+    path = os.path.join(workdir, 'clock-back.pcap')
+    with open(path, 'wb') as f:
+        f.write(stepped)
+    rc0, want, _ = open_records(tracehound, users, workdir)
+    rc, got, err = open_records(tracehound, path, workdir)
+
+    def key(r, shift=True):
+        """A record without its command-time, on the stepped file's clock."""
+        sec, usec = r[0].split('.')
+        ns = int(sec) * 10**9 + int(usec) * 1000
+        return (ns - (100 * 10**9 if shift and ns >= step_ns else 0),) + tuple(r[2:])
+
+    # Only an open that began before the step and went on past it may end elsewhere.
+    spans = set(key(r) for r in want
+                if key(r)[0] < step_ns and key(r)[0] + int(r[1]) * 1000 >= step_ns)
+    times = dict((key(r), r[1]) for r in want)
+    have = [(key(r, False), r[1]) for r in got]
+    missing = set(times) - set(k for k, _ in have)
+    extra = set(k for k, _ in have) - set(times)
+    changed = [k for k, t in have if k in times and k not in spans and times[k] != t]
+    m = re.search(r'^  (\d+) +capture clock went back', err, re.M)
+    if (rc0, rc) != (0, 0) or missing or extra or changed or not m or m.group(1) != '1':
+        return ('clock back: exits %d, %d; %d records, %d without the step; %d missing, %d '
+                'extra, %d with another command-time; steps counted %s'
+                % (rc0, rc, len(got), len(want), len(missing), len(extra), len(changed),
+                   m.group(1) if m else None))
+    print('clock back: the same %d records, those after a 100 s step 100 s earlier (%d open '
+          'across it)' % (len(got), len(spans)))
     return None
 
 
