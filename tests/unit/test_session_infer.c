@@ -292,6 +292,51 @@ test_close_to_open_getattr(void **state)
 }
 
 /*
+ * The capture's clock goes back 190 s (captures end to end, a clock step):
+ * the open in progress ends at the step, and a GETATTR after it is a cache
+ * read of the file the client wrote (with the user's access rights) before
+ * it. Without the event the open begun before the step held every later one
+ * back until the clock passed it again; with the write's history left ahead
+ * of the clock, the GETATTR read as the client revalidating its own write
+ * (dropped).
+ */
+static void
+test_clock_back(void **state)
+{
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	const struct th_sess_config *c = &fx->c;
+	struct th_sess_op op = mk_rw(TH_SESS_WRITE, 1, 3, 1000, T0 + 100 * SEC, 0, 100);
+
+	input(t, mk(TH_SESS_ACCESS, 1, 3, 1000, T0 + 100 * SEC - 2 * MS));
+	input(t, op);
+	th_sess_tick(t, T0 + 200 * SEC);
+	assert_int_equal(o->n_records, 1);
+	assert_int_equal(o->records[0].dir, TH_SESS_DIR_WRITE);
+	/* A read of file 2 in progress. */
+	input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, T0 + 199 * SEC, 0, 100));
+
+	memset(&op, 0, sizeof(op));
+	op.kind = TH_SESS_CLOCK_BACK;
+	op.call_ns = T0 + 10 * SEC;
+	input(t, op);
+	assert_int_equal(o->n_records, 2);
+	assert_int_equal(o->records[1].open_ns, T0 + 199 * SEC);
+	assert_int_equal(o->records[1].transferred, 100);
+	assert_int_equal(th_sess_counters(t)->clock_back, 1);
+
+	/* The client holds the user's access rights: a GETATTR alone is an open. */
+	input(t, mk(TH_SESS_GETATTR, 1, 3, 1000, T0 + 20 * SEC));
+	/* Ops of a later open, past the confirm time: the GETATTR is decided. */
+	input(t, mk_rw(TH_SESS_READ, 3, 4, 1000, T0 + 20 * SEC + c->confirm_ns + 10 * MS, 0, 10));
+	assert_int_equal(o->n_records, 3);
+	assert_true(o->records[2].is_cache_hit);
+	assert_int_equal(o->records[2].open_ns, T0 + 20 * SEC);
+	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 0);
+}
+
+/*
  * Two decode lcores, one seconds of capture time ahead of the other: its op
  * must not age the other's GETATTR out before that GETATTR's READ comes. With
  * the horizon at how far the late one has got, client 3's GETATTR and READ
@@ -1184,6 +1229,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tap_read_no_reply_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tap_read_gap_one_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tap_write_without_setattr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clock_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
