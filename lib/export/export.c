@@ -666,6 +666,7 @@ struct fields {
 	const char *fh;   /**< handle, hex (or its pseudonym's) */
 	const char *path; /**< path (or its pseudonym), path_len bytes */
 	size_t path_len;
+	uint32_t mode; /**< the file's st_mode from its name record, 0 unknown */
 	uint32_t uid;
 	uint32_t gid;
 	bool has_ids;            /**< uid and gid are there (not for an RPC without its call) */
@@ -780,6 +781,21 @@ row_path(struct row *w, const struct fields *f)
 	row_text(w, "path", f->path, f->path_len);
 }
 
+/* The file's mode as ls -l writes it, null in JSON when no name record had it. */
+static inline void
+row_mode(struct row *w, const struct fields *f)
+{
+	char text[TH_NFS_MODE_TEXT];
+
+	if (f->mode == 0) {
+		if (w->is_json)
+			return row_null(w, "mode");
+		return row_text(w, "mode", "", 0);
+	}
+	th_nfs_mode_text(f->mode, text);
+	row_word(w, "mode", text);
+}
+
 static inline char *
 row_end(struct row *w)
 {
@@ -833,6 +849,7 @@ put_open(struct exporter *x, char *p, const struct th_trace_open *r, const struc
 	row_u64(&w, "seq_bytes", r->seq_bytes);
 	row_u64(&w, "size", r->size);
 	row_path(&w, f);
+	row_mode(&w, f);
 	return row_end(&w);
 }
 
@@ -1021,6 +1038,7 @@ put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct 
 	else
 		row_null(&w, "size");
 	row_path(&w, f);
+	row_mode(&w, f);
 	return row_end(&w);
 }
 
@@ -1051,6 +1069,7 @@ write_record(struct exporter *x, const struct held *h)
 	f.fh = fh_hex;
 	f.path = path;
 	f.path_len = 0;
+	f.mode = 0;
 	f.uid = v.uid;
 	f.gid = v.gid;
 	f.has_ids = v.has_ids;
@@ -1080,10 +1099,10 @@ write_record(struct exporter *x, const struct held *h)
 	 * have a path column); --file looks at the original path. */
 	if (x->names != NULL && c->anon != NULL && c->format != TH_EXPORT_FORMAT_TEXT)
 		f.path_len = th_export__names_path_anon(x->names, c->anon, v.server, v.fh, v.fh_len,
-			t_of(h), path, sizeof(path), apath, sizeof(apath), &apath_len);
+			t_of(h), path, sizeof(path), apath, sizeof(apath), &apath_len, &f.mode);
 	else if (x->names != NULL)
 		f.path_len = th_export_names_path(
-			x->names, v.server, v.fh, v.fh_len, t_of(h), path, sizeof(path));
+			x->names, v.server, v.fh, v.fh_len, t_of(h), path, sizeof(path), &f.mode);
 	if (c->files_count > 0) {
 		unsigned int i;
 

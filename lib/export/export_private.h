@@ -15,11 +15,13 @@
  * th_export_anon_path() with @p a makes of that path (*@p apath_len bytes).
  * Each name's pseudonym is computed on its first use and kept in the table, so
  * a table must only ever see one key.
- * @return the path's length (0: no name known; @p apath is then empty).
+ * @return the path's length (0: no name known; @p apath is then empty), and
+ * the file's st_mode in *@p mode (0 unknown).
  */
 size_t th_export__names_path_anon(struct th_export_names *n, const struct th_export_anon *a,
 	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
-	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len);
+	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len,
+	uint32_t *mode);
 
 /*
  * Loading ahead (the exporter's prefetch_ahead()): lookups one record at a

@@ -29,6 +29,7 @@ struct name_ent {
 	uint8_t fh_len;        /**< ... and handle */
 	uint8_t dir_len;       /**< directory handle bytes */
 	uint16_t name_len;     /**< bytes at name_off */
+	uint32_t mode;         /**< the file's st_mode while the name held (0 unknown) */
 	uint32_t hash;         /**< of the key */
 	uint32_t next;         /**< chain in its bucket */
 	uint64_t name_off;     /**< in the string arena */
@@ -194,6 +195,7 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 	e->dir_len = r->dir_fh_len;
 	memcpy(e->dir, r->dir_fh, r->dir_fh_len);
 	e->name_len = r->name_len;
+	e->mode = r->mode;
 	e->name_off = n->arena_size;
 	e->is_anon = false;
 	e->path_since = e->path_until = 0;
@@ -369,7 +371,7 @@ copy_kept(const struct th_export_names *n, uint64_t off, size_t len, char *out)
 
 size_t
 th_export_names_path(struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
-	unsigned int fh_len, uint64_t t_ns, char *out, size_t size)
+	unsigned int fh_len, uint64_t t_ns, char *out, size_t size, uint32_t *mode)
 {
 	const struct name_ent *chain[DEPTH_MAX];
 	struct name_ent *e;
@@ -378,6 +380,8 @@ th_export_names_path(struct th_export_names *n, const struct th_addr *server, co
 	size_t len;
 	bool is_cut;
 
+	if (mode != NULL)
+		*mode = 0;
 	if (size == 0)
 		return 0;
 	out[0] = '\0';
@@ -385,6 +389,8 @@ th_export_names_path(struct th_export_names *n, const struct th_addr *server, co
 	e = find(n, server, fh, fh_len, t_ns, &until);
 	if (e == NULL)
 		return 0;
+	if (mode != NULL)
+		*mode = e->mode;
 	if (is_kept(e, t_ns, false, size, 0))
 		return copy_kept(n, e->path_off, e->path_len, out);
 	depth = walk_up(n, server, e, t_ns, chain, &until);
@@ -424,7 +430,8 @@ name_pseudonyms(struct th_export_names *n, const struct th_export_anon *a,
 size_t
 th_export__names_path_anon(struct th_export_names *n, const struct th_export_anon *a,
 	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
-	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len)
+	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len,
+	uint32_t *mode)
 {
 	const struct name_ent *chain[DEPTH_MAX];
 	struct name_ent *e;
@@ -434,12 +441,14 @@ th_export__names_path_anon(struct th_export_names *n, const struct th_export_ano
 	bool is_cut;
 
 	*apath_len = 0;
+	*mode = 0;
 	if (path_size == 0 || apath_size == 0)
 		return 0;
 	path[0] = apath[0] = '\0';
 	e = find(n, server, fh, fh_len, t_ns, &until);
 	if (e == NULL)
 		return 0;
+	*mode = e->mode;
 	if (is_kept(e, t_ns, true, path_size, apath_size)) {
 		*apath_len = copy_kept(n, e->path_off + e->path_len, e->apath_len, apath);
 		return copy_kept(n, e->path_off, e->path_len, path);

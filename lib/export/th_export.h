@@ -155,10 +155,12 @@ int th_export_names_add(struct th_export_names *n, const struct th_trace_name *r
  * starts with '/'; otherwise the path is relative to the first unknown
  * directory). The path is kept with the file's name while it holds, so
  * asking again costs one lookup. @return length (0: no name known),
- * NUL-terminated in @p out.
+ * NUL-terminated in @p out; *@p mode (when not NULL) the file's st_mode as
+ * its name record had it, 0 when unknown.
  */
 size_t th_export_names_path(struct th_export_names *n, const struct th_addr *server,
-	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size);
+	const uint8_t *fh, unsigned int fh_len, uint64_t t_ns, char *out, size_t size,
+	uint32_t *mode);
 
 /* ---- Record streams and merge ---- */
 

@@ -264,6 +264,22 @@ char *th_nfs_label(char *p, uint32_t prog, uint32_t vers, uint32_t proc);
  */
 const char *th_nfs_status_name(uint32_t prog, uint32_t vers, uint32_t status);
 
+/**
+ * An object's type and permission bits as one st_mode (S_IFREG | 0644, the
+ * values POSIX systems share): what the name map keeps. 0 when @p a is not
+ * present or has no type.
+ */
+uint32_t th_nfs_st_mode(const struct th_nfs_attr *a);
+
+/** Room for th_nfs_mode_text()'s text and a NUL. */
+#define TH_NFS_MODE_TEXT 11
+
+/**
+ * An st_mode as ls -l writes it: a type letter, then rwx three times with
+ * s/S and t/T ("-rw-r--r--", "drwxrwxrwt"); "-" for a mode without a type.
+ */
+void th_nfs_mode_text(uint32_t st_mode, char out[TH_NFS_MODE_TEXT]);
+
 /** CRC-32 (IEEE 802.3, as zlib and tshark's nfs.fh.hash) of the handle bytes. */
 uint32_t th_nfs_fh_hash(const struct th_nfs_fh *fh);
 

@@ -122,27 +122,6 @@ kind_v2(uint32_t proc)
 	}
 }
 
-/* NFS file types as st_mode's type bits (the values POSIX systems share). */
-static const uint32_t type_bits[] = {
-	[TH_NFS_REG] = 0100000,
-	[TH_NFS_DIR] = 0040000,
-	[TH_NFS_BLK] = 0060000,
-	[TH_NFS_CHR] = 0020000,
-	[TH_NFS_LNK] = 0120000,
-	[TH_NFS_SOCK] = 0140000,
-	[TH_NFS_FIFO] = 0010000,
-};
-
-/* An object's type and permissions as one st_mode; 0 without attributes. */
-static uint32_t
-attr_mode(const struct th_nfs_attr *a)
-{
-	if (!a->is_present || a->type >= sizeof(type_bits) / sizeof(type_bits[0]) ||
-		type_bits[a->type] == 0)
-		return 0;
-	return type_bits[a->type] | (a->mode & 07777);
-}
-
 static void
 copy_fh(uint8_t *dst, uint8_t *dst_len, const struct th_nfs_fh *src)
 {
@@ -276,7 +255,7 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	case TH_SESS_MNT:
 		if (has_reply) {
 			copy_fh(out->fh2, &out->fh2_len, &op->reply.fh);
-			out->mode = attr_mode(&op->reply.attr);
+			out->mode = th_nfs_st_mode(&op->reply.attr);
 		}
 		break;
 	case TH_SESS_RENAME:
@@ -285,7 +264,7 @@ th_sess_op_from_op(const struct th_op *op, struct th_sess_op *out)
 	case TH_SESS_LINK:
 		copy_fh(out->fh2, &out->fh2_len, &op->call.fh2);
 		if (has_reply)
-			out->mode = attr_mode(&op->reply.attr); /* the linked file's */
+			out->mode = th_nfs_st_mode(&op->reply.attr); /* the linked file's */
 		break;
 	default:
 		break;
@@ -340,7 +319,7 @@ th_sess_op_from_dirent(
 	memcpy(out->name, e->name, n);
 	out->name[n] = '\0';
 	out->name2_len = 0;
-	out->mode = attr_mode(&e->attr);
+	out->mode = th_nfs_st_mode(&e->attr);
 	return true;
 }
 
@@ -446,56 +425,11 @@ escape(char *dst, size_t size, const char *s, unsigned int n)
 	return o;
 }
 
-/* A mode as ls writes it: type letter, then rwx three times with s/S and t/T. */
-static void
-mode_text(uint32_t mode, char out[11])
-{
-	static const char rwx[] = "rwxrwxrwx";
-	char type;
-
-	switch (mode & 0170000) {
-	case 0100000:
-		type = '-';
-		break;
-	case 0040000:
-		type = 'd';
-		break;
-	case 0120000:
-		type = 'l';
-		break;
-	case 0060000:
-		type = 'b';
-		break;
-	case 0020000:
-		type = 'c';
-		break;
-	case 0140000:
-		type = 's';
-		break;
-	case 0010000:
-		type = 'p';
-		break;
-	default:
-		strcpy(out, "-");
-		return;
-	}
-	out[0] = type;
-	for (int i = 0; i < 9; i++)
-		out[1 + i] = mode & (0400u >> i) ? rwx[i] : '-';
-	if (mode & 04000)
-		out[3] = out[3] == 'x' ? 's' : 'S';
-	if (mode & 02000)
-		out[6] = out[6] == 'x' ? 's' : 'S';
-	if (mode & 01000)
-		out[9] = out[9] == 'x' ? 't' : 'T';
-	out[10] = '\0';
-}
-
 int
 th_sess_name_format(const struct th_sess_name *n, char *buf, size_t size)
 {
 	char server[64], dir[2 * TH_SESS_FH_MAX + 1], fh[2 * TH_SESS_FH_MAX + 1];
-	char name[4 * TH_SESS_NAME_MAX + 8], to[32], mode[11];
+	char name[4 * TH_SESS_NAME_MAX + 8], to[32], mode[TH_NFS_MODE_TEXT];
 
 	th_addr_format(&n->server, server, sizeof(server));
 	hex(dir, sizeof(dir), n->dir_fh, n->dir_fh_len);
@@ -506,7 +440,7 @@ th_sess_name_format(const struct th_sess_name *n, char *buf, size_t size)
 			n->to_ns % 1000000000u / 1000u);
 	else
 		snprintf(to, sizeof(to), "-");
-	mode_text(n->mode, mode);
+	th_nfs_mode_text(n->mode, mode);
 	return snprintf(buf, size, "%s | %s | %s | %s | %" PRIu64 ".%06" PRIu64 " | %s | %s\n",
 		server, dir[0] ? dir : "-", name, fh, n->from_ns / 1000000000u,
 		n->from_ns % 1000000000u / 1000u, to, mode);

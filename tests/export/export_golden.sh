@@ -191,7 +191,7 @@ for fmt in csv text; do
 	grep -q 'names-1-.*\.lz4\.tmp: truncated .*after 3 records: .*; continuing with the rest$' \
 		"$err" || ok=0
 	if [[ $fmt == csv ]]; then
-		grep -q ',/srv/projects/alice/alice-thesis-draft.tex$' "$out" || ok=0
+		grep -q ',/srv/projects/alice/alice-thesis-draft.tex,-rw-r--r--$' "$out" || ok=0
 	fi
 	grep -q budget "$out" && ok=0
 	if [[ $ok -eq 1 ]]; then

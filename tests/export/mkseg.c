@@ -125,13 +125,14 @@ static const struct {
 	unsigned int file, dir_file; /* dir_file ~0u: a mount path */
 	int from_s, to_s;            /* seconds from BASE; to_s 0: still valid */
 	const char *name;
+	uint32_t mode; /* 0: the binding's reply had no attributes (a mount root) */
 } names[] = {
-	{3, ~0u, -100, 0, "/srv/projects"},
-	{2, 3, -50, 0, "alice"},
-	{0, 2, -50, 10, "alice-thesis-draft.tex"},
-	{0, 2, 10, 0, "alice-thesis, final.tex"},
-	{1, 3, -50, 0, "budget-2024.xls"},
-	{4, ~0u, -10, 0, "salaries \"Q3\".ods"},
+	{3, ~0u, -100, 0, "/srv/projects", 0},
+	{2, 3, -50, 0, "alice", 0040750},
+	{0, 2, -50, 10, "alice-thesis-draft.tex", 0100644},
+	{0, 2, 10, 0, "alice-thesis, final.tex", 0100600},
+	{1, 3, -50, 0, "budget-2024.xls", 0100664},
+	{4, ~0u, -10, 0, "salaries \"Q3\".ods", 0},
 };
 
 /* Write names[i] to @p w. */
@@ -149,6 +150,7 @@ write_name(struct th_segment_writer *w, unsigned int i)
 		fh_of(names[i].dir_file, n.dir_fh, &n.dir_fh_len);
 	n.name_len = (uint16_t)strlen(names[i].name);
 	memcpy(n.name, names[i].name, n.name_len + 1);
+	n.mode = names[i].mode;
 	return th_segment_write_name(w, &n);
 }
 

@@ -94,6 +94,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r->name_len = (uint16_t)(p[5] % 5 == 0 ? 4 : 2);
 			memcpy(r->name, p[5] % 5 == 0 ? "/mnt" : "ab", r->name_len);
 			r->name[1] = (char)(r->name[1] + p[5] % 3);
+			r->mode = p[0] & 2 ? 0100600 | (uint32_t)p[3] : 0;
 		} else if ((p[0] & 1) == 1 && nl < LOOKUPS_MAX) {
 			look[nl].fh0 = p[1] % 8;
 			look[nl].t = ((uint64_t)p[2] + (p[3] & 1)) * S;
@@ -106,23 +107,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct th_export_names *fresh = table(budget, names, nn);
 		char a[1024], b[1024], aa[1024], ab[1024];
 		size_t la, lb, aal = 0, abl = 0;
+		uint32_t ma, mb;
 		uint8_t fh[4];
 
 		handle(fh, look[i].fh0);
 		if (look[i].is_anon) {
 			la = th_export__names_path_anon(kept, anon, &server, fh, sizeof(fh),
-				look[i].t, a, sizeof(a), aa, sizeof(aa), &aal);
+				look[i].t, a, sizeof(a), aa, sizeof(aa), &aal, &ma);
 			lb = th_export__names_path_anon(fresh, anon, &server, fh, sizeof(fh),
-				look[i].t, b, sizeof(b), ab, sizeof(ab), &abl);
+				look[i].t, b, sizeof(b), ab, sizeof(ab), &abl, &mb);
 			if (aal != abl || memcmp(aa, ab, aal) != 0 || strlen(aa) != aal)
 				abort();
 		} else {
 			la = th_export_names_path(
-				kept, &server, fh, sizeof(fh), look[i].t, a, sizeof(a));
+				kept, &server, fh, sizeof(fh), look[i].t, a, sizeof(a), &ma);
 			lb = th_export_names_path(
-				fresh, &server, fh, sizeof(fh), look[i].t, b, sizeof(b));
+				fresh, &server, fh, sizeof(fh), look[i].t, b, sizeof(b), &mb);
 		}
-		if (la != lb || strcmp(a, b) != 0 || strlen(a) != la)
+		if (la != lb || strcmp(a, b) != 0 || strlen(a) != la || ma != mb)
 			abort();
 		th_export_names_free(fresh);
 	}

@@ -64,6 +64,13 @@ if [[ $total -eq 0 || $((with_path * 100 / total)) -lt 80 ]]; then
 	echo "FAIL: only $with_path of $total opens have a path"
 	fails=$((fails + 1))
 fi
+# Each open with a path has its file's mode beside it (the last column), from the segments.
+with_mode=$("$th" export -q -f csv "$work/seg" |
+	awk -F, 'NR > 1 && $17 != "" && $NF ~ /^[-d][-r][-w][-xsS][-r][-w][-xsS][-r][-w][-xtT]$/ { n++ } END { print n + 0 }')
+if [[ $with_mode -ne $with_path ]]; then
+	echo "FAIL: $with_mode of the $with_path opens with a path have a mode"
+	fails=$((fails + 1))
+fi
 "$th" export -q --rpcs "$work/seg" > "$work/export-rpcs.txt"
 if ! python3 "$(dirname "$0")/rpc_compare.py" "$work/rpcs.txt" "$work/export-rpcs.txt" \
 	> "$work/rpc_compare.txt"; then

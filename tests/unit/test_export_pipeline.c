@@ -531,7 +531,7 @@ test_names_budget(void **state)
 
 			memcpy(fh, &i, sizeof(i));
 			len = th_export_names_path(
-				n, &server, fh, sizeof(fh), 2 * S, path, sizeof(path));
+				n, &server, fh, sizeof(fh), 2 * S, path, sizeof(path), NULL);
 			snprintf(want, sizeof(want), "file-%u", i);
 			if (i < kept[big])
 				assert_non_null(strstr(path, want));
@@ -587,6 +587,63 @@ renamed_tree(void)
 }
 
 /*
+ * The mode export prints beside a path is the file's own name record's, of the
+ * name valid at the record's time; none where no name (or no mode) is known.
+ */
+static void
+test_path_mode(void **state)
+{
+	struct th_export_names *n = renamed_tree();
+	const uint8_t fh[4] = {0x01, 0xbe, 0xef, 0x01};
+	static const uint8_t key[32] = "a key of thirty-two bytes here.";
+	struct th_export_anon *an = th_export_anon_create(key, sizeof(key), false);
+	struct th_trace_name r;
+	struct th_addr server;
+	char a[256], ap[1024];
+	uint32_t mode = 1;
+	size_t alen;
+
+	(void)state;
+	assert_non_null(an);
+	addr4(&server, 10, 0, 0, 1);
+	/* x's name records have no mode: none, though the path is known. */
+	assert_true(
+		th_export_names_path(n, &server, fh, sizeof(fh), 100 * S, a, sizeof(a), &mode) > 0);
+	assert_int_equal(mode, 0);
+	/* A second file, z in /export, chmod'ed at 200 s (a new name record). */
+	memset(&r, 0, sizeof(r));
+	r.server = server;
+	r.fh_len = 4;
+	r.fh[0] = 0x03, r.fh[1] = 0xbe, r.fh[2] = 0xef, r.fh[3] = 0x01;
+	r.dir_fh_len = 4;
+	r.dir_fh[0] = 0x0e, r.dir_fh[1] = 0xbe, r.dir_fh[2] = 0xef, r.dir_fh[3] = 0x01;
+	r.name_len = 1;
+	r.name[0] = 'z';
+	r.from_ns = 10 * S;
+	r.to_ns = 200 * S;
+	r.mode = 0100644;
+	assert_int_equal(th_export_names_add(n, &r), 0);
+	r.from_ns = 200 * S;
+	r.to_ns = 0;
+	r.mode = 0100600;
+	assert_int_equal(th_export_names_add(n, &r), 0);
+	for (int pass = 0; pass < 2; pass++) { /* the second time from the kept path */
+		th_export_names_path(n, &server, r.fh, 4, 150 * S, a, sizeof(a), &mode);
+		assert_string_equal(a, "/export/z");
+		assert_int_equal(mode, 0100644);
+		th_export__names_path_anon(n, an, &server, r.fh, 4, 250 * S, a, sizeof(a), ap,
+			sizeof(ap), &alen, &mode);
+		assert_int_equal(mode, 0100600);
+	}
+	/* Before any name: no path, no mode. */
+	mode = 1;
+	assert_int_equal(th_export_names_path(n, &server, r.fh, 4, 5 * S, a, sizeof(a), &mode), 0);
+	assert_int_equal(mode, 0);
+	th_export_names_free(n);
+	th_export_anon_free(an);
+}
+
+/*
  * A file's path is kept for its next lookups, but never past a rename of any directory
  * above it or a name that starts later: asked in time order, out of order and again, the
  * table gives what a fresh table asked once gives.
@@ -607,11 +664,11 @@ test_path_cache_follows_renames(void **state)
 		struct th_export_names *fresh = renamed_tree();
 		uint64_t t = at[i] * S;
 
-		th_export_names_path(kept, &server, fh, sizeof(fh), t, a, sizeof(a));
-		th_export_names_path(fresh, &server, fh, sizeof(fh), t, b, sizeof(b));
+		th_export_names_path(kept, &server, fh, sizeof(fh), t, a, sizeof(a), NULL);
+		th_export_names_path(fresh, &server, fh, sizeof(fh), t, b, sizeof(b), NULL);
 		assert_string_equal(a, b);
-		th_export_names_path(kept, &server, fh_y, sizeof(fh_y), t, a, sizeof(a));
-		th_export_names_path(fresh, &server, fh_y, sizeof(fh_y), t, b, sizeof(b));
+		th_export_names_path(kept, &server, fh_y, sizeof(fh_y), t, a, sizeof(a), NULL);
+		th_export_names_path(fresh, &server, fh_y, sizeof(fh_y), t, b, sizeof(b), NULL);
 		assert_string_equal(a, b);
 		th_export_names_free(fresh);
 	}
@@ -622,6 +679,7 @@ test_path_cache_follows_renames(void **state)
 		struct th_export_names *akept = renamed_tree();
 		char ap[1024], bp[1024];
 		size_t alen, blen;
+		uint32_t amode, bmode;
 
 		assert_non_null(an);
 		for (unsigned int i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
@@ -629,13 +687,14 @@ test_path_cache_follows_renames(void **state)
 			uint64_t t = at[i] * S;
 
 			th_export__names_path_anon(akept, an, &server, fh, sizeof(fh), t, a,
-				sizeof(a), ap, sizeof(ap), &alen);
+				sizeof(a), ap, sizeof(ap), &alen, &amode);
 			th_export__names_path_anon(fresh, an, &server, fh, sizeof(fh), t, b,
-				sizeof(b), bp, sizeof(bp), &blen);
+				sizeof(b), bp, sizeof(bp), &blen, &bmode);
 			assert_string_equal(a, b);
 			assert_string_equal(ap, bp);
 			assert_int_equal(alen, blen);
 			assert_int_equal(alen, strlen(ap));
+			assert_int_equal(amode, bmode);
 			th_export_names_free(fresh);
 		}
 		th_export_names_free(akept);
@@ -653,7 +712,7 @@ test_path_cache_follows_renames(void **state)
 
 		for (unsigned int i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 			th_export_names_path(kept, &server, known[i].is_y ? fh_y : fh, sizeof(fh),
-				known[i].t * S, a, sizeof(a));
+				known[i].t * S, a, sizeof(a), NULL);
 			assert_string_equal(a, known[i].want);
 		}
 	}
@@ -783,13 +842,13 @@ test_name_join(void **state)
 	assert_int_equal(ctr.names_in, 4);
 	assert_string_equal(out,
 		"open_time,close_time,command_us,direction,server,handle,client,uid,gid,"
-		"nfs_version,cache_hit,directory,ops,transferred,seq_bytes,size,path\n"
+		"nfs_version,cache_hit,directory,ops,transferred,seq_bytes,size,path,mode\n"
 		"100.000000000,100.001500000,1500,read,10.0.0.1,01beef01,10.1.0.1,1001,100,3,0,0,3,"
-		"8192,8192,8192,/export/home/draft.txt\n"
+		"8192,8192,8192,/export/home/draft.txt,\n"
 		"300.000000000,300.001500000,1500,read,10.0.0.1,01beef01,10.1.0.1,1001,100,3,0,0,3,"
-		"8192,8192,8192,\"/export/home/final, \"\"v2\"\".txt\"\n"
+		"8192,8192,8192,\"/export/home/final, \"\"v2\"\".txt\",\n"
 		"400.000000000,400.001500000,1500,read,10.0.0.1,02beef01,10.1.0.1,1001,100,3,0,0,3,"
-		"8192,8192,8192,\n");
+		"8192,8192,8192,,\n");
 	free(out);
 
 	cfg.format = TH_EXPORT_FORMAT_JSON;
@@ -801,12 +860,12 @@ test_name_join(void **state)
 		"\"client\":\"10.1.0.1\",\"uid\":1001,\"gid\":100,\"nfs_version\":3,"
 		"\"cache_hit\":false,\"directory\":false,\"ops\":3,\"transferred\":8192,"
 		"\"seq_bytes\":8192,\"size\":8192,\"path\":\"/export/home/final, "
-		"\\\"v2\\\".txt\"}\n"
+		"\\\"v2\\\".txt\",\"mode\":null}\n"
 		"{\"open_time\":400.000000000,\"close_time\":400.001500000,\"command_us\":1500,"
 		"\"direction\":\"read\",\"server\":\"10.0.0.1\",\"handle\":\"02beef01\","
 		"\"client\":\"10.1.0.1\",\"uid\":1001,\"gid\":100,\"nfs_version\":3,"
 		"\"cache_hit\":false,\"directory\":false,\"ops\":3,\"transferred\":8192,"
-		"\"seq_bytes\":8192,\"size\":8192,\"path\":null}\n");
+		"\"seq_bytes\":8192,\"size\":8192,\"path\":null,\"mode\":null}\n");
 	free(out);
 
 	/* No memory for names: none kept, each counted, every record still written. */
@@ -845,8 +904,8 @@ test_names_only_stream(void **state)
 	assert_int_equal(n.reads, 2);
 	assert_int_equal(ctr.names_in, 2);
 	assert_int_equal(ctr.records_out, 2);
-	assert_non_null(strstr(out, ",/export/one.txt\n"));
-	assert_non_null(strstr(out, ",8192,\n")); /* two.txt was after the damage */
+	assert_non_null(strstr(out, ",/export/one.txt,\n"));
+	assert_non_null(strstr(out, ",8192,,\n")); /* two.txt was after the damage */
 	assert_string_equal(err, "");
 	free(out);
 	free(err);
@@ -1054,7 +1113,7 @@ test_json_escaping(void **state)
 	th_export_config_defaults(&cfg);
 	cfg.format = TH_EXPORT_FORMAT_JSON;
 	out = run(&cfg, mems, 1, &ctr, NULL);
-	assert_non_null(strstr(out, "\"path\":\"a\\u0009b\xc3\xa9\\\\xff\\\\\"}"));
+	assert_non_null(strstr(out, "\"path\":\"a\\u0009b\xc3\xa9\\\\xff\\\\\",\"mode\":null}"));
 	free(out);
 }
 
@@ -1254,6 +1313,7 @@ main(void)
 		cmocka_unit_test(test_merge_window_memory),
 		cmocka_unit_test(test_names_budget),
 		cmocka_unit_test(test_path_cache_follows_renames),
+		cmocka_unit_test(test_path_mode),
 		cmocka_unit_test(test_damaged_stream),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_name_join),
