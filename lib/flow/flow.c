@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "th_bytes.h"
 #include "th_rpc.h"
@@ -24,7 +25,8 @@ struct half {
 	uint8_t state;               /* enum half_state */
 	uint8_t marker_have;         /* marker bytes gathered */
 	bool is_last_frag;           /* the current fragment ends the record */
-	bool is_prefix_closed;       /* a gap was stepped over: keep no more bytes */
+	bool is_prefix_closed;       /* keep no more bytes: a gap was stepped over, or
+					the prefix filled and the record is not kept whole */
 	uint8_t marker[4];           /* marker bytes gathered so far */
 	uint32_t frag_left;          /* bytes left in the current fragment */
 	uint32_t rec_size;           /* record bytes seen so far, all fragments */
@@ -33,6 +35,8 @@ struct half {
 	uint8_t tail_fill;           /* bytes of tail seen since the last gap, at most 8 */
 	uint8_t held;                /* 1 + the slot of a segment held for a late one, or 0 */
 	uint8_t tail[8];             /* the last 8 record bytes seen */
+	uint8_t whole;               /* 1 + the slot of the whole-record buffer the record
+					borrowed (its bytes are there, not in buf), or 0 */
 	uint32_t last_after_ns;      /* the last byte seen this long after the first (saturated) */
 	uint64_t first_ns;           /* time of the record's first byte */
 };
@@ -50,6 +54,7 @@ struct entry {
 	uint8_t buf[2][TH_FLOW_PREFIX];
 };
 _Static_assert(offsetof(struct entry, buf) == 144, "the comment above says 144");
+_Static_assert(sizeof(struct half) == 48, "whole must take a padding byte, not grow a half");
 
 /* Direction @p dir's record prefix, @p h being that direction's state. */
 static inline uint8_t *
@@ -87,6 +92,12 @@ struct th_flow_table {
 	th_flow_record_cb on_record; /* record consumer */
 	th_flow_hunt_cb on_hunt;     /* record-start confirmation, may be NULL */
 	th_flow_gap_cb on_gap;       /* lost record boundaries, may be NULL */
+	th_flow_whole_cb on_whole;   /* which records to keep whole; NULL: none */
+	uint8_t *whole_buf;          /* whole_count buffers of whole_size bytes, or NULL */
+	uint32_t whole_size;         /* bytes of one whole-record buffer */
+	uint32_t whole_count;        /* buffers at whole_buf */
+	uint32_t n_whole_free;       /* slots on the free stack */
+	uint8_t whole_free[TH_FLOW_WHOLE_MAX]; /* free slots, the last freed on top */
 	void *ctx;                   /* passed to every callback */
 	struct th_flow_counters c;   /* counters */
 };
@@ -175,7 +186,39 @@ th_flow_table_free(struct th_flow_table *t)
 		return;
 	th_sat_fini(&t->sat);
 	free(t->hold);
+	if (t->whole_buf != NULL)
+		munmap(t->whole_buf, (size_t)t->whole_count * t->whole_size);
 	free(t);
+}
+
+int
+th_flow_table_set_whole(
+	struct th_flow_table *t, uint32_t count, uint32_t size, th_flow_whole_cb on_whole)
+{
+	void *buf;
+
+	if (count == 0 || count > TH_FLOW_WHOLE_MAX || size <= TH_FLOW_PREFIX || on_whole == NULL ||
+		t->whole_buf != NULL)
+		return -EINVAL;
+	/*
+	 * Mapped apart from the heap and committed now, as the table: a large
+	 * malloc'd block freed would move malloc's mmap threshold and change which
+	 * pages the other tables of the next pipeline reuse (a benchmark creating
+	 * a pipeline per run took hundreds of page faults in its timed loop).
+	 */
+	buf = mmap(NULL, (size_t)count * size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		return -ENOMEM;
+	t->whole_buf = buf;
+	t->whole_size = size;
+	t->whole_count = count;
+	/* Slot 0 on top: a quiet link keeps reusing one buffer, warm in the caches. */
+	for (uint32_t i = 0; i < count; i++)
+		t->whole_free[i] = (uint8_t)(count - 1 - i);
+	t->n_whole_free = count;
+	t->on_whole = on_whole;
+	return 0;
 }
 
 uint32_t
@@ -187,7 +230,8 @@ th_flow_table_count(const struct th_flow_table *t)
 size_t
 th_flow_table_memory(const struct th_flow_table *t)
 {
-	return sizeof(*t) + th_sat_memory(&t->sat) + TH_FLOW_HOLD_SLOTS * sizeof(*t->hold);
+	return sizeof(*t) + th_sat_memory(&t->sat) + TH_FLOW_HOLD_SLOTS * sizeof(*t->hold) +
+	       (size_t)t->whole_count * t->whole_size;
 }
 
 const struct th_flow_counters *
@@ -196,8 +240,28 @@ th_flow_table_counters(const struct th_flow_table *t)
 	return &t->c;
 }
 
-static void
-half_reset_record(struct half *h)
+/* The record's kept bytes: its borrowed whole-record buffer, or its prefix. */
+static inline uint8_t *
+kept_buf(struct th_flow_table *t, struct half *h, int dir)
+{
+	if (h->whole != 0)
+		return t->whole_buf + (size_t)(h->whole - 1) * t->whole_size;
+	return half_buf(h, dir);
+}
+
+/* The record of @p h gives its whole-record buffer, if it borrowed one, back. */
+static inline void
+give_back_whole(struct th_flow_table *t, struct half *h)
+{
+	if (h->whole != 0) {
+		t->whole_free[t->n_whole_free++] = (uint8_t)(h->whole - 1);
+		h->whole = 0;
+	}
+}
+
+/* The record state of @p h, cleared for the next record (no buffer borrowed). */
+static inline void
+half_clear_record(struct half *h)
 {
 	h->marker_have = 0;
 	h->is_last_frag = false;
@@ -208,6 +272,14 @@ half_reset_record(struct half *h)
 	h->kept = 0;
 	h->tail_fill = 0;
 	h->last_after_ns = 0;
+}
+
+/* The record of @p h ends (lost, given up): its buffer goes back, its state is cleared. */
+static void
+half_reset_record(struct th_flow_table *t, struct half *h)
+{
+	give_back_whole(t, h);
+	half_clear_record(h);
 }
 
 /* Keep the last 8 bytes of the record: results that end a record (READDIR eof) live there. */
@@ -254,7 +326,7 @@ flow_new(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, 
 	for (d = 0; d < 2; d++) {
 		e->h[d].state = HALF_UNSEEN;
 		e->h[d].held = 0;
-		half_reset_record(&e->h[d]);
+		half_reset_record(t, &e->h[d]);
 	}
 	t->c.flows_created++;
 	return e;
@@ -270,6 +342,8 @@ is_idle(void *ctx, void *entry)
 		return false;
 	release_both(t, e);
 	t->c.records_lost_idle += records_open(e);
+	for (int d = 0; d < 2; d++)
+		give_back_whole(t, &e->h[d]); /* a claim of this way finds none borrowed */
 	return true;
 }
 
@@ -361,22 +435,30 @@ finish_answered_call(struct th_flow_table *t, const struct th_flow_key *key, int
 	struct half *h, const uint8_t *reply, uint32_t size)
 {
 	struct half *o = h + (dir == 0 ? 1 : -1);
-	const uint8_t *call = half_buf(o, dir ^ 1);
+	const uint8_t *call;
 
 	if (size < 8 || th_be_get32(reply + 4) != 1 || o->state != HALF_BODY || !o->is_last_frag ||
-		o->frag_left == 0 || o->kept < 8 || th_be_get32(call + 4) != 0 ||
-		memcmp(call, reply, 4) != 0)
+		o->frag_left == 0 || o->kept < 8)
+		return;
+	call = kept_buf(t, o, dir ^ 1);
+	if (th_be_get32(call + 4) != 0 || memcmp(call, reply, 4) != 0)
 		return;
 	o->next_seq += o->frag_left;
 	skip_unseen(t, key, dir ^ 1, o, o->frag_left, o->first_ns + o->last_after_ns);
 }
 
+/*
+ * Hand the record of @p h over: its @p size bytes lie at @p in_place in the
+ * segment, or (NULL) are the kept ones.
+ */
 static void
 deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
-	const uint8_t *data, uint32_t size, uint64_t now_ns)
+	const uint8_t *in_place, uint32_t size, uint64_t now_ns)
 {
 	uint8_t tail[8];
 	struct th_flow_record rec;
+	uint8_t whole = h->whole;
+	const uint8_t *data = in_place != NULL ? in_place : kept_buf(t, h, dir);
 
 	finish_answered_call(t, key, dir, h, data, size);
 	rec = (struct th_flow_record){
@@ -390,7 +472,7 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 		.last_ns = now_ns > h->first_ns ? now_ns : h->first_ns,
 	};
 
-	if (data != half_buf(h, dir)) {
+	if (in_place != NULL) {
 		/* In place: the record is whole in data. */
 		rec.tail = size >= 8 ? data + size - 8 : NULL;
 	} else if (h->tail_fill == 8) {
@@ -400,8 +482,56 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 	t->c.records++;
 	if (h->is_multi_frag)
 		t->c.records_multi_frag++;
-	half_reset_record(h);
+	/* The borrowed buffer holds data until the consumer is done with it. */
+	h->whole = 0;
+	half_clear_record(h);
 	t->on_record(t->ctx, key, dir, &rec);
+	if (whole != 0) {
+		t->c.whole_records++;
+		t->whole_free[t->n_whole_free++] = (uint8_t)(whole - 1);
+	}
+}
+
+/* Whether the consumer wants the record whose prefix (full) @p h holds kept whole. */
+static bool
+wants_whole(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h)
+{
+	return t->on_whole != NULL && t->on_whole(t->ctx, key, dir, half_buf(h, dir), h->kept);
+}
+
+/*
+ * Bytes of a record past its full prefix: keep them in a whole-record buffer
+ * when the consumer asks for it (it is asked once a record, here) and one is
+ * free; otherwise the prefix is closed. Returns the bytes kept.
+ */
+static uint32_t
+keep_whole(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	const uint8_t *p, uint32_t n)
+{
+	uint32_t room;
+
+	if (h->whole == 0) {
+		if (!wants_whole(t, key, dir, h)) {
+			h->is_prefix_closed = true;
+			return 0;
+		}
+		if (t->n_whole_free == 0) {
+			t->c.whole_cut_busy++;
+			h->is_prefix_closed = true;
+			return 0;
+		}
+		h->whole = (uint8_t)(t->whole_free[--t->n_whole_free] + 1);
+		memcpy(kept_buf(t, h, dir), half_buf(h, dir), h->kept);
+	}
+	room = t->whole_size - h->kept;
+	if (n > room) {
+		t->c.whole_cut_size++;
+		h->is_prefix_closed = true;
+		n = room;
+	}
+	memcpy(kept_buf(t, h, dir) + h->kept, p, n);
+	h->kept += n;
+	return n;
 }
 
 /* Walk the bytes of one in-order segment through the record-marking state. */
@@ -418,7 +548,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 				return;
 			}
 			t->c.resyncs++;
-			half_reset_record(h);
+			half_reset_record(t, h);
 			h->state = HALF_MARKER;
 			break;
 
@@ -442,7 +572,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 				(uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {
 				t->c.bad_markers++;
 				t->c.hunt_bytes += len;
-				half_reset_record(h);
+				half_reset_record(t, h);
 				h->state = HALF_HUNT;
 				return;
 			}
@@ -453,7 +583,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			h->state = HALF_BODY;
 			if (flen == 0 && h->is_last_frag) {
 				h->state = HALF_MARKER;
-				deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
+				deliver(t, key, dir, h, NULL, h->kept, now_ns);
 			} else if (flen == 0) {
 				h->state = HALF_MARKER;
 			}
@@ -481,6 +611,8 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 				memcpy(half_buf(h, dir) + h->kept, p, copy);
 				h->kept += copy;
 			}
+			if (copy < n && !h->is_prefix_closed)
+				copy += keep_whole(t, key, dir, h, p + copy, n - copy);
 			t->c.bytes_skipped += n - copy;
 			keep_tail(h, p, n);
 			/* Only later: a held segment goes in at its own, earlier time. */
@@ -495,7 +627,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			if (h->frag_left == 0) {
 				h->state = HALF_MARKER;
 				if (h->is_last_frag)
-					deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
+					deliver(t, key, dir, h, NULL, h->kept, now_ns);
 			}
 			break;
 		}
@@ -511,7 +643,8 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
  * returns true when they took a record boundary, or came while hunting (gaps_lost).
  */
 static bool
-pass_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
+pass_gap(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	uint32_t gap)
 {
 	if (h->state == HALF_HUNT) {
 		t->c.gaps_lost++; /* no boundary left to lose, but bytes were missed */
@@ -520,10 +653,19 @@ pass_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 	if (h->state == HALF_BODY && gap <= h->frag_left) {
 		t->c.gaps_payload++;
 		h->tail_fill = 0;
+		if (!h->is_prefix_closed && h->kept == h->rec_size) {
+			/*
+			 * Every byte so far is kept: those after the gap must not join
+			 * them. A record kept whole (or that would have been, its prefix
+			 * just full) is cut here.
+			 */
+			if (h->whole != 0 ||
+				(h->kept == TH_FLOW_PREFIX && wants_whole(t, key, dir, h)))
+				t->c.whole_cut_gap++;
+			h->is_prefix_closed = true;
+		}
 		h->frag_left -= gap;
 		h->rec_size += gap;
-		if (h->rec_size - gap < TH_FLOW_PREFIX)
-			h->is_prefix_closed = true;
 		if (h->frag_left == 0)
 			h->state = HALF_MARKER;
 		/*
@@ -535,7 +677,7 @@ pass_gap(struct th_flow_table *t, struct half *h, uint32_t gap)
 	t->c.gaps_lost++;
 	if (h->rec_size > 0 || h->marker_have > 0)
 		t->c.records_lost_gap++;
-	half_reset_record(h);
+	half_reset_record(t, h);
 	h->state = HALF_HUNT;
 	return true;
 }
@@ -548,10 +690,10 @@ static void
 skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
 	uint32_t gap, uint64_t now_ns)
 {
-	if (pass_gap(t, h, gap) && t->on_gap != NULL)
+	if (pass_gap(t, key, dir, h, gap) && t->on_gap != NULL)
 		t->on_gap(t->ctx, key, dir, now_ns);
 	if (h->state == HALF_MARKER && h->is_last_frag && h->frag_left == 0 && h->rec_size > 0)
-		deliver(t, key, dir, h, half_buf(h, dir), h->kept, now_ns);
+		deliver(t, key, dir, h, NULL, h->kept, now_ns);
 }
 
 /*
@@ -680,7 +822,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	if (m->tcp_flags & TH_TCP_SYN) {
 		if (h->held) /* a new connection on these ports: the old one's hole stays one */
 			release(t, e, dir, now_ns, false);
-		half_reset_record(h);
+		half_reset_record(t, h);
 		h->state = HALF_MARKER;
 		h->next_seq = seq + 1;
 		seq++;

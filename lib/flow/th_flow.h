@@ -11,7 +11,9 @@
  * preceded by a 4-byte marker (last-fragment bit, 31-bit length). The stream
  * keeps only the first TH_FLOW_PREFIX bytes of a record (RPC and procedure
  * headers); the rest (READ/WRITE data) is counted and skipped, never copied.
- * A record that lies whole in one segment is handed over in place.
+ * A record that lies whole in one segment is handed over in place. A record
+ * the consumer wants whole (th_flow_table_set_whole()) goes on into one of a
+ * few larger buffers borrowed from the table.
  *
  * Sequence handling: retransmitted bytes are trimmed; a gap inside the data
  * of a record whose header is already kept is stepped over (the marker says
@@ -35,6 +37,7 @@
 #define TH_FLOW_HOLD_SLOTS 64        /**< segments held for a late one at once, per table */
 #define TH_FLOW_HOLD_BYTES 9000      /**< the largest segment held: a jumbo frame's */
 #define TH_FLOW_HOLD_NS 10000000ull  /**< a hole left this long (capture time) is a loss */
+#define TH_FLOW_WHOLE_MAX 255        /**< whole-record buffers a table may have */
 
 /** Counters of a flow table, per lcore. X-macro: field, description. */
 #define TH_FLOW_COUNTER_LIST(X)                                                                    \
@@ -57,7 +60,11 @@
 	X(records, "RPC records reassembled")                                                      \
 	X(records_in_place, "RPC records decoded in place (one segment)")                          \
 	X(records_multi_frag, "RPC records of several fragments")                                  \
-	X(bytes_skipped, "record bytes skipped (data past the kept prefix)")
+	X(bytes_skipped, "record bytes skipped (data past the kept prefix or whole buffer)")       \
+	X(whole_records, "RPC records kept whole past the prefix (READDIRPLUS listings)")          \
+	X(whole_cut_size, "records to keep whole cut at the buffer size (listing too long)")       \
+	X(whole_cut_busy, "records to keep whole cut at the prefix: every buffer in use")          \
+	X(whole_cut_gap, "records to keep whole cut by a TCP gap (entries after it not read)")
 
 struct th_flow_counters {
 #define TH_FLOW_X(name, text) uint64_t name;
@@ -110,6 +117,15 @@ typedef bool (*th_flow_hunt_cb)(
 typedef void (*th_flow_gap_cb)(void *ctx, const struct th_flow_key *key, int dir, uint64_t now_ns);
 
 /**
+ * Called once per record when its kept prefix fills and bytes remain, with
+ * the prefix: return true to keep the record whole (the bytes after the
+ * prefix too, up to the table's whole-record buffer size). Only records
+ * worth the copy should say so (a listing whose names are wanted).
+ */
+typedef bool (*th_flow_whole_cb)(
+	void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size);
+
+/**
  * Create a table for @p flows connections (rounded up to a power of two).
  * @p on_hunt and @p on_gap may be NULL; @p ctx is passed to every callback.
  * @return NULL with errno ENOMEM or EINVAL.
@@ -118,6 +134,19 @@ struct th_flow_table *th_flow_table_create(uint32_t flows, uint64_t idle_ns,
 	th_flow_record_cb on_record, th_flow_hunt_cb on_hunt, th_flow_gap_cb on_gap, void *ctx);
 
 void th_flow_table_free(struct th_flow_table *t);
+
+/**
+ * Keep records that @p on_whole asks for whole, in @p count buffers of
+ * @p size bytes allocated now (a record borrows one when its prefix fills
+ * and gives it back when it ends): a record larger than a buffer is cut at
+ * its size, one that finds none free at the prefix, a gap at the gap; each
+ * cut is counted by reason. A table is given buffers once, before its first
+ * segment; without them it keeps only prefixes (and asks nothing).
+ * @return 0; -EINVAL (count 0 or over TH_FLOW_WHOLE_MAX, size not above
+ *         TH_FLOW_PREFIX, no callback, buffers already given), -ENOMEM.
+ */
+int th_flow_table_set_whole(
+	struct th_flow_table *t, uint32_t count, uint32_t size, th_flow_whole_cb on_whole);
 
 /**
  * Feed one TCP segment.

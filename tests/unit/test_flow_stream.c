@@ -5,6 +5,7 @@
  * at the stream reassembler, and what must come out (or be counted).
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -628,6 +629,103 @@ test_answered_call_after_older_held_bytes(void **state)
 }
 
 /* A record whose last segments never come is counted where it was left: at the end, or aged. */
+static unsigned int whole_asks; /* records offered to want_all() */
+
+static bool
+want_all(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
+{
+	(void)ctx;
+	(void)key;
+	(void)dir;
+	(void)rec;
+	assert_int_equal(size, TH_FLOW_PREFIX);
+	whole_asks++;
+	return true;
+}
+
+/* Send record @p rec (@p n bytes, at @p off in the stream) in segments of 1000 bytes. */
+static void
+seg_split(struct conn *c, const uint8_t *stream, size_t off, size_t n, uint64_t ns)
+{
+	for (size_t i = 0; i < n; i += 1000)
+		seg(c, stream, off + i, n - i < 1000 ? n - i : 1000, ns);
+}
+
+/*
+ * Records kept whole borrow the table's one buffer and give it back however
+ * they end: delivered, cut by its size, cut by a gap, lost to a gap.
+ */
+static void
+test_whole_records_give_their_buffer_back(void **state)
+{
+	struct conn c;
+	uint8_t *s = calloc(1, 32768);
+	size_t a, b, cc, dd, ee, ff, gg, at;
+	const struct th_flow_counters *k;
+
+	(void)state;
+	assert_non_null(s);
+	conn_init(&c);
+	k = th_flow_table_counters(c.t);
+	assert_int_equal(th_flow_table_set_whole(c.t, 0, 4096, want_all), -EINVAL);
+	assert_int_equal(
+		th_flow_table_set_whole(c.t, TH_FLOW_WHOLE_MAX + 1, 4096, want_all), -EINVAL);
+	assert_int_equal(th_flow_table_set_whole(c.t, 1, TH_FLOW_PREFIX, want_all), -EINVAL);
+	assert_int_equal(th_flow_table_set_whole(c.t, 1, 4096, NULL), -EINVAL);
+	assert_int_equal(th_flow_table_set_whole(c.t, 1, 4096, want_all), 0);
+	assert_int_equal(th_flow_table_set_whole(c.t, 1, 4096, want_all), -EINVAL);
+	whole_asks = 0;
+	a = make_call(s, 1, 3000);
+	b = make_call(s + a, 2, 5000);
+	cc = make_call(s + a + b, 3, 3000);
+	dd = make_call(s + a + b + cc, 4, 3000);
+	ee = make_call(s + a + b + cc + dd, 5, 3000);
+	ff = make_call(s + a + b + cc + dd + ee, 6, 3000);
+	gg = make_call(s + a + b + cc + dd + ee + ff, 7, 3000);
+
+	seg_split(&c, s, 0, a, 10);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.size[0], a - 4); /* whole, not the prefix */
+	seg_split(&c, s, a, b, 20);
+	assert_int_equal(c.seen.size[1], 4096); /* cut at the buffer's size */
+	assert_int_equal(c.seen.wire_size[1], b - 4);
+	assert_int_equal(k->whole_cut_size, 1);
+
+	/* C loses its end to a gap (stepped over: cut there); D comes whole. */
+	at = a + b;
+	seg(&c, s, at, 2000, 30);
+	seg_split(&c, s, at + cc, dd, 40);
+	assert_int_equal(c.seen.n, 4);
+	assert_int_equal(c.seen.size[2], 2000 - 4);
+	assert_int_equal(c.seen.size[3], dd - 4);
+	assert_int_equal(k->whole_cut_gap, 1);
+
+	/* E is lost to a gap that takes F's start; G is found by hunting, and kept whole. */
+	at += cc + dd;
+	seg(&c, s, at, 2000, 50);
+	seg(&c, s, at + ee + 10, ff - 10, 60);
+	seg_split(&c, s, at + ee + ff, gg, 70);
+	assert_int_equal(k->records_lost_gap, 1);
+	assert_int_equal(c.seen.n, 5);
+	assert_int_equal(c.seen.xid[4], 7);
+	assert_int_equal(c.seen.size[4], gg - 4);
+	assert_int_equal(k->whole_cut_busy, 0);
+	assert_int_equal(k->whole_records, 5);
+	assert_int_equal(whole_asks, 6); /* A B C D E G */
+
+	/* A record in progress when its flow is forgotten gives the buffer back too. */
+	seg(&c, s, at + ee + ff + gg, 2000, 80);
+	th_flow_table_age(c.t, 10ull * 1000000000ull);
+	assert_int_equal(th_flow_table_count(c.t), 0);
+	c.seq = 100000;
+	seg_split(&c, s, 0, a, 11ull * 1000000000ull);
+	assert_int_equal(c.seen.size[5], a - 4);
+	assert_int_equal(k->whole_cut_busy, 0);
+	assert_true(th_flow_table_memory(c.t) > 4096);
+	conn_fini(&c);
+	free(s);
+}
+
 static void
 test_unfinished_records_are_counted(void **state)
 {
@@ -685,6 +783,7 @@ main(void)
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
+		cmocka_unit_test(test_whole_records_give_their_buffer_back),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
