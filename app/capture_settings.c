@@ -52,6 +52,7 @@ static const struct num_key num_keys[] = {
 	SECONDS("decode", "flow_idle", dec.flow_idle_ns),
 	SECONDS("decode", "call_timeout", dec.call_timeout_ns),
 	SECONDS("decode", "gap_call_timeout", dec.gap_call_timeout_ns),
+	WHOLE("decode", "listings", 0, TH_FLOW_WHOLE_MAX, dec.listings),
 	WHOLE("session", "lcores", 1, MAX_SESSION, session_lcores),
 	WHOLE("session", "files", 8, 1u << 28, sess.files),
 	WHOLE("session", "sessions", 8, 1u << 28, sess.sessions),

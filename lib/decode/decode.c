@@ -30,6 +30,7 @@ struct th_decode {
 	struct th_xid_table *xids;          /* calls waiting for replies */
 	th_decode_op_cb emit;               /* op consumer */
 	th_decode_dirent_cb dirent;         /* READDIRPLUS entry consumer, or NULL */
+	uint32_t listings;                  /* listing buffers to allocate with a consumer */
 	const struct th_op *dirent_op;      /* the op whose reply is being walked */
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
@@ -45,6 +46,7 @@ th_decode_config_defaults(struct th_decode_config *cfg)
 	cfg->flow_idle_ns = 300ull * 1000000000ull;
 	cfg->call_timeout_ns = 60ull * 1000000000ull;
 	cfg->gap_call_timeout_ns = 2ull * 1000000000ull;
+	cfg->listings = 32;
 }
 
 static inline bool
@@ -433,6 +435,25 @@ on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th
 	on_record(ctx, &ep, rec, true);
 }
 
+/*
+ * A record longer than the stream's prefix: keep it whole when it is the reply
+ * to a READDIRPLUS whose entries are walked (the call waits, names are on), so
+ * that the entries past the prefix are named too. Asked once a record.
+ */
+static bool
+on_tcp_whole(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
+{
+	struct th_decode *d = ctx;
+	struct endpoints ep;
+	const struct th_op *op;
+
+	if (d->dirent == NULL || size < 8 || th_be_get32(rec + 4) != TH_RPC_REPLY)
+		return false;
+	ep = tcp_endpoints(key, dir);
+	op = find_call(d, &ep, th_be_get32(rec));
+	return op != NULL && !op->is_opaque && wants_entries(d, op);
+}
+
 /* A record start found while hunting must be a call, or a reply to a waiting call. */
 static bool
 on_tcp_hunt(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
@@ -472,7 +493,7 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 {
 	struct th_decode *d;
 
-	if (cfg == NULL || emit == NULL) {
+	if (cfg == NULL || emit == NULL || cfg->listings > TH_FLOW_WHOLE_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -486,6 +507,7 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, on_tcp_gap, d);
 	if (d->flows == NULL)
 		goto free_decode;
+	d->listings = cfg->listings;
 	d->xids = th_xid_table_create(cfg->calls, cfg->call_timeout_ns, on_xid_leave, d);
 	if (d->xids == NULL)
 		goto free_flows;
@@ -506,10 +528,21 @@ fail:
 	return NULL;
 }
 
-void
+int
 th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb)
 {
+	int rc;
+
+	/* Only a pipeline that walks listings can use their buffers: allocated once, here. */
+	if (cb != NULL && d->listings > 0) {
+		rc = th_flow_table_set_whole(
+			d->flows, d->listings, TH_DECODE_LISTING_SIZE, on_tcp_whole);
+		if (rc != 0)
+			return rc;
+		d->listings = 0;
+	}
 	d->dirent = cb;
+	return 0;
 }
 
 void
@@ -680,6 +713,7 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->rpc_replies, "RPC replies");
 	ROW(out, s->ops_matched, "RPCs matched (call and reply)");
 	ROW(out, s->flow.records, "RPC records reassembled from TCP");
+	ROW(out, s->flow.whole_records, "READDIRPLUS listings kept whole past the TCP prefix");
 
 	fprintf(out, "calls by program and procedure\n");
 	for (p = 0; p < TH_DECODE__PROG_COUNT; p++) {
@@ -731,4 +765,10 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
 	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
+	ROW(out, s->flow.whole_cut_size,
+		"READDIRPLUS listings cut at 64 KiB (later names not read)");
+	ROW(out, s->flow.whole_cut_busy,
+		"READDIRPLUS listings cut at 1 KiB: every listing buffer in use (decode.listings)");
+	ROW(out, s->flow.whole_cut_gap,
+		"READDIRPLUS listings cut by a TCP gap (later names not read)");
 }

@@ -99,9 +99,19 @@ struct th_decode_config {
 	uint64_t call_timeout_ns;     /**< a call waits this long for its reply */
 	uint64_t gap_call_timeout_ns; /**< ... or this long when its TCP connection lost
 					   reply bytes after it was sent; 0: no shortcut */
+	uint32_t listings;            /**< READDIRPLUS replies longer than the TCP prefix
+					   kept whole at once (TH_DECODE_LISTING_SIZE bytes
+					   each, allocated when entries are first walked:
+					   th_decode_set_dirent_cb()), 0 to TH_FLOW_WHOLE_MAX;
+					   0: a listing's names end with the prefix */
 };
 
-/** Defaults: 16384 flows, 65536 calls, 300 s idle, 60 s call timeout, 2 s behind a gap. */
+#define TH_DECODE_LISTING_SIZE (64u << 10) /**< a longer listing is cut there (counted) */
+
+/**
+ * Defaults: 16384 flows, 65536 calls, 300 s idle, 60 s call timeout, 2 s behind a gap,
+ * 32 listings.
+ */
 void th_decode_config_defaults(struct th_decode_config *cfg);
 
 /** Receives every op: matched, call only, reply only. */
@@ -126,8 +136,13 @@ void th_decode_free(struct th_decode *d);
 /**
  * Hand READDIRPLUS entries to @p cb (with the ctx given to th_decode_create()),
  * or NULL (the default): listings are then counted, their entries not read.
+ * With a callback, a TCP reply whose call is waiting is kept whole past the
+ * stream's prefix, so that every entry is named: the first callback set
+ * allocates the config's listing buffers (a pipeline that never walks
+ * entries holds none). Call it before the first frame.
+ * @return 0, or -ENOMEM (the callback is then not set).
  */
-void th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb);
+int th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb);
 
 /**
  * Decode one frame.

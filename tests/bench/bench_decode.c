@@ -20,7 +20,9 @@
  * -S only reduces each op to its inference event, the decode lcore's share
  * when session lcores do the inference; -R writes every op as an RPC trace
  * record to a segment under /tmp, as a decode lcore does with trace.rpcs = 1
- * (the segment is closed, fsync'd and removed outside the clock).
+ * (the segment is closed, fsync'd and removed outside the clock). -D walks
+ * READDIRPLUS entries for their names, as a decode lcore does when names are
+ * on (capture -r, session.names, trace.dir), handing each to a counter.
  */
 
 #include <dirent.h>
@@ -45,6 +47,7 @@
 static bool is_sessions;  /* -s: also run open/close inference on every op */
 static bool is_reduce_only; /* -S: only reduce each op for inference (the decode lcore's share) */
 static bool is_rpc_records; /* -R: write each op as an RPC trace record */
+static bool is_names;       /* -D: walk READDIRPLUS entries (names on) */
 
 struct sink {
 	bool is_formatting;
@@ -56,6 +59,7 @@ struct sink {
 	uint64_t ops;
 	uint64_t bytes;
 	uint64_t raw_bytes; /* -R: record bytes before LZ4 */
+	uint64_t dirents;   /* -D: READDIRPLUS entries handed on */
 	char line[8192];
 };
 
@@ -171,6 +175,15 @@ median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static void
+on_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *e)
+{
+	struct sink *s = ctx;
+
+	(void)op;
+	s->dirents += e->name_len != 0;
+}
+
 static int
 run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_ins, struct result *r,
 	struct sink *s)
@@ -187,6 +200,8 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	d = th_decode_create(&cfg, on_op, s);
 	if (d == NULL)
 		return -errno;
+	if (is_names && th_decode_set_dirent_cb(d, on_dirent) != 0)
+		return -ENOMEM;
 	/* Touch the tables once so page faults are not counted as decode work. */
 	for (i = 0; i < f->count && i < 1000; i++)
 		th_decode_frame(d, f->recs[i].data, f->recs[i].caplen, f->recs[i].wirelen,
@@ -195,6 +210,8 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	d = th_decode_create(&cfg, on_op, s);
 	if (d == NULL)
 		return -errno;
+	if (is_names && th_decode_set_dirent_cb(d, on_dirent) != 0)
+		return -ENOMEM;
 	memset(s, 0, offsetof(struct sink, line));
 	s->is_formatting = is_formatting;
 	if (is_sessions) {
@@ -289,8 +306,10 @@ main(int argc, char **argv)
 	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
 	bool both = false, only_decode = false;
 
-	while ((opt = getopt(argc, argv, "r:wnsSR")) != -1) {
-		if (opt == 'R')
+	while ((opt = getopt(argc, argv, "r:wnsSRD")) != -1) {
+		if (opt == 'D')
+			is_names = true;
+		else if (opt == 'R')
 			is_rpc_records = true;
 		else if (opt == 's')
 			is_sessions = true;
@@ -328,7 +347,7 @@ main(int argc, char **argv)
 	return rc == 0 ? 0 : 1;
 
 usage:
-	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w | -n] [-s | -S | -R] PCAP\n",
+	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w | -n] [-s | -S | -R] [-D] PCAP\n",
 		MAX_RUNS);
 	return 2;
 }

@@ -216,6 +216,10 @@ else
 	printf '[decode]\nflow_idle = 0\n' > "$work/fidle.ini"
 	expect 2 'fidle.ini:2: decode.flow_idle = 0: every connection' -- \
 		"$th" capture -c "$work/fidle.ini" -- "${eal[@]}"
+	# A table of listing buffers past the slots a flow half can name.
+	printf '[decode]\nlistings = 256\n' > "$work/lists.ini"
+	expect 2 "lists.ini:2: decode.listings = '256': expected a whole number from 0 to 255" \
+		-- "$th" capture -c "$work/lists.ini" -- "${eal[@]}"
 	# gap_call_timeout = 0 is documented: the shortcut is off.
 	printf '[decode]\ngap_call_timeout = 0\n' > "$work/gtime.ini"
 	expect 0 'nothing lost' -- "$th" capture -c "$work/gtime.ini" -o /dev/null -- \

@@ -471,7 +471,7 @@ test_readdirplus_entries(void **state)
 	cfg.calls = 64;
 	d = th_decode_create(&cfg, on_op, s);
 	assert_non_null(d);
-	th_decode_set_dirent_cb(d, on_dirent);
+	assert_int_equal(th_decode_set_dirent_cb(d, on_dirent), 0);
 	rpc_call(&call, 0x2222, TH_PROG_NFS, 3, TH_NFS3_READDIRPLUS);
 	put_opaque(&call, FH, sizeof(FH));
 	put64(&call, 0);
@@ -562,6 +562,433 @@ test_tcp_getattr_with_syn(void **state)
 	assert_int_equal(st.flow.hunt_segments, 0);
 	assert_int_equal(st.ops_matched, 2);
 	assert_int_equal(st.not_rpc, 0);
+}
+
+/* ---- Listings longer than the TCP prefix ---- */
+
+#define LIST_MAX 2048 /* entries a test listing may have */
+
+/* A READDIRPLUS reply as a TCP record, and where each of its entries ends. */
+struct listing {
+	uint8_t *b;                 /* marker(s) and message */
+	size_t n;                   /* bytes at b */
+	unsigned int entries;       /* entries in it */
+	size_t entry_end[LIST_MAX]; /* record bytes (markers not counted) up to each entry's end */
+};
+
+/* Entries named per listing: which ones came, in order. */
+struct named {
+	struct sink *s;           /* ops emitted so far */
+	unsigned int n;           /* entries handed on */
+	bool is_in_order;         /* each was the next one, with its own handle */
+	unsigned int ops_at_last; /* ops emitted when the last came */
+};
+
+static void
+on_listed(void *ctx, const struct th_op *op, const struct th_nfs_dirent *e)
+{
+	struct sink *s = ctx;
+	struct named *nm = (struct named *)(s + 1);
+	char want[16];
+
+	assert_int_equal(op->proc, TH_NFS3_READDIRPLUS);
+	snprintf(want, sizeof(want), "f%04u", nm->n);
+	if (e->name_len != strlen(want) || memcmp(e->name, want, e->name_len) != 0 ||
+		e->fh_len != sizeof(FH) || e->fh[6] != (uint8_t)(nm->n >> 8) ||
+		e->fh[7] != (uint8_t)nm->n)
+		nm->is_in_order = false;
+	nm->n++;
+	nm->ops_at_last = s->count;
+}
+
+static void
+put_be32(struct listing *l, uint32_t v)
+{
+	th_be_put32(l->b + l->n, v);
+	l->n += 4;
+}
+
+/*
+ * A reply to READDIRPLUS call @p xid listing @p entries files f0000, f0001, ...
+ * (handle FH ending in the entry's number), with eof; TCP fragments of at most
+ * @p frag_size bytes (0: one).
+ */
+static void
+listing_make(struct listing *l, uint32_t xid, unsigned int entries, size_t frag_size)
+{
+	struct xb head = {.n = 0};
+	uint8_t *msg;
+	size_t size, off;
+
+	assert_true(entries <= LIST_MAX);
+	memset(l, 0, sizeof(*l));
+	l->b = calloc(1, 64 + entries * 64 + (entries * 64 / 512 + 2) * 4);
+	assert_non_null(l->b);
+	rpc_reply(&head, xid);
+	put32(&head, 0); /* NFS3_OK */
+	put32(&head, 0); /* no directory attributes */
+	put64(&head, 7); /* cookieverf */
+	/* The message first, at b + 4; markers are put in front of each fragment below. */
+	l->n = 4;
+	memcpy(l->b + l->n, head.b, head.n);
+	l->n += head.n;
+	for (unsigned int i = 0; i < entries; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%04u", i);
+		put_be32(l, 1);
+		put_be32(l, 0);
+		put_be32(l, 100 + i); /* fileid */
+		put_be32(l, 5);
+		memcpy(l->b + l->n, name, 8); /* 5 bytes and 3 of padding (zeros) */
+		memset(l->b + l->n + 5, 0, 3);
+		l->n += 8;
+		put_be32(l, 0);
+		put_be32(l, i + 1); /* cookie */
+		put_be32(l, 0);     /* no attributes */
+		put_be32(l, 1);     /* handle follows */
+		put_be32(l, sizeof(FH));
+		memcpy(l->b + l->n, FH, sizeof(FH));
+		l->b[l->n + 6] = (uint8_t)(i >> 8);
+		l->b[l->n + 7] = (uint8_t)i;
+		l->n += sizeof(FH);
+		l->entry_end[i] = l->n - 4;
+	}
+	put_be32(l, 0); /* no more entries */
+	put_be32(l, 1); /* eof */
+	l->entries = entries;
+	size = l->n - 4;
+	if (frag_size == 0 || frag_size >= size) {
+		th_be_put32(l->b, 0x80000000u | (uint32_t)size);
+		return;
+	}
+	/* Several fragments: move the message apart to make room for their markers. */
+	msg = malloc(size);
+	assert_non_null(msg);
+	memcpy(msg, l->b + 4, size);
+	l->n = 0;
+	for (off = 0; off < size; off += frag_size) {
+		size_t n = size - off < frag_size ? size - off : frag_size;
+
+		put_be32(l, (off + n == size ? 0x80000000u : 0) | (uint32_t)n);
+		memcpy(l->b + l->n, msg + off, n);
+		l->n += n;
+	}
+	free(msg);
+}
+
+/* A decoder whose READDIRPLUS entries go to on_listed(), with @p listings buffers. */
+static struct th_decode *
+listing_decoder(struct sink **s, uint32_t listings, bool has_names)
+{
+	struct th_decode_config cfg;
+	struct th_decode *d;
+
+	*s = calloc(1, sizeof(**s) + sizeof(struct named));
+	assert_non_null(*s);
+	((struct named *)(*s + 1))->is_in_order = true;
+	th_decode_config_defaults(&cfg);
+	cfg.flows = 64;
+	cfg.calls = 64;
+	cfg.listings = listings;
+	d = th_decode_create(&cfg, on_op, *s);
+	assert_non_null(d);
+	if (has_names)
+		assert_int_equal(th_decode_set_dirent_cb(d, on_listed), 0);
+	return d;
+}
+
+static void
+readdirplus_call(struct tcp_conn *c, uint32_t xid, uint64_t ts)
+{
+	struct xb m = {.n = 0}, rec;
+
+	rpc_call(&m, xid, TH_PROG_NFS, 3, TH_NFS3_READDIRPLUS);
+	put_opaque(&m, FH, sizeof(FH));
+	put64(&m, 0);
+	put64(&m, 0);
+	put32(&m, 8192);
+	put32(&m, 131072);
+	tcp_record(&rec, &m);
+	tcp_segment(c, TO_SERVER, rec.b, rec.n, ts);
+}
+
+/* Bytes [from, to) of @p l to the client in segments of @p mss; the last at @p ts. */
+static void
+send_part(struct tcp_conn *c, const struct listing *l, size_t from, size_t to, size_t mss,
+	uint64_t ts)
+{
+	for (size_t off = from; off < to; off += mss) {
+		size_t n = to - off < mss ? to - off : mss;
+
+		tcp_segment(c, TO_CLIENT, l->b + off, n, ts - (to - off - n));
+	}
+}
+
+/* Entries whose bytes all lie before record byte @p end. */
+static unsigned int
+entries_before(const struct listing *l, size_t end)
+{
+	unsigned int i = 0;
+
+	while (i < l->entries && l->entry_end[i] <= end)
+		i++;
+	return i;
+}
+
+/* ls -l of a large directory: every entry of a listing split over many segments is named. */
+static void
+test_listing_across_segments_names_every_entry(void **state)
+{
+	struct sink *s;
+	struct th_decode *d = listing_decoder(&s, 4, true);
+	struct named *nm = (struct named *)(s + 1);
+	struct listing *l = malloc(sizeof(*l));
+	struct th_decode_stats st;
+	struct tcp_conn c;
+
+	(void)state;
+	assert_non_null(l);
+	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
+	readdirplus_call(&c, 0x3001, T0 + 1000);
+	listing_make(l, 0x3001, 200, 0); /* 10 KiB: 18 entries in the prefix */
+	send_part(&c, l, 0, l->n, 1448, T0 + 2000);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ops[0].reply_decode, TH_NFS_OK);
+	assert_int_equal(s->ops[0].reply.count, 200);
+	assert_true(s->ops[0].reply.eof);
+	assert_int_equal(nm->n, 200);
+	assert_true(nm->is_in_order);
+	assert_int_equal(nm->ops_at_last, 0); /* before the listing's op */
+	free(l->b);
+
+	/* In fragments of 1000 bytes, segments of 7 then 1448 bytes: the same. */
+	nm->n = 0;
+	readdirplus_call(&c, 0x3002, T0 + SEC);
+	listing_make(l, 0x3002, 200, 1000);
+	send_part(&c, l, 0, 7, 7, T0 + SEC + 100);
+	send_part(&c, l, 7, l->n, 1448, T0 + SEC + 2000);
+	assert_int_equal(s->count, 2);
+	assert_int_equal(s->ops[1].reply.count, 200);
+	assert_int_equal(nm->n, 200);
+	assert_true(nm->is_in_order);
+
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.dirents, 400);
+	assert_int_equal(st.flow.whole_records, 2);
+	assert_int_equal(
+		st.flow.whole_cut_size + st.flow.whole_cut_busy + st.flow.whole_cut_gap, 0);
+	assert_int_equal(st.results_short, 0);
+	free(l->b);
+	free(l);
+	th_decode_free(d);
+	free(s);
+}
+
+/* Bytes lost inside a listing: the entries before the gap are named, the cut counted. */
+static void
+test_listing_gap_binds_entries_before_it(void **state)
+{
+	struct sink *s;
+	struct th_decode *d = listing_decoder(&s, 4, true);
+	struct named *nm = (struct named *)(s + 1);
+	struct listing *l = malloc(sizeof(*l));
+	struct th_decode_stats st;
+	struct tcp_conn c;
+	const size_t lost = 4 + 3 * 1448; /* record byte where the lost segment began */
+
+	(void)state;
+	assert_non_null(l);
+	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
+	readdirplus_call(&c, 0x3101, T0 + 1000);
+	listing_make(l, 0x3101, 200, 0);
+	send_part(&c, l, 0, lost, 1448, T0 + 2000);
+	c.seq[TO_CLIENT] += 1448; /* not in the capture */
+	send_part(&c, l, lost + 1448, l->n, 1448, T0 + 3000);
+
+	assert_int_equal(s->count, 1);
+	assert_int_equal(nm->n, entries_before(l, lost - 4));
+	assert_true(nm->n > 18 && nm->n < 200);
+	assert_true(nm->is_in_order);
+	assert_true(s->ops[0].reply.eof); /* the record's end was seen */
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.gaps_payload, 1);
+	assert_int_equal(st.flow.whole_cut_gap, 1);
+	assert_int_equal(st.flow.whole_records, 1);
+	assert_int_equal(st.dirents, nm->n);
+	free(l->b);
+
+	/* A gap just as the prefix filled: that listing is cut there, and counted too. */
+	nm->n = 0;
+	readdirplus_call(&c, 0x3102, T0 + SEC);
+	listing_make(l, 0x3102, 200, 0);
+	send_part(&c, l, 0, 4 + TH_FLOW_PREFIX, 4 + TH_FLOW_PREFIX, T0 + SEC + 1000);
+	c.seq[TO_CLIENT] += 1000;
+	send_part(&c, l, 4 + TH_FLOW_PREFIX + 1000, l->n, 1448, T0 + SEC + 2000);
+	assert_int_equal(s->count, 2);
+	assert_int_equal(nm->n, entries_before(l, TH_FLOW_PREFIX));
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.whole_cut_gap, 2);
+	assert_int_equal(st.flow.whole_records, 1);
+	free(l->b);
+	free(l);
+	th_decode_free(d);
+	free(s);
+}
+
+/* A listing larger than a buffer is cut at its size; with no buffer free, at the prefix. */
+static void
+test_listing_cut_at_buffer_size_or_none_free(void **state)
+{
+	struct sink *s;
+	struct th_decode *d = listing_decoder(&s, 1, true);
+	struct named *nm = (struct named *)(s + 1);
+	struct listing *l = malloc(sizeof(*l)), *l2 = malloc(sizeof(*l2));
+	struct th_decode_stats st;
+	struct tcp_conn c, c2;
+	static const struct ep CLIENT2 = {{10, 0, 0, 3}, 801};
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(l2);
+	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
+	readdirplus_call(&c, 0x3201, T0 + 1000);
+	listing_make(l, 0x3201, 1500, 0); /* 78 KiB */
+	assert_true(l->n > TH_DECODE_LISTING_SIZE + 4);
+	send_part(&c, l, 0, l->n, 1448, T0 + 2000);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(nm->n, entries_before(l, TH_DECODE_LISTING_SIZE));
+	assert_true(nm->n > 1000);
+	assert_true(nm->is_in_order);
+	assert_true(s->ops[0].reply.eof);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.whole_cut_size, 1);
+	assert_int_equal(st.flow.whole_records, 1);
+	free(l->b);
+
+	/* Two listings at once with one buffer: the second keeps its prefix only. */
+	nm->n = 0;
+	tcp_open(&c2, d, &CLIENT2, &SERVER, 7000, 9000, T0 + SEC);
+	readdirplus_call(&c, 0x3202, T0 + SEC + 1000);
+	readdirplus_call(&c2, 0x3203, T0 + SEC + 1000);
+	listing_make(l, 0x3202, 200, 0);
+	listing_make(l2, 0x3203, 200, 0);
+	send_part(&c, l, 0, 3000, 1448, T0 + SEC + 2000);
+	send_part(&c2, l2, 0, l2->n, 1448, T0 + SEC + 3000);
+	assert_int_equal(s->count, 2);
+	assert_int_equal(nm->n, entries_before(l2, TH_FLOW_PREFIX));
+	send_part(&c, l, 3000, l->n, 1448, T0 + SEC + 4000);
+	assert_int_equal(s->count, 3);
+	assert_int_equal(nm->n, entries_before(l2, TH_FLOW_PREFIX) + 200);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.whole_cut_busy, 1);
+	assert_int_equal(st.flow.whole_records, 2);
+
+	/* Given back: the next listing finds the buffer free. */
+	nm->n = 0;
+	free(l2->b);
+	readdirplus_call(&c2, 0x3204, T0 + 2 * SEC);
+	listing_make(l2, 0x3204, 200, 0);
+	send_part(&c2, l2, 0, l2->n, 1448, T0 + 2 * SEC + 1000);
+	assert_int_equal(nm->n, 200);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.whole_cut_busy, 1);
+	assert_int_equal(st.flow.whole_records, 3);
+	free(l->b);
+	free(l2->b);
+	free(l);
+	free(l2);
+	th_decode_free(d);
+	free(s);
+}
+
+/* Large records that are not listings to name keep their prefix only, and ask for nothing. */
+static void
+test_listing_buffer_only_for_listings(void **state)
+{
+	struct sink *s, *s2;
+	struct th_decode *d = listing_decoder(&s, 1, true);
+	struct th_decode *off = listing_decoder(&s2, 1, false);
+	struct named *nm = (struct named *)(s + 1);
+	struct listing *l = malloc(sizeof(*l));
+	struct xb m = {.n = 0}, rec;
+	struct th_decode_stats st;
+	struct tcp_conn c;
+	uint8_t *read_rec = calloc(1, 8192);
+	size_t n;
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(read_rec);
+	/* A pipeline that walks no entries holds no listing buffer. */
+	assert_int_equal(th_decode_memory(d) - th_decode_memory(off), TH_DECODE_LISTING_SIZE);
+	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
+
+	/* A READDIRPLUS reply whose call the capture did not see. */
+	listing_make(l, 0x3301, 200, 0);
+	send_part(&c, l, 0, l->n, 1448, T0 + 1000);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ops[0].kind, TH_OP_REPLY_ONLY);
+
+	/* A READ reply of 6000 bytes of data. */
+	rpc_call(&m, 0x3302, TH_PROG_NFS, 3, TH_NFS3_READ);
+	put_opaque(&m, FH, sizeof(FH));
+	put64(&m, 0);
+	put32(&m, 6000);
+	tcp_record(&rec, &m);
+	tcp_segment(&c, TO_SERVER, rec.b, rec.n, T0 + 2000);
+	m.n = 0;
+	rpc_reply(&m, 0x3302);
+	put32(&m, 0);
+	put32(&m, 0);
+	put32(&m, 6000);
+	put32(&m, 1);
+	put32(&m, 6000);
+	memcpy(read_rec + 4, m.b, m.n);
+	n = 4 + m.n + 6000;
+	th_be_put32(read_rec, 0x80000000u | (uint32_t)(n - 4));
+	for (size_t off_ = 0; off_ < n; off_ += 1448)
+		tcp_segment(&c, TO_CLIENT, read_rec + off_, n - off_ < 1448 ? n - off_ : 1448,
+			T0 + 3000);
+	assert_int_equal(s->count, 2);
+	assert_int_equal(s->ops[1].proc, TH_NFS3_READ);
+	assert_int_equal(s->ops[1].reply.count, 6000);
+	assert_int_equal(nm->n, 0);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.whole_records, 0);
+	assert_int_equal(
+		st.flow.whole_cut_size + st.flow.whole_cut_busy + st.flow.whole_cut_gap, 0);
+	free(l->b);
+
+	/* The one buffer is still free for a listing. */
+	readdirplus_call(&c, 0x3303, T0 + SEC);
+	listing_make(l, 0x3303, 200, 0);
+	send_part(&c, l, 0, l->n, 1448, T0 + SEC + 1000);
+	assert_int_equal(nm->n, 200);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.whole_records, 1);
+	assert_int_equal(st.flow.whole_cut_busy, 0);
+
+	/* Names off: the listing is counted from its prefix, nothing kept whole. */
+	tcp_open(&c, off, &CLIENT, &SERVER, 1000, 5000, T0);
+	readdirplus_call(&c, 0x3304, T0 + 1000);
+	send_part(&c, l, 0, l->n, 1448, T0 + 2000); /* xid 0x3303: a reply without call */
+	free(l->b);
+	readdirplus_call(&c, 0x3305, T0 + 3000);
+	listing_make(l, 0x3305, 200, 0);
+	send_part(&c, l, 0, l->n, 1448, T0 + 4000);
+	assert_int_equal(s2->count, 2);
+	assert_int_equal(s2->ops[1].reply.count, entries_before(l, TH_FLOW_PREFIX));
+	th_decode_get_stats(off, &st);
+	assert_int_equal(st.flow.whole_records, 0);
+	assert_int_equal(st.flow.whole_cut_busy, 0);
+	free(l->b);
+	free(l);
+	free(read_rec);
+	th_decode_free(d);
+	th_decode_free(off);
+	free(s);
+	free(s2);
 }
 
 static void
@@ -1066,6 +1493,9 @@ test_stats_print_every_loss(void **state)
 		{"xid.calls_dup", &s->xid.calls_dup},
 		{"xid.table_full", &s->xid.table_full},
 		{"xid.gap_expired", &s->xid.gap_expired},
+		{"flow.whole_cut_size", &s->flow.whole_cut_size},
+		{"flow.whole_cut_busy", &s->flow.whole_cut_busy},
+		{"flow.whole_cut_gap", &s->flow.whole_cut_gap},
 	};
 	const char *missing = NULL;
 	char *text, num[32];
@@ -1241,6 +1671,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_udp_getattr_matched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdirplus_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpcsec_gss, setup, teardown),
+		cmocka_unit_test(test_listing_across_segments_names_every_entry),
+		cmocka_unit_test(test_listing_gap_binds_entries_before_it),
+		cmocka_unit_test(test_listing_cut_at_buffer_size_or_none_free),
+		cmocka_unit_test(test_listing_buffer_only_for_listings),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
