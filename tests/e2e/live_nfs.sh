@@ -257,9 +257,10 @@ TSHARK_PID=$!
 if [ "$(nproc)" -ge 2 ]; then LCORES=(-l 0-1); else LCORES=(--lcores=0@0,1@0); fi
 EAL=(--no-huge -m 512 --no-pci --no-shconf --file-prefix "th-e2e-$$" "${LCORES[@]}"
      "--vdev=net_af_packet0,iface=$CLI_IF,framecnt=16384,blocksz=65536,framesz=2048")
+printf '[session]\nnames = %s\n' "$WORK/names.txt" >"$WORK/capture.ini"
 ip netns exec "$CLI_NS" env --default-signal=INT \
-	"$TRACEHOUND" capture -o "$WORK/ops.txt" -r "$WORK/records.txt" --stats-interval 0.2 \
-	-- "${EAL[@]}" \
+	"$TRACEHOUND" capture -c "$WORK/capture.ini" -o "$WORK/ops.txt" -r "$WORK/records.txt" \
+	--stats-interval 0.2 -- "${EAL[@]}" \
 	>"$WORK/tracehound.out" 2>"$WORK/tracehound.err" &
 TH_PID=$!
 
@@ -338,5 +339,19 @@ python3 "$(dirname "$0")/check_live.py" "$WORK/witness.txt" "$WORK/ops.txt" \
 check_rc=$?
 cat "$WORK/check.txt"
 [ "$check_rc" -eq 0 ] || fail "tracehound's output disagrees with the witness or the client"
+# The name map's modes as ganesha's attributes gave them, against what the client made: files
+# created 0644 (the hard link, renamed into sub, keeps its file's mode), directories, a
+# symlink. Every name the run bound has a mode; only the mount root has none.
+awk -F' [|] ' '
+	BEGIN { want["data"] = want["small"] = want["hard"] = want["moved"] = "-rw-r--r--" }
+	NF != 7 { print "names: line " NR " has " NF " fields"; bad++; next }
+	$3 ~ /^\// { next }
+	$3 in want { seen[$3]++; if ($7 != want[$3]) { print "names: " $3 " has mode " $7; bad++ } }
+	($3 == "th-dir" || $3 == "sub") && $7 !~ /^d/ { print "names: " $3 " has mode " $7; bad++ }
+	$3 == "soft" && $7 !~ /^l/ { print "names: soft has mode " $7; bad++ }
+	$7 == "-" { print "names: " $3 " has no mode"; bad++ }
+	END { for (n in want) if (!seen[n]) { print "names: no line for " n; bad++ }
+		exit bad > 0 }' "$WORK/names.txt" ||
+	fail "the name map's modes disagree with what the client made (names.txt above)"
 log "PASS"
 
