@@ -242,6 +242,20 @@ names_end(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 }
 
 void
+names_clock_back(struct th_sess_table *t, uint64_t back_ns)
+{
+	struct names *n = t->names;
+
+	if (n == NULL)
+		return;
+	for (uint32_t i = n->head; i != NIL; i = n->e[i].next) {
+		struct name_ent *e = &n->e[i];
+
+		e->from_ns = e->from_ns > back_ns ? e->from_ns - back_ns : 1;
+	}
+}
+
+void
 names_flush(struct th_sess_table *t)
 {
 	struct names *n = t->names;

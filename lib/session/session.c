@@ -966,7 +966,7 @@ earlier(uint64_t ns, uint64_t back_ns)
  * histories, their listing and burst windows) moves back with the clock, so
  * that it keeps its age: left ahead of it, a write before the step read as
  * one after every later GETATTR (6 cache reads of 38 lost to "right after the
- * client's own write" for a 100 s step).
+ * client's own write" for a 100 s step). The names still valid move back too.
  */
 static void
 clock_back(struct th_sess_table *t, uint64_t now_ns)
@@ -998,6 +998,11 @@ clock_back(struct th_sess_table *t, uint64_t now_ns)
 		c->ga_from_ns = earlier(c->ga_from_ns, back_ns);
 		c->ga_until_ns = earlier(c->ga_until_ns, back_ns);
 	}
+	/* A name bound before the step must still name its file after it: left ahead of the
+	 * clock, it was valid at no time after the step (export looks names up at an open's
+	 * time), a repeated LOOKUP did not rebind it, and an end after the step came before
+	 * its start. */
+	names_clock_back(t, back_ns);
 	t->now_ns = now_ns;
 	t->input_ns = now_ns;
 }

@@ -180,6 +180,9 @@ void names_add(struct th_sess_table *t, const struct th_addr *server, const uint
 unsigned int names_end(struct th_sess_table *t, const struct th_addr *server, const uint8_t *dir,
 	unsigned int dir_len, const char *name, unsigned int name_len, uint64_t at, uint8_t *fh,
 	uint32_t *mode);
+/* The capture's clock went back @p back_ns: every name still valid starts that much
+ * earlier, so that it holds on both sides of the step (its end comes after it). */
+void names_clock_back(struct th_sess_table *t, uint64_t back_ns);
 /* Emit every name still valid (to_ns 0) and forget them. */
 void names_flush(struct th_sess_table *t);
 

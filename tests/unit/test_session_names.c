@@ -611,6 +611,45 @@ test_name_modes(void **state)
 	free(sop);
 }
 
+/*
+ * The capture's clock goes back (captures end to end, a clock step): a name
+ * learned before the step stays valid after it. Left at its old from time,
+ * ahead of the clock, a file named before the step had no name at any time
+ * after it (export looks a name up at the open's time), a repeated LOOKUP did
+ * not rebind it, and a REMOVE after the step ended it before it began.
+ */
+static void
+test_name_clock_back(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 100 * SEC));
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "b.txt", 6, T0 + 100 * SEC));
+	memset(&op, 0, sizeof(op));
+	op.kind = TH_SESS_CLOCK_BACK;
+	op.call_ns = T0 + 10 * SEC;
+	input(t, op);
+	/* The same binding seen again after the step: nothing new. */
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 20 * SEC));
+	input(t, mk_name(TH_SESS_REMOVE, 1, "b.txt", -1, T0 + 30 * SEC));
+	assert_int_equal(o.n_names, 1);
+	assert_string_equal(o.names[0].name, "b.txt");
+	assert_int_equal(o.names[0].to_ns, T0 + 30 * SEC + 1 * MS);
+	assert_true(o.names[0].from_ns < o.names[0].to_ns);
+	th_sess_flush(t);
+	assert_int_equal(o.n_names, 2);
+	assert_string_equal(o.names[1].name, "a.txt");
+	/* Valid at the LOOKUP after the step, as at the one before it. */
+	assert_true(o.names[1].from_ns <= T0 + 20 * SEC);
+	th_sess_free(t);
+}
+
 int
 main(void)
 {
@@ -623,6 +662,7 @@ main(void)
 		cmocka_unit_test(test_from_op_mapping),
 		cmocka_unit_test(test_name_format),
 		cmocka_unit_test(test_name_modes),
+		cmocka_unit_test(test_name_clock_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
