@@ -458,6 +458,8 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 	uint8_t tail[8];
 	struct th_flow_record rec;
 	uint8_t whole = h->whole;
+	/* A borrowed buffer's record was kept whole unless a cut (size, gap) closed it. */
+	bool is_whole = whole != 0 && !h->is_prefix_closed;
 	const uint8_t *data = in_place != NULL ? in_place : kept_buf(t, h, dir);
 
 	finish_answered_call(t, key, dir, h, data, size);
@@ -486,10 +488,10 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 	h->whole = 0;
 	half_clear_record(h);
 	t->on_record(t->ctx, key, dir, &rec);
-	if (whole != 0) {
+	if (is_whole)
 		t->c.whole_records++;
+	if (whole != 0)
 		t->whole_free[t->n_whole_free++] = (uint8_t)(whole - 1);
-	}
 }
 
 /* Whether the consumer wants the record whose prefix (full) @p h holds kept whole. */
