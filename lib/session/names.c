@@ -178,6 +178,10 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 				e->mode = mode;
 				return;
 			}
+			/* A reply to a call from before the entry began (ops come in reply
+			 * order) shows an older mode than the one that bound it. */
+			if (at < e->from_ns)
+				return;
 		}
 		/* The name now means another file, or the file another mode: the old
 		 * meaning ended. */

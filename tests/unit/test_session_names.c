@@ -650,6 +650,38 @@ test_name_clock_back(void **state)
 	th_sess_free(t);
 }
 
+/*
+ * Ops come in reply order: a listing called before a LOOKUP may be answered
+ * after it. The mode it shows is older than the LOOKUP's (a chmod between
+ * them): it must neither end the name before it began nor replace the newer
+ * mode.
+ */
+static void
+test_name_mode_older_reply(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op lk;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 10 * SEC);
+	lk.mode = 0100600;
+	input(t, lk);
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 5 * SEC);
+	lk.mode = 0100644;
+	input(t, lk);
+	for (unsigned int i = 0; i < o.n_names; i++)
+		assert_true(o.names[i].to_ns == 0 || o.names[i].from_ns < o.names[i].to_ns);
+	th_sess_flush(t);
+	assert_int_equal(o.n_names, 1);
+	assert_int_equal(o.names[0].mode, 0100600);
+	assert_int_equal(o.names[0].from_ns, T0 + 10 * SEC);
+	th_sess_free(t);
+}
+
 int
 main(void)
 {
@@ -663,6 +695,7 @@ main(void)
 		cmocka_unit_test(test_name_format),
 		cmocka_unit_test(test_name_modes),
 		cmocka_unit_test(test_name_clock_back),
+		cmocka_unit_test(test_name_mode_older_reply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
