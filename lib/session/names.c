@@ -182,6 +182,17 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 			 * order) shows an older mode than the one that bound it. */
 			if (at < e->from_ns)
 				return;
+		} else if (at < e->from_ns) {
+			/* A reply to an older call names another file: what the name meant
+			 * until the entry began, which stays. */
+			struct name_ent old = *e;
+
+			old.fh_len = (uint8_t)fh_len;
+			memcpy(old.fh, fh, fh_len);
+			old.mode = mode;
+			old.from_ns = at;
+			emit(t, &old, e->from_ns);
+			return;
 		}
 		/* The name now means another file, or the file another mode: the old
 		 * meaning ended. */

@@ -680,6 +680,24 @@ test_name_mode_older_reply(void **state)
 	assert_int_equal(o.names[0].mode, 0100600);
 	assert_int_equal(o.names[0].from_ns, T0 + 10 * SEC);
 	th_sess_free(t);
+
+	/* An older call's reply naming another file: that meaning, up to the newer one. */
+	t = table_new(&c, &o);
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "a.txt", 5, T0 + 10 * SEC));
+	lk = mk_name(TH_SESS_LOOKUP, 1, "a.txt", 6, T0 + 5 * SEC);
+	lk.mode = 0100644;
+	input(t, lk);
+	assert_int_equal(o.n_names, 1);
+	assert_memory_equal(o.names[0].fh, "F6", 2);
+	assert_int_equal(o.names[0].from_ns, T0 + 5 * SEC);
+	assert_int_equal(o.names[0].to_ns, T0 + 10 * SEC);
+	assert_int_equal(o.names[0].mode, 0100644);
+	th_sess_flush(t);
+	assert_int_equal(o.n_names, 2);
+	assert_memory_equal(o.names[1].fh, "F5", 2);
+	assert_int_equal(o.names[1].from_ns, T0 + 10 * SEC);
+	assert_int_equal(o.names[1].to_ns, 0);
+	th_sess_free(t);
 }
 
 int
