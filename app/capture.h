@@ -87,7 +87,8 @@ struct decode_lcore {
 	uint64_t sess_pool_empty;    /* ops not passed to inference: no free event */
 	uint64_t sess_copies;        /* copies of directory ops for the other session lcores */
 	uint64_t sess_ring_full;     /* ops not passed to inference: session ring full */
-	struct th_sess_op inline_op; /* inline inference: the op being reduced */
+	struct th_sess_op inline_op; /* the op being reduced for inline inference, or an event
+				      built here to be copied to every session lcore */
 	uint8_t *scratch;            /* linear copy of multi-segment frames */
 	atomic_uint_fast64_t freed;  /* frames from the ring decoded and their mbufs freed */
 	/* Capture time up to which every op this lcore emits is on the session rings (with

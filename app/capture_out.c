@@ -115,10 +115,9 @@ th_out_pass(struct th_out *o)
  * reader: it is written in one go.
  */
 static int
-write_all(int fd, const char *p, size_t n, size_t *done, const volatile sig_atomic_t *stop)
+write_all(int fd, bool is_file, const char *p, size_t n, size_t *done,
+	const volatile sig_atomic_t *stop)
 {
-	struct stat st;
-	bool is_file = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	unsigned int stalled_ms = 0;
 
 	*done = 0;
@@ -180,7 +179,17 @@ th_out_drain(struct rte_ring *full, const int fds[TH_OUT__DEST_COUNT], struct th
 
 			done = 0;
 			if (!t->is_broken && fds[b->dest] >= 0) {
-				rc = write_all(fds[b->dest], b->data, b->len, &done, t->stop);
+				/* What the destination is, asked once: files are not polled. */
+				if (t->kind[b->dest] == 0) {
+					struct stat st;
+
+					t->kind[b->dest] =
+						fstat(fds[b->dest], &st) == 0 && S_ISREG(st.st_mode)
+							? OUT_FILE
+							: OUT_STREAM;
+				}
+				rc = write_all(fds[b->dest], t->kind[b->dest] == OUT_FILE, b->data,
+					b->len, &done, t->stop);
 				if (rc == -ETIMEDOUT)
 					fprintf(stderr,
 						"capture: stopping: the output's reader took "

@@ -60,11 +60,14 @@ void th_out_tick(struct th_out *o, uint64_t now_tsc, uint64_t period_tsc);
 /* Hand over whatever the current buffer holds (at the end). */
 void th_out_pass(struct th_out *o);
 
+enum { OUT_FILE = 1, OUT_STREAM = 2 }; /* th_out_totals.kind: a regular file or not */
+
 /* What the control lcore made of the buffers, per destination. */
 struct th_out_totals {
 	uint64_t bytes[TH_OUT__DEST_COUNT];      /* written */
 	uint64_t lines_lost[TH_OUT__DEST_COUNT]; /* not written, whole or in part: it failed */
 	bool is_broken;                          /* a write failed: the rest is discarded */
+	uint8_t kind[TH_OUT__DEST_COUNT];        /* 0 not asked yet, OUT_FILE, OUT_STREAM */
 	const volatile sig_atomic_t *stop;       /* set once the run is stopped (a signal) */
 };
 

@@ -338,6 +338,25 @@ queue_op(struct decode_lcore *dl, unsigned int s, struct th_sess_op *e)
 		flush_pending(dl, s);
 }
 
+/*
+ * A free event. A replay waits for one (the session lcores free them as they
+ * go, and this lcore's queued events go out meanwhile) until the run is
+ * stopped; a live port does not wait. NULL when there is none.
+ */
+static struct th_sess_op *
+free_event(struct decode_lcore *dl)
+{
+	void *e;
+
+	while (rte_mempool_get(cap.sess_pool, &e) != 0) {
+		if (!replay_waits())
+			return NULL;
+		flush_all_pending(dl);
+		rte_pause();
+	}
+	return e;
+}
+
 static void
 to_inference(struct decode_lcore *dl, const struct th_op *op)
 {
@@ -351,13 +370,8 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 			dl->sess_not_used++;
 		return;
 	}
-	/* A replay waits for a free event: the session lcores free them as they go. */
-	while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
-		if (replay_waits()) {
-			flush_all_pending(dl);
-			rte_pause();
-			continue;
-		}
+	e = free_event(dl);
+	if (e == NULL) {
 		/* Lost only if inference would have taken it (asked here, off the usual path). */
 		if (th_sess_op_is_used(op))
 			dl->sess_pool_empty++;
@@ -374,13 +388,8 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 		/* Directory scans and name creation matter to every table (listings, names). */
 		dl->sess_copies += cap.n_session - 1;
 		for (s = 1; s < cap.n_session; s++) {
-			struct th_sess_op *copy = NULL;
+			struct th_sess_op *copy = free_event(dl);
 
-			while (rte_mempool_get(cap.sess_pool, (void **)&copy) != 0 &&
-				replay_waits()) {
-				flush_all_pending(dl);
-				rte_pause();
-			}
 			if (copy == NULL) {
 				dl->sess_pool_empty++;
 				continue;
@@ -412,12 +421,9 @@ emit_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *ent)
 			th_sess_input(cap.sl[0].t, &dl->inline_op);
 		return;
 	}
-	while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
-		if (!replay_waits())
-			return;
-		flush_all_pending(dl);
-		rte_pause();
-	}
+	e = free_event(dl);
+	if (e == NULL)
+		return;
 	if (!th_sess_op_from_dirent(op, ent, e)) {
 		rte_mempool_put(cap.sess_pool, e);
 		return;
@@ -716,29 +722,21 @@ replay_age(struct decode_lcore *dl, uint64_t ts_ns, uint64_t *prev_ns, uint64_t 
 static void
 clock_back(struct decode_lcore *dl, uint64_t ns)
 {
-	struct th_sess_op *e = NULL;
+	struct th_sess_op *e;
 	unsigned int s;
 
+	memset(&dl->inline_op, 0, sizeof(dl->inline_op));
+	dl->inline_op.kind = TH_SESS_CLOCK_BACK;
+	dl->inline_op.call_ns = ns;
 	if (cap.is_inline_session) {
-		memset(&dl->inline_op, 0, sizeof(dl->inline_op));
-		dl->inline_op.kind = TH_SESS_CLOCK_BACK;
-		dl->inline_op.call_ns = ns;
 		th_sess_input(cap.sl[0].t, &dl->inline_op);
 		return;
 	}
 	for (s = 0; s < cap.n_session; s++) {
-		while (rte_mempool_get(cap.sess_pool, (void **)&e) != 0) {
-			e = NULL;
-			if (!replay_waits())
-				break;
-			flush_all_pending(dl);
-			rte_pause();
-		}
+		e = free_event(dl);
 		if (e == NULL)
 			continue;
-		memset(e, 0, sizeof(*e));
-		e->kind = TH_SESS_CLOCK_BACK;
-		e->call_ns = ns;
+		*e = dl->inline_op;
 		queue_op(dl, s, e);
 	}
 }
@@ -1557,15 +1555,6 @@ teardown(void)
 	rte_mempool_free(cap.pool);
 }
 
-static uint64_t
-monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Scheduled disk probes (the trace disks, typically) on a plain thread of
  * the control side: a probe blocks for seconds, which the control lcore,
@@ -1589,10 +1578,11 @@ probe_main(void *arg)
 	c.cycle_ns = 1000000000ull / cap.set.probe_rate;
 	c.stop = &cap.probe_stop;
 	if (th_probe_schedule_init(&sched, &c, cap.set.probe_every_ns,
-		    (double)cap.set.probe_percentile, cap.set.probe_alarm_ns, monotonic_ns()) != 0)
+		    (double)cap.set.probe_percentile, cap.set.probe_alarm_ns,
+		    clock_ns(CLOCK_MONOTONIC)) != 0)
 		return NULL;
 	while (!cap.probe_stop) {
-		rc = th_probe_schedule_poll(&sched, monotonic_ns(), &r, &is_alarm);
+		rc = th_probe_schedule_poll(&sched, clock_ns(CLOCK_MONOTONIC), &r, &is_alarm);
 		if (rc < 0) {
 			cap.probe_failures++;
 			fprintf(stderr, "capture: probe %s failed: %s\n", c.target, r.error);
