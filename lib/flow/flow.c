@@ -249,14 +249,20 @@ kept_buf(struct th_flow_table *t, struct half *h, int dir)
 	return half_buf(h, dir);
 }
 
+/* Whole-record buffer @p whole (1 + its slot; 0: none) is free again. */
+static inline void
+free_whole(struct th_flow_table *t, uint8_t whole)
+{
+	if (whole != 0)
+		t->whole_free[t->n_whole_free++] = (uint8_t)(whole - 1);
+}
+
 /* The record of @p h gives its whole-record buffer, if it borrowed one, back. */
 static inline void
 give_back_whole(struct th_flow_table *t, struct half *h)
 {
-	if (h->whole != 0) {
-		t->whole_free[t->n_whole_free++] = (uint8_t)(h->whole - 1);
-		h->whole = 0;
-	}
+	free_whole(t, h->whole);
+	h->whole = 0;
 }
 
 /* The record state of @p h, cleared for the next record (no buffer borrowed). */
@@ -490,8 +496,7 @@ deliver(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 	t->on_record(t->ctx, key, dir, &rec);
 	if (is_whole)
 		t->c.whole_records++;
-	if (whole != 0)
-		t->whole_free[t->n_whole_free++] = (uint8_t)(whole - 1);
+	free_whole(t, whole);
 }
 
 /* Whether the consumer wants the record whose prefix (full) @p h holds kept whole. */
