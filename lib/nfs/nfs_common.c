@@ -310,44 +310,42 @@ th_nfs_crc32(const uint8_t *p, size_t len)
 	return crc ^ 0xffffffffu;
 }
 
-/* NFS file types as st_mode's type bits. */
-static const uint32_t type_bits[] = {
-	[TH_NFS_REG] = 0100000,
-	[TH_NFS_DIR] = 0040000,
-	[TH_NFS_BLK] = 0060000,
-	[TH_NFS_CHR] = 0020000,
-	[TH_NFS_LNK] = 0120000,
-	[TH_NFS_SOCK] = 0140000,
-	[TH_NFS_FIFO] = 0010000,
+/* NFS file types as st_mode's type bits, and the letter ls -l gives each. */
+static const struct {
+	uint32_t bits;
+	char letter;
+} file_types[] = {
+	[TH_NFS_REG] = {0100000, '-'},
+	[TH_NFS_DIR] = {0040000, 'd'},
+	[TH_NFS_BLK] = {0060000, 'b'},
+	[TH_NFS_CHR] = {0020000, 'c'},
+	[TH_NFS_LNK] = {0120000, 'l'},
+	[TH_NFS_SOCK] = {0140000, 's'},
+	[TH_NFS_FIFO] = {0010000, 'p'},
 };
+#define FILE_TYPES (sizeof(file_types) / sizeof(file_types[0]))
 
 uint32_t
 th_nfs_st_mode(const struct th_nfs_attr *a)
 {
-	if (!a->is_present || a->type >= sizeof(type_bits) / sizeof(type_bits[0]) ||
-		type_bits[a->type] == 0)
+	if (!a->is_present || a->type >= FILE_TYPES || file_types[a->type].bits == 0)
 		return 0;
-	return type_bits[a->type] | (a->mode & 07777);
+	return file_types[a->type].bits | (a->mode & 07777);
 }
 
 void
 th_nfs_mode_text(uint32_t st_mode, char out[TH_NFS_MODE_TEXT])
 {
 	static const char rwx[] = "rwxrwxrwx";
-	static const struct {
-		uint32_t bits;
-		char letter;
-	} types[] = {{0100000, '-'}, {0040000, 'd'}, {0120000, 'l'}, {0060000, 'b'}, {0020000, 'c'},
-		{0140000, 's'}, {0010000, 'p'}};
-	size_t t = 0;
+	size_t t = TH_NFS_REG;
 
-	while (t < sizeof(types) / sizeof(types[0]) && types[t].bits != (st_mode & 0170000))
+	while (t < FILE_TYPES && file_types[t].bits != (st_mode & 0170000))
 		t++;
-	if (t == sizeof(types) / sizeof(types[0])) {
+	if (t == FILE_TYPES) {
 		strcpy(out, "-");
 		return;
 	}
-	out[0] = types[t].letter;
+	out[0] = file_types[t].letter;
 	for (int i = 0; i < 9; i++)
 		out[1 + i] = st_mode & (0400u >> i) ? rwx[i] : '-';
 	if (st_mode & 04000)
