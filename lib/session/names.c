@@ -5,8 +5,9 @@
  * Hard links are separate (directory, name) keys for one handle, so every
  * name of a file is kept. Each name carries the file's mode as the reply
  * that bound it showed it; a later reply showing another mode (a chmod)
- * ends the name's interval and starts one with the new mode. Bounded: the oldest name is pushed out
- * (emitted as still valid, counted) when the map is full.
+ * ends the name's interval and starts one with the new mode. Bounded: the
+ * oldest name is pushed out (emitted as still valid, counted) when the map
+ * is full.
  */
 
 #include <errno.h>
@@ -263,11 +264,8 @@ names_clock_back(struct th_sess_table *t, uint64_t back_ns)
 
 	if (n == NULL)
 		return;
-	for (uint32_t i = n->head; i != NIL; i = n->e[i].next) {
-		struct name_ent *e = &n->e[i];
-
-		e->from_ns = e->from_ns > back_ns ? e->from_ns - back_ns : 1;
-	}
+	for (uint32_t i = n->head; i != NIL; i = n->e[i].next)
+		n->e[i].from_ns = earlier(n->e[i].from_ns, back_ns);
 }
 
 void

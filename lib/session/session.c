@@ -949,15 +949,6 @@ th_sess_set_horizon(struct th_sess_table *t, uint64_t horizon_ns)
 	th_sess_tick(t, t->input_ns < horizon_ns ? t->input_ns : horizon_ns);
 }
 
-/* @p ns a step of @p back_ns earlier; 0 (none) stays 0, and a time before the epoch is 1. */
-static inline uint64_t
-earlier(uint64_t ns, uint64_t back_ns)
-{
-	if (ns == 0)
-		return 0;
-	return ns > back_ns ? ns - back_ns : 1;
-}
-
 /*
  * The capture's clock went back to @p now_ns. The pending and active lists
  * are in time order, and their oldest entries, stamped before the step, would

@@ -167,6 +167,15 @@ struct th_sess_table {
 	size_t memory;
 };
 
+/* @p ns a step of @p back_ns earlier; 0 (none) stays 0, and a time before the epoch is 1. */
+static inline uint64_t
+earlier(uint64_t ns, uint64_t back_ns)
+{
+	if (ns == 0)
+		return 0;
+	return ns > back_ns ? ns - back_ns : 1;
+}
+
 /* names.c: the handle-to-name map. */
 struct names;
 struct names *names_create(uint32_t entries, size_t *memory);
