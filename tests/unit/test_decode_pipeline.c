@@ -678,6 +678,16 @@ listing_make(struct listing *l, uint32_t xid, unsigned int entries, size_t frag_
 }
 
 /* A decoder whose READDIRPLUS entries go to on_listed(), with @p listings buffers. */
+/* A listing test's listing, pipeline and sink go. */
+static void
+listing_test_end(struct listing *l, struct th_decode *d, struct sink *s)
+{
+	free(l->b);
+	free(l);
+	th_decode_free(d);
+	free(s);
+}
+
 static struct th_decode *
 listing_decoder(struct sink **s, uint32_t listings, bool has_names)
 {
@@ -779,10 +789,7 @@ test_listing_across_segments_names_every_entry(void **state)
 	assert_int_equal(
 		st.flow.whole_cut_size + st.flow.whole_cut_busy + st.flow.whole_cut_gap, 0);
 	assert_int_equal(st.results_short, 0);
-	free(l->b);
-	free(l);
-	th_decode_free(d);
-	free(s);
+	listing_test_end(l, d, s);
 }
 
 /* Bytes lost inside a listing: the entries before the gap are named, the cut counted. */
@@ -830,10 +837,7 @@ test_listing_gap_binds_entries_before_it(void **state)
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.whole_cut_gap, 2);
 	assert_int_equal(st.flow.whole_records, 0);
-	free(l->b);
-	free(l);
-	th_decode_free(d);
-	free(s);
+	listing_test_end(l, d, s);
 }
 
 /* A listing larger than a buffer is cut at its size; with no buffer free, at the prefix. */
