@@ -25,6 +25,7 @@
 #include "capture_out.h"
 #include "th_conf.h"
 #include "th_decode.h"
+#include "th_merge.h"
 #include "th_pkt.h"
 #include "th_segment.h"
 #include "th_session.h"
@@ -91,11 +92,19 @@ struct decode_lcore {
 				      built here to be copied to every session lcore */
 	uint8_t *scratch;            /* linear copy of multi-segment frames */
 	atomic_uint_fast64_t freed;  /* frames from the ring decoded and their mbufs freed */
-	/* Capture time up to which every op this lcore emits is on the session rings (with
-	 * several decode lcores behind the dispatcher; UINT64_MAX once it is done). */
-	atomic_uint_fast64_t sess_done_ns;
+	uint64_t seq;                /* the dispatcher's number of the frame being decoded */
+	/* Behind the dispatcher, with session lcores: every op this lcore emits from frames
+	 * numbered below it is on the session rings (UINT64_MAX once it is done). */
+	atomic_uint_fast64_t sess_done_seq;
 	atomic_bool is_done;         /* flushed and finished */
 } __rte_cache_aligned;
+
+/* A replay's clock from its frames' stamps (replay_clock_take()). */
+struct replay_clock {
+	uint64_t prev_ns;     /* the last frame's stamp */
+	uint64_t clock_ns;    /* the latest trusted stamp */
+	unsigned int in_line; /* frames in a row without a leap, up to REPLAY_SETTLE */
+};
 
 /* A session lcore: inference for the files that hash to it. */
 struct session_lcore {
@@ -106,6 +115,8 @@ struct session_lcore {
 	struct th_out names;                /* name map lines */
 	struct th_segment_writer *seg;      /* opens and names as segments, or NULL */
 	struct th_segment_counters seg_ctr; /* its counters at close */
+	struct th_merge merge;              /* ops waiting for their turn, by frame (is_merged) */
+	uint64_t merge_early;               /* ops let go before their turn: merge full */
 	atomic_bool is_done;                /* flushed and finished */
 } __rte_cache_aligned;
 
@@ -115,7 +126,8 @@ struct dispatch_lcore {
 	unsigned int n_rxq;
 	uint64_t ring_full;          /* mbufs dropped: a decode ring was full */
 	uint64_t handed[MAX_DECODE]; /* frames put on each decode lcore's ring */
-	atomic_uint_fast64_t handed_ns; /* the time of the latest frame put on a ring */
+	uint64_t next_seq;           /* the number the next frame gets */
+	atomic_uint_fast64_t handed_seq; /* every frame numbered below it is on its ring */
 	uint8_t *scratch;            /* FRAME_MAX bytes: a chained frame's headers */
 } __rte_cache_aligned;
 
@@ -129,8 +141,10 @@ struct capture {
 	struct session_lcore sl[MAX_SESSION];
 	unsigned int n_session;        /* 0: inference off */
 	bool is_inline_session;        /* one decode lcore runs inference itself */
-	bool has_sess_horizon; /* several decode lcores feed the session lcores: see decode_main()
-				*/
+	bool is_merged;         /* several decode lcores feed the session lcores, which take their
+				   ops in frame order: see session_main() */
+	int seq_offset;         /* mbuf dynfield: the frame's number, when is_merged */
+	unsigned int merge_max; /* ops a session lcore holds for their turn, at most */
 	struct rte_mempool *sess_pool; /* th_sess_op events in flight */
 	struct rte_ring *out_ring;     /* filled output buffers, all lcores -> control */
 	struct rte_mempool *pool;

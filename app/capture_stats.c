@@ -98,6 +98,7 @@ struct sess_sum {
 	uint64_t ring_full;  /* ops lost: a session ring was full */
 	uint64_t pool_empty; /* ops lost: no free event */
 	uint64_t copies;     /* directory ops copied for the other session lcores */
+	uint64_t early;      /* ops taken before their turn: merge queues full */
 	uint64_t dropped;    /* records dropped: output buffers full */
 };
 
@@ -114,6 +115,7 @@ sum_sessions(struct sess_sum *sum)
 		TH_SESS_COUNTER_LIST(TH_SUM_X)
 #undef TH_SUM_X
 		sum->dropped += cap.sl[i].records.dropped + cap.sl[i].names.dropped;
+		sum->early += cap.sl[i].merge_early;
 	}
 	for (i = 0; i < cap.n_decode; i++) {
 		sum->not_used += cap.dl[i].sess_not_used;
@@ -144,6 +146,9 @@ print_session_stats(FILE *out)
 	if (cap.n_session > 1)
 		fprintf(out, "  %-14" PRIu64 " %s\n", sum.copies,
 			"copies of directory ops for the other session lcores (in the rows above)");
+	if (cap.is_merged)
+		fprintf(out, "  %-14" PRIu64 " %s\n", sum.early,
+			"ops taken out of frame order: merge queues full");
 	fprintf(out, "  %-14" PRIu64 " %s\n", sum.dropped, "records dropped: output buffers full");
 	if (cap.set.trace_dir == NULL)
 		return;
@@ -489,6 +494,7 @@ th_stats_telemetry(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "sess_op_copies", sess.copies);
 		rte_tel_data_add_dict_u64(d, "sess_ring_full", sess.ring_full);
 		rte_tel_data_add_dict_u64(d, "sess_pool_empty", sess.pool_empty);
+		rte_tel_data_add_dict_u64(d, "sess_out_of_order", sess.early);
 		rte_tel_data_add_dict_u64(d, "sess_records_dropped_output", sess.dropped);
 	}
 	return 0;

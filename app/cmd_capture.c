@@ -60,6 +60,8 @@
 #define REPLAY_LEAP_NS (86400ull * 1000000000) /* a step of the clock not to be trusted */
 #define REPLAY_SETTLE 16                       /* frames in line that trust it again */
 #define REPLAY_BACK_NS (1000ull * 1000 * 1000) /* frames this far back: the clock went back */
+#define SEQ_END (UINT64_MAX - 1) /* the number of ops emitted at the end, after every frame */
+#define SEQ_STEP (1ull << 63)    /* in a frame's number: the clock went back to it */
 
 struct capture cap;
 
@@ -384,6 +386,8 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 		dl->sess_not_used++;
 		return;
 	}
+	e->seq = dl->seq;
+	e->source = dl->index;
 	if (cap.n_session > 1 && th_sess_op_is_broadcast(e)) {
 		/* Directory scans and name creation matter to every table (listings, names). */
 		dl->sess_copies += cap.n_session - 1;
@@ -428,6 +432,8 @@ emit_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *ent)
 		rte_mempool_put(cap.sess_pool, e);
 		return;
 	}
+	e->seq = dl->seq;
+	e->source = dl->index;
 	queue_op(dl, th_sess_op_owner(e, cap.n_session), e);
 }
 
@@ -508,8 +514,12 @@ housekeep(struct decode_lcore *dl)
 {
 	uint64_t tsc = rte_rdtsc(), period = (uint64_t)(FLUSH_NS / cap.ns_per_tsc);
 
-	if (cap.has_live_port)
+	if (cap.has_live_port) {
+		/* What ageing lets go comes after every frame this lcore has said it is past. */
+		if (cap.is_merged)
+			dl->seq = atomic_load_explicit(&dl->sess_done_seq, memory_order_relaxed);
 		th_decode_housekeep(dl->dec, tsc_to_ns(tsc));
+	}
 	th_out_tick(&dl->out, tsc, period);
 	if (dl->rpc_seg != NULL)
 		th_segment_writer_tick(dl->rpc_seg, tsc_to_ns(tsc));
@@ -579,13 +589,14 @@ finish_session(struct session_lcore *sl)
 static void
 finish_decode(struct decode_lcore *dl)
 {
+	dl->seq = SEQ_END;
 	th_decode_flush(dl->dec); /* calls still waiting go out, to inference too */
 	flush_all_pending(dl);
 	th_out_pass(&dl->out);
 	close_segments(&dl->rpc_seg, &dl->rpc_ctr, "RPC trace segments");
 	if (cap.is_inline_session && dl->index == 0)
 		finish_session(&cap.sl[0]);
-	atomic_store_explicit(&dl->sess_done_ns, UINT64_MAX, memory_order_release);
+	atomic_store_explicit(&dl->sess_done_seq, UINT64_MAX, memory_order_release);
 	atomic_store(&dl->is_done, true);
 }
 
@@ -601,21 +612,68 @@ all_decode_done(void)
 }
 
 /*
- * How far in capture time every decode lcore has got: no op still to come to
- * a session lcore was emitted from an earlier frame (decode_main()).
+ * Behind the dispatcher, a session lcore takes the ops of several decode
+ * lcores in the order of the frames they came from, as one decode lcore would
+ * have given them: a replay gives the same records with any number of decode
+ * lcores, every run. Ops wait in a queue per decode lcore (each lcore's
+ * come in its order; a frame's ops all come from one) until every decode
+ * lcore has put the ops of earlier frames on the ring (merge_turn()), then
+ * the least frame number goes first (lib/merge). Queues that hold
+ * capture.ring_size ops let the first go early, counted (merge_early).
  */
 static uint64_t
-sess_horizon(void)
+merge_turn(void)
 {
-	uint64_t h = UINT64_MAX, d;
+	uint64_t turn = UINT64_MAX, d;
 	unsigned int i;
 
 	for (i = 0; i < cap.n_decode; i++) {
-		d = atomic_load_explicit(&cap.dl[i].sess_done_ns, memory_order_acquire);
-		if (d < h)
-			h = d;
+		d = atomic_load_explicit(&cap.dl[i].sess_done_seq, memory_order_acquire);
+		if (d < turn)
+			turn = d;
 	}
-	return h;
+	return turn;
+}
+
+static void
+take_op(struct session_lcore *sl, struct th_sess_op *op)
+{
+	th_sess_input(sl->t, op);
+	rte_mempool_put(cap.sess_pool, op);
+}
+
+/*
+ * Move what the ring holds into the queues and take every op whose turn has
+ * come. @return how many were taken.
+ */
+static unsigned int
+merge_take(struct session_lcore *sl)
+{
+	/* Read first: the ops of frames before the turn are on the ring by now, among the
+	 * first of what it holds after. */
+	uint64_t turn = merge_turn();
+	unsigned int left = rte_ring_count(sl->in), n, i, taken = 0;
+	struct th_sess_op *ops[64];
+
+	while (left > 0) {
+		n = rte_ring_sc_dequeue_burst(sl->in, (void **)ops, left < 64 ? left : 64, NULL);
+		if (n == 0)
+			break;
+		left -= n;
+		for (i = 0; i < n; i++) {
+			if (th_merge_is_full(&sl->merge)) {
+				take_op(sl, th_merge_pop(&sl->merge));
+				sl->merge_early++;
+				taken++;
+			}
+			th_merge_push(&sl->merge, ops[i]->source, ops[i]->seq, ops[i]);
+		}
+	}
+	while (th_merge_first_key(&sl->merge) < turn) {
+		take_op(sl, th_merge_pop(&sl->merge));
+		taken++;
+	}
+	return taken;
 }
 
 /* Session lcore: inference for its files, fed by every decode lcore. */
@@ -632,18 +690,19 @@ session_main(void *arg)
 	for (;;) {
 		uint64_t tsc = rte_rdtsc();
 
-		/* Read before the ring: every op emitted up to it is on the ring by now. */
-		if (cap.has_sess_horizon)
-			th_sess_set_horizon(sl->t, sess_horizon());
-		n = rte_ring_sc_dequeue_burst(sl->in, (void **)ops, 64, NULL);
-		for (i = 0; i < n; i++) {
-			if (i + 1 < n)
-				rte_prefetch0(ops[i + 1]);
-			th_sess_input(sl->t, ops[i]);
+		if (cap.is_merged) {
+			n = merge_take(sl);
+		} else {
+			n = rte_ring_sc_dequeue_burst(sl->in, (void **)ops, 64, NULL);
+			for (i = 0; i < n; i++) {
+				if (i + 1 < n)
+					rte_prefetch0(ops[i + 1]);
+				th_sess_input(sl->t, ops[i]);
+			}
+			if (n > 0)
+				rte_mempool_put_bulk(cap.sess_pool, (void **)ops, n);
 		}
-		if (n > 0)
-			rte_mempool_put_bulk(cap.sess_pool, (void **)ops, n);
-		else if (!cap.has_live_port && !is_flushed) {
+		if (n == 0 && !cap.has_live_port && !is_flushed) {
 			/* A replay's decode lcores wait for free events: those this lcore's
 			 * cache holds go back to the pool while it has nothing to do. */
 			struct rte_mempool_cache *c =
@@ -658,7 +717,7 @@ session_main(void *arg)
 			session_tick(sl, tsc, period);
 		}
 		/* Decode lcores flush before they say done: an empty ring after that is the end. */
-		if (n == 0 && all_decode_done() && rte_ring_empty(sl->in))
+		if (n == 0 && all_decode_done() && rte_ring_empty(sl->in) && sl->merge.n == 0)
 			break;
 	}
 	finish_session(sl);
@@ -686,24 +745,42 @@ give_back_mbufs(struct decode_lcore *dl, unsigned int nb)
 }
 
 /*
- * A replay's tables age at fixed steps of its own clock, before the frame
- * that passes each: the same file, the same output. A step of a day or more
+ * A replay's own clock, from its frames' stamps. A step of a day or more
  * either way (a bad stamp would empty every table) is not trusted until
- * REPLAY_SETTLE frames in a row agree with it; a clock that went back starts
- * the steps again from its time.
+ * REPLAY_SETTLE frames in a row agree with it. @return true when the trusted
+ * clock went back (REPLAY_BACK_NS or more) to this frame.
+ */
+static inline bool
+replay_clock_take(struct replay_clock *c, uint64_t ts_ns)
+{
+	uint64_t step = ts_ns > c->prev_ns ? ts_ns - c->prev_ns : c->prev_ns - ts_ns;
+
+	c->prev_ns = ts_ns;
+	if (step >= REPLAY_LEAP_NS)
+		c->in_line = 0;
+	else if (c->in_line < REPLAY_SETTLE)
+		c->in_line++;
+	if (c->in_line < REPLAY_SETTLE)
+		return false;
+	if (ts_ns + REPLAY_BACK_NS < c->clock_ns) {
+		c->clock_ns = ts_ns;
+		return true;
+	}
+	if (ts_ns > c->clock_ns)
+		c->clock_ns = ts_ns;
+	return false;
+}
+
+/*
+ * A replay's tables age at fixed steps of its own clock, before the frame
+ * that passes each: the same file, the same output. Untrusted stamps do not
+ * age them; a clock that went back starts the steps again from its time.
  */
 static inline void
-replay_age(struct decode_lcore *dl, uint64_t ts_ns, uint64_t *prev_ns, uint64_t *next_age_ns,
-	unsigned int *in_line)
+replay_age(struct decode_lcore *dl, const struct replay_clock *c, uint64_t ts_ns,
+	uint64_t *next_age_ns)
 {
-	uint64_t step = ts_ns > *prev_ns ? ts_ns - *prev_ns : *prev_ns - ts_ns;
-
-	*prev_ns = ts_ns;
-	if (step >= REPLAY_LEAP_NS)
-		*in_line = 0;
-	else if (*in_line < REPLAY_SETTLE)
-		(*in_line)++;
-	if (*in_line < REPLAY_SETTLE ||
+	if (c->in_line < REPLAY_SETTLE ||
 		(ts_ns < *next_age_ns && *next_age_ns - ts_ns <= REPLAY_AGE_NS))
 		return;
 	th_decode_housekeep(dl->dec, ts_ns);
@@ -716,8 +793,9 @@ replay_age(struct decode_lcore *dl, uint64_t ts_ns, uint64_t *prev_ns, uint64_t 
  * before the step would hold every later one back until the clock passed them
  * again (a 100 s step halfway through a 222-record capture lost 6 records).
  * Each session lcore is told, in line with this lcore's ops, and closes what
- * is open there (th_sess_input(), TH_SESS_CLOCK_BACK). With several decode
- * lcores each tells them as it reaches the step.
+ * is open there (th_sess_input(), TH_SESS_CLOCK_BACK). Behind the dispatcher,
+ * which sees every frame, the dispatcher finds the step and marks its frame
+ * (SEQ_STEP), and the decode lcore that takes it tells them: once.
  */
 static void
 clock_back(struct decode_lcore *dl, uint64_t ns)
@@ -728,6 +806,8 @@ clock_back(struct decode_lcore *dl, uint64_t ns)
 	memset(&dl->inline_op, 0, sizeof(dl->inline_op));
 	dl->inline_op.kind = TH_SESS_CLOCK_BACK;
 	dl->inline_op.call_ns = ns;
+	dl->inline_op.seq = dl->seq;
+	dl->inline_op.source = dl->index;
 	if (cap.is_inline_session) {
 		th_sess_input(cap.sl[0].t, &dl->inline_op);
 		return;
@@ -743,16 +823,23 @@ clock_back(struct decode_lcore *dl, uint64_t ns)
 
 /*
  * Several decode lcores feed the session lcores, each in its own time: in a
- * replay one can be seconds of capture time ahead of another, and inference
- * ageing by its ops would decide another's GETATTRs before their READs came
- * (th_sess_set_horizon()). So each says how far it has got, once the ops of
- * its frames up to @p ns are on the session rings.
+ * replay one can be seconds of capture time ahead of another. The session
+ * lcores take ops in frame order (merge_take()), so each decode lcore says how
+ * far it has got: the ops of its frames numbered below @p seq are on the
+ * session rings.
  */
 static inline void
-sess_done(struct decode_lcore *dl, uint64_t ns)
+sess_done(struct decode_lcore *dl, uint64_t seq)
 {
 	flush_all_pending(dl);
-	atomic_store_explicit(&dl->sess_done_ns, ns, memory_order_release);
+	atomic_store_explicit(&dl->sess_done_seq, seq, memory_order_release);
+}
+
+/* The dispatcher's number of frame @p m. */
+static inline uint64_t
+frame_seq(const struct rte_mbuf *m)
+{
+	return *RTE_MBUF_DYNFIELD(m, cap.seq_offset, const uint64_t *);
 }
 
 static int
@@ -762,9 +849,8 @@ decode_main(void *arg)
 	struct rte_mbuf *pkts[256];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
-	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0, prev_ns = 0;
-	uint64_t last_ns = 0, clock_ns = 0; /* the latest trusted frame time */
-	unsigned int in_line = 0;
+	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0;
+	struct replay_clock clock = {0};
 	bool is_over, is_replay = !cap.has_live_port;
 
 	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
@@ -774,14 +860,14 @@ decode_main(void *arg)
 		if (dl->in != NULL) {
 			/* Read before the ring: what the dispatcher handed up to it is on the ring.
 			 */
-			uint64_t handed_ns =
-				atomic_load_explicit(&cap.disp.handed_ns, memory_order_acquire);
+			uint64_t handed =
+				atomic_load_explicit(&cap.disp.handed_seq, memory_order_acquire);
 
 			nb = rte_ring_sc_dequeue_burst(dl->in, (void **)pkts, burst, NULL);
 			if (nb == 0 && atomic_load(&cap.is_rx_done) && rte_ring_empty(dl->in))
 				break;
-			if (nb == 0 && cap.has_sess_horizon)
-				sess_done(dl, handed_ns);
+			if (nb == 0 && cap.is_merged)
+				sess_done(dl, handed);
 		} else {
 			nb = th_rx_next(&poll, pkts, burst, &from, &is_over);
 			if (is_over)
@@ -799,22 +885,23 @@ decode_main(void *arg)
 
 			if (i + 2 < nb)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+			if (cap.is_merged)
+				dl->seq = frame_seq(pkts[i]);
 			if (is_replay) {
-				replay_age(dl, ts_ns, &prev_ns, &next_age_ns, &in_line);
-				/* Stray stamps (a leap) are not trusted: see replay_age(). */
-				if (in_line >= REPLAY_SETTLE && ts_ns + REPLAY_BACK_NS < clock_ns) {
-					if (cap.n_session > 0)
-						clock_back(dl, ts_ns);
-					clock_ns = ts_ns;
-				} else if (in_line >= REPLAY_SETTLE && ts_ns > clock_ns) {
-					clock_ns = ts_ns;
+				bool is_back = replay_clock_take(&clock, ts_ns);
+
+				replay_age(dl, &clock, ts_ns, &next_age_ns);
+				if (cap.is_merged) {
+					is_back = (dl->seq & SEQ_STEP) != 0;
+					dl->seq &= ~SEQ_STEP;
 				}
+				if (is_back && cap.n_session > 0)
+					clock_back(dl, ts_ns);
 			}
 			decode_mbuf(dl, pkts[i], ts_ns);
-			last_ns = ts_ns;
 		}
-		if (cap.has_sess_horizon)
-			sess_done(dl, last_ns);
+		if (cap.is_merged)
+			sess_done(dl, dl->seq + 1);
 		rte_pktmbuf_free_bulk(pkts, nb);
 		if (dl->in != NULL)
 			give_back_mbufs(dl, nb);
@@ -869,8 +956,8 @@ dispatch_main(void *arg)
 	unsigned int counts[MAX_DECODE];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, sent;
-	uint64_t last_ns, burst_ns;
-	bool is_over, is_file;
+	struct replay_clock clock = {0};
+	bool is_over, is_file, is_replay = !cap.has_live_port;
 
 	th_rx_poll_init(&poll, dp->rxq, dp->n_rxq);
 	for (;;) {
@@ -880,15 +967,18 @@ dispatch_main(void *arg)
 		if (nb == 0)
 			continue;
 		memset(counts, 0, sizeof(counts[0]) * cap.n_decode);
-		last_ns = 0;
-		burst_ns = cap.has_sess_horizon ? tsc_to_ns(rte_rdtsc()) : 0;
 		for (i = 0; i < nb; i++) {
 			unsigned int l = pick_lcore(pkts[i], dp->scratch);
-			uint64_t ts_ns = cap.has_sess_horizon ? mbuf_time(pkts[i], burst_ns) : 0;
 
+			if (cap.is_merged) {
+				uint64_t seq = dp->next_seq++;
+
+				/* One place sees every frame: it finds a step of the clock. */
+				if (is_replay && replay_clock_take(&clock, mbuf_time(pkts[i], 0)))
+					seq |= SEQ_STEP;
+				*RTE_MBUF_DYNFIELD(pkts[i], cap.seq_offset, uint64_t *) = seq;
+			}
 			per[l][counts[l]++] = pkts[i];
-			if (ts_ns > last_ns)
-				last_ns = ts_ns;
 		}
 		/* A file alone has no line rate to keep up with; beside a live port it would
 		 * hold the live port's frames up. */
@@ -912,9 +1002,9 @@ dispatch_main(void *arg)
 			}
 		}
 		/* After the frames: a decode lcore that reads it and then finds its ring
-		 * empty has had every frame of its share up to it. */
-		if (cap.has_sess_horizon)
-			atomic_store_explicit(&dp->handed_ns, last_ns, memory_order_release);
+		 * empty has had every frame of its share numbered below it. */
+		if (cap.is_merged)
+			atomic_store_explicit(&dp->handed_seq, dp->next_seq, memory_order_release);
 	}
 	atomic_store(&cap.is_rx_done, true);
 	return 0;
@@ -1186,9 +1276,27 @@ setup_sessions(void)
 	if (cap.n_session == 0)
 		return 0;
 	if (!cap.is_inline_session) {
-		/* Events in flight: every ring full, plus each decode lcore's pending bursts. */
+		/* Events in flight: every ring full, plus each decode lcore's pending bursts, plus
+		 * what the session lcores hold for their turn. */
 		unsigned int n = cap.n_session * (unsigned int)cap.set.ring_size +
 				 cap.n_decode * MAX_SESSION * SESS_BURST + 1024;
+
+		if (cap.is_merged) {
+			static const struct rte_mbuf_dynfield seq_field = {
+				.name = "tracehound_frame_seq",
+				.size = sizeof(uint64_t),
+				.align = __alignof__(uint64_t),
+			};
+
+			cap.seq_offset = rte_mbuf_dynfield_register(&seq_field);
+			if (cap.seq_offset < 0) {
+				fprintf(stderr, "capture: cannot number frames: %s\n",
+					rte_strerror(rte_errno));
+				return -ENOMEM;
+			}
+			cap.merge_max = (unsigned int)cap.set.ring_size;
+			n += cap.n_session * cap.merge_max;
+		}
 
 		cap.sess_pool = rte_mempool_create("th_sess_ops", n, sizeof(struct th_sess_op), 256,
 			0, NULL, NULL, NULL, NULL, (int)rte_socket_id(), 0);
@@ -1228,6 +1336,8 @@ setup_sessions(void)
 		sl->in = rte_ring_create(name, rte_align32pow2((unsigned int)cap.set.ring_size),
 			(int)rte_socket_id(), RING_F_SC_DEQ);
 		if (sl->in == NULL)
+			goto no_memory;
+		if (cap.is_merged && th_merge_init(&sl->merge, cap.n_decode, cap.merge_max) != 0)
 			goto no_memory;
 	}
 	return 0;
@@ -1394,7 +1504,7 @@ setup_dataplane(const struct vdev_args *vdevs)
 			cap.n_decode = 1;
 	}
 	n_rxq = use_rss ? cap.n_decode : 1;
-	cap.has_sess_horizon = cap.has_dispatcher && cap.n_session > 0 && !cap.is_inline_session;
+	cap.is_merged = cap.has_dispatcher && cap.n_session > 0 && !cap.is_inline_session;
 	note_fewer("decode", cap.set.decode_lcores, cap.n_decode,
 		cap.has_dispatcher ? " behind a dispatcher" : "");
 	if (cap.n_session != 0)
@@ -1549,6 +1659,7 @@ teardown(void)
 		th_out_fini(&cap.sl[i].records);
 		th_out_fini(&cap.sl[i].names);
 		rte_ring_free(cap.sl[i].in);
+		th_merge_fini(&cap.sl[i].merge);
 	}
 	rte_mempool_free(cap.sess_pool);
 	rte_ring_free(cap.out_ring);

@@ -211,7 +211,6 @@ th_sess_create(const struct th_sess_config *c, th_sess_record_cb record_cb, th_s
 	if (t == NULL)
 		goto fail;
 	t->cfg = *c;
-	t->horizon_ns = UINT64_MAX;
 	t->record_cb = record_cb;
 	t->name_cb = name_cb;
 	t->ctx = ctx;
@@ -942,13 +941,6 @@ th_sess_tick(struct th_sess_table *t, uint64_t now_ns)
 	}
 }
 
-void
-th_sess_set_horizon(struct th_sess_table *t, uint64_t horizon_ns)
-{
-	t->horizon_ns = horizon_ns;
-	th_sess_tick(t, t->input_ns < horizon_ns ? t->input_ns : horizon_ns);
-}
-
 /*
  * The capture's clock went back to @p now_ns. The pending and active lists
  * are in time order, and their oldest entries, stamped before the step, would
@@ -995,7 +987,6 @@ clock_back(struct th_sess_table *t, uint64_t now_ns)
 	 * its start. */
 	names_clock_back(t, back_ns);
 	t->now_ns = now_ns;
-	t->input_ns = now_ns;
 }
 
 void
@@ -1734,11 +1725,8 @@ th_sess_input(struct th_sess_table *t, const struct th_sess_op *op)
 	}
 	/* Capture time moves with the ops (a pcap replays an hour in a second of the
 	 * caller's ticks): GETATTRs that waited their confirm_ns out are decided, idle
-	 * opens closed and old histories forgotten before this op is taken, as far as
-	 * the horizon allows (ops of other sources may still be earlier). */
-	if (op->call_ns > t->input_ns)
-		t->input_ns = op->call_ns;
-	th_sess_tick(t, op->call_ns < t->horizon_ns ? op->call_ns : t->horizon_ns);
+	 * opens closed and old histories forgotten before this op is taken. */
+	th_sess_tick(t, op->call_ns);
 	/* Failed operations moved nothing and opened nothing (a NOENT LOOKUP still ends a
 	 * name). Ops without a reply happened; they count with what the call says. */
 	if (!is_ok && !(op->flags & TH_SESS_F_NO_REPLY)) {

@@ -141,9 +141,7 @@ struct th_sess_table {
 	th_sess_name_cb name_cb;
 	void *ctx;
 	struct th_sess_counters ctr;
-	uint64_t now_ns;     /* latest time seen (op or tick) */
-	uint64_t horizon_ns; /* ops still to come may be this early: no tick past it */
-	uint64_t input_ns;   /* the latest call time of the ops taken */
+	uint64_t now_ns; /* latest time seen (op or tick) */
 
 	struct sess *sess;
 	uint32_t *sess_bucket;

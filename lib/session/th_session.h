@@ -68,6 +68,10 @@ enum {
  * to the session lcore that owns the file.
  */
 struct th_sess_op {
+	uint64_t seq;               /**< the caller's order for ops from several sources (a
+				       capture: the frame it came from) */
+	uint32_t source;            /**< which source (a capture: the decode lcore); inference
+				       reads neither */
 	uint64_t call_ns;           /**< call's first segment */
 	uint64_t reply_ns;          /**< reply's first segment; 0 without a reply */
 	struct th_addr client;      /**< caller */
@@ -278,17 +282,6 @@ void th_sess_input(struct th_sess_table *t, const struct th_sess_op *op);
  * every few ms with the host clock, so that idle time counts without ops.
  */
 void th_sess_tick(struct th_sess_table *t, uint64_t now_ns);
-
-/**
- * Ops from several sources (decode lcores) arrive interleaved, each source
- * in its own order: one may be seconds of capture time ahead of another in a
- * replay. @p horizon_ns is how far every source has got: no op still to come
- * was emitted from a frame before it. th_sess_input() then moves time to an
- * op's call only up to the horizon, and this call moves it to the latest call
- * taken or the horizon, whichever is earlier. UINT64_MAX (the default): one
- * source, no limit.
- */
-void th_sess_set_horizon(struct th_sess_table *t, uint64_t horizon_ns);
 
 /**
  * Close every open session (end of capture): pending cache reads are decided

@@ -57,6 +57,10 @@ when the port ends and names what it found in the statistics' `inputs` section:
                after the step 100 s earlier, but for the open in progress at
                the step, which ends there (6 cache reads of 38 were lost when
                histories from before the step stayed ahead of the clock).
+               Two and three decode lcores behind the dispatcher give the
+               same records as one, with the step and without, and count
+               the step once (ops taken in frame order; each lcore told of
+               the step as it reached it before, and opens ended at both).
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -457,11 +461,13 @@ def giant(tracehound, workdir, endian, recs, data):
 
 
 
-def open_records(tracehound, pcap, workdir):
-    """(exit status, [open record fields], stderr) of inference over pcap on one lcore."""
+def open_records(tracehound, pcap, workdir, lcores='-l 0-1'):
+    """(exit status, [open record fields], stderr) of inference over pcap, on one lcore
+    unless lcores says otherwise."""
     rec = os.path.join(workdir, os.path.basename(pcap) + '.rec')
-    res = subprocess.run([tracehound, 'capture', '-o', 'none', '-r', rec, '--', '-l', '0-1',
-                          '--no-huge', '-m', '512', '--no-pci', '--no-shconf', '--file-prefix',
+    res = subprocess.run([tracehound, 'capture', '-o', 'none', '-r', rec, '--'] +
+                         lcores.split() +
+                         ['--no-huge', '-m', '512', '--no-pci', '--no-shconf', '--file-prefix',
                           'th-input-%d' % os.getpid(), '--log-level=error',
                           '--vdev=net_pcap0,rx_pcap=' + pcap],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
@@ -490,6 +496,23 @@ def clock_back(tracehound, workdir):
         f.write(stepped)
     rc0, want, _ = open_records(tracehound, users, workdir)
     rc, got, err = open_records(tracehound, path, workdir)
+    # Behind the dispatcher, two and three decode lcores take the ops in frame order: the
+    # same records as one, with or without the step, told of it once.
+    for lcores in ('--lcores=0@0,1@1,2@1,3@0,4@1', '--lcores=0@0,1@1,2@1,3@0,4@1,5@0'):
+        for name, pcap, one in (('users', users, want), ('stepped', path, got)):
+            rc2, got2, err2 = open_records(tracehound, pcap, workdir, lcores)
+            steps = re.search(r'^  (\d+) +capture clock went back', err2, re.M)
+            layout = re.search(r'^capture: 1 port, (\d) decode lcores', err2, re.M)
+            if rc2 != 0 or sorted(got2) != sorted(one) or not layout or \
+                    steps is None or steps.group(1) != ('1' if pcap == path else '0'):
+                return ('clock back: %s, %s: exit %d, %d records (%d on one lcore, %d the '
+                        'same), %s decode lcores, steps counted %s'
+                        % (name, lcores, rc2, len(got2), len(one),
+                           len(set(map(tuple, got2)) & set(map(tuple, one))),
+                           layout.group(1) if layout else None,
+                           steps.group(1) if steps else None))
+        print('clock back: %s decode lcores behind the dispatcher: the same records, one step'
+              % layout.group(1))
 
     def key(r, shift=True):
         """A record without its command-time, on the stepped file's clock."""

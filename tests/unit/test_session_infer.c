@@ -336,44 +336,6 @@ test_clock_back(void **state)
 	assert_int_equal(th_sess_counters(t)->phantoms_write_settle, 0);
 }
 
-/*
- * Two decode lcores, one seconds of capture time ahead of the other: its op
- * must not age the other's GETATTR out before that GETATTR's READ comes. With
- * the horizon at how far the late one has got, client 3's GETATTR and READ
- * are one uncached open; without it, a cache read and a second open.
- */
-static void
-test_horizon_holds_late_source(void **state)
-{
-	struct fixture *fx = *state;
-	struct out *o = &fx->o;
-	uint64_t at = T0 + 600 * SEC;
-	int pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		struct th_sess_table *t = rebuild(fx);
-		bool has_horizon = pass == 1;
-		unsigned int i, uncached = 0, hits = 0;
-
-		read_and_close(t, 2, T0); /* client 3 has file 2 cached */
-		if (has_horizon)
-			th_sess_set_horizon(t, at + 50 * MS); /* the late source's frames so far */
-		input(t, mk(TH_SESS_GETATTR, 2, 3, 1000, at));
-		input(t, mk_rw(TH_SESS_READ, 1, 1, 1000, at + 10 * SEC, 0, 100));
-		if (has_horizon)
-			th_sess_set_horizon(t, at + 200 * MS);
-		input(t, mk_rw(TH_SESS_READ, 2, 3, 1000, at + 100 * MS, 0, 100));
-		th_sess_flush(t);
-		for (i = 1; i < o->n_records; i++) {
-			uncached += !o->records[i].is_cache_hit && o->records[i].open_ns == at &&
-				    o->records[i].transferred == 100;
-			hits += o->records[i].is_cache_hit;
-		}
-		assert_int_equal(uncached, has_horizon ? 1 : 0);
-		assert_int_equal(hits, has_horizon ? 0 : 1);
-	}
-}
-
 /* ls -l: READDIR (or a LOOKUP burst in one directory) then GETATTRs on read files: no cache
  * reads. The same GETATTRs after a READDIRPLUS (which brought every entry's attributes, so
  * ls -l stats nothing) or after a path walk, or without a listing, are cache reads: the
@@ -1215,7 +1177,6 @@ main(void)
 		cmocka_unit_test(test_config_invalid),
 		cmocka_unit_test_setup_teardown(test_random_ops_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_getattr_after_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_horizon_holds_late_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_read_with_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_getattrs_two_opens, setup, teardown),
 		cmocka_unit_test_setup_teardown(
