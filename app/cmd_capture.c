@@ -1805,6 +1805,10 @@ run(void)
 		pthread_join(cap.probe_thread, NULL);
 	}
 	drain_output();
+	/* Every lcore had finished: the signal cut nothing short, but it came and is said. */
+	if (got_signal && !signalled)
+		fprintf(stderr, "capture: %s after the capture ended; nothing was cut short\n",
+			got_signal == SIGINT ? "interrupted" : "terminated");
 	has_unread = th_stats_final(stderr, (double)(rte_rdtsc() - start_tsc) / (double)hz);
 	return cap.out_totals.is_broken || has_unread ? 1 : 0;
 }
