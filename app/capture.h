@@ -92,10 +92,13 @@ struct decode_lcore {
 				      built here to be copied to every session lcore */
 	uint8_t *scratch;            /* linear copy of multi-segment frames */
 	atomic_uint_fast64_t freed;  /* frames from the ring decoded and their mbufs freed */
-	uint64_t seq;                /* the dispatcher's number of the frame being decoded */
-	/* Behind the dispatcher, with session lcores: every op this lcore emits from frames
-	 * numbered below it is on the session rings (UINT64_MAX once it is done). */
-	atomic_uint_fast64_t sess_done_seq;
+	/* Behind the dispatcher, with session lcores (is_merged): the merge key of the ops
+	 * this lcore emits now (KEY_FRAME(), KEY_AGE()), every op keyed below sess_done_key
+	 * is on the session rings (UINT64_MAX once it is done), and the dispatcher's ageing
+	 * points this lcore has aged at. */
+	uint64_t key;
+	atomic_uint_fast64_t sess_done_key;
+	atomic_uint_fast64_t aged;
 	atomic_bool is_done;         /* flushed and finished */
 } __rte_cache_aligned;
 
@@ -120,6 +123,14 @@ struct session_lcore {
 	atomic_bool is_done;                /* flushed and finished */
 } __rte_cache_aligned;
 
+/* A replay's tables age at the frame that passes each second of its clock. */
+struct age_point {
+	uint64_t seq; /* before this frame */
+	uint64_t ns;  /* at its time */
+};
+
+#define AGE_POINTS 4096 /* points the dispatcher keeps for the slowest decode lcore */
+
 struct dispatch_lcore {
 	unsigned int lcore_id;
 	struct rxq rxq[MAX_PORTS];
@@ -129,6 +140,11 @@ struct dispatch_lcore {
 	uint64_t next_seq;           /* the number the next frame gets */
 	atomic_uint_fast64_t handed_seq; /* every frame numbered below it is on its ring */
 	uint8_t *scratch;            /* FRAME_MAX bytes: a chained frame's headers */
+	/* A replay's ageing points, when is_merged: every decode lcore ages its tables at the
+	 * same frames, as one decode lcore would (age_until()). */
+	uint64_t next_age_ns;
+	struct age_point age[AGE_POINTS];               /* point n at n % AGE_POINTS */
+	atomic_uint_fast64_t n_age __rte_cache_aligned; /* points published */
 } __rte_cache_aligned;
 
 /* The capture: one per process, set up by cmd_capture.c, read by capture_stats.c. */

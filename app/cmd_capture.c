@@ -60,8 +60,11 @@
 #define REPLAY_LEAP_NS (86400ull * 1000000000) /* a step of the clock not to be trusted */
 #define REPLAY_SETTLE 16                       /* frames in line that trust it again */
 #define REPLAY_BACK_NS (1000ull * 1000 * 1000) /* frames this far back: the clock went back */
-#define SEQ_END (UINT64_MAX - 1) /* the number of ops emitted at the end, after every frame */
 #define SEQ_STEP (1ull << 63)    /* in a frame's number: the clock went back to it */
+/* Merge keys (is_merged): ops of ageing before frame s, then of frame s, then at the end. */
+#define KEY_AGE(s) ((s) << 1)
+#define KEY_FRAME(s) (((s) << 1) | 1)
+#define KEY_END (UINT64_MAX - 1)
 
 struct capture cap;
 
@@ -386,7 +389,7 @@ to_inference(struct decode_lcore *dl, const struct th_op *op)
 		dl->sess_not_used++;
 		return;
 	}
-	e->seq = dl->seq;
+	e->seq = dl->key;
 	e->source = dl->index;
 	if (cap.n_session > 1 && th_sess_op_is_broadcast(e)) {
 		/* Directory scans and name creation matter to every table (listings, names). */
@@ -432,7 +435,7 @@ emit_dirent(void *ctx, const struct th_op *op, const struct th_nfs_dirent *ent)
 		rte_mempool_put(cap.sess_pool, e);
 		return;
 	}
-	e->seq = dl->seq;
+	e->seq = dl->key;
 	e->source = dl->index;
 	queue_op(dl, th_sess_op_owner(e, cap.n_session), e);
 }
@@ -517,7 +520,7 @@ housekeep(struct decode_lcore *dl)
 	if (cap.has_live_port) {
 		/* What ageing lets go comes after every frame this lcore has said it is past. */
 		if (cap.is_merged)
-			dl->seq = atomic_load_explicit(&dl->sess_done_seq, memory_order_relaxed);
+			dl->key = atomic_load_explicit(&dl->sess_done_key, memory_order_relaxed);
 		th_decode_housekeep(dl->dec, tsc_to_ns(tsc));
 	}
 	th_out_tick(&dl->out, tsc, period);
@@ -589,14 +592,14 @@ finish_session(struct session_lcore *sl)
 static void
 finish_decode(struct decode_lcore *dl)
 {
-	dl->seq = SEQ_END;
+	dl->key = KEY_END;
 	th_decode_flush(dl->dec); /* calls still waiting go out, to inference too */
 	flush_all_pending(dl);
 	th_out_pass(&dl->out);
 	close_segments(&dl->rpc_seg, &dl->rpc_ctr, "RPC trace segments");
 	if (cap.is_inline_session && dl->index == 0)
 		finish_session(&cap.sl[0]);
-	atomic_store_explicit(&dl->sess_done_seq, UINT64_MAX, memory_order_release);
+	atomic_store_explicit(&dl->sess_done_key, UINT64_MAX, memory_order_release);
 	atomic_store(&dl->is_done, true);
 }
 
@@ -628,7 +631,7 @@ merge_turn(void)
 	unsigned int i;
 
 	for (i = 0; i < cap.n_decode; i++) {
-		d = atomic_load_explicit(&cap.dl[i].sess_done_seq, memory_order_acquire);
+		d = atomic_load_explicit(&cap.dl[i].sess_done_key, memory_order_acquire);
 		if (d < turn)
 			turn = d;
 	}
@@ -806,7 +809,7 @@ clock_back(struct decode_lcore *dl, uint64_t ns)
 	memset(&dl->inline_op, 0, sizeof(dl->inline_op));
 	dl->inline_op.kind = TH_SESS_CLOCK_BACK;
 	dl->inline_op.call_ns = ns;
-	dl->inline_op.seq = dl->seq;
+	dl->inline_op.seq = dl->key;
 	dl->inline_op.source = dl->index;
 	if (cap.is_inline_session) {
 		th_sess_input(cap.sl[0].t, &dl->inline_op);
@@ -825,14 +828,13 @@ clock_back(struct decode_lcore *dl, uint64_t ns)
  * Several decode lcores feed the session lcores, each in its own time: in a
  * replay one can be seconds of capture time ahead of another. The session
  * lcores take ops in frame order (merge_take()), so each decode lcore says how
- * far it has got: the ops of its frames numbered below @p seq are on the
- * session rings.
+ * far it has got: its ops keyed below @p key are on the session rings.
  */
 static inline void
-sess_done(struct decode_lcore *dl, uint64_t seq)
+sess_done(struct decode_lcore *dl, uint64_t key)
 {
 	flush_all_pending(dl);
-	atomic_store_explicit(&dl->sess_done_seq, seq, memory_order_release);
+	atomic_store_explicit(&dl->sess_done_key, key, memory_order_release);
 }
 
 /* The dispatcher's number of frame @p m. */
@@ -840,6 +842,30 @@ static inline uint64_t
 frame_seq(const struct rte_mbuf *m)
 {
 	return *RTE_MBUF_DYNFIELD(m, cap.seq_offset, const uint64_t *);
+}
+
+/*
+ * Behind the dispatcher, a replay's tables age at the dispatcher's points
+ * (dispatch_age()), not at this lcore's own frames: every decode lcore at
+ * the same frames, those one decode lcore would have aged at, so calls whose
+ * reply never came go to inference in the same place. Age at every point
+ * before frame @p limit.
+ */
+static void
+age_until(struct decode_lcore *dl, uint64_t limit)
+{
+	uint64_t n = atomic_load_explicit(&cap.disp.n_age, memory_order_acquire);
+	uint64_t aged = atomic_load_explicit(&dl->aged, memory_order_relaxed);
+
+	for (; aged < n; aged++) {
+		const struct age_point *p = &cap.disp.age[aged % AGE_POINTS];
+
+		if (p->seq >= limit)
+			break;
+		dl->key = KEY_AGE(p->seq);
+		th_decode_housekeep(dl->dec, p->ns);
+		atomic_store_explicit(&dl->aged, aged + 1, memory_order_release);
+	}
 }
 
 static int
@@ -866,8 +892,11 @@ decode_main(void *arg)
 			nb = rte_ring_sc_dequeue_burst(dl->in, (void **)pkts, burst, NULL);
 			if (nb == 0 && atomic_load(&cap.is_rx_done) && rte_ring_empty(dl->in))
 				break;
-			if (nb == 0 && cap.is_merged)
-				sess_done(dl, handed);
+			if (nb == 0 && cap.is_merged) {
+				if (is_replay)
+					age_until(dl, handed);
+				sess_done(dl, KEY_AGE(handed));
+			}
 		} else {
 			nb = th_rx_next(&poll, pkts, burst, &from, &is_over);
 			if (is_over)
@@ -885,27 +914,31 @@ decode_main(void *arg)
 
 			if (i + 2 < nb)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-			if (cap.is_merged)
-				dl->seq = frame_seq(pkts[i]);
-			if (is_replay) {
+			if (cap.is_merged) {
+				uint64_t seq = frame_seq(pkts[i]);
+
+				if (is_replay)
+					age_until(dl, (seq & ~SEQ_STEP) + 1);
+				dl->key = KEY_FRAME(seq & ~SEQ_STEP);
+				if (seq & SEQ_STEP)
+					clock_back(dl, ts_ns);
+			} else if (is_replay) {
 				bool is_back = replay_clock_take(&clock, ts_ns);
 
 				replay_age(dl, &clock, ts_ns, &next_age_ns);
-				if (cap.is_merged) {
-					is_back = (dl->seq & SEQ_STEP) != 0;
-					dl->seq &= ~SEQ_STEP;
-				}
 				if (is_back && cap.n_session > 0)
 					clock_back(dl, ts_ns);
 			}
 			decode_mbuf(dl, pkts[i], ts_ns);
 		}
 		if (cap.is_merged)
-			sess_done(dl, dl->seq + 1);
+			sess_done(dl, KEY_AGE((dl->key >> 1) + 1));
 		rte_pktmbuf_free_bulk(pkts, nb);
 		if (dl->in != NULL)
 			give_back_mbufs(dl, nb);
 	}
+	if (cap.is_merged && is_replay)
+		age_until(dl, UINT64_MAX); /* the points at other lcores' last frames */
 	finish_decode(dl);
 	return 0;
 }
@@ -948,6 +981,31 @@ pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 	return th_pkt_flow_hash(&meta) % cap.n_decode;
 }
 
+/*
+ * A replay's ageing points behind the dispatcher: at the frame that passes
+ * each second of the file's clock (as replay_age() on one decode lcore),
+ * published before the frame is handed on. A point waits for room while the
+ * slowest decode lcore still has AGE_POINTS to age at.
+ */
+static void
+dispatch_age(struct dispatch_lcore *dp, const struct replay_clock *c, uint64_t seq, uint64_t ts_ns)
+{
+	uint64_t n = atomic_load_explicit(&dp->n_age, memory_order_relaxed);
+	unsigned int i;
+
+	if (c->in_line < REPLAY_SETTLE ||
+		(ts_ns < dp->next_age_ns && dp->next_age_ns - ts_ns <= REPLAY_AGE_NS))
+		return;
+	dp->next_age_ns = ts_ns + REPLAY_AGE_NS;
+	for (i = 0; i < cap.n_decode; i++)
+		while (n - atomic_load_explicit(&cap.dl[i].aged, memory_order_acquire) >=
+				AGE_POINTS &&
+			!atomic_load(&cap.dl[i].is_done))
+			rte_pause();
+	dp->age[n % AGE_POINTS] = (struct age_point){seq, ts_ns};
+	atomic_store_explicit(&dp->n_age, n + 1, memory_order_release);
+}
+
 static int
 dispatch_main(void *arg)
 {
@@ -973,9 +1031,15 @@ dispatch_main(void *arg)
 			if (cap.is_merged) {
 				uint64_t seq = dp->next_seq++;
 
-				/* One place sees every frame: it finds a step of the clock. */
-				if (is_replay && replay_clock_take(&clock, mbuf_time(pkts[i], 0)))
-					seq |= SEQ_STEP;
+				/* One place sees every frame: it finds a step of the clock and
+				 * where the tables age. */
+				if (is_replay) {
+					uint64_t ts_ns = mbuf_time(pkts[i], 0);
+
+					if (replay_clock_take(&clock, ts_ns))
+						seq |= SEQ_STEP;
+					dispatch_age(dp, &clock, seq & ~SEQ_STEP, ts_ns);
+				}
 				*RTE_MBUF_DYNFIELD(pkts[i], cap.seq_offset, uint64_t *) = seq;
 			}
 			per[l][counts[l]++] = pkts[i];

@@ -6,8 +6,7 @@
 # score the open records against the truth.
 # Then the same capture on two decode lcores behind the dispatcher, whose
 # session lcore takes their ops in frame order: the same records as one, but
-# for at most --max-diff-decode records (calls whose reply was lost are let
-# go as each decode lcore's tables age, at its own frames; default 0). Then on
+# for at most --max-diff-decode records (default 0). Then on
 # two session lcores, whose files are split between them: the same bars, but
 # for --max-over-two in place of --max-over.
 #   run.sh TRACEHOUND WORKDIR [score.py bars...] [--max-over-two PCT]
