@@ -507,6 +507,32 @@ wants_whole(struct th_flow_table *t, const struct th_flow_key *key, int dir, str
 }
 
 /*
+ * Whether the @p n bytes of the record of @p h that come next (seen or lost) take it past
+ * its prefix, when a gap closed that prefix before it filled (the only way a prefix closes
+ * short: the other closes come with it full).
+ */
+static inline bool
+passes_short_prefix(const struct half *h, uint32_t n)
+{
+	return h->is_prefix_closed && h->kept < TH_FLOW_PREFIX && h->rec_size <= TH_FLOW_PREFIX &&
+	       n > TH_FLOW_PREFIX - h->rec_size;
+}
+
+/*
+ * The record of @p h, its prefix cut short by a gap, passes the prefix's end: the
+ * point where it would have been asked to be kept whole. Ask now, with the bytes
+ * before the gap, so that a gap in a listing's first bytes counts as its cut, as a
+ * later gap does; a record that ends within its prefix is never asked, as before.
+ */
+static void
+count_short_prefix_cut(
+	struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h)
+{
+	if (wants_whole(t, key, dir, h))
+		t->c.whole_cut_gap++;
+}
+
+/*
  * Bytes of a record past its full prefix: keep them in a whole-record buffer
  * when the consumer asks for it (it is asked once a record, here) and one is
  * free; otherwise the prefix is closed. Returns the bytes kept.
@@ -620,6 +646,8 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			}
 			if (copy < n && !h->is_prefix_closed)
 				copy += keep_whole(t, key, dir, h, p + copy, n - copy);
+			else if (passes_short_prefix(h, n))
+				count_short_prefix_cut(t, key, dir, h);
 			t->c.bytes_skipped += n - copy;
 			keep_tail(h, p, n);
 			/* Only later: a held segment goes in at its own, earlier time. */
@@ -664,13 +692,17 @@ pass_gap(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct
 			/*
 			 * Every byte so far is kept: those after the gap must not join
 			 * them. A record kept whole (or that would have been, its prefix
-			 * just full) is cut here.
+			 * just full) is cut here; one whose prefix is not full yet is
+			 * asked about when its bytes pass the prefix (below, or in
+			 * consume()).
 			 */
 			if (h->whole != 0 ||
 				(h->kept == TH_FLOW_PREFIX && wants_whole(t, key, dir, h)))
 				t->c.whole_cut_gap++;
 			h->is_prefix_closed = true;
 		}
+		if (passes_short_prefix(h, gap))
+			count_short_prefix_cut(t, key, dir, h);
 		h->frag_left -= gap;
 		h->rec_size += gap;
 		if (h->frag_left == 0)

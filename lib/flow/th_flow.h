@@ -120,7 +120,11 @@ typedef void (*th_flow_gap_cb)(void *ctx, const struct th_flow_key *key, int dir
  * Called once per record when its kept prefix fills and bytes remain, with
  * the prefix: return true to keep the record whole (the bytes after the
  * prefix too, up to the table's whole-record buffer size). Only records
- * worth the copy should say so (a listing whose names are wanted).
+ * worth the copy should say so (a listing whose names are wanted). A record
+ * whose prefix a gap closed before it filled is asked when its bytes
+ * (seen or lost) pass the prefix, with the bytes before the gap (@p size
+ * below TH_FLOW_PREFIX): nothing is kept then, a true answer is counted as
+ * whole_cut_gap.
  */
 typedef bool (*th_flow_whole_cb)(
 	void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size);

@@ -837,6 +837,22 @@ test_listing_gap_binds_entries_before_it(void **state)
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.whole_cut_gap, 2);
 	assert_int_equal(st.flow.whole_records, 0);
+	free(l->b);
+
+	/* A gap inside its first kilobyte: a listing cut there, not only a TCP gap. */
+	nm->n = 0;
+	readdirplus_call(&c, 0x3103, T0 + 2 * SEC);
+	listing_make(l, 0x3103, 200, 0);
+	send_part(&c, l, 0, 600, 600, T0 + 2 * SEC + 1000);
+	c.seq[TO_CLIENT] += 1000;
+	send_part(&c, l, 1600, l->n, 1448, T0 + 2 * SEC + 2000);
+	assert_int_equal(s->count, 3);
+	assert_int_equal(nm->n, entries_before(l, 600 - 4));
+	assert_true(s->ops[2].reply.eof);
+	th_decode_get_stats(d, &st);
+	assert_int_equal(st.flow.gaps_payload, 3);
+	assert_int_equal(st.flow.whole_cut_gap, 3);
+	assert_int_equal(st.flow.whole_records, 0);
 	listing_test_end(l, d, s);
 }
 

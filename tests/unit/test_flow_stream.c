@@ -759,6 +759,92 @@ test_whole_records_cut_are_not_whole(void **state)
 	free(s);
 }
 
+static uint32_t asked_size; /* the bytes want_any() was last asked with */
+
+/* Keep every record whole, however many of its bytes come before the question. */
+static bool
+want_any(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
+{
+	(void)ctx;
+	(void)key;
+	(void)dir;
+	(void)rec;
+	asked_size = size;
+	whole_asks++;
+	return true;
+}
+
+/*
+ * A gap in the first TH_FLOW_PREFIX bytes of a record to keep whole cuts it
+ * as one after them does: the record is counted as cut by a gap once its
+ * bytes (seen or lost) pass the prefix, asked then with the bytes before the
+ * gap. A record that ends within its prefix is never asked, gap or not.
+ */
+static void
+test_whole_record_gap_in_prefix_is_a_cut(void **state)
+{
+	struct conn c;
+	uint8_t *s = calloc(1, 32768);
+	size_t a, b, cc, dd, at;
+	const struct th_flow_counters *k;
+
+	(void)state;
+	assert_non_null(s);
+	conn_init(&c);
+	k = th_flow_table_counters(c.t);
+	assert_int_equal(th_flow_table_set_whole(c.t, 1, 8192, want_any), 0);
+	whole_asks = 0;
+	a = make_call(s, 1, 3000);
+	b = make_call(s + a, 2, 3000);
+	cc = make_call(s + a + b, 3, 700);
+	dd = make_call(s + a + b + cc, 4, 3000);
+
+	/* A: bytes 500-699 lost; asked (with the 496 record bytes before them) at byte 1024. */
+	seg(&c, s, 0, 500, 10);
+	seg_split(&c, s, 700, a - 700, 20);
+	assert_int_equal(c.seen.n, 1);
+	assert_int_equal(c.seen.size[0], 500 - 4);
+	assert_int_equal(c.seen.wire_size[0], a - 4);
+	assert_int_equal(whole_asks, 1);
+	assert_int_equal(asked_size, 500 - 4);
+	assert_int_equal(k->whole_cut_gap, 1);
+
+	/* B: the lost bytes themselves run past the prefix. */
+	at = a;
+	seg(&c, s, at, 300, 30);
+	seg_split(&c, s, at + 2000, b - 2000, 40);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.size[1], 300 - 4);
+	assert_int_equal(asked_size, 300 - 4);
+	assert_int_equal(k->whole_cut_gap, 2);
+
+	/* C ends within its prefix: its gap is a TCP gap, no cut of a record to keep whole. */
+	at += b;
+	seg(&c, s, at, 300, 50);
+	seg(&c, s, at + 400, 200, 60);
+	seg(&c, s, at + 600, cc - 600, 70);
+	assert_int_equal(c.seen.n, 3);
+	assert_int_equal(whole_asks, 2);
+	assert_int_equal(k->whole_cut_gap, 2);
+
+	/* D: two gaps in its prefix; asked once. */
+	at += cc;
+	seg(&c, s, at, 200, 80);
+	seg(&c, s, at + 300, 200, 90);
+	seg(&c, s, at + 600, 200, 100);
+	seg_split(&c, s, at + 800, dd - 800, 110);
+	assert_int_equal(c.seen.n, 4);
+	assert_int_equal(c.seen.size[3], 200 - 4);
+	assert_int_equal(whole_asks, 3);
+	assert_int_equal(k->whole_cut_gap, 3);
+
+	assert_int_equal(k->gaps_payload, 5);
+	assert_int_equal(k->whole_records, 0);
+	assert_int_equal(k->whole_cut_size + k->whole_cut_busy, 0);
+	conn_fini(&c);
+	free(s);
+}
+
 static void
 test_unfinished_records_are_counted(void **state)
 {
@@ -818,6 +904,7 @@ main(void)
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
 		cmocka_unit_test(test_whole_records_give_their_buffer_back),
 		cmocka_unit_test(test_whole_records_cut_are_not_whole),
+		cmocka_unit_test(test_whole_record_gap_in_prefix_is_a_cut),
 	};
 
 	return cmocka_run_group_tests_name("flow_stream", tests, NULL, NULL);
