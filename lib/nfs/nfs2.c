@@ -157,9 +157,11 @@ th_nfs__v2_call(uint32_t proc, struct nfs_dec *d, struct th_nfs_call *out)
 	return nfs_result(d);
 }
 
+/* entry lists: count whole entries; until the list's end is read, the count is partial. */
 static void
 dirlist(struct nfs_dec *d, struct th_nfs_reply *out)
 {
+	out->is_count_partial = true;
 	while (nfs_bool(d)) {
 		nfs_skip(d, 4); /* fileid */
 		nfs_skip_opaque(d, NFS_WIRE_NAME_MAX);
@@ -168,6 +170,8 @@ dirlist(struct nfs_dec *d, struct th_nfs_reply *out)
 			return;
 		out->count++;
 	}
+	if (nfs_ok(d))
+		out->is_count_partial = false;
 	out->eof = nfs_bool(d);
 }
 

@@ -298,9 +298,10 @@ entryplus3(struct nfs_dec *d, struct th_nfs_dirent *e)
 }
 
 /*
- * entry3 / entryplus3 lists: count whole entries, stop where the buffer ends.
- * READDIRPLUS entries that carry a handle go to the dirent callback as they
- * are read, so a listing is walked once whoever wants its names.
+ * entry3 / entryplus3 lists: count whole entries, stop where the buffer ends
+ * (the count is then partial). READDIRPLUS entries that carry a handle go to
+ * the dirent callback as they are read, so a listing is walked once whoever
+ * wants its names.
  */
 static void
 dirlist3(struct nfs_dec *d, struct th_nfs_reply *out, bool is_plus)
@@ -330,6 +331,9 @@ dirlist3(struct nfs_dec *d, struct th_nfs_reply *out, bool is_plus)
 			return;
 		out->count++;
 	}
+	/* The list's end marker read: every entry was counted. */
+	if (nfs_ok(d))
+		out->is_count_partial = false;
 	out->eof = nfs_bool(d);
 }
 
@@ -415,6 +419,8 @@ th_nfs__v3_reply(uint32_t proc, struct nfs_dec *d, struct th_nfs_reply *out)
 	case TH_NFS3_READDIRPLUS:
 		post_op_attr(d, &out->attr);
 		if (is_ok) {
+			/* Until the list's end is read, the entries counted are only some. */
+			out->is_count_partial = true;
 			nfs_skip(d, 8); /* cookieverf3 */
 			if (nfs_ok(d))
 				dirlist3(d, out, proc == TH_NFS3_READDIRPLUS);

@@ -185,6 +185,9 @@ struct th_nfs_reply {
 					second directory for RENAME/LINK */
 	uint32_t count;              /**< READ/WRITE bytes done; READDIR entries seen */
 	bool eof;                    /**< READ/READDIR eof */
+	bool is_count_partial;       /**< READDIR(PLUS) with status 0: the body ended (or
+					broke) before the end of its entry list, so count
+					is of the entries before that point, not all */
 	uint32_t committed;          /**< WRITE committed stable_how */
 	uint32_t port;               /**< portmap GETPORT result */
 	uint32_t v4_ops;             /**< NFSv4 COMPOUND result operation count */

@@ -575,7 +575,8 @@ th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 	r->done = op->reply.count;
 	r->size = a->size;
 	r->flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
-			     (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0));
+			     (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0) |
+			     (op->reply.is_count_partial ? TH_TRACE_RPC_DONE_PARTIAL : 0));
 	if (op->reply_stat != 0 || op->accept_stat != 0) {
 		/* An accept_stat, or 100 + a reject_stat: th_op_rpc_status_name() reads it back. */
 		r->flags |= TH_TRACE_RPC_RPC_ERROR;

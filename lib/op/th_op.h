@@ -135,8 +135,9 @@ const char *th_op_status_str(const struct th_op *op, char *buf, size_t size);
 /**
  * The op as a trace record (the per-call log a capture keeps with
  * trace.rpcs): times of the first segments, endpoints, credential, the
- * argument handle, offset and count, bytes done, size after, and the status
- * (an RPC-level failure flagged, as its accept_stat or 100 + reject_stat).
+ * argument handle, offset and count, bytes done (a listing's entries, flagged
+ * when the capture kept only some), size after, and the status (an RPC-level
+ * failure flagged, as its accept_stat or 100 + reject_stat).
  */
 void th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r);
 

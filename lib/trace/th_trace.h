@@ -94,7 +94,8 @@ struct th_trace_rpc {
 	uint8_t fh[TH_TRACE_FH_MAX];
 	uint64_t offset;
 	uint32_t count; /**< requested */
-	uint32_t done;  /**< bytes the server moved */
+	uint32_t done;  /**< bytes the server moved; READDIR(PLUS): entries listed
+			     (TH_TRACE_RPC_DONE_PARTIAL: only those the capture kept) */
 	uint64_t size;  /**< object size after (TH_TRACE_RPC_HAS_SIZE) */
 };
 
@@ -102,6 +103,13 @@ enum {
 	TH_TRACE_RPC_TCP = 1 << 0,
 	TH_TRACE_RPC_HAS_SIZE = 1 << 1,
 	TH_TRACE_RPC_RPC_ERROR = 1 << 2, /**< status is an RPC-level accept/reject code */
+	/**
+	 * done counts the entries of a listing before the point where the capture's
+	 * bytes of it ended (a TCP gap, the record's first 1024 bytes or 64 KiB kept, a
+	 * frame cut short): the reply listed more. Without it, done is every entry of a
+	 * successful listing.
+	 */
+	TH_TRACE_RPC_DONE_PARTIAL = 1 << 3,
 };
 
 /** Largest chunk-coded record: the room an encoder needs. */

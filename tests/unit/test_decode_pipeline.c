@@ -766,6 +766,7 @@ test_listing_across_segments_names_every_entry(void **state)
 	assert_int_equal(s->count, 1);
 	assert_int_equal(s->ops[0].reply_decode, TH_NFS_OK);
 	assert_int_equal(s->ops[0].reply.count, 200);
+	assert_false(s->ops[0].reply.is_count_partial);
 	assert_true(s->ops[0].reply.eof);
 	assert_int_equal(nm->n, 200);
 	assert_true(nm->is_in_order);
@@ -818,6 +819,9 @@ test_listing_gap_binds_entries_before_it(void **state)
 	assert_true(nm->n > 18 && nm->n < 200);
 	assert_true(nm->is_in_order);
 	assert_true(s->ops[0].reply.eof); /* the record's end was seen */
+	/* Its count is of the entries before the gap, and says so. */
+	assert_int_equal(s->ops[0].reply.count, nm->n);
+	assert_true(s->ops[0].reply.is_count_partial);
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.gaps_payload, 1);
 	assert_int_equal(st.flow.whole_cut_gap, 1);
@@ -881,6 +885,8 @@ test_listing_cut_at_buffer_size_or_none_free(void **state)
 	assert_true(nm->n > 1000);
 	assert_true(nm->is_in_order);
 	assert_true(s->ops[0].reply.eof);
+	assert_int_equal(s->ops[0].reply.count, nm->n);
+	assert_true(s->ops[0].reply.is_count_partial);
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.whole_cut_size, 1);
 	assert_int_equal(st.flow.whole_records, 0); /* cut, not whole */
@@ -897,8 +903,12 @@ test_listing_cut_at_buffer_size_or_none_free(void **state)
 	send_part(&c2, l2, 0, l2->n, 1448, T0 + SEC + 3000);
 	assert_int_equal(s->count, 2);
 	assert_int_equal(nm->n, entries_before(l2, TH_FLOW_PREFIX));
+	assert_int_equal(s->ops[1].reply.count, nm->n);
+	assert_true(s->ops[1].reply.is_count_partial);
 	send_part(&c, l, 3000, l->n, 1448, T0 + SEC + 4000);
 	assert_int_equal(s->count, 3);
+	assert_int_equal(s->ops[2].reply.count, 200);
+	assert_false(s->ops[2].reply.is_count_partial);
 	assert_int_equal(nm->n, entries_before(l2, TH_FLOW_PREFIX) + 200);
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.whole_cut_busy, 1);
@@ -999,6 +1009,7 @@ test_listing_buffer_only_for_listings(void **state)
 	send_part(&c, l, 0, l->n, 1448, T0 + 4000);
 	assert_int_equal(s2->count, 2);
 	assert_int_equal(s2->ops[1].reply.count, entries_before(l, TH_FLOW_PREFIX));
+	assert_true(s2->ops[1].reply.is_count_partial);
 	th_decode_get_stats(off, &st);
 	assert_int_equal(st.flow.whole_records, 0);
 	assert_int_equal(st.flow.whole_cut_busy, 0);

@@ -324,11 +324,13 @@ test_v2_readdir_statfs(void **state)
 	put32(&x, 1);
 	assert_int_equal(reply(TH_PROG_NFS, 2, TH_NFS2_READDIR, &x, &r), TH_NFS_OK);
 	assert_int_equal(r.count, 2);
+	assert_false(r.is_count_partial);
 	assert_true(r.eof);
 	check_prefixes(TH_PROG_NFS, 2, TH_NFS2_READDIR, true, &x, x.n, TH_NFS_OK);
 	x.n = cut + 8;
 	assert_int_equal(reply(TH_PROG_NFS, 2, TH_NFS2_READDIR, &x, &r), TH_NFS_SHORT);
 	assert_int_equal(r.count, 1);
+	assert_true(r.is_count_partial); /* the second entry was cut */
 	assert_false(r.eof);
 
 	x.n = 0;

@@ -792,15 +792,29 @@ test_reply_readdir(void **state)
 		assert_int_equal(reply3(proc, &x, &r), TH_NFS_OK);
 		check_attr(&r.attr, 19);
 		assert_int_equal(r.count, 3);
+		assert_false(r.is_count_partial);
 		assert_true(r.eof);
 		check_prefixes(proc, true, &x, x.n);
 
-		/* A listing cut inside the third entry: two entries seen, no eof. */
+		/* Cut before its eof word: every entry counted, eof unknown. */
+		x.n -= 4;
+		assert_int_equal(reply3(proc, &x, &r), TH_NFS_SHORT);
+		assert_int_equal(r.count, 3);
+		assert_false(r.is_count_partial);
+
+		/* A listing cut inside the third entry: two entries seen, said to be some. */
 		x.n = after_two + 10;
 		assert_int_equal(reply3(proc, &x, &r), TH_NFS_SHORT);
 		check_attr(&r.attr, 19);
 		assert_int_equal(r.count, 2);
+		assert_true(r.is_count_partial);
 		assert_false(r.eof);
+
+		/* ... or before its cookie verifier: none seen, not a listing of none. */
+		x.n = 4 + 4 + 84 + 4;
+		assert_int_equal(reply3(proc, &x, &r), TH_NFS_SHORT);
+		assert_int_equal(r.count, 0);
+		assert_true(r.is_count_partial);
 	}
 
 	x.n = 0;
@@ -810,6 +824,7 @@ test_reply_readdir(void **state)
 	assert_int_equal(r.status, 10003);
 	check_attr(&r.attr, 20);
 	assert_int_equal(r.count, 0);
+	assert_false(r.is_count_partial); /* no listing */
 }
 
 /* What the READDIRPLUS entry walk handed on. */

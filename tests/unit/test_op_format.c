@@ -510,6 +510,7 @@ static void
 test_readdirplus_cut_has_no_eof(void **state)
 {
 	struct th_op *op = op_new(TH_NFS3_READDIRPLUS);
+	struct th_trace_rpc r;
 
 	(void)state;
 	op->auth = TH_AUTH_NONE;
@@ -527,6 +528,17 @@ test_readdirplus_cut_has_no_eof(void **state)
 	expect_line(op, HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
 			     " count=8192 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
 			     " gid_f=100 mtime=1690000000.000000001 cut=reply\n");
+
+	/* Its trace record: the entries listed as done, flagged when only some were seen. */
+	op->reply.count = 6;
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.done, 6);
+	assert_int_equal(r.flags, TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE);
+	op->reply.is_count_partial = true;
+	th_op_rpc_record(op, &r);
+	assert_int_equal(r.done, 6);
+	assert_int_equal(
+		r.flags, TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE | TH_TRACE_RPC_DONE_PARTIAL);
 	free(op);
 }
 
