@@ -345,11 +345,14 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 	/* A call cut inside its header counts among the arguments cut too. */
 	put_loss(out, &is_first, s->args_short + s->results_short,
 		"call or reply decoded in part (cut=)", "calls or replies decoded in part (cut=)");
-	/* Their ops are whole (eof is read from the record's end): only names were lost. */
+	/*
+	 * Their ops are whole (eof is read from the record's end) but for the entries past
+	 * the cut: not counted (the count is flagged partial), and with names on not named.
+	 */
 	put_loss(out, &is_first,
 		s->flow.whole_cut_size + s->flow.whole_cut_busy + s->flow.whole_cut_gap,
-		"READDIRPLUS listing cut (names past the cut not learned)",
-		"READDIRPLUS listings cut (names past the cut not learned)");
+		"READDIRPLUS listing cut (entries past the cut not counted or named)",
+		"READDIRPLUS listings cut (entries past the cut not counted or named)");
 	put_loss(out, &is_first, s->ops_call_only + s->ops_reply_only,
 		"RPC without its call or reply", "RPCs without their call or reply");
 	put_loss(out, &is_first, sess.ring_full + sess.pool_empty, "op lost to inference",

@@ -1635,22 +1635,17 @@ setup_dataplane(const struct vdev_args *vdevs)
 		dl->index = i;
 		dl->dec = th_decode_create(&cap.set.dec, emit_op, dl);
 		/* Listings name the files ls -l shows, which Linux then opens without a LOOKUP. */
-		if (dl->dec != NULL && cap.n_session > 0 && cap.set.sess.is_names_on &&
-			th_decode_set_dirent_cb(dl->dec, emit_dirent) != 0) {
-			fprintf(stderr,
-				"capture: decode lcore %u: out of memory (decode.listings = %u of "
-				"64 KiB)\n",
-				i, cap.set.dec.listings);
-			return -ENOMEM;
-		}
+		if (dl->dec != NULL && cap.n_session > 0 && cap.set.sess.is_names_on)
+			th_decode_set_dirent_cb(dl->dec, emit_dirent);
 		dl->scratch = malloc(FRAME_MAX);
 		snprintf(name, sizeof(name), "th_rpc%u", i);
 		if (dl->dec == NULL || dl->scratch == NULL ||
 			th_out_init(&dl->out, name, TH_OUT_RPC, OUTBUFS_PER_LCORE, cap.out_ring) !=
 				0) {
 			fprintf(stderr,
-				"capture: decode lcore %u: out of memory (flows %u, calls %u)\n", i,
-				cap.set.dec.flows, cap.set.dec.calls);
+				"capture: decode lcore %u: out of memory (flows %u, calls %u, "
+				"decode.listings = %u of 64 KiB)\n",
+				i, cap.set.dec.flows, cap.set.dec.calls, cap.set.dec.listings);
 			return -ENOMEM;
 		}
 		if (cap.set.trace_dir != NULL && cap.set.is_rpc_trace) {

@@ -30,7 +30,6 @@ struct th_decode {
 	struct th_xid_table *xids;          /* calls waiting for replies */
 	th_decode_op_cb emit;               /* op consumer */
 	th_decode_dirent_cb dirent;         /* READDIRPLUS entry consumer, or NULL */
-	uint32_t listings;                  /* listing buffers to allocate with a consumer */
 	const struct th_op *dirent_op;      /* the op whose reply is being walked */
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
@@ -274,12 +273,18 @@ on_dirent(void *ctx, const struct th_nfs_dirent *e)
 	d->dirent(d->ctx, d->dirent_op, e);
 }
 
+/* An NFSv3 READDIRPLUS: its reply lists entries, each with a name and, usually, a handle. */
+static inline bool
+is_listing(const struct th_op *op)
+{
+	return op->prog == TH_PROG_NFS && op->vers == 3 && op->proc == TH_NFS3_READDIRPLUS;
+}
+
 /* A READDIRPLUS whose directory is known: its entries name files (the name map). */
 static bool
 wants_entries(const struct th_decode *d, const struct th_op *op)
 {
-	return d->dirent != NULL && op->prog == TH_PROG_NFS && op->vers == 3 &&
-	       op->proc == TH_NFS3_READDIRPLUS && op->call.fh.len != 0;
+	return d->dirent != NULL && is_listing(op) && op->call.fh.len != 0;
 }
 
 static void
@@ -437,8 +442,9 @@ on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th
 
 /*
  * A record longer than the stream's prefix: keep it whole when it is the reply
- * to a READDIRPLUS whose entries are walked (the call waits, names are on), so
- * that the entries past the prefix are named too. Asked once a record.
+ * to a READDIRPLUS (the call waits), so that its entry count is the listing's,
+ * names on or off, and with names on the entries past the prefix are named too.
+ * Asked once a record.
  */
 static bool
 on_tcp_whole(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
@@ -447,11 +453,11 @@ on_tcp_whole(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *r
 	struct endpoints ep;
 	const struct th_op *op;
 
-	if (d->dirent == NULL || size < 8 || th_be_get32(rec + 4) != TH_RPC_REPLY)
+	if (size < 8 || th_be_get32(rec + 4) != TH_RPC_REPLY)
 		return false;
 	ep = tcp_endpoints(key, dir);
 	op = find_call(d, &ep, th_be_get32(rec));
-	return op != NULL && !op->is_opaque && wants_entries(d, op);
+	return op != NULL && !op->is_opaque && is_listing(op);
 }
 
 /* A record start found while hunting must be a call, or a reply to a waiting call. */
@@ -507,17 +513,27 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, on_tcp_gap, d);
 	if (d->flows == NULL)
 		goto free_decode;
-	d->listings = cfg->listings;
 	d->xids = th_xid_table_create(cfg->calls, cfg->call_timeout_ns, on_xid_leave, d);
 	if (d->xids == NULL)
 		goto free_flows;
 	th_xid_table_set_gap_timeout(d->xids, cfg->gap_call_timeout_ns);
+	/*
+	 * Listings are kept whole whether or not their names are wanted: an entry
+	 * count that changed with the outputs asked for would not be one.
+	 */
+	if (cfg->listings > 0 && th_flow_table_set_whole(d->flows, cfg->listings,
+					 TH_DECODE_LISTING_SIZE, on_tcp_whole) != 0) {
+		errno = ENOMEM; /* the count is in range: the buffers did not fit */
+		goto free_xids;
+	}
 	/* portmap/rpcbind and NFS are where they always are; the rest is learned. */
 	learn_port(d, 111);
 	learn_port(d, 2049);
 	d->s.ports_learned = 0;
 	return d;
 
+free_xids:
+	th_xid_table_free(d->xids);
 free_flows:
 	th_flow_table_free(d->flows);
 free_decode:
@@ -528,21 +544,10 @@ fail:
 	return NULL;
 }
 
-int
+void
 th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb)
 {
-	int rc;
-
-	/* Only a pipeline that walks listings can use their buffers: allocated once, here. */
-	if (cb != NULL && d->listings > 0) {
-		rc = th_flow_table_set_whole(
-			d->flows, d->listings, TH_DECODE_LISTING_SIZE, on_tcp_whole);
-		if (rc != 0)
-			return rc;
-		d->listings = 0;
-	}
 	d->dirent = cb;
-	return 0;
 }
 
 void
@@ -766,9 +771,9 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
 	ROW(out, s->flow.whole_cut_size,
-		"READDIRPLUS listings cut at 64 KiB (later names not read)");
+		"READDIRPLUS listings cut at 64 KiB (later entries not read)");
 	ROW(out, s->flow.whole_cut_busy,
 		"READDIRPLUS listings cut at 1 KiB: every listing buffer in use (decode.listings)");
 	ROW(out, s->flow.whole_cut_gap,
-		"READDIRPLUS listings cut by a TCP gap (later names not read)");
+		"READDIRPLUS listings cut by a TCP gap (later entries not read)");
 }

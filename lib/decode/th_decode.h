@@ -100,10 +100,11 @@ struct th_decode_config {
 	uint64_t gap_call_timeout_ns; /**< ... or this long when its TCP connection lost
 					   reply bytes after it was sent; 0: no shortcut */
 	uint32_t listings;            /**< READDIRPLUS replies longer than the TCP prefix
-					   kept whole at once (TH_DECODE_LISTING_SIZE bytes
-					   each, allocated when entries are first walked:
-					   th_decode_set_dirent_cb()), 0 to TH_FLOW_WHOLE_MAX;
-					   0: a listing's names end with the prefix */
+					   kept whole at once, for their entry count and
+					   names (TH_DECODE_LISTING_SIZE bytes each, allocated
+					   by th_decode_create()), 0 to TH_FLOW_WHOLE_MAX;
+					   0: a listing's count and names end with the
+					   prefix (the count flagged partial) */
 };
 
 #define TH_DECODE_LISTING_SIZE (64u << 10) /**< a longer listing is cut there (counted) */
@@ -128,21 +129,21 @@ typedef void (*th_decode_dirent_cb)(
 
 struct th_decode;
 
-/** @return NULL with errno EINVAL or ENOMEM. */
+/** @return NULL with errno EINVAL or ENOMEM (tables or listing buffers). */
 struct th_decode *th_decode_create(
 	const struct th_decode_config *cfg, th_decode_op_cb emit, void *ctx);
 void th_decode_free(struct th_decode *d);
 
 /**
  * Hand READDIRPLUS entries to @p cb (with the ctx given to th_decode_create()),
- * or NULL (the default): listings are then counted, their entries not read.
- * With a callback, a TCP reply whose call is waiting is kept whole past the
- * stream's prefix, so that every entry is named: the first callback set
- * allocates the config's listing buffers (a pipeline that never walks
- * entries holds none). Call it before the first frame.
- * @return 0, or -ENOMEM (the callback is then not set).
+ * or NULL (the default): listings are then counted, their entries not handed
+ * on. Either way a READDIRPLUS reply over TCP whose call is waiting is kept
+ * whole past the stream's prefix in one of the config's listing buffers, so
+ * that its count (and, with a callback, its names) covers every entry, and
+ * the same listing gets the same count with or without names. Call it before
+ * the first frame.
  */
-int th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb);
+void th_decode_set_dirent_cb(struct th_decode *d, th_decode_dirent_cb cb);
 
 /**
  * Decode one frame.

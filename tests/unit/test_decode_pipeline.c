@@ -471,7 +471,7 @@ test_readdirplus_entries(void **state)
 	cfg.calls = 64;
 	d = th_decode_create(&cfg, on_op, s);
 	assert_non_null(d);
-	assert_int_equal(th_decode_set_dirent_cb(d, on_dirent), 0);
+	th_decode_set_dirent_cb(d, on_dirent);
 	rpc_call(&call, 0x2222, TH_PROG_NFS, 3, TH_NFS3_READDIRPLUS);
 	put_opaque(&call, FH, sizeof(FH));
 	put64(&call, 0);
@@ -704,7 +704,7 @@ listing_decoder(struct sink **s, uint32_t listings, bool has_names)
 	d = th_decode_create(&cfg, on_op, *s);
 	assert_non_null(d);
 	if (has_names)
-		assert_int_equal(th_decode_set_dirent_cb(d, on_listed), 0);
+		th_decode_set_dirent_cb(d, on_listed);
 	return d;
 }
 
@@ -932,7 +932,7 @@ test_listing_cut_at_buffer_size_or_none_free(void **state)
 	free(s);
 }
 
-/* Large records that are not listings to name keep their prefix only, and ask for nothing. */
+/* Large records that are not listings keep their prefix only, and take no buffer. */
 static void
 test_listing_buffer_only_for_listings(void **state)
 {
@@ -950,8 +950,8 @@ test_listing_buffer_only_for_listings(void **state)
 	(void)state;
 	assert_non_null(l);
 	assert_non_null(read_rec);
-	/* A pipeline that walks no entries holds no listing buffer. */
-	assert_int_equal(th_decode_memory(d) - th_decode_memory(off), TH_DECODE_LISTING_SIZE);
+	/* A pipeline that walks no entries holds the same listing buffer: it counts them. */
+	assert_int_equal(th_decode_memory(d), th_decode_memory(off));
 	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
 
 	/* A READDIRPLUS reply whose call the capture did not see. */
@@ -999,7 +999,8 @@ test_listing_buffer_only_for_listings(void **state)
 	assert_int_equal(st.flow.whole_records, 1);
 	assert_int_equal(st.flow.whole_cut_busy, 0);
 
-	/* Names off: the listing is counted from its prefix, nothing kept whole. */
+	/* Names off: a listing is kept whole all the same, for its count; a reply without
+	 * its call is not. */
 	tcp_open(&c, off, &CLIENT, &SERVER, 1000, 5000, T0);
 	readdirplus_call(&c, 0x3304, T0 + 1000);
 	send_part(&c, l, 0, l->n, 1448, T0 + 2000); /* xid 0x3303: a reply without call */
@@ -1008,11 +1009,12 @@ test_listing_buffer_only_for_listings(void **state)
 	listing_make(l, 0x3305, 200, 0);
 	send_part(&c, l, 0, l->n, 1448, T0 + 4000);
 	assert_int_equal(s2->count, 2);
-	assert_int_equal(s2->ops[1].reply.count, entries_before(l, TH_FLOW_PREFIX));
-	assert_true(s2->ops[1].reply.is_count_partial);
+	assert_int_equal(s2->ops[1].reply.count, 200);
+	assert_false(s2->ops[1].reply.is_count_partial);
 	th_decode_get_stats(off, &st);
-	assert_int_equal(st.flow.whole_records, 0);
+	assert_int_equal(st.flow.whole_records, 1);
 	assert_int_equal(st.flow.whole_cut_busy, 0);
+	assert_int_equal(st.dirents, 0);
 	free(l->b);
 	free(l);
 	free(read_rec);
@@ -1020,6 +1022,103 @@ test_listing_buffer_only_for_listings(void **state)
 	th_decode_free(off);
 	free(s);
 	free(s2);
+}
+
+/*
+ * Listings of each kind to @p d: one whole, one cut by a lost segment, one past
+ * 64 KiB, then two at once (with one buffer, the second keeps its prefix).
+ */
+static void
+play_listings(struct th_decode *d)
+{
+	struct listing *l = malloc(sizeof(*l)), *l2 = malloc(sizeof(*l2));
+	struct tcp_conn c, c2;
+	static const struct ep CLIENT2 = {{10, 0, 0, 3}, 801};
+
+	assert_non_null(l);
+	assert_non_null(l2);
+	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
+	tcp_open(&c2, d, &CLIENT2, &SERVER, 7000, 9000, T0);
+	readdirplus_call(&c, 0x3401, T0 + 1000);
+	listing_make(l, 0x3401, 200, 0);
+	send_part(&c, l, 0, l->n, 1448, T0 + 2000);
+	free(l->b);
+
+	readdirplus_call(&c, 0x3402, T0 + SEC);
+	listing_make(l, 0x3402, 200, 0);
+	send_part(&c, l, 0, 4 + 3 * 1448, 1448, T0 + SEC + 1000);
+	c.seq[TO_CLIENT] += 1448;
+	send_part(&c, l, 4 + 4 * 1448, l->n, 1448, T0 + SEC + 2000);
+	free(l->b);
+
+	readdirplus_call(&c, 0x3403, T0 + 2 * SEC);
+	listing_make(l, 0x3403, 1500, 0);
+	send_part(&c, l, 0, l->n, 1448, T0 + 2 * SEC + 1000);
+	free(l->b);
+
+	readdirplus_call(&c, 0x3404, T0 + 3 * SEC);
+	readdirplus_call(&c2, 0x3405, T0 + 3 * SEC);
+	listing_make(l, 0x3404, 200, 0);
+	listing_make(l2, 0x3405, 200, 0);
+	send_part(&c, l, 0, 3000, 1448, T0 + 3 * SEC + 1000);
+	send_part(&c2, l2, 0, l2->n, 1448, T0 + 3 * SEC + 2000);
+	send_part(&c, l, 3000, l->n, 1448, T0 + 3 * SEC + 3000);
+	free(l->b);
+	free(l2->b);
+	free(l);
+	free(l2);
+}
+
+/*
+ * The same listings make the same ops, entry counts included, with names on or
+ * off: a count that moved with the outputs asked for would not be one. A
+ * listing the capture kept only part of counts the entries it kept, flagged.
+ */
+static void
+test_listing_count_same_names_on_or_off(void **state)
+{
+	struct sink *s_on, *s_off;
+	struct th_decode *on = listing_decoder(&s_on, 1, true);
+	struct th_decode *off = listing_decoder(&s_off, 1, false);
+	struct th_decode_stats st_on, st_off;
+	static const struct {
+		uint32_t xid;
+		bool is_partial;
+	} want[] = {
+		{0x3401, false}, {0x3402, true}, {0x3403, true}, {0x3405, true}, {0x3404, false}};
+
+	(void)state;
+	play_listings(on);
+	play_listings(off);
+	assert_int_equal(s_on->count, 5);
+	assert_int_equal(s_off->count, 5);
+	for (unsigned int i = 0; i < 5; i++) {
+		const struct th_op *a = &s_on->ops[i], *b = &s_off->ops[i];
+
+		assert_int_equal(a->xid, want[i].xid);
+		assert_int_equal(a->reply.is_count_partial, want[i].is_partial);
+		if (!want[i].is_partial)
+			assert_int_equal(a->reply.count, 200);
+		assert_true(a->reply.count > 0);
+		assert_int_equal(b->xid, a->xid);
+		assert_int_equal(b->reply.count, a->reply.count);
+		assert_int_equal(b->reply.is_count_partial, a->reply.is_count_partial);
+		assert_int_equal(b->reply.eof, a->reply.eof);
+		assert_string_equal(s_off->lines[i], s_on->lines[i]);
+	}
+	th_decode_get_stats(on, &st_on);
+	th_decode_get_stats(off, &st_off);
+	assert_memory_equal(&st_off.flow, &st_on.flow, sizeof(st_on.flow));
+	assert_int_equal(st_off.flow.whole_records, 2);
+	assert_int_equal(st_off.flow.whole_cut_gap, 1);
+	assert_int_equal(st_off.flow.whole_cut_size, 1);
+	assert_int_equal(st_off.flow.whole_cut_busy, 1);
+	assert_true(st_on.dirents > 600);
+	assert_int_equal(st_off.dirents, 0);
+	th_decode_free(on);
+	th_decode_free(off);
+	free(s_on);
+	free(s_off);
 }
 
 static void
@@ -1706,6 +1805,7 @@ main(void)
 		cmocka_unit_test(test_listing_gap_binds_entries_before_it),
 		cmocka_unit_test(test_listing_cut_at_buffer_size_or_none_free),
 		cmocka_unit_test(test_listing_buffer_only_for_listings),
+		cmocka_unit_test(test_listing_count_same_names_on_or_off),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
