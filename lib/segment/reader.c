@@ -312,6 +312,9 @@ th_segment_reader_open(const char *path)
 		err = -err;
 		goto fail_header;
 	}
+	/* Records decode by the layout of their version: one that uses what only a later
+	 * version defines is damage. parse_header() has checked the version is one taken. */
+	th_trace_chunk_set_version(r->chunk, r->hdr.trace_version);
 	r->state = TH_SEGMENT_READ_READING;
 	return r;
 

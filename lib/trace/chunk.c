@@ -43,7 +43,8 @@
  *   form says so: vers u8 (else the chunk's previous OPEN version, 3 at the
  *   start), flags u8 (above 3), transferred varint (neither size nor 0),
  *   seq_bytes varint (not transferred), size varint (not the entry's).
- * NAME: tag (bit 2 open-ended: to_ns 0, bit 3 mode stored: version 4 on);
+ * NAME: tag (bit 2 open-ended: to_ns 0, bit 3 mode stored: version 4 on,
+ *   refused in a version 3 chunk);
  *   time (from_ns); to_ns - from_ns varint unless open-ended; FILE ref
  *   (server, fh); FILE ref (server, dir_fh); name_len u8; name bytes; mode
  *   varint (not 0) when bit 3 says so.
@@ -146,6 +147,7 @@ struct th_trace_chunk {
 	struct flow_memo *memo; /* encoder: one per FLOW entry; NULL in a reader */
 	uint64_t prev_ns;       /* time of the chunk's previous record */
 	uint8_t prev_vers;      /* NFS version of the chunk's previous OPEN */
+	uint16_t version;       /* record format version a reader decodes */
 	bool is_oom;            /* a reader's table could not grow */
 	bool has_room;          /* th_trace_chunk_has_room(), kept as tables grow */
 };
@@ -189,6 +191,9 @@ enum {
 };
 
 #define VERS_START 3
+
+/* The first record format version whose NAME records may store a mode (NT_MODE). */
+#define VERSION_NAME_MODE 4
 
 /* No table entry (one a caller does not know). */
 #define NO_ENTRY UINT32_MAX
@@ -259,6 +264,7 @@ create(bool is_reader)
 	}
 	if (!is_reader && (c->memo = aligned_alloc(64, TBL_SMALL * sizeof(*c->memo))) == NULL)
 		goto fail_tables;
+	c->version = TH_TRACE_VERSION;
 	th_trace_chunk_reset(c);
 	return c;
 
@@ -279,6 +285,16 @@ struct th_trace_chunk *
 th_trace_chunk_create_reader(void)
 {
 	return create(true);
+}
+
+int
+th_trace_chunk_set_version(struct th_trace_chunk *c, unsigned int version)
+{
+	/* An encoder writes the latest version only: it has no older layout to choose. */
+	if (c->memo != NULL || version < TH_TRACE_VERSION_MIN || version > TH_TRACE_VERSION)
+		return -EINVAL;
+	c->version = (uint16_t)version;
+	return 0;
 }
 
 void
@@ -995,7 +1011,9 @@ decode_name(struct th_trace_chunk *c, struct cur *cu, uint8_t tag, struct th_tra
 
 	/* Zeroed for the struct's padding: the caller gets no stack bytes. */
 	memset(&r, 0, sizeof(r));
-	if (tag & ~NT_ALL)
+	/* Before version 4 no writer set the mode bit: in an older segment it is damage, and
+	 * taking it would read the bytes after the name as a mode that was never written. */
+	if ((tag & ~NT_ALL) || ((tag & NT_MODE) && c->version < VERSION_NAME_MODE))
 		return -EBADMSG;
 	if (get_time(c, cu, &r.from_ns) < 0)
 		return -EBADMSG;

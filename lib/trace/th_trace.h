@@ -145,6 +145,16 @@ struct th_trace_chunk *th_trace_chunk_create(void);
  */
 struct th_trace_chunk *th_trace_chunk_create_reader(void);
 
+/**
+ * Set the record format version a reader decodes: what the segment's header
+ * says. A reader starts at TH_TRACE_VERSION. Records of an older version
+ * that use what only a later version defines (a NAME record's mode, from
+ * version 4) are refused as malformed.
+ * @return 0, or -EINVAL: @p version outside TH_TRACE_VERSION_MIN..
+ *   TH_TRACE_VERSION, or @p c is an encoder (it writes TH_TRACE_VERSION only).
+ */
+int th_trace_chunk_set_version(struct th_trace_chunk *c, unsigned int version);
+
 void th_trace_chunk_free(struct th_trace_chunk *c);
 
 /** Start a new chunk: forget every table entry and the previous record. */
@@ -174,7 +184,8 @@ size_t th_trace_chunk_encode_rpc(
  * are in an undefined state: the rest of the chunk cannot be decoded.
  * @param used  bytes the record took, on success
  * @return the type (enum th_trace_type), -EBADMSG (malformed, a reference
- *   to a missing entry, a full table, or a value with a second spelling), or
+ *   to a missing entry, a full table, a value with a second spelling, or a
+ *   field the reader's version (th_trace_chunk_set_version()) lacks), or
  *   -ENOMEM (a reader's table could not grow), or -EINVAL (@p c is an encoder).
  */
 int th_trace_chunk_decode(struct th_trace_chunk *c, const uint8_t *buf, size_t size, size_t *used,

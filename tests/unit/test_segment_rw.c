@@ -472,6 +472,104 @@ test_other_version(void **state)
 	remove_dir(dir);
 }
 
+/*
+ * Rewrite the closed segment @p src as @p dst with another record format
+ * version in its header, everything else as the writer left it.
+ */
+static void
+relabel(const char *src, const char *dst, unsigned int version)
+{
+	LZ4F_preferences_t prefs;
+	LZ4F_dctx *dctx;
+	size_t size, in_size, out_size = 1 << 20, n;
+	uint8_t *in = slurp(src, &in_size), *raw = malloc(out_size), *frame;
+
+	assert_non_null(raw);
+	assert_false(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
+	size = in_size;
+	n = LZ4F_decompress(dctx, raw, &out_size, in, &size, NULL);
+	assert_int_equal(n, 0); /* the whole frame, its end mark and checksum */
+	assert_int_equal(size, in_size);
+	LZ4F_freeDecompressionContext(dctx);
+	assert_memory_equal(raw, "THSEGHDR", 8);
+	raw[12] = (uint8_t)version;
+	raw[13] = 0;
+	memset(&prefs, 0, sizeof(prefs));
+	prefs.frameInfo.blockSizeID = LZ4F_max256KB;
+	prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
+	prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+	frame = malloc(LZ4F_compressFrameBound(out_size, &prefs));
+	assert_non_null(frame);
+	n = LZ4F_compressFrame(
+		frame, LZ4F_compressFrameBound(out_size, &prefs), raw, out_size, &prefs);
+	assert_false(LZ4F_isError(n));
+	spit(dst, frame, n);
+	free(frame);
+	free(raw);
+	free(in);
+}
+
+/*
+ * A NAME record's mode came with record format version 4. The same bytes
+ * in a segment whose header says version 3 were never written by a
+ * tracehound: they are damage, reported as a bad record after the records
+ * before it, not a mode taken from whatever follows the name.
+ */
+static void
+test_v3_name_mode(void **state)
+{
+	struct th_segment_config c;
+	struct th_segment_writer *w;
+	struct th_segment_reader *rd;
+	struct th_trace_name nm, got;
+	struct files f;
+	char dir[64], old[600];
+	int ret;
+
+	(void)state;
+	make_dir(dir);
+	config(&c, dir, TH_SEGMENT_KIND_NAMES);
+	w = th_segment_writer_create(&c);
+	assert_non_null(w);
+	/* Two names without a mode, then one with. */
+	for (uint64_t i = 0; i < 3; i++) {
+		seg_make_name(5, i, &nm);
+		nm.mode = i == 2 ? 0100644 : 0;
+		assert_int_equal(th_segment_write_name(w, &nm), 0);
+	}
+	assert_int_equal(th_segment_writer_close(w, NULL), 0);
+	list(dir, ".lz4", &f);
+	assert_int_equal(f.n, 1);
+
+	/* As written (version 4), all three read back, the mode with them. */
+	rd = th_segment_reader_open(f.name[0]);
+	assert_non_null(rd);
+	assert_int_equal(th_segment_reader_header(rd)->trace_version, TH_TRACE_VERSION);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(th_segment_reader_next(rd, NULL, &got, NULL), TH_TRACE_NAME);
+	assert_int_equal(got.mode, 0100644);
+	assert_int_equal(th_segment_reader_next(rd, NULL, &got, NULL), 0);
+	th_segment_reader_close(rd);
+
+	/* Labelled version 3: the names before the mode read, the one with it is damage. */
+	snprintf(old, sizeof(old), "%s/v3", dir);
+	relabel(f.name[0], old, 3);
+	rd = th_segment_reader_open(old);
+	assert_non_null(rd);
+	assert_int_equal(th_segment_reader_header(rd)->trace_version, 3);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(th_segment_reader_next(rd, NULL, &got, NULL), TH_TRACE_NAME);
+		assert_int_equal(got.mode, 0);
+	}
+	ret = th_segment_reader_next(rd, NULL, &got, NULL);
+	assert_int_equal(ret, -EBADMSG);
+	assert_int_equal(th_segment_reader_state(rd), TH_SEGMENT_READ_BAD_RECORD);
+	assert_int_equal(th_segment_reader_count(rd), 2);
+	assert_non_null(strstr(th_segment_reader_describe(rd), "bad record"));
+	th_segment_reader_close(rd);
+	remove_dir(dir);
+}
+
 /* No directory to write in: the stream stops, counts, and resumes once it exists. */
 static void
 test_error_state(void **state)
@@ -552,6 +650,7 @@ main(void)
 		cmocka_unit_test(test_flush_recovery),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_other_version),
+		cmocka_unit_test(test_v3_name_mode),
 		cmocka_unit_test(test_error_state),
 		cmocka_unit_test(test_empty),
 	};

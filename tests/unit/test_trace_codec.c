@@ -352,6 +352,21 @@ test_chunk_decode_bad(void **state)
 	th_trace_chunk_reset(d);
 	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), TH_TRACE_NAME);
 	assert_int_equal(nm2.mode, UINT32_MAX);
+	/* Version 3 had no mode: its bit there is damage, the same name without it is not. */
+	assert_int_equal(th_trace_chunk_set_version(d, 3), 0);
+	th_trace_chunk_reset(d);
+	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), -EBADMSG);
+	nm.mode = 0;
+	th_trace_chunk_reset(c);
+	n = th_trace_chunk_encode_name(c, &nm, buf, sizeof(buf));
+	th_trace_chunk_reset(d);
+	assert_int_equal(th_trace_chunk_decode(d, buf, n, &used, NULL, &nm2, NULL), TH_TRACE_NAME);
+	assert_int_equal(nm2.mode, 0);
+	/* Only versions a reader takes, and only on a reader. */
+	assert_int_equal(th_trace_chunk_set_version(d, TH_TRACE_VERSION_MIN - 1), -EINVAL);
+	assert_int_equal(th_trace_chunk_set_version(d, TH_TRACE_VERSION + 1), -EINVAL);
+	assert_int_equal(th_trace_chunk_set_version(c, TH_TRACE_VERSION), -EINVAL);
+	assert_int_equal(th_trace_chunk_set_version(d, TH_TRACE_VERSION), 0);
 
 	th_trace_chunk_reset(c);
 	seg_make_open(1, 3, &o);
