@@ -253,8 +253,10 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 	/* Decimal, or hex with 0x; a leading zero is not octal ("010" is ten). */
 	v = strtoull(e->value, &end,
 		e->value[0] == '0' && (e->value[1] == 'x' || e->value[1] == 'X') ? 16 : 10);
-	if (errno != 0 || end == e->value || *end != '\0' || e->value[0] == '-' || v < min ||
-		v > max) {
+	/* strtoull also takes a sign ("-1" as 2^64 - 1, "+5") and white space before the
+	 * digits: a whole number starts with a digit. */
+	if (errno != 0 || end == e->value || *end != '\0' || !isdigit((unsigned char)e->value[0]) ||
+		v < min || v > max) {
 		snprintf(err, err_size,
 			"%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
 			" to %" PRIu64,
@@ -264,6 +266,17 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 	}
 	*out = v;
 	return 0;
+}
+
+/* Whether @p s starts as a decimal number does: a digit or a point, after a minus sign. */
+static bool
+is_decimal(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (*s == '.')
+		s++;
+	return isdigit((unsigned char)*s) && strpbrk(s, "xX") == NULL;
 }
 
 /* Read a number in [min, max] into *out; NULL entry: absent, 0. @p want names it in errors. */
@@ -279,7 +292,10 @@ get_number(const struct th_conf *c, struct entry *e, const char *section, const 
 	e->is_used = true;
 	errno = 0;
 	v = strtod(e->value, &end);
-	if (errno != 0 || end == e->value || *end != '\0' || !(v >= min) || !(v <= max)) {
+	/* strtod also reads "+5", hex ("0x1p4") and "inf": the file's numbers are decimal,
+	 * with a minus sign at most ("-0.5", "1e-3", "1e+3"). */
+	if (errno != 0 || end == e->value || *end != '\0' || !is_decimal(e->value) || !(v >= min) ||
+		!(v <= max)) {
 		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected %s", c->name, e->line,
 			section, section[0] ? "." : "", key,
 			th_conf_printable(e->value, shown, sizeof(shown)), want);

@@ -30,8 +30,9 @@ void th_conf_free(struct th_conf *c);
 const char *th_conf_get(const struct th_conf *c, const char *section, const char *key);
 
 /**
- * Read section.key as an unsigned integer within [min, max] into *out.
- * Absent keys leave *out alone and return 0.
+ * Read section.key as an unsigned integer within [min, max] into *out:
+ * decimal ("010" is ten) or hex with 0x, digits only, no sign ("+5" and
+ * "-1" are refused). Absent keys leave *out alone and return 0.
  * @return 0, or -EINVAL with the reason (file:line) in @p err.
  */
 int th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
@@ -41,7 +42,10 @@ int th_conf_get_u64(const struct th_conf *c, const char *section, const char *ke
 int th_conf_get_seconds(const struct th_conf *c, const char *section, const char *key,
 	uint64_t *out_ns, char *err, size_t err_size);
 
-/** Same for a decimal number (e.g. 0.25, 1e-3) within [min, max]. */
+/**
+ * Same for a decimal number (e.g. 0.25, -1, 1e-3) within [min, max]: a
+ * minus sign at most before it ("+5" is refused), no hex, inf or nan.
+ */
 int th_conf_get_double(const struct th_conf *c, const char *section, const char *key, double min,
 	double max, double *out, char *err, size_t err_size);
 

@@ -76,6 +76,18 @@ expect_error(const char *text, unsigned line, const char *needle)
 		fail_msg("'%s' does not mention '%s'", err, needle);
 }
 
+/* Load @p text; it must load. */
+static void
+expect_no_error(const char *text)
+{
+	char err[512] = "";
+	struct th_sim *s = th_sim_parse(text, "prof.ini", 1, err, sizeof(err));
+
+	if (s == NULL)
+		fail_msg("refused: %s", err);
+	th_sim_free(s);
+}
+
 /* The line number of the first line of F.ini that starts with @p prefix. */
 static unsigned
 line_of(const char *prefix)
@@ -133,6 +145,19 @@ test_bad_number(void **state)
 	free(t);
 	t = edit("has_gpu = yes", "has_gpu = maybe");
 	expect_error(t, line_of("has_gpu"), "yes or no");
+	free(t);
+	/* Numbers are written without a plus sign, decimal (whole numbers may be hex). */
+	t = edit("max_qp = 20000", "max_qp = +20000");
+	expect_error(t, line_of("max_qp"), "limits.max_qp = '+20000': expected a whole number");
+	free(t);
+	t = edit("gbps = 200", "gbps = +200");
+	expect_error(t, line_of("gbps = 200"), "link.gbps = '+200': expected a number");
+	free(t);
+	t = edit("gbps = 200", "gbps = 0xc8");
+	expect_error(t, line_of("gbps = 200"), "link.gbps = '0xc8': expected a number");
+	free(t);
+	t = edit("max_qp = 20000", "max_qp = 0x4e20");
+	expect_no_error(t);
 	free(t);
 }
 

@@ -183,7 +183,11 @@ test_get_u64(void **state)
 				   "junk = 12abc\n"
 				   "none =\n"
 				   "huge = 18446744073709551616\n"
-				   "max = 18446744073709551615\n";
+				   "max = 18446744073709551615\n"
+				   "plus = +5\n"
+				   "plus_hex = +0x10\n"
+				   "hex_plus = 0x+10\n"
+				   "neg_zero = -0\n";
 	char err[256] = "";
 	struct th_conf *c = th_conf_parse(text, "n.ini", err, sizeof(err));
 	uint64_t v;
@@ -223,6 +227,21 @@ test_get_u64(void **state)
 	assert_int_equal(
 		th_conf_get_u64(c, "q", "huge", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "n.ini:8: q.huge"));
+	assert_int_equal(v, 77);
+	/* A whole number is digits: strtoull would read a sign, or a blank, before them. */
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "plus", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "n.ini:10: q.plus = '+5': expected a whole number from 0 to "
+				 "18446744073709551615");
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "plus_hex", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "n.ini:11: q.plus_hex = '+0x10'"));
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "hex_plus", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "n.ini:12: q.hex_plus = '0x+10'"));
+	assert_int_equal(
+		th_conf_get_u64(c, "q", "neg_zero", 0, UINT64_MAX, &v, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "n.ini:13: q.neg_zero = '-0'"));
 	assert_int_equal(v, 77);
 	th_conf_free(c);
 }
@@ -302,6 +321,78 @@ test_get_seconds_exact(void **state)
 		if (got[i] != want[i])
 			fail_msg("'%s' s read as %llu ns, want %llu", values[i],
 				(unsigned long long)got[i], (unsigned long long)want[i]);
+}
+
+/* Decimal numbers as people write them; strtod's other spellings are not one of them. */
+static void
+test_get_double(void **state)
+{
+	static const struct {
+		const char *value;
+		double want;
+	} good[] = {
+		{"0.25", 0.25},
+		{"-1", -1},
+		{"-.5", -0.5},
+		{".5", 0.5},
+		{"5.", 5},
+		{"1e-3", 1e-3},
+		{"1E+2", 100},
+		{"0", 0},
+		{"010", 10},
+	};
+	static const char *const bad[] = {
+		"+5",
+		"+0.5",
+		"0x10",
+		"-0x1p-2",
+		"0X1",
+		"inf",
+		"-inf",
+		"nan",
+		"infinity",
+		"-",
+		".",
+		"+",
+		"1e",
+		"5 5",
+		"e5",
+	};
+	char err[256] = "", text[64];
+	struct th_conf *c;
+	size_t i;
+	double d;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "[s]\nd = %s\n", good[i].value);
+		c = th_conf_parse(text, "d.ini", err, sizeof(err));
+		assert_non_null(c);
+		d = 42;
+		if (th_conf_get_double(c, "s", "d", -1000, 1000, &d, err, sizeof(err)) != 0)
+			fail_msg("'%s' refused: %s", good[i].value, err);
+		assert_true(d == good[i].want);
+		th_conf_free(c);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[128];
+
+		snprintf(text, sizeof(text), "[s]\nd = %s\n", bad[i]);
+		c = th_conf_parse(text, "d.ini", err, sizeof(err));
+		assert_non_null(c);
+		d = 42;
+		if (th_conf_get_double(c, "s", "d", -1e300, 1e300, &d, err, sizeof(err)) == 0)
+			fail_msg("'%s' read as %g", bad[i], d);
+		snprintf(want, sizeof(want),
+			"d.ini:2: s.d = '%s': expected a number from -1e+300 to 1e+300", bad[i]);
+		assert_string_equal(err, want);
+		assert_true(d == 42);
+		/* A time is a decimal number too. */
+		if (th_conf_get_seconds(c, "s", "d", &(uint64_t){0}, err, sizeof(err)) == 0)
+			fail_msg("'%s' read as seconds", bad[i]);
+		assert_non_null(strstr(err, "d.ini:2: s.d"));
+		th_conf_free(c);
+	}
 }
 
 static void
@@ -417,6 +508,7 @@ main(void)
 		cmocka_unit_test(test_get_u64),
 		cmocka_unit_test(test_get_seconds),
 		cmocka_unit_test(test_get_seconds_exact),
+		cmocka_unit_test(test_get_double),
 		cmocka_unit_test(test_unused_key),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_load_file),
