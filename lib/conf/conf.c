@@ -20,13 +20,21 @@ struct entry {
 	bool is_used;  /* asked for by a getter */
 };
 
+/* A [section] header as written. */
+struct header {
+	char *name;    /* section name, trimmed */
+	unsigned line; /* where it is */
+};
+
 struct th_conf {
 	char *name;         /* file name for messages */
 	char *text;         /* owned copy; entries point into it */
 	unsigned count;     /* entries in use */
 	unsigned sec_count; /* distinct sections in sec_first */
+	unsigned hdr_count; /* headers in hdr */
 	struct entry e[CONF_MAX_ENTRIES];
 	unsigned sec_first[CONF_MAX_ENTRIES]; /* each section's first entry, in order */
+	struct header hdr[CONF_MAX_ENTRIES];  /* the headers, in file order */
 };
 
 static char *
@@ -99,6 +107,33 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			}
 			*close = '\0';
 			section = trim(s + 1);
+			if (*section == '\0') {
+				snprintf(err, err_size, "%s:%u: section header without a name",
+					name, lineno);
+				goto invalid;
+			}
+			/* A second header of a section would add to the first one's keys out of
+			 * sight of it (a pasted block, a second [workload]): no format here
+			 * spreads a section over the file. */
+			for (i = 0; i < c->hdr_count; i++) {
+				if (strcmp(c->hdr[i].name, section) == 0) {
+					snprintf(err, err_size,
+						"%s:%u: [%s] already begun on line %u", name,
+						lineno,
+						th_conf_printable(
+							section, sec_shown, sizeof(sec_shown)),
+						c->hdr[i].line);
+					goto invalid;
+				}
+			}
+			if (c->hdr_count == CONF_MAX_ENTRIES) {
+				snprintf(err, err_size, "%s:%u: more than %d sections", name,
+					lineno, CONF_MAX_ENTRIES);
+				goto invalid;
+			}
+			c->hdr[c->hdr_count].name = section;
+			c->hdr[c->hdr_count].line = lineno;
+			c->hdr_count++;
 			continue;
 		}
 		eq = strchr(s, '=');

@@ -71,6 +71,13 @@ else
 	printf '[capture\n' > "$work/header.ini"
 	expect 2 "header.ini:1: section header needs a closing" -- "$th" capture -c "$work/header.ini"
 
+	printf '[decode]\ncalls = 64\n[capture]\nburst = 32\n[decode]\nflows = 64\n' > "$work/twice.ini"
+	expect 2 "twice.ini:5: \\[decode\\] already begun on line 1" -- \
+		"$th" capture -c "$work/twice.ini" -- "${eal[@]}"
+	printf '[capture]\nburst = +32\n' > "$work/plus.ini"
+	expect 2 "plus.ini:2: capture.burst = '\\+32': expected a whole number" -- \
+		"$th" capture -c "$work/plus.ini" -- "${eal[@]}"
+
 	expect 2 'cannot open: No such file' -- "$th" capture -c "$work/absent.ini"
 	expect 2 'wants 1 to' -- "$th" capture --decode-lcores 0 -- "${eal[@]}"
 	expect 2 'stats-interval wants seconds' -- "$th" capture -s inf -- "${eal[@]}"

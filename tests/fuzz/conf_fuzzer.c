@@ -2,7 +2,8 @@
 
 /*
  * The INI parser on arbitrary text, against a second reading of the lines
- * made here: a parse that fails names the file and a line; one that succeeds
+ * made here: a parse that fails names the file and a line; a text with a
+ * section header that repeats or has no name fails; one that succeeds
  * holds exactly the keys the lines set, each with its trimmed value, finds
  * each one where it was set, lists each section that holds a key once, and
  * every typed getter either reads a value or says where and why it did not.
@@ -44,15 +45,20 @@ trimmed(const char *from, const char *to, char *out, size_t size)
 	return true;
 }
 
+/* What scan() says of a text whose parse must fail: a header with no name or a repeated one. */
+#define MUST_REFUSE (-2)
+
 /*
  * The key lines of @p text, or -1 when the text is beyond this check (a line
- * over 1 KiB, more than KEYS_MAX keys, a header the parser must refuse).
+ * over 1 KiB, more than KEYS_MAX keys or headers, a header without its ']'),
+ * or MUST_REFUSE.
  */
 static int
 scan(const char *text, struct key *k)
 {
+	static char headers[KEYS_MAX][256];
 	char section[256] = "", s[1024];
-	unsigned line = 0;
+	unsigned line = 0, n_headers = 0;
 	int n = 0;
 
 	for (const char *p = text;; p++) {
@@ -66,8 +72,15 @@ scan(const char *text, struct key *k)
 		if (s[0] == '[') {
 			char *close = strchr(s, ']');
 
-			if (close == NULL || !trimmed(s + 1, close, section, sizeof(section)))
+			if (close == NULL || !trimmed(s + 1, close, section, sizeof(section)) ||
+				n_headers == KEYS_MAX)
 				return -1;
+			if (section[0] == '\0')
+				return MUST_REFUSE;
+			for (unsigned i = 0; i < n_headers; i++)
+				if (strcmp(headers[i], section) == 0)
+					return MUST_REFUSE;
+			memcpy(headers[n_headers++], section, sizeof(section));
 		} else if (s[0] != '\0' && s[0] != '#' && s[0] != ';' &&
 			   (eq = memchr(p, '=', (size_t)(end - p))) != NULL) {
 			if (n == KEYS_MAX || !trimmed(p, eq, k[n].key, sizeof(k[n].key)) ||
@@ -139,6 +152,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = scan(text, keys);
 	if (c == NULL) {
 		check_error(err);
+	} else if (n == MUST_REFUSE) {
+		abort(); /* a repeated header or one without a name was taken */
 	} else if (n >= 0) {
 		unsigned sections = 0;
 

@@ -59,6 +59,10 @@ expect 2 "sgee.ini:[0-9]+: unknown key 'workload.sgee' \\(\\[workload\\] needs '
 sed 's/^qp_count = .*/qp_count = +5/' "$work/known/F-1.ini" > "$work/plus.ini"
 expect 2 "plus.ini:[0-9]+: workload.qp_count = '\+5': expected a whole number" -- \
 	"$th" search --profile "$prof" --replay "$work/plus.ini"
+# A second [workload] block is not merged into the first: refused at its header.
+{ cat "$work/known/F-1.ini"; printf '[workload]\nmsg = 1024\n'; } > "$work/twice.ini"
+expect 2 'twice.ini:15: \[workload\] already begun on line 2$' -- \
+	"$th" search --profile "$prof" --replay "$work/twice.ini"
 sed 's/^\[workload\]/[work]/' "$work/known/F-1.ini" > "$work/work.ini"
 expect 2 'work.ini: no \[workload\] section \(line [0-9]+ is in \[work\]\)' -- \
 	"$th" search --profile "$prof" --replay "$work/work.ini"

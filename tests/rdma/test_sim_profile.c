@@ -252,6 +252,23 @@ test_missing(void **state)
 	expect_error("[profile]\nname = X\n", 0, "no [link] section");
 }
 
+/* A section written twice is refused at its second header: no block adds to another. */
+static void
+test_repeated_section(void **state)
+{
+	char *t = edit("[noise]", "[link]\nfoo = 1\n[noise]");
+	char want[64];
+
+	(void)state;
+	snprintf(want, sizeof(want), "[link] already begun on line %u", line_of("[link]"));
+	expect_error(t, line_of("[noise]"), want);
+	free(t);
+	t = edit("[known.2]", "[known.1]");
+	snprintf(want, sizeof(want), "[known.1] already begun on line %u", line_of("[known.1]"));
+	expect_error(t, line_of("[known.2]"), want);
+	free(t);
+}
+
 static void
 test_hysteresis(void **state)
 {
@@ -282,6 +299,7 @@ main(void)
 		cmocka_unit_test(test_bad_mfs),
 		cmocka_unit_test(test_bad_trigger),
 		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_repeated_section),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_load_path),
 	};

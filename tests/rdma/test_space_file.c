@@ -261,6 +261,10 @@ test_malformed_files(void **state)
 		{3, "", "w.ini: [workload] needs 'mem'"},
 		{14, "", "w.ini: [workload] needs 'msg'"},
 		{2, "[workload2]", "w.ini: no [workload] section (line 3 is in [workload2])"},
+		/* A second block is refused at its header, whether or not its keys clash. */
+		{8, "wqe_batch = 64\n[workload]", "w.ini:9: [workload] already begun on line 2"},
+		{14, "msg = 512\n[workload]\nmsg = 1024",
+			"w.ini:15: [workload] already begun on line 2"},
 		{9, "sgee = 2", "w.ini:9: unknown key 'workload.sgee' ([workload] needs 'sge')"},
 		{9, "sge 2", "w.ini:9: expected 'key = value'"},
 	};

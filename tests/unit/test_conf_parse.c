@@ -79,7 +79,6 @@ test_duplicate_rejected(void **state)
 				   "\n"
 				   "[output]\n"
 				   "port = 2\n"
-				   "[capture]\n"
 				   "  port = 3\n";
 	char err[256] = "";
 
@@ -87,7 +86,51 @@ test_duplicate_rejected(void **state)
 	errno = 0;
 	assert_null(th_conf_parse(text, "dup.ini", err, sizeof(err)));
 	assert_int_equal(errno, EINVAL);
-	assert_string_equal(err, "dup.ini:7: capture.port already set on line 2");
+	assert_string_equal(err, "dup.ini:6: output.port already set on line 5");
+	assert_null(th_conf_parse("a = 1\na = 2\n", "dup.ini", err, sizeof(err)));
+	assert_string_equal(err, "dup.ini:2: a already set on line 1");
+}
+
+/*
+ * A section is one block: a second header of it (a pasted block, a second
+ * [workload]) would add keys to the first out of its sight, so it is refused
+ * at the second header, naming the first, whether or not keys clash.
+ */
+static void
+test_section_repeated(void **state)
+{
+	static const char text[] = "# two blocks\n"
+				   "[workload]\n"
+				   "mem = local\n"
+				   "[other]\n"
+				   "x = 1\n"
+				   "[workload]\n"
+				   "mtu = 1024\n";
+	char err[256] = "";
+	struct th_conf *c;
+
+	(void)state;
+	errno = 0;
+	assert_null(th_conf_parse(text, "w.ini", err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err, "w.ini:6: [workload] already begun on line 2");
+	/* The same key twice is caught at the header already. */
+	assert_null(th_conf_parse(
+		"[capture]\nport = 1\n[capture]\nport = 3\n", "dup.ini", err, sizeof(err)));
+	assert_string_equal(err, "dup.ini:3: [capture] already begun on line 1");
+	/* Headers without keys, and names spelled with other blanks, are the same header. */
+	assert_null(th_conf_parse("[a]\n\n[ a\t]\n", "e.ini", err, sizeof(err)));
+	assert_string_equal(err, "e.ini:3: [a] already begun on line 1");
+	/* Names are case-sensitive, as keys are: [A] is another section. */
+	c = th_conf_parse("[a]\nx = 1\n[A]\nx = 2\n", "e.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(th_conf_get(c, "A", "x"), "2");
+	th_conf_free(c);
+	/* A header needs a name. */
+	assert_null(th_conf_parse("x = 1\n[]\ny = 2\n", "e.ini", err, sizeof(err)));
+	assert_string_equal(err, "e.ini:2: section header without a name");
+	assert_null(th_conf_parse("[ \t ]\n", "e.ini", err, sizeof(err)));
+	assert_string_equal(err, "e.ini:1: section header without a name");
 }
 
 /* A comment after a value would become part of it (a path, a name): refused. */
@@ -501,6 +544,7 @@ main(void)
 		cmocka_unit_test(test_sections_and_comments),
 		cmocka_unit_test(test_whitespace_trimmed),
 		cmocka_unit_test(test_duplicate_rejected),
+		cmocka_unit_test(test_section_repeated),
 		cmocka_unit_test(test_inline_comment_rejected),
 		cmocka_unit_test(test_missing_equals),
 		cmocka_unit_test(test_missing_key),
