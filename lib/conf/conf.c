@@ -24,17 +24,17 @@ struct entry {
 struct header {
 	char *name;    /* section name, trimmed */
 	unsigned line; /* where it is */
+	bool is_asked; /* a getter asked for a key of the section, there or not */
 };
 
 struct th_conf {
 	char *name;         /* file name for messages */
 	char *text;         /* owned copy; entries point into it */
 	unsigned count;     /* entries in use */
-	unsigned sec_count; /* distinct sections in sec_first */
 	unsigned hdr_count; /* headers in hdr */
+	bool has_top;       /* keys come before the first header (section "") */
 	struct entry e[CONF_MAX_ENTRIES];
-	unsigned sec_first[CONF_MAX_ENTRIES]; /* each section's first entry, in order */
-	struct header hdr[CONF_MAX_ENTRIES];  /* the headers, in file order */
+	struct header hdr[CONF_MAX_ENTRIES]; /* the headers, in file order, each name once */
 };
 
 static char *
@@ -88,7 +88,6 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 	}
 	for (line = c->text; line != NULL; line = next) {
 		char *eq, *s, *key;
-		bool is_new_section = true;
 
 		lineno++;
 		next = strchr(line, '\n');
@@ -153,7 +152,6 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 		for (i = 0; i < c->count; i++) {
 			if (strcmp(c->e[i].section, section) != 0)
 				continue;
-			is_new_section = false;
 			if (strcmp(c->e[i].key, key) == 0) {
 				snprintf(err, err_size, "%s:%u: %s%s%s already set on line %u",
 					name, lineno,
@@ -169,9 +167,8 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 				CONF_MAX_ENTRIES);
 			goto invalid;
 		}
-		/* th_conf_section() counts sections that hold a key, headers alone do not. */
-		if (is_new_section)
-			c->sec_first[c->sec_count++] = c->count;
+		if (c->hdr_count == 0)
+			c->has_top = true;
 		c->e[c->count].section = section;
 		c->e[c->count].key = key;
 		c->e[c->count].value = trim(eq + 1);
@@ -262,10 +259,39 @@ find(const struct th_conf *c, const char *section, const char *key)
 	return NULL;
 }
 
+/* The header of @p section, or NULL (no such header, or the keys before any). */
+static struct header *
+header_of(const struct th_conf *c, const char *section)
+{
+	unsigned i;
+
+	for (i = 0; i < c->hdr_count; i++)
+		if (strcmp(c->hdr[i].name, section) == 0)
+			return (struct header *)&c->hdr[i];
+	return NULL;
+}
+
+/*
+ * find() for a getter: the section is one the program reads, whether or not
+ * the key is there, so th_conf_check_unused() does not call it unknown.
+ */
+static struct entry *
+lookup(const struct th_conf *c, const char *section, const char *key)
+{
+	struct header *h;
+
+	if (c == NULL)
+		return NULL;
+	h = header_of(c, section);
+	if (h != NULL)
+		h->is_asked = true;
+	return find(c, section, key);
+}
+
 const char *
 th_conf_get(const struct th_conf *c, const char *section, const char *key)
 {
-	struct entry *e = c != NULL ? find(c, section, key) : NULL;
+	struct entry *e = lookup(c, section, key);
 
 	if (e == NULL)
 		return NULL;
@@ -277,7 +303,7 @@ int
 th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
 	uint64_t max, uint64_t *out, char *err, size_t err_size)
 {
-	struct entry *e = c != NULL ? find(c, section, key) : NULL;
+	struct entry *e = lookup(c, section, key);
 	unsigned long long v;
 	char *end, shown[64];
 
@@ -345,7 +371,7 @@ th_conf_get_seconds(const struct th_conf *c, const char *section, const char *ke
 	char *err, size_t err_size)
 {
 	double v;
-	int rc = get_number(c, c != NULL ? find(c, section, key) : NULL, section, key, 0, 1e9,
+	int rc = get_number(c, lookup(c, section, key), section, key, 0, 1e9,
 		"seconds from 0 to 1e9 (e.g. 0.5, 30)", &v, err, err_size);
 
 	if (rc > 0 && v > 0 && v < 1e-9) /* would round to 0, which means something else */
@@ -364,8 +390,8 @@ th_conf_get_double(const struct th_conf *c, const char *section, const char *key
 	int rc;
 
 	snprintf(want, sizeof(want), "a number from %g to %g", min, max);
-	rc = get_number(c, c != NULL ? find(c, section, key) : NULL, section, key, min, max, want,
-		out, err, err_size);
+	rc = get_number(
+		c, lookup(c, section, key), section, key, min, max, want, out, err, err_size);
 	return rc < 0 ? rc : 0;
 }
 
@@ -382,7 +408,12 @@ th_conf_where(const struct th_conf *c, const char *section, const char *key, cha
 const char *
 th_conf_section(const struct th_conf *c, unsigned n)
 {
-	return c != NULL && n < c->sec_count ? c->e[c->sec_first[n]].section : NULL;
+	/* Keys before the first header come first; each header names its section once. */
+	if (c == NULL)
+		return NULL;
+	if (c->has_top && n-- == 0)
+		return "";
+	return n < c->hdr_count ? c->hdr[n].name : NULL;
 }
 
 /* Edits (insert, delete, replace) from @p a to @p b, both under 64 bytes; else 99. */
@@ -417,7 +448,8 @@ th_conf_missing(const struct th_conf *c, const char *section, const char *key, c
 	char *err, size_t err_size)
 {
 	const struct entry *near = NULL, *other = NULL;
-	bool has_section = false;
+	const struct header *hdr = c != NULL ? header_of(c, section) : NULL;
+	bool has_section = hdr != NULL;
 	char a[64], b[64];
 	/* A typo: one edit in a short key, two from six letters on. */
 	unsigned i, best = strlen(key) >= 6 ? 3 : 2;
@@ -447,6 +479,9 @@ th_conf_missing(const struct th_conf *c, const char *section, const char *key, c
 			section, other->line, th_conf_printable(other->section, b, sizeof(b)));
 	else if (!has_section)
 		snprintf(err, err_size, "%s: no [%s] section", c != NULL ? c->name : "?", section);
+	else if (hdr != NULL) /* the block that lacks it */
+		snprintf(err, err_size, "%s:%u: [%s] needs '%s' %s", c->name, hdr->line, section,
+			key, why);
 	else
 		snprintf(err, err_size, "%s: [%s] needs '%s' %s", c->name, section, key, why);
 	return -EINVAL;
@@ -455,19 +490,32 @@ th_conf_missing(const struct th_conf *c, const char *section, const char *key, c
 int
 th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
 {
+	const struct entry *e = NULL;
+	const struct header *h = NULL;
+	char sec[64], key[64];
 	unsigned i;
 
 	if (c == NULL)
 		return 0;
-	for (i = 0; i < c->count; i++)
-		if (!c->e[i].is_used) {
-			char sec[64], key[64];
-
-			snprintf(err, err_size, "%s:%u: unknown key '%s%s%s'", c->name,
-				c->e[i].line, th_conf_printable(c->e[i].section, sec, sizeof(sec)),
-				c->e[i].section[0] ? "." : "",
-				th_conf_printable(c->e[i].key, key, sizeof(key)));
-			return -EINVAL;
-		}
+	for (i = 0; i < c->count && e == NULL; i++)
+		if (!c->e[i].is_used)
+			e = &c->e[i];
+	/* A section no getter asked about is not one of the file's, with keys or without:
+	 * said once at its header rather than at each of its keys. */
+	for (i = 0; i < c->hdr_count && h == NULL; i++)
+		if (!c->hdr[i].is_asked)
+			h = &c->hdr[i];
+	/* The first in the file. */
+	if (h != NULL && (e == NULL || h->line < e->line)) {
+		snprintf(err, err_size, "%s:%u: unknown section [%s]", c->name, h->line,
+			th_conf_printable(h->name, sec, sizeof(sec)));
+		return -EINVAL;
+	}
+	if (e != NULL) {
+		snprintf(err, err_size, "%s:%u: unknown key '%s%s%s'", c->name, e->line,
+			th_conf_printable(e->section, sec, sizeof(sec)), e->section[0] ? "." : "",
+			th_conf_printable(e->key, key, sizeof(key)));
+		return -EINVAL;
+	}
 	return 0;
 }

@@ -61,8 +61,9 @@ int th_conf_where(const struct th_conf *c, const char *section, const char *key,
 	size_t size);
 
 /**
- * The @p n-th distinct section name, in order of first appearance ("" for
- * keys before any header), or NULL past the last.
+ * The @p n-th section name, in file order: "" first when keys come before
+ * any header, then every header's, with keys or without. NULL past the last.
+ * Listing a section is not reading it (th_conf_check_unused()).
  */
 const char *th_conf_section(const struct th_conf *c, unsigned n);
 
@@ -73,7 +74,8 @@ const char *th_conf_section(const struct th_conf *c, unsigned n);
 const char *th_conf_printable(const char *s, char *buf, size_t size);
 
 /**
- * Say that section.key is absent, as "file: [section] needs 'key' @p why".
+ * Say that section.key is absent, as "file:line: [section] needs 'key'
+ * @p why" at the section's header ("file: ..." for keys before any header).
  * When the likely reason is in the file, point at its line instead: a key
  * of that section no getter asked for, spelled within an edit of @p key
  * (two from six letters on: "file:line: unknown key 'section.kye'
@@ -84,9 +86,11 @@ int th_conf_missing(const struct th_conf *c, const char *section, const char *ke
 	char *err, size_t err_size);
 
 /**
- * Report keys that no th_conf_get* call asked for (typos): the first one
- * goes to @p err as "file:line: unknown key 'section.key'".
- * @return 0 when every key was used, -EINVAL otherwise.
+ * Report what no th_conf_get* call asked for (typos), the first in the file
+ * to @p err: a section none asked any key of, with keys or without, as
+ * "file:line: unknown section [name]" at its header; else a key, as
+ * "file:line: unknown key 'section.key'".
+ * @return 0 when every section and key was used, -EINVAL otherwise.
  */
 int th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size);
 

@@ -74,6 +74,9 @@ else
 	printf '[decode]\ncalls = 64\n[capture]\nburst = 32\n[decode]\nflows = 64\n' > "$work/twice.ini"
 	expect 2 "twice.ini:5: \\[decode\\] already begun on line 1" -- \
 		"$th" capture -c "$work/twice.ini" -- "${eal[@]}"
+	printf '[capture]\nburst = 32\n\n[sesion]\n' > "$work/empty.ini"
+	expect 2 "empty.ini:4: unknown section \\[sesion\\] \\(see README, Configuration\\)" -- \
+		"$th" capture -c "$work/empty.ini" -- "${eal[@]}"
 	printf '[capture]\nburst = +32\n' > "$work/plus.ini"
 	expect 2 "plus.ini:2: capture.burst = '\\+32': expected a whole number" -- \
 		"$th" capture -c "$work/plus.ini" -- "${eal[@]}"

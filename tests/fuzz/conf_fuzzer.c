@@ -5,8 +5,10 @@
  * made here: a parse that fails names the file and a line; a text with a
  * section header that repeats or has no name fails; one that succeeds
  * holds exactly the keys the lines set, each with its trimmed value, finds
- * each one where it was set, lists each section that holds a key once, and
- * every typed getter either reads a value or says where and why it did not.
+ * each one where it was set, lists "" (keys before any header) and then
+ * every header's section in file order, calls the first header whose
+ * section no getter asked about unknown, and every typed getter either
+ * reads a value or says where and why it did not.
  */
 
 #include <ctype.h>
@@ -29,6 +31,15 @@ struct key {
 	char value[512];
 	unsigned line;
 };
+
+/* The headers of the text scanned last, and whether keys come before the first. */
+static struct {
+	char name[256];
+	unsigned line;
+	bool has_keys;
+} headers[KEYS_MAX];
+static unsigned n_headers;
+static bool has_top;
 
 /* [from, to) without white space at either end, as a string in @p out. */
 static bool
@@ -56,11 +67,12 @@ trimmed(const char *from, const char *to, char *out, size_t size)
 static int
 scan(const char *text, struct key *k)
 {
-	static char headers[KEYS_MAX][256];
 	char section[256] = "", s[1024];
-	unsigned line = 0, n_headers = 0;
+	unsigned line = 0;
 	int n = 0;
 
+	n_headers = 0;
+	has_top = false;
 	for (const char *p = text;; p++) {
 		const char *end = strchr(p, '\n'), *eq;
 
@@ -78,9 +90,11 @@ scan(const char *text, struct key *k)
 			if (section[0] == '\0')
 				return MUST_REFUSE;
 			for (unsigned i = 0; i < n_headers; i++)
-				if (strcmp(headers[i], section) == 0)
+				if (strcmp(headers[i].name, section) == 0)
 					return MUST_REFUSE;
-			memcpy(headers[n_headers++], section, sizeof(section));
+			memcpy(headers[n_headers].name, section, sizeof(section));
+			headers[n_headers].line = line;
+			headers[n_headers++].has_keys = false;
 		} else if (s[0] != '\0' && s[0] != '#' && s[0] != ';' &&
 			   (eq = memchr(p, '=', (size_t)(end - p))) != NULL) {
 			if (n == KEYS_MAX || !trimmed(p, eq, k[n].key, sizeof(k[n].key)) ||
@@ -89,6 +103,10 @@ scan(const char *text, struct key *k)
 			memcpy(k[n].section, section, sizeof(section));
 			k[n].line = line;
 			n++;
+			if (n_headers == 0)
+				has_top = true;
+			else
+				headers[n_headers - 1].has_keys = true;
 		}
 		if (*end == '\0')
 			return n;
@@ -155,29 +173,40 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (n == MUST_REFUSE) {
 		abort(); /* a repeated header or one without a name was taken */
 	} else if (n >= 0) {
-		unsigned sections = 0;
+		unsigned top = has_top ? 1 : 0;
+		const char *s;
 
+		/* "" first when keys come before any header, then each header, in order. */
+		if (has_top && ((s = th_conf_section(c, 0)) == NULL || s[0] != '\0'))
+			abort();
+		for (unsigned i = 0; i < n_headers; i++)
+			if ((s = th_conf_section(c, top + i)) == NULL ||
+				strcmp(s, headers[i].name) != 0)
+				abort();
+		if (th_conf_section(c, top + n_headers) != NULL)
+			abort();
 		for (int i = 0; i < n; i++) {
 			const char *v = th_conf_get(c, keys[i].section, keys[i].key);
-			bool is_first = true;
 
 			if (v == NULL || strcmp(v, keys[i].value) != 0)
 				abort();
-			for (int j = 0; j < i; j++)
-				if (strcmp(keys[j].section, keys[i].section) == 0)
-					is_first = false;
-			if (is_first) {
-				const char *s = th_conf_section(c, sections++);
-
-				if (s == NULL || strcmp(s, keys[i].section) != 0)
-					abort();
-			}
 			check_getters(c, &keys[i]);
 		}
-		if (th_conf_section(c, sections) != NULL)
-			abort();
+		/* Every key was asked for: what is left is a header without keys, at its line. */
+		for (unsigned i = 0; i < n_headers; i++) {
+			char want[64];
+
+			if (headers[i].has_keys)
+				continue;
+			snprintf(
+				want, sizeof(want), NAME ":%u: unknown section [", headers[i].line);
+			if (th_conf_check_unused(c, err, sizeof(err)) == 0 ||
+				strncmp(err, want, strlen(want)) != 0)
+				abort();
+			(void)th_conf_get(c, headers[i].name, "absent");
+		}
 		if (th_conf_check_unused(c, err, sizeof(err)) != 0)
-			abort(); /* every key was asked for */
+			abort();
 		if (th_conf_get(c, "no such section", "no such key") != NULL)
 			abort();
 	}

@@ -63,6 +63,10 @@ expect 2 "plus.ini:[0-9]+: workload.qp_count = '\+5': expected a whole number" -
 { cat "$work/known/F-1.ini"; printf '[workload]\nmsg = 1024\n'; } > "$work/twice.ini"
 expect 2 'twice.ini:15: \[workload\] already begun on line 2$' -- \
 	"$th" search --profile "$prof" --replay "$work/twice.ini"
+# Any other section, even an empty one, is not the workload's: named at its header.
+{ cat "$work/known/F-1.ini"; printf '[known.abc]\n'; } > "$work/other.ini"
+expect 2 'other.ini:15: unknown section \[known.abc\]' -- \
+	"$th" search --profile "$prof" --replay "$work/other.ini"
 sed 's/^\[workload\]/[work]/' "$work/known/F-1.ini" > "$work/work.ini"
 expect 2 'work.ini: no \[workload\] section \(line [0-9]+ is in \[work\]\)' -- \
 	"$th" search --profile "$prof" --replay "$work/work.ini"

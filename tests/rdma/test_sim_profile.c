@@ -176,8 +176,16 @@ test_unknown_key(void **state)
 	t = edit("[cost]", "[cots]");
 	expect_error(t, 0, "cost");
 	free(t);
+	/* A section no profile has is named at its header, with keys or without. */
 	t = edit("[noise]", "[extra]\nfoo = 1\n[noise]");
-	expect_error(t, line_of("[noise]") + 1, "unknown key 'extra.foo'");
+	expect_error(t, line_of("[noise]"), "unknown section [extra]");
+	free(t);
+	t = edit("[noise]", "[extra]\n[noise]");
+	expect_error(t, line_of("[noise]"), "unknown section [extra]");
+	free(t);
+	/* An empty quirk is a quirk without its keys, said at its header. */
+	t = edit("[noise]", "[quirk.empty]\n[noise]");
+	expect_error(t, line_of("[noise]"), "[quirk.empty] needs 'when'");
 	free(t);
 	/* A count with a fraction is not cut to its whole part. */
 	t = edit("gen = 4", "gen = 3.5");

@@ -223,6 +223,40 @@ test_unknown_key_in_file(void **state)
 	unlink(path);
 }
 
+/*
+ * A workload file is its [workload] section: any other section is named at
+ * its header, with keys or without, where it used to pass unseen when empty.
+ */
+static void
+test_other_section_in_file(void **state)
+{
+	static const char *const extra[] = {
+		"[known.abc]\n", "\n[notes]\n# why\n", "[extra]\nmem = gpu\n"};
+	char path[] = "/tmp/th_wl_XXXXXX", err[256] = "";
+	struct th_wl wl;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+		int fd = mkstemp(path);
+		FILE *f;
+
+		assert_true(fd >= 0);
+		f = fdopen(fd, "w");
+		assert_non_null(f);
+		fprintf(f, "%s%s", good_text, extra[i]);
+		fclose(f);
+		err[0] = '\0';
+		assert_int_equal(th_wl_load(path, NULL, &wl, err, sizeof(err)), -EINVAL);
+		if (strstr(err, i == 1 ? ":16: unknown section [notes]"
+				       : ":15: unknown section [") == NULL)
+			fail_msg("'%s' does not name the section's line", err);
+		assert_non_null(strstr(err, path));
+		unlink(path);
+		strcpy(path, "/tmp/th_wl_XXXXXX");
+	}
+}
+
 static void
 test_malformed_files(void **state)
 {
@@ -258,8 +292,8 @@ test_malformed_files(void **state)
 		/* Combinations no device runs, at the line of the feature at fault. */
 		{4, "qp_type = UD", "w.ini:5: opcode=WRITE: UD QPs carry SEND only"},
 		{5, "opcode = READ", "w.ini:5: opcode=READ: READ needs an RC QP"},
-		{3, "", "w.ini: [workload] needs 'mem'"},
-		{14, "", "w.ini: [workload] needs 'msg'"},
+		{3, "", "w.ini:2: [workload] needs 'mem'"},
+		{14, "", "w.ini:2: [workload] needs 'msg'"},
 		{2, "[workload2]", "w.ini: no [workload] section (line 3 is in [workload2])"},
 		/* A second block is refused at its header, whether or not its keys clash. */
 		{8, "wqe_batch = 64\n[workload]", "w.ini:9: [workload] already begun on line 2"},
@@ -305,6 +339,7 @@ main(void)
 		cmocka_unit_test(test_write_read_round_trip),
 		cmocka_unit_test(test_line_round_trip),
 		cmocka_unit_test(test_unknown_key_in_file),
+		cmocka_unit_test(test_other_section_in_file),
 		cmocka_unit_test(test_malformed_files),
 		cmocka_unit_test(test_ud_message_over_mtu),
 	};

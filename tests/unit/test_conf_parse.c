@@ -154,6 +154,9 @@ test_inline_comment_rejected(void **state)
 	c = th_conf_parse("[cap\x1b[31mture]\n\x1b[31mmbufs = 5\n", "c.ini", err, sizeof(err));
 	assert_non_null(c);
 	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "c.ini:1: unknown section [cap?[31mture]");
+	assert_null(th_conf_get(c, "cap\x1b[31mture", "mbufs"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "c.ini:2: unknown key 'cap?[31mture.?[31mmbufs'");
 	th_conf_free(c);
 	/* '#' and ';' inside a value, not after a blank, stay. */
@@ -194,10 +197,23 @@ test_missing_key(void **state)
 	assert_string_equal(err, "w.ini:4: unknown key 'w.qp_cuont' ([w] needs 'qp_count')");
 	/* Two edits from a three-letter key is another key, not a typo; nor one in use. */
 	assert_string_equal(th_conf_get(c, "w", "sgee"), "4");
+	/* Otherwise the section lacks it: said at its header. */
 	th_conf_missing(c, "w", "sge", "(why)", err, sizeof(err));
-	assert_string_equal(err, "w.ini: [w] needs 'sge' (why)");
+	assert_string_equal(err, "w.ini:1: [w] needs 'sge' (why)");
 	th_conf_missing(c, "x", "sge", "(why)", err, sizeof(err));
 	assert_string_equal(err, "w.ini: no [x] section (line 3 is in [w])");
+	th_conf_free(c);
+	/* A header without keys is a section that lacks the key, not a missing section. */
+	c = th_conf_parse("[w]\nmsg = 8\n\n[x]\n", "w.ini", err, sizeof(err));
+	assert_non_null(c);
+	th_conf_missing(c, "x", "sge", "(why)", err, sizeof(err));
+	assert_string_equal(err, "w.ini:4: [x] needs 'sge' (why)");
+	th_conf_free(c);
+	/* Keys before any header have no header line to show. */
+	c = th_conf_parse("msg = 8\n", "w.ini", err, sizeof(err));
+	assert_non_null(c);
+	th_conf_missing(c, "", "sge", "(why)", err, sizeof(err));
+	assert_string_equal(err, "w.ini: [] needs 'sge' (why)");
 	th_conf_free(c);
 }
 
@@ -467,6 +483,64 @@ test_unused_key(void **state)
 	th_conf_free(c);
 }
 
+/*
+ * A section the program never reads is named once, at its header, keys or
+ * not: an empty [extra] would otherwise pass unseen. A section read for one
+ * key it lacks is known; its other keys are unknown keys.
+ */
+static void
+test_unknown_section(void **state)
+{
+	static const char text[] = "top = 1\n"
+				   "[capture]\n"
+				   "port = 0\n"
+				   "[known.abc]\n"
+				   "\n"
+				   "[output]\n"
+				   "file = x\n"
+				   "[probe]\n";
+	char err[256] = "";
+	struct th_conf *c = th_conf_parse(text, "sec.ini", err, sizeof(err));
+	uint64_t v;
+	double d;
+
+	(void)state;
+	assert_non_null(c);
+	/* Sections in file order, those without keys too. */
+	assert_string_equal(th_conf_section(c, 0), "");
+	assert_string_equal(th_conf_section(c, 1), "capture");
+	assert_string_equal(th_conf_section(c, 2), "known.abc");
+	assert_string_equal(th_conf_section(c, 3), "output");
+	assert_string_equal(th_conf_section(c, 4), "probe");
+	assert_null(th_conf_section(c, 5));
+	assert_non_null(th_conf_get(c, "", "top"));
+	assert_int_equal(th_conf_get_u64(c, "capture", "port", 0, 10, &v, err, sizeof(err)), 0);
+	/* Listing the sections reads none of them. */
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "sec.ini:4: unknown section [known.abc]");
+	/* Asking for a key it lacks makes a section known, even an empty one. */
+	assert_null(th_conf_get(c, "known.abc", "note"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "sec.ini:6: unknown section [output]");
+	assert_int_equal(th_conf_get_seconds(c, "output", "every", &v, err, sizeof(err)), 0);
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "sec.ini:7: unknown key 'output.file'");
+	assert_non_null(th_conf_get(c, "output", "file"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "sec.ini:8: unknown section [probe]");
+	assert_int_equal(th_conf_get_double(c, "probe", "rate", 0, 1, &d, err, sizeof(err)), 0);
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), 0);
+	th_conf_free(c);
+
+	/* The first in the file: an unknown key before an unknown section. */
+	c = th_conf_parse("[a]\nx = 1\ny = 2\n[b]\n", "sec.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_non_null(th_conf_get(c, "a", "x"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "sec.ini:3: unknown key 'a.y'");
+	th_conf_free(c);
+}
+
 static void
 test_load_missing_file(void **state)
 {
@@ -554,6 +628,7 @@ main(void)
 		cmocka_unit_test(test_get_seconds_exact),
 		cmocka_unit_test(test_get_double),
 		cmocka_unit_test(test_unused_key),
+		cmocka_unit_test(test_unknown_section),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_nul_bytes),
