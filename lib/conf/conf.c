@@ -398,11 +398,14 @@ th_conf_get_double(const struct th_conf *c, const char *section, const char *key
 int
 th_conf_where(const struct th_conf *c, const char *section, const char *key, char *buf, size_t size)
 {
-	const struct entry *e = c != NULL ? find(c, section, key) : NULL;
+	const struct entry *e = c != NULL && key != NULL ? find(c, section, key) : NULL;
+	const struct header *h = c != NULL && key == NULL ? header_of(c, section) : NULL;
 
-	if (e == NULL)
-		return snprintf(buf, size, "%s", c != NULL ? c->name : "?");
-	return snprintf(buf, size, "%s:%u", c->name, e->line);
+	if (e != NULL)
+		return snprintf(buf, size, "%s:%u", c->name, e->line);
+	if (h != NULL)
+		return snprintf(buf, size, "%s:%u", c->name, h->line);
+	return snprintf(buf, size, "%s", c != NULL ? c->name : "?");
 }
 
 const char *

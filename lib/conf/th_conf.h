@@ -55,6 +55,8 @@ int th_conf_get_double(const struct th_conf *c, const char *section, const char 
 /**
  * Write "file:line" of section.key (just "file" when it is absent) to
  * @p buf, for messages about values that parse but do not fit together.
+ * @p key NULL: the line of the section's header, for what is wrong with
+ * the section itself (its name).
  * @return what snprintf returns.
  */
 int th_conf_where(const struct th_conf *c, const char *section, const char *key, char *buf,

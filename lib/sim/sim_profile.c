@@ -292,12 +292,21 @@ parse_known(
 {
 	struct th_sim_known *k = &s->known[s->known_count];
 	const char *num = section + strlen("known."), *note;
-	char where[256];
+	char where[256], shown[64];
 
-	th_conf_where(c, section, "conditions", where, sizeof(where));
-	if (*num == '\0' || strlen(s->name) + 1 + strlen(num) >= sizeof(k->id)) {
-		snprintf(err, err_size, "%s: [%s]: expected [known.N] with a short N", where,
-			section);
+	/*
+	 * N is the anomaly's number in the paper's Table 2, and the id ("F#3") is how a
+	 * search's results, --known's file names (F-3.ini) and the tests name it: a word
+	 * there is not one of those, and "03" would be a second id for anomaly 3.
+	 */
+	th_conf_where(c, section, NULL, where, sizeof(where));
+	if (strspn(num, "0123456789") != strlen(num) || num[0] < '1' || num[0] > '9' ||
+		strlen(s->name) + 1 + strlen(num) >= sizeof(k->id)) {
+		snprintf(err, err_size,
+			"%s: [%s]: expected [known.N], N the anomaly's number (1, 2, ...), at "
+			"most %zu digits",
+			where, th_conf_printable(section, shown, sizeof(shown)),
+			sizeof(k->id) - 2 - strlen(s->name));
 		return -EINVAL;
 	}
 	{
@@ -343,7 +352,7 @@ read_sections(const struct th_conf *c, struct th_sim *s, char *err, size_t err_s
 		if (strncmp(sec, "quirk.", 6) == 0) {
 			if (s->quirk_count == SIM_QUIRKS_MAX || strlen(sec + 6) == 0 ||
 				strlen(sec + 6) >= SIM_NAME_MAX) {
-				th_conf_where(c, sec, "when", where, sizeof(where));
+				th_conf_where(c, sec, NULL, where, sizeof(where));
 				snprintf(err, err_size,
 					"%s: [%s]: quirk names are 1 to %d characters, at most %d "
 					"quirks",

@@ -97,6 +97,10 @@ expect 2 'badprof.ini:[0-9]+' -- "$th" search --profile "$work/badprof.ini" --ho
 sed 's/^gbps/gbpz/' "$prof" > "$work/gbpz.ini"
 expect 2 "gbpz.ini:[0-9]+: unknown key 'link.gbpz'" -- "$th" search --profile "$work/gbpz.ini" \
 	--hours 0.1
+# [known.N] is the paper's anomaly N (F#N): a word is no such number, refused at its header.
+sed 's/^\[known\.2\]/[known.abc]/' "$prof" > "$work/known_abc.ini"
+expect 2 'known_abc.ini:[0-9]+: \[known.abc\]: expected \[known.N\]' -- \
+	"$th" search --profile "$work/known_abc.ini" --hours 0.1
 sed 's/^setup_s = .*/setup_s = 99/' "$prof" > "$work/setup.ini"
 expect 2 'setup.ini:[0-9]+: need setup_s <= base_s' -- "$th" search --profile "$work/setup.ini" \
 	--hours 0.1

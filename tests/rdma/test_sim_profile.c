@@ -277,6 +277,54 @@ test_repeated_section(void **state)
 	free(t);
 }
 
+/*
+ * [known.N] is the paper's anomaly N: its id F#N names it in results, in
+ * --known's file names and in tests. Anything but a number is refused at the
+ * header, where it used to become an id like F#abc; a quirk's NAME is free.
+ */
+static void
+test_known_names(void **state)
+{
+	static const char *const bad[] = {
+		"[known.abc]",
+		"[known.03]",
+		"[known.0]",
+		"[known.]",
+		"[known.1a]",
+		"[known.-1]",
+		"[known.+1]",
+		"[known. 1]",
+		"[known.1 2]",
+		"[known.12345678901234]",
+	};
+	unsigned line = line_of("[known.2]");
+	char *t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t = edit("[known.2]", bad[i]);
+		expect_error(t, line, "expected [known.N], N the anomaly's number (1, 2, ...)");
+		free(t);
+	}
+	/* Without keys too: the name is what is wrong. */
+	t = edit("[noise]", "[known.abc]\n[noise]");
+	expect_error(t, line_of("[noise]"), "[known.abc]: expected [known.N]");
+	free(t);
+	/* The longest number that fits F's ids, and a number no row of the paper has. */
+	t = edit("[known.2]", "[known.1234567890123]");
+	expect_no_error(t);
+	free(t);
+	t = edit("[known.2]", "[known.99]");
+	expect_no_error(t);
+	free(t);
+	t = edit("[quirk.ud_sq_refetch]", "[quirk.any name-at_all.7]");
+	expect_no_error(t);
+	free(t);
+	t = edit("[quirk.ud_sq_refetch]", "[quirk.]");
+	expect_error(t, line_of("[quirk.ud_sq_refetch]"), "quirk names are 1 to");
+	free(t);
+}
+
 static void
 test_hysteresis(void **state)
 {
@@ -308,6 +356,7 @@ main(void)
 		cmocka_unit_test(test_bad_trigger),
 		cmocka_unit_test(test_missing),
 		cmocka_unit_test(test_repeated_section),
+		cmocka_unit_test(test_known_names),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_load_path),
 	};

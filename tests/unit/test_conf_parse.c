@@ -513,6 +513,13 @@ test_unknown_section(void **state)
 	assert_string_equal(th_conf_section(c, 3), "output");
 	assert_string_equal(th_conf_section(c, 4), "probe");
 	assert_null(th_conf_section(c, 5));
+	/* A section's own line is its header's; keys before any header have none. */
+	th_conf_where(c, "output", NULL, err, sizeof(err));
+	assert_string_equal(err, "sec.ini:6");
+	th_conf_where(c, "nosuch", NULL, err, sizeof(err));
+	assert_string_equal(err, "sec.ini");
+	th_conf_where(c, "", NULL, err, sizeof(err));
+	assert_string_equal(err, "sec.ini");
 	assert_non_null(th_conf_get(c, "", "top"));
 	assert_int_equal(th_conf_get_u64(c, "capture", "port", 0, 10, &v, err, sizeof(err)), 0);
 	/* Listing the sections reads none of them. */
