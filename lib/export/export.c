@@ -911,11 +911,13 @@ rpc_has_offset_count(const struct th_trace_rpc *r)
 	return r->call_ns != 0 && th_op_has_offset_count(r->prog, r->vers, r->proc);
 }
 
-/* done=: the same, answered without an error. */
+/* done=: the same, answered without an error, the reply seen to its end (as in the log). */
 static inline bool
 rpc_has_done(const struct th_trace_rpc *r)
 {
-	return r->call_ns != 0 && r->reply_ns != 0 && !(r->flags & TH_TRACE_RPC_RPC_ERROR) &&
+	return r->call_ns != 0 && r->reply_ns != 0 &&
+	       !(r->flags & (TH_TRACE_RPC_RPC_ERROR | TH_TRACE_RPC_STATUS_UNSEEN |
+				    TH_TRACE_RPC_DONE_PARTIAL)) &&
 	       r->status == 0 && th_op_has_done(r->prog, r->vers, r->proc);
 }
 

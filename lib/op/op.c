@@ -576,13 +576,21 @@ th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 	r->size = a->size;
 	r->flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
 			     (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0) |
-			     (op->reply.is_count_partial ? TH_TRACE_RPC_DONE_PARTIAL : 0));
+			     (op->reply.is_count_partial || (op->reply_decode == TH_NFS_SHORT &&
+								    th_op_has_done(op->prog,
+									    op->vers, op->proc))
+					     ? TH_TRACE_RPC_DONE_PARTIAL
+					     : 0));
 	if (op->reply_stat != 0 || op->accept_stat != 0) {
 		/* An accept_stat, or 100 + a reject_stat: th_op_rpc_status_name() reads it back. */
 		r->flags |= TH_TRACE_RPC_RPC_ERROR;
 		r->status = op->reply_stat != 0 ? 100 + op->reject_stat : op->accept_stat;
 	} else {
 		r->status = op->reply.status;
+		if (op->kind != TH_OP_CALL_ONLY &&
+			has_status_word(op->prog, op->vers, op->proc, op->reply.status) &&
+			(op->reply.is_status_missing || op->is_opaque))
+			r->flags |= TH_TRACE_RPC_STATUS_UNSEEN;
 	}
 	r->fh_len = (uint8_t)len;
 	memcpy(r->fh, op->call.fh.data, sizeof(r->fh));
@@ -596,6 +604,8 @@ th_op_rpc_status_name(const struct th_trace_rpc *r, char *buf, size_t size)
 
 	if (r->reply_ns == 0)
 		return "-";
+	if (r->flags & TH_TRACE_RPC_STATUS_UNSEEN)
+		return "?";
 	if (!(r->flags & TH_TRACE_RPC_RPC_ERROR))
 		return result_name(r->prog, r->vers, r->proc, r->status, buf, size);
 	err = r->status >= 100 ? rpc_error_name(1, r->status - 100, 0)

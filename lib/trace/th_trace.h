@@ -107,9 +107,16 @@ enum {
 	 * done counts the entries of a listing before the point where the capture's
 	 * bytes of it ended (a TCP gap, the record's first 1024 bytes or 64 KiB kept, a
 	 * frame cut short): the reply listed more. Without it, done is every entry of a
-	 * successful listing.
+	 * successful listing. On a READ or WRITE: the reply ended early, so done is not
+	 * known (the RPC log leaves it out, and so does export).
 	 */
 	TH_TRACE_RPC_DONE_PARTIAL = 1 << 3,
+	/**
+	 * The procedure's status word was not seen (the reply ended before it, or its
+	 * results were RPCSEC_GSS-wrapped): status is 0 but says nothing, and reads '?'
+	 * as in the capture's RPC log.
+	 */
+	TH_TRACE_RPC_STATUS_UNSEEN = 1 << 4,
 };
 
 /** Largest chunk-coded record: the room an encoder needs. */

@@ -157,6 +157,95 @@ run(const struct th_export_config *c, struct mem **mems, unsigned int count,
 	return buf;
 }
 
+/* RPC records from one stream, in order. */
+struct rpc_stream {
+	struct th_trace_rpc r[3];
+	unsigned int n, i;
+};
+
+static int
+rpc_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *name,
+	struct th_trace_rpc *rpc)
+{
+	struct rpc_stream *m = ctx;
+
+	(void)open, (void)name;
+	if (m->i >= m->n)
+		return 0;
+	*type = TH_TRACE_RPC;
+	*rpc = m->r[m->i++];
+	return 1;
+}
+
+/*
+ * READs the capture kept from replies cut short: one whose status word it never saw
+ * reads '?', not the OK a status of 0 spells, and one cut after its status has no
+ * done, as the capture's RPC log leaves them; a whole reply has both.
+ */
+static void
+test_rpc_cut_replies(void **state)
+{
+	static const char *const want_text[] = {" OK ", " ? ", " OK "};
+	static const char *const want_json[] = {"\"OK\"", "\"?\"", "\"OK\""};
+	static const bool has_done[] = {true, false, false};
+	struct rpc_stream m = {.n = 3};
+	struct th_export_source src = {
+		.label = "rpcs", .next = rpc_next, .ctx = &m, .is_nameless = true};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++) {
+		struct th_trace_rpc *r = &m.r[i];
+
+		memset(r, 0, sizeof(*r));
+		r->call_ns = 1000 * S + i * S;
+		r->reply_ns = r->call_ns + 300000;
+		addr4(&r->client, 10, 1, 0, 1);
+		addr4(&r->server, 10, 0, 0, 1);
+		r->client_port = 800;
+		r->server_port = 2049;
+		r->xid = 0x100 + i;
+		r->prog = 100003;
+		r->vers = 3;
+		r->proc = 6; /* READ */
+		r->flags = TH_TRACE_RPC_TCP;
+		r->fh_len = 4;
+		memcpy(r->fh, "\x01\x02\x03\x04", 4);
+		r->count = 8192;
+		r->done = i == 0 ? 8192 : 0;
+	}
+	m.r[1].flags |= TH_TRACE_RPC_STATUS_UNSEEN;
+	m.r[2].flags |= TH_TRACE_RPC_DONE_PARTIAL;
+	th_export_config_defaults(&cfg);
+	cfg.is_rpcs = true;
+	for (int f = 0; f < 2; f++) {
+		char *buf = NULL, *line;
+		size_t size = 0;
+		FILE *out = open_memstream(&buf, &size);
+
+		cfg.format = f == 0 ? TH_EXPORT_FORMAT_TEXT : TH_EXPORT_FORMAT_JSON;
+		m.i = 0;
+		memset(&ctr, 0, sizeof(ctr));
+		assert_int_equal(th_export_run(&cfg, &src, 1, out, stderr, &ctr), 0);
+		fclose(out);
+		line = buf;
+		for (unsigned int i = 0; i < 3; i++) {
+			char *end = strchr(line, '\n');
+
+			assert_non_null(end);
+			*end = '\0';
+			assert_non_null(strstr(line, f == 0 ? want_text[i] : want_json[i]));
+			if (f == 0)
+				assert_true((strstr(line, "done=") != NULL) == has_done[i]);
+			else
+				assert_true((strstr(line, "\"done\":null") == NULL) == has_done[i]);
+			line = end + 1;
+		}
+		free(buf);
+	}
+}
+
 /* The export's text line is byte for byte the session log's (th_sess_record_format). */
 static void
 test_text_matches_session_format(void **state)
@@ -1325,6 +1414,7 @@ main(void)
 		cmocka_unit_test(test_hosts_file),
 		cmocka_unit_test(test_anon_properties),
 		cmocka_unit_test(test_anon_export),
+		cmocka_unit_test(test_rpc_cut_replies),
 		cmocka_unit_test(test_parse),
 	};
 

@@ -353,6 +353,19 @@ test_rpc_record(void **state)
 	assert_int_equal(r.size, 1048576);
 	assert_string_equal(th_op_rpc_status_name(&r, buf, sizeof(buf)), "OK");
 
+	/* A reply cut before its status word, or with wrapped results: '?' as in the log,
+	 * not the OK a status of 0 would read as. */
+	for (int k = 0; k < 2; k++) {
+		op->reply.is_status_missing = k == 0;
+		op->is_opaque = k == 1;
+		th_op_rpc_record(op, &r);
+		assert_true(r.flags & TH_TRACE_RPC_STATUS_UNSEEN);
+		assert_string_equal(th_op_rpc_status_name(&r, buf, sizeof(buf)), "?");
+		assert_string_equal(th_op_status_str(op, buf, sizeof(buf)), "?");
+	}
+	op->reply.is_status_missing = false;
+	op->is_opaque = false;
+
 	/* RPC-level failures: the accept_stat, or 100 + the reject_stat. */
 	op->accept_stat = 3;
 	th_op_rpc_record(op, &r);
