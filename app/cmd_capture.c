@@ -1938,21 +1938,20 @@ th_cmd_capture(int argc, char **argv)
 	if (records != NULL)
 		cap.set.records = records;
 	if (lcores != NULL) {
-		char *end;
+		uint64_t n;
 
-		cap.set.decode_lcores = strtoull(lcores, &end, 10);
-		if (*end != '\0' || cap.set.decode_lcores == 0 ||
-			cap.set.decode_lcores > MAX_DECODE) {
+		if (th_conf_parse_u64(lcores, 1, MAX_DECODE, false, &n) == 0)
+			cap.set.decode_lcores = n;
+		else {
 			fprintf(stderr, "capture: --decode-lcores wants 1 to %d\n", MAX_DECODE);
 			rc = 2;
 			goto free_conf;
 		}
 	}
 	if (interval != NULL) {
-		char *end;
-		double v = strtod(interval, &end);
+		double v;
 
-		if (end == interval || *end != '\0' || !(v >= 0 && v <= 1e6)) {
+		if (th_conf_parse_double(interval, 0, 1e6, &v) != 0) {
 			fprintf(stderr, "capture: --stats-interval wants seconds, 0 to 1000000\n");
 			rc = 2;
 			goto free_conf;

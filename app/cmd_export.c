@@ -20,6 +20,7 @@
 
 #include "export_segs.h"
 #include "th_cmd.h"
+#include "th_conf.h"
 #include "th_export.h"
 #include "th_srt.h"
 #include "th_segment.h"
@@ -102,17 +103,11 @@ usage(FILE *out)
 static int
 parse_mb(const char *opt, const char *s, uint64_t *mb)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || *end != '\0' || errno != 0 || v < 1 || v > (1ull << 30) || s[0] == '-') {
+	if (th_conf_parse_u64(s, 1, 1ull << 30, false, mb) != 0) {
 		fprintf(stderr, "tracehound export: %s '%s': expected megabytes, 1 to 1073741824\n",
 			opt, s);
 		return -1;
 	}
-	*mb = v;
 	return 0;
 }
 
@@ -310,13 +305,10 @@ th_cmd_export(int argc, char **argv)
 				return 2;
 			break;
 		case OPT_UID: {
-			char *end;
-			unsigned long long v;
+			uint64_t v;
 
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
-				v > UINT32_MAX || c.uids_count >= TH_EXPORT_FILTER_MAX) {
+			if (th_conf_parse_u64(optarg, 0, UINT32_MAX, false, &v) != 0 ||
+				c.uids_count >= TH_EXPORT_FILTER_MAX) {
 				fprintf(stderr,
 					"tracehound export: --uid '%s': expected a number "
 					"0-4294967295 (at most %d values)\n",
@@ -362,12 +354,9 @@ th_cmd_export(int argc, char **argv)
 			is_prefix = true;
 			break;
 		case OPT_WINDOW: {
-			char *end;
 			double s;
 
-			errno = 0;
-			s = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || errno != 0 || !(s >= 0 && s <= 1e7)) {
+			if (th_conf_parse_double(optarg, 0, 1e7, &s) != 0) {
 				fprintf(stderr,
 					"tracehound export: --window '%s': expected seconds, "
 					"0 to 10000000\n",

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "th_cmd.h"
+#include "th_conf.h"
 #include "th_gen.h"
 
 static void
@@ -169,29 +170,20 @@ static const struct option options[] = {
 static int
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min || v > max) {
+	if (th_conf_parse_u64(s, min, max, false, out) != 0) {
 		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number from %llu to %llu\n",
 			opt, s, (unsigned long long)min, (unsigned long long)max);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
 static int
 parse_pos(const char *opt, const char *s, double max, double *out)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0.0 && v <= max)) {
+	if (th_conf_parse_double(s, 0, max, &v) != 0 || !(v > 0.0)) {
 		fprintf(stderr, "tracehound gen: --%s: '%s' is not a number above 0, at most %g\n",
 			opt, s, max);
 		return -EINVAL;
@@ -203,12 +195,9 @@ parse_pos(const char *opt, const char *s, double max, double *out)
 static int
 parse_share(const char *opt, const char *s, double *out)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.0 && v <= 1.0)) {
+	if (th_conf_parse_double(s, 0, 1, &v) != 0) {
 		fprintf(stderr, "tracehound gen: --%s: '%s' is not a fraction from 0 to 1\n", opt,
 			s);
 		return -EINVAL;

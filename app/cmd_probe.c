@@ -6,7 +6,9 @@
  * JSON. The library (lib/probe) does the I/O and the timing.
  */
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,6 +19,7 @@
 #include <time.h>
 
 #include "th_cmd.h"
+#include "th_conf.h"
 #include "th_probe.h"
 
 /* Where samples go and which columns they get. */
@@ -140,7 +143,7 @@ parse_size(const char *s, uint64_t *v)
 	unsigned int shift = 0;
 	char *end;
 
-	if (s[0] == '-' || s[0] == '\0')
+	if (!isdigit((unsigned char)s[0])) /* strtoull would take a sign, white space */
 		return -EINVAL;
 	errno = 0;
 	n = strtoull(s, &end, 10);
@@ -185,13 +188,7 @@ parse_size(const char *s, uint64_t *v)
 static int
 parse_double(const char *s, double *v)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !isfinite(*v) || *v < 0)
-		return -EINVAL;
-	return 0;
+	return th_conf_parse_double(s, 0, DBL_MAX, v);
 }
 
 static void

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "th_cmd.h"
+#include "th_conf.h"
 #include "th_rng.h"
 #include "th_search.h"
 #include "th_sim.h"
@@ -176,11 +177,7 @@ static const struct option options[] = {
 static int
 parse_double(const char *opt, const char *s, double min, double max, double *v)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(*v >= min && *v <= max)) {
+	if (th_conf_parse_double(s, min, max, v) != 0) {
 		fprintf(stderr, "tracehound search: --%s wants a number in [%g, %g], not '%s'\n",
 			opt, min, max, s);
 		return -EINVAL;
@@ -191,18 +188,12 @@ parse_double(const char *opt, const char *s, double min, double max, double *v)
 static int
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (s[0] == '-' || errno != 0 || end == s || *end != '\0' || n < min || n > max) {
+	if (th_conf_parse_u64(s, min, max, false, v) != 0) {
 		fprintf(stderr,
 			"tracehound search: --%s wants an integer in [%llu, %llu], not '%s'\n", opt,
 			(unsigned long long)min, (unsigned long long)max, s);
 		return -EINVAL;
 	}
-	*v = n;
 	return 0;
 }
 

@@ -300,24 +300,58 @@ th_conf_get(const struct th_conf *c, const char *section, const char *key)
 }
 
 int
+th_conf_parse_u64(const char *s, uint64_t min, uint64_t max, bool is_hex_ok, uint64_t *out)
+{
+	bool is_hex = is_hex_ok && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	unsigned long long v;
+	char *end;
+
+	/* strtoull also takes a sign ("-1" as 2^64 - 1, "+5") and white space before the
+	 * digits: a whole number starts with a digit. A leading zero is not octal. */
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, is_hex ? 16 : 10);
+	if (errno != 0 || end == s || *end != '\0' || (is_hex && !isxdigit((unsigned char)s[2])) ||
+		v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int
+th_conf_parse_double(const char *s, double min, double max, double *out)
+{
+	const char *p = s[0] == '-' ? s + 1 : s;
+	char *end;
+	double v;
+
+	/* strtod also reads "+5", white space, hex ("0x1p4"), "inf" and "nan": numbers are
+	 * decimal, with a minus sign at most ("-0.5", "1e-3", "1e+3"). */
+	if (*p == '.')
+		p++;
+	if (!isdigit((unsigned char)*p) || strpbrk(s, "xX") != NULL)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= min) || !(v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int
 th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, uint64_t min,
 	uint64_t max, uint64_t *out, char *err, size_t err_size)
 {
 	struct entry *e = lookup(c, section, key);
-	unsigned long long v;
-	char *end, shown[64];
+	uint64_t v;
+	char shown[64];
 
 	if (e == NULL)
 		return 0;
 	e->is_used = true;
-	errno = 0;
-	/* Decimal, or hex with 0x; a leading zero is not octal ("010" is ten). */
-	v = strtoull(e->value, &end,
-		e->value[0] == '0' && (e->value[1] == 'x' || e->value[1] == 'X') ? 16 : 10);
-	/* strtoull also takes a sign ("-1" as 2^64 - 1, "+5") and white space before the
-	 * digits: a whole number starts with a digit. */
-	if (errno != 0 || end == e->value || *end != '\0' || !isdigit((unsigned char)e->value[0]) ||
-		v < min || v > max) {
+	if (th_conf_parse_u64(e->value, min, max, true, &v) != 0) {
 		snprintf(err, err_size,
 			"%s:%u: %s%s%s = '%s': expected a whole number from %" PRIu64
 			" to %" PRIu64,
@@ -329,34 +363,18 @@ th_conf_get_u64(const struct th_conf *c, const char *section, const char *key, u
 	return 0;
 }
 
-/* Whether @p s starts as a decimal number does: a digit or a point, after a minus sign. */
-static bool
-is_decimal(const char *s)
-{
-	if (*s == '-')
-		s++;
-	if (*s == '.')
-		s++;
-	return isdigit((unsigned char)*s) && strpbrk(s, "xX") == NULL;
-}
-
 /* Read a number in [min, max] into *out; NULL entry: absent, 0. @p want names it in errors. */
 static int
 get_number(const struct th_conf *c, struct entry *e, const char *section, const char *key,
 	double min, double max, const char *want, double *out, char *err, size_t err_size)
 {
 	double v;
-	char *end, shown[64];
+	char shown[64];
 
 	if (e == NULL)
 		return 0;
 	e->is_used = true;
-	errno = 0;
-	v = strtod(e->value, &end);
-	/* strtod also reads "+5", hex ("0x1p4") and "inf": the file's numbers are decimal,
-	 * with a minus sign at most ("-0.5", "1e-3", "1e+3"). */
-	if (errno != 0 || end == e->value || *end != '\0' || !is_decimal(e->value) || !(v >= min) ||
-		!(v <= max)) {
+	if (th_conf_parse_double(e->value, min, max, &v) != 0) {
 		snprintf(err, err_size, "%s:%u: %s%s%s = '%s': expected %s", c->name, e->line,
 			section, section[0] ? "." : "", key,
 			th_conf_printable(e->value, shown, sizeof(shown)), want);

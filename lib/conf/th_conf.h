@@ -33,6 +33,21 @@ void th_conf_free(struct th_conf *c);
 const char *th_conf_get(const struct th_conf *c, const char *section, const char *key);
 
 /**
+ * Parse all of @p s as an unsigned integer within [min, max]: decimal digits
+ * ("010" is ten), or hex with 0x where @p is_hex_ok; no sign, no white
+ * space. Command lines read numbers as configuration files do.
+ * @return 0, or -EINVAL (*out untouched).
+ */
+int th_conf_parse_u64(const char *s, uint64_t min, uint64_t max, bool is_hex_ok, uint64_t *out);
+
+/**
+ * Parse all of @p s as a decimal number within [min, max] (0.25, -1, .5,
+ * 1e-3): a minus sign at most, no white space, hex, inf or nan.
+ * @return 0, or -EINVAL (*out untouched).
+ */
+int th_conf_parse_double(const char *s, double min, double max, double *out);
+
+/**
  * Read section.key as an unsigned integer within [min, max] into *out:
  * decimal ("010" is ten) or hex with 0x, digits only, no sign ("+5" and
  * "-1" are refused). Absent keys leave *out alone and return 0.

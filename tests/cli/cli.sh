@@ -24,6 +24,14 @@ expect 2 'mtu' -- "$th" gen --mtu 10 -o "$work/x.pcap"
 # Numbers are decimal: 010 is ten (it was octal eight).
 expect 0 ' 10 RPCs' -- "$th" gen -n 010 -o "$work/x.pcap"
 expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/x.pcap" -t "$work/x.pcap"
+# Numbers on the command line read as in config files: digits, no sign or space before
+# them, no hex where a decimal is asked for.
+expect 2 "--ops: '\+10' is not a number" -- "$th" gen -n +10 -o "$work/x.pcap"
+expect 2 "--ops: ' 10' is not a number" -- "$th" gen -n ' 10' -o "$work/x.pcap"
+expect 2 "--seeds wants an integer in .*, not '\+3'" -- "$th" search --eval --seeds +3
+expect 2 "--hours wants a number in .*, not '0x1p-2'" -- "$th" search --hours 0x1p-2
+expect 2 "--window '\+60': expected seconds" -- "$th" export --window +60 "$work"
+expect 2 "--uid ' 7': expected a number" -- "$th" export --uid ' 7' "$work"
 # One file not made yet, spelt two ways.
 expect 2 'need a file each' -- "$th" gen -n 10 -o "$work/new.pcap" -t "$work/./new.pcap"
 [[ ! -e $work/new.pcap ]] || { echo "FAIL: gen wrote new.pcap"; fails=$((fails + 1)); }
@@ -83,6 +91,8 @@ else
 
 	expect 2 'cannot open: No such file' -- "$th" capture -c "$work/absent.ini"
 	expect 2 'wants 1 to' -- "$th" capture --decode-lcores 0 -- "${eal[@]}"
+	expect 2 'wants 1 to' -- "$th" capture --decode-lcores +2 -- "${eal[@]}"
+	expect 2 'stats-interval wants seconds' -- "$th" capture -s 0x10 -- "${eal[@]}"
 	expect 2 'stats-interval wants seconds' -- "$th" capture -s inf -- "${eal[@]}"
 	expect 2 'stats-interval wants seconds' -- "$th" capture -s '' -- "${eal[@]}"
 	expect 2 'no DPDK port' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1
