@@ -356,3 +356,28 @@ th_nfs_mode_text(uint32_t st_mode, char out[TH_NFS_MODE_TEXT])
 		out[9] = out[9] == 'x' ? 't' : 'T';
 	out[10] = '\0';
 }
+
+size_t
+th_nfs_name_text(const char *name, size_t len, char *out, size_t size)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		bool is_plain = c >= 0x21 && c <= 0x7e && c != '|' && c != '\\';
+
+		if (o + (is_plain ? 1 : 4) >= size)
+			break;
+		if (is_plain) {
+			out[o++] = (char)c;
+			continue;
+		}
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = digits[c >> 4];
+		out[o++] = digits[c & 15];
+	}
+	out[o] = '\0';
+	return o;
+}

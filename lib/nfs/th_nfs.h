@@ -283,6 +283,18 @@ uint32_t th_nfs_st_mode(const struct th_nfs_attr *a);
  */
 void th_nfs_mode_text(uint32_t st_mode, char out[TH_NFS_MODE_TEXT]);
 
+/** Bytes th_nfs_name_text() may write for a name of @p len bytes, its NUL included. */
+#define TH_NFS_NAME_TEXT(len) (4 * (len) + 1)
+
+/**
+ * A name (or a path) as the names file writes it: bytes outside '!'..'~', and
+ * '|' and the backslash, become "\xHH", so a field holds no blank, no separator
+ * and no control byte, and reads back unambiguously. Stops before an escape
+ * that would not fit whole.
+ * @return the text's length, NUL-terminated in @p out (@p size > 0).
+ */
+size_t th_nfs_name_text(const char *name, size_t len, char *out, size_t size);
+
 /** CRC-32 (IEEE 802.3, as zlib and tshark's nfs.fh.hash) of the handle bytes. */
 uint32_t th_nfs_fh_hash(const struct th_nfs_fh *fh);
 

@@ -403,38 +403,17 @@ th_sess_record_format(const struct th_sess_record *r, char *buf, size_t size)
 		r->transferred, r->size);
 }
 
-static size_t
-escape(char *dst, size_t size, const char *s, unsigned int n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t o = 0;
-
-	for (unsigned int i = 0; i < n && o + 5 < size; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x21 || c > 0x7e || c == '|' || c == '\\') {
-			dst[o++] = '\\';
-			dst[o++] = 'x';
-			dst[o++] = digits[c >> 4];
-			dst[o++] = digits[c & 15];
-		} else {
-			dst[o++] = (char)c;
-		}
-	}
-	dst[o] = '\0';
-	return o;
-}
-
 int
 th_sess_name_format(const struct th_sess_name *n, char *buf, size_t size)
 {
 	char server[64], dir[2 * TH_SESS_FH_MAX + 1], fh[2 * TH_SESS_FH_MAX + 1];
-	char name[4 * TH_SESS_NAME_MAX + 8], to[32], mode[TH_NFS_MODE_TEXT];
+	char name[TH_NFS_NAME_TEXT(TH_SESS_NAME_MAX)], to[32], mode[TH_NFS_MODE_TEXT];
 
 	th_addr_format(&n->server, server, sizeof(server));
 	hex(dir, sizeof(dir), n->dir_fh, n->dir_fh_len);
 	hex(fh, sizeof(fh), n->fh, n->fh_len);
-	escape(name, sizeof(name), n->name, n->name_len <= TH_SESS_NAME_MAX ? n->name_len : 0);
+	th_nfs_name_text(
+		n->name, n->name_len <= TH_SESS_NAME_MAX ? n->name_len : 0, name, sizeof(name));
 	if (n->to_ns != 0)
 		snprintf(to, sizeof(to), "%" PRIu64 ".%06" PRIu64, n->to_ns / 1000000000u,
 			n->to_ns % 1000000000u / 1000u);

@@ -727,6 +727,33 @@ test_fh_hash_every_length(void **state)
 	assert_int_equal(th_nfs_fh_hash(&fh), crc32_bitwise(fh.data, TH_NFS_FH_MAX));
 }
 
+/*
+ * Names as the names file (and export's text) writes them: printable bytes as they are, the
+ * blank, the separator, the backslash, control and high bytes as \xHH; a short buffer ends
+ * before an escape that would not fit, never inside one.
+ */
+static void
+test_name_text(void **state)
+{
+	static const char name[] = "a b|c\\d\x01\xe9/~!";
+	char out[TH_NFS_NAME_TEXT(sizeof(name) - 1)];
+	size_t len;
+
+	(void)state;
+	len = th_nfs_name_text(name, sizeof(name) - 1, out, sizeof(out));
+	assert_string_equal(out, "a\\x20b\\x7cc\\x5cd\\x01\\xe9/~!");
+	assert_int_equal(len, strlen(out));
+	/* Room for "a" and three bytes: the escape of the blank does not fit whole. */
+	len = th_nfs_name_text(name, sizeof(name) - 1, out, 5);
+	assert_string_equal(out, "a");
+	assert_int_equal(len, 1);
+	len = th_nfs_name_text(name, sizeof(name) - 1, out, 6);
+	assert_string_equal(out, "a\\x20");
+	assert_int_equal(len, 5);
+	assert_int_equal(th_nfs_name_text("", 0, out, 1), 0);
+	assert_string_equal(out, "");
+}
+
 int
 main(void)
 {
@@ -745,6 +772,7 @@ main(void)
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_fh_hash),
 		cmocka_unit_test(test_fh_hash_every_length),
+		cmocka_unit_test(test_name_text),
 	};
 
 	return cmocka_run_group_tests_name("nfs_other", tests, NULL, NULL);
