@@ -4,6 +4,8 @@
  * The export pipeline: (names pass) -> per-stream reorder -> k-way merge ->
  * filters -> join, host names, pseudonyms -> one of three formats. What is
  * merged is opens (by open time) or, with is_rpcs, RPC records (by call time).
+ * With is_names there is no merge: the names pass keeps every name, and the
+ * join table lists them by the start of their validity.
  *
  * Streams are meant to be in time order already, but a session lcore writes an
  * open when it closes, so its records can be up to an open's duration (plus the
@@ -32,6 +34,12 @@
 #define OUT_BUF_SIZE (256 * 1024)
 #define LINE_MAX_SIZE 2048 /* one record in any format, path included */
 #define PATH_MAX_SIZE 1024
+/*
+ * One name row in any format: a name and a path of control bytes, six
+ * characters each in JSON (1530 + 6138), a host name (255), two handles
+ * (256), times, mode and keys; pseudonyms are shorter.
+ */
+#define NAME_ROW_MAX 16384
 /* Records of a stream ahead of its head whose pseudonyms are prefetched (see prefetch_ahead()). */
 #define PREFETCH_AHEAD 8
 /* Calls to prefetch_ahead() between loading a table set and loading its entry. */
@@ -568,6 +576,15 @@ put_host(struct exporter *x, char *p, const struct th_addr *a, bool is_bracketed
 	return put_addr(p, a);
 }
 
+/* Seconds and microseconds, as the capture's text outputs write times. */
+static char *
+put_time6(char *p, uint64_t ns)
+{
+	p = put_u64(p, ns / 1000000000u);
+	*p++ = '.';
+	return put_fixed(p, ns % 1000000000u / 1000u, 6);
+}
+
 static char *
 put_time9(char *p, uint64_t ns)
 {
@@ -812,9 +829,7 @@ put_open(struct exporter *x, char *p, const struct th_trace_open *r, const struc
 	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true, x->is_header};
 
 	if (x->c->format == TH_EXPORT_FORMAT_TEXT) {
-		p = put_u64(p, r->open_ns / 1000000000u);
-		*p++ = '.';
-		p = put_fixed(p, r->open_ns % 1000000000u / 1000u, 6);
+		p = put_time6(p, r->open_ns);
 		p = put_str(p, " | ");
 		p = put_u64(p, cmd_ns / 1000u);
 		p = put_str(p, r->dir == 1 ? " | write | " : " | read | ");
@@ -1055,6 +1070,19 @@ time_rpc(struct exporter *x, const struct th_trace_rpc *r)
 	x->ctr->records_out++;
 }
 
+/* --file: the handle (hex, any case) is one of the values, or its path holds one. */
+static bool
+is_file(const struct th_export_config *c, const char *fh_hex, const char *path, size_t path_len)
+{
+	for (unsigned int i = 0; i < c->files_count; i++) {
+		if (strcasecmp(c->files[i], fh_hex) == 0)
+			return true;
+		if (path_len > 0 && c->files[i][0] != '\0' && strstr(path, c->files[i]) != NULL)
+			return true;
+	}
+	return false;
+}
+
 static void
 write_record(struct exporter *x, const struct held *h)
 {
@@ -1105,19 +1133,8 @@ write_record(struct exporter *x, const struct held *h)
 	else if (x->names != NULL)
 		f.path_len = th_export_names_path(
 			x->names, v.server, v.fh, v.fh_len, t_of(h), path, sizeof(path), &f.mode);
-	if (c->files_count > 0) {
-		unsigned int i;
-
-		for (i = 0; i < c->files_count; i++) {
-			if (strcasecmp(c->files[i], fh_hex) == 0)
-				break;
-			if (f.path_len > 0 && c->files[i][0] != '\0' &&
-				strstr(path, c->files[i]) != NULL)
-				break;
-		}
-		if (i == c->files_count)
-			goto filtered;
-	}
+	if (c->files_count > 0 && !is_file(c, fh_hex, path, f.path_len))
+		goto filtered;
 	if (c->srt != NULL) {
 		time_rpc(x, &h->rpc);
 		return;
@@ -1150,6 +1167,170 @@ filtered:
 	x->ctr->filtered++;
 }
 
+/* ---- the name map (is_names) ---- */
+
+/* A name row's fields as written: after pseudonyms, if any. */
+struct name_fields {
+	struct fields f;  /**< handle, path and mode */
+	const char *dir;  /**< directory handle, hex (or its pseudonym's); "": a mount path */
+	const char *name; /**< name_len bytes (or its pseudonym), NUL-terminated */
+	size_t name_len;
+};
+
+/*
+ * Text is the capture's names file line (session.names: server, directory,
+ * name, handle, valid from, valid to, mode), then the path, escaped as the
+ * names file escapes a name ('-' where there is none); CSV and JSON as the
+ * other records, times first.
+ */
+static char *
+put_name(struct exporter *x, char *p, const struct th_trace_name *r, const struct name_fields *n)
+{
+	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true, x->is_header};
+	const struct fields *f = &n->f;
+	char mode[TH_NFS_MODE_TEXT];
+
+	if (x->c->format == TH_EXPORT_FORMAT_TEXT) {
+		p = put_host(x, p, &r->server, false);
+		p = put_str(p, " | ");
+		p = put_str(p, n->dir[0] != '\0' ? n->dir : "-");
+		p = put_str(p, " | ");
+		p += th_nfs_name_text(n->name, n->name_len, p, TH_NFS_NAME_TEXT(n->name_len));
+		p = put_str(p, " | ");
+		p = put_str(p, f->fh);
+		p = put_str(p, " | ");
+		p = put_time6(p, r->from_ns);
+		p = put_str(p, " | ");
+		if (r->to_ns != 0)
+			p = put_time6(p, r->to_ns);
+		else
+			*p++ = '-';
+		th_nfs_mode_text(f->mode, mode);
+		p = put_str(p, " | ");
+		p = put_str(p, mode);
+		p = put_str(p, " | ");
+		if (f->path_len > 0)
+			p += th_nfs_name_text(
+				f->path, f->path_len, p, TH_NFS_NAME_TEXT(f->path_len));
+		else
+			*p++ = '-';
+		*p++ = '\n';
+		return p;
+	}
+	row_time(&w, "valid_from", r->from_ns);
+	row_time(&w, "valid_to", r->to_ns);
+	row_host(&w, "server", &r->server);
+	if (n->dir[0] != '\0' || w.is_header)
+		row_word(&w, "dir_handle", n->dir);
+	else
+		row_null(&w, "dir_handle");
+	row_text(&w, "name", n->name, n->name_len);
+	row_word(&w, "handle", f->fh);
+	row_mode(&w, f);
+	row_path(&w, f);
+	return row_end(&w);
+}
+
+/*
+ * A binding holds from its start until its end (0: still when the trace
+ * ended): it passes --from/--to when that overlaps [from_ns, to_ns). One that
+ * ends where it starts held at that instant.
+ */
+static bool
+is_in_window(const struct th_export_config *c, const struct th_trace_name *r)
+{
+	return (c->to_ns == 0 || r->from_ns < c->to_ns) &&
+	       (r->to_ns == 0 || r->to_ns > c->from_ns || r->from_ns >= c->from_ns);
+}
+
+/* The @p i-th name by start: filtered, given its path and pseudonyms, and written. */
+static void
+write_name(struct exporter *x, size_t i)
+{
+	const struct th_export_config *c = x->c;
+	char fh_hex[2 * TH_TRACE_FH_MAX + 1], dir_hex[2 * TH_TRACE_FH_MAX + 1];
+	char path[PATH_MAX_SIZE], apath[PATH_MAX_SIZE * 2];
+	/* A component of one byte becomes 16 hex digits: at most 8.5 times the name. */
+	char aname[17 * (TH_TRACE_NAME_MAX + 1) / 2 + 1];
+	uint8_t pfh[TH_EXPORT_ANON_FH_SIZE];
+	struct name_fields n = {.f = {.fh = fh_hex, .path = path}, .dir = dir_hex};
+	struct th_trace_name *r = &x->name_scratch; /* the names pass is over */
+	size_t apath_len = 0;
+	char *p;
+
+	th_export__names_listed(x->names, i, r);
+	/* The names pass kept only the servers asked for. */
+	if (!is_in_window(c, r))
+		goto filtered;
+	*put_hex(fh_hex, r->fh, r->fh_len) = '\0';
+	*put_hex(dir_hex, r->dir_fh, r->dir_fh_len) = '\0';
+	path[0] = '\0';
+	/* The path, and with pseudonyms its pseudonym, made as for an open; --file looks at
+	 * the original path, even where --no-names leaves its column empty. */
+	if (c->is_names_on || c->files_count > 0)
+		n.f.path_len = th_export__names_listed_path(
+			x->names, c->anon, i, path, sizeof(path), apath, sizeof(apath), &apath_len);
+	if (c->files_count > 0 && !is_file(c, fh_hex, path, n.f.path_len))
+		goto filtered;
+	if (!c->is_names_on)
+		n.f.path_len = 0;
+	n.f.mode = r->mode;
+	n.name = r->name;
+	n.name_len = r->name_len;
+	if (c->anon != NULL) {
+		th_export_anon_fh(c->anon, r->fh, r->fh_len, pfh);
+		*put_hex(fh_hex, pfh, sizeof(pfh)) = '\0';
+		/* A mount path has no directory: none to replace. */
+		if (r->dir_fh_len > 0) {
+			th_export_anon_fh(c->anon, r->dir_fh, r->dir_fh_len, pfh);
+			*put_hex(dir_hex, pfh, sizeof(pfh)) = '\0';
+		}
+		/* As the join makes a name's pseudonym for a path's component. */
+		n.name_len =
+			th_export_anon_path(c->anon, r->name, r->name_len, aname, sizeof(aname));
+		n.name = aname;
+		if (n.f.path_len > 0)
+			n.f.path_len = apath_len;
+		n.f.path = apath;
+	}
+	if (x->buf_used + NAME_ROW_MAX > OUT_BUF_SIZE)
+		flush_out(x);
+	p = put_name(x, x->buf + x->buf_used, r, &n);
+	x->buf_used = (size_t)(p - x->buf);
+	x->ctr->records_out++;
+	return;
+filtered:
+	x->ctr->filtered++;
+}
+
+/* Every name kept, by start, after a CSV header. @return 0 or -ENOMEM. */
+static int
+list_names(struct exporter *x)
+{
+	long count = th_export__names_sort(x->names);
+
+	if (count < 0)
+		return (int)count;
+	if (x->c->format == TH_EXPORT_FORMAT_CSV) {
+		static const struct th_trace_name none;
+		struct name_fields n = {.f = {.fh = "", .path = ""}, .dir = "", .name = ""};
+
+		x->is_header = true;
+		x->buf_used = (size_t)(put_name(x, x->buf, &none, &n) - x->buf);
+		x->is_header = false;
+	}
+	for (long i = 0; i < count; i++) {
+		if (i + 2 * PREFETCH_AHEAD < count)
+			th_export__names_listed_prefetch(
+				x->names, (size_t)i + 2 * PREFETCH_AHEAD, false);
+		if (i + PREFETCH_AHEAD < count)
+			th_export__names_listed_prefetch(
+				x->names, (size_t)i + PREFETCH_AHEAD, true);
+		write_name(x, (size_t)i);
+	}
+	return 0;
+}
+
 /* ---- the run ---- */
 
 static int
@@ -1168,14 +1349,28 @@ names_pass(struct exporter *x, FILE *err)
 			if (type != TH_TRACE_NAME)
 				continue;
 			x->ctr->names_in++;
+			if (x->c->is_names) {
+				const struct th_export_config *c = x->c;
+
+				if (c->progress != NULL && (x->ctr->names_in & 0xffff) == 0)
+					c->progress(c->progress_ctx, x->ctr->names_in);
+				/* A path never leaves its server: names of the others need not
+				 * be kept for a listing of these. */
+				if (!any_net(c->servers, c->servers_count,
+					    &x->name_scratch.server)) {
+					x->ctr->filtered++;
+					continue;
+				}
+			}
 			added = th_export_names_add(x->names, &x->name_scratch);
 			if (added == -ENOMEM)
 				return -ENOMEM;
 			if (added == -ENOSPC)
 				x->ctr->names_dropped++;
 		}
-		/* The merge pass has nothing to take from names alone: it stays at its end. */
-		if (src->is_names_only) {
+		/* The merge pass has nothing to take from names alone: it stays at its end. A
+		 * listing of names has no merge pass. */
+		if (src->is_names_only || x->c->is_names) {
 			x->streams[i].is_done = true;
 			continue;
 		}
@@ -1188,11 +1383,64 @@ names_pass(struct exporter *x, FILE *err)
 	return 0;
 }
 
+/*
+ * The merge pass: each stream's earliest record, held back for the window,
+ * to the writer in time order, after a CSV header. @return 0 or -ENOMEM.
+ */
+static int
+merge(struct exporter *x)
+{
+	const struct th_export_config *c = x->c;
+	uint64_t last_ns = 0;
+	int rc;
+
+	if (c->format == TH_EXPORT_FORMAT_CSV && c->srt == NULL) {
+		/* The header: a record's fields with their keys for values. */
+		static const struct held none;
+		struct fields f = {"", "", 0, 0, 0, true, NULL, 0};
+
+		x->is_header = true;
+		x->buf_used = (size_t)((c->is_rpcs ? put_rpc(x, x->buf, &none.rpc, &f)
+						   : put_open(x, x->buf, &none.open, &f)) -
+				       x->buf);
+		x->is_header = false;
+	}
+	for (unsigned int i = 0; i < x->count; i++) {
+		rc = fill(x, &x->streams[i]);
+		if (rc < 0)
+			return rc;
+		if (head(&x->streams[i]) != NULL)
+			x->heap[x->heap_count++] = i;
+	}
+	for (unsigned int i = x->heap_count; i-- > 0;)
+		heap_down(x, i);
+	while (x->heap_count > 0) {
+		struct stream *s = &x->streams[x->heap[0]];
+		const struct held *h = head(s);
+
+		if (t_of(h) < last_ns)
+			x->ctr->out_of_order++;
+		else
+			last_ns = t_of(h);
+		write_record(x, h);
+		drop_head(s);
+		rc = fill(x, s);
+		if (rc < 0)
+			return rc;
+		prefetch_ahead(x, s);
+		if (head(s) == NULL)
+			x->heap[0] = x->heap[--x->heap_count];
+		if (x->heap_count > 0)
+			heap_down(x, 0);
+	}
+	return 0;
+}
+
 bool
 th_export_needs_names(const struct th_export_config *c)
 {
 	return (c->is_names_on && c->format != TH_EXPORT_FORMAT_TEXT && c->srt == NULL) ||
-	       c->files_count > 0;
+	       c->files_count > 0 || c->is_names;
 }
 
 int
@@ -1221,7 +1469,8 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 	/* Names are needed for the path column and for --file substrings; they arrive when
 	 * they stop being valid, so they are all read first. */
 	if (th_export_needs_names(c)) {
-		x.names = th_export_names_create(c->names_bytes);
+		x.names = c->is_names ? th_export__names_create_listing(c->names_bytes)
+				      : th_export_names_create(c->names_bytes);
 		if (x.names == NULL) {
 			rc = -ENOMEM;
 			goto free_all;
@@ -1231,50 +1480,11 @@ th_export_run(const struct th_export_config *c, struct th_export_source *sources
 			goto free_all;
 		x.has_name_lookups = c->format != TH_EXPORT_FORMAT_TEXT;
 	}
-	if (c->format == TH_EXPORT_FORMAT_CSV && c->srt == NULL) {
-		/* The header: a record's fields with their keys for values. */
-		static const struct held none;
-		struct fields f = {"", "", 0, 0, 0, true, NULL, 0};
-
-		x.is_header = true;
-		x.buf_used = (size_t)((c->is_rpcs ? put_rpc(&x, x.buf, &none.rpc, &f)
-						  : put_open(&x, x.buf, &none.open, &f)) -
-				      x.buf);
-		x.is_header = false;
-	}
-	for (unsigned int i = 0; i < count; i++) {
-		rc = fill(&x, &x.streams[i]);
-		if (rc < 0)
-			goto free_all;
-		if (head(&x.streams[i]) != NULL)
-			x.heap[x.heap_count++] = i;
-	}
-	for (unsigned int i = x.heap_count; i-- > 0;)
-		heap_down(&x, i);
-	{
-		uint64_t last_ns = 0;
-
-		while (x.heap_count > 0) {
-			unsigned int si = x.heap[0];
-			struct stream *s = &x.streams[si];
-			const struct held *h = head(s);
-
-			if (t_of(h) < last_ns)
-				ctr->out_of_order++;
-			else
-				last_ns = t_of(h);
-			write_record(&x, h);
-			drop_head(s);
-			rc = fill(&x, s);
-			if (rc < 0)
-				goto free_all;
-			prefetch_ahead(&x, s);
-			if (head(s) == NULL)
-				x.heap[0] = x.heap[--x.heap_count];
-			if (x.heap_count > 0)
-				heap_down(&x, 0);
-		}
-	}
+	rc = c->is_names ? list_names(&x) : merge(&x);
+	if (rc < 0)
+		goto free_all;
+	if (c->is_names)
+		ctr->records_in = ctr->names_in;
 	flush_out(&x);
 	errno = 0;
 	if (fflush(out) != 0 && x.write_errno == 0)

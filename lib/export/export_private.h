@@ -24,6 +24,48 @@ size_t th_export__names_path_anon(struct th_export_names *n, const struct th_exp
 	uint32_t *mode);
 
 /*
+ * The name map listed (export --names): every name kept, in order of the start
+ * of its validity, with the path the join makes of it there.
+ */
+
+/**
+ * A join table as th_export_names_create(), whose budget also holds the key
+ * th_export__names_sort() needs for each name (16 bytes). @return NULL
+ * (ENOMEM).
+ */
+struct th_export_names *th_export__names_create_listing(uint64_t max_bytes);
+
+/**
+ * Order the names added so far by the start of their validity; of names that
+ * start together, the one added first comes first. Only for a table made by
+ * th_export__names_create_listing().
+ * @return the names in that order (th_export__names_listed()'s @p i below it),
+ * -ENOMEM, or -EINVAL for another table.
+ */
+long th_export__names_sort(struct th_export_names *n);
+
+/** The @p i-th name in th_export__names_sort()'s order, into @p r (its name NUL-terminated). */
+void th_export__names_listed(const struct th_export_names *n, size_t i, struct th_trace_name *r);
+
+/**
+ * Start loading the @p i-th name's entry, or once it has arrived (@p is_dir),
+ * its name and its directory's bucket: rows taken in order of start visit the
+ * table at random.
+ */
+void th_export__names_listed_prefetch(const struct th_export_names *n, size_t i, bool is_dir);
+
+/**
+ * The path of the @p i-th name at its start into @p path: its directories'
+ * names valid then, joined as th_export__names_path_anon() joins them for an
+ * open of its handle at that time, but walked up from this name (of two
+ * names a handle got at once, each row has its own). With @p a, the path's
+ * pseudonym into @p apath (*@p apath_len bytes), made as for an open, so that
+ * the two are equal. @return the path's length (0: none).
+ */
+size_t th_export__names_listed_path(struct th_export_names *n, const struct th_export_anon *a,
+	size_t i, char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len);
+
+/*
  * Loading ahead (the exporter's prefetch_ahead()): lookups one record at a
  * time in tables larger than the caches each wait for memory; started a few
  * records ahead, in two steps (the set or bucket, then once it has arrived

@@ -8,7 +8,9 @@
  * entry for as long as every name on it stays the one valid, so a file opened
  * again costs one lookup, not one per directory. Entries, chains and names
  * stay within the memory given at creation: past it a name is refused (the
- * caller counts it) and a pseudonym is made the long way each time.
+ * caller counts it) and a pseudonym is made the long way each time. A table
+ * made for the listing (export --names) also lists its names in order of
+ * their start, with a key per name that its budget counts from the first.
  */
 
 #include "th_export.h"
@@ -46,6 +48,12 @@ struct name_ent {
 	uint8_t dir[TH_TRACE_FH_MAX];
 };
 
+/* A name's place in the listing: its start, then the order names were added in. */
+struct order_key {
+	uint64_t from_ns; /**< the name's start */
+	uint32_t i;       /**< its entry */
+};
+
 struct th_export_names {
 	struct name_ent *e; /**< entries */
 	size_t count;       /**< entries used */
@@ -56,6 +64,8 @@ struct th_export_names {
 	size_t arena_size;  /**< bytes used */
 	size_t arena_cap;   /**< bytes allocated */
 	uint64_t max_bytes; /**< entries, buckets and arena together at most */
+	size_t ent_size;    /**< bytes an entry counts: its own, and its listing key if listed */
+	struct order_key *order; /**< entries by start (th_export__names_sort()), or NULL */
 };
 
 struct th_export_names *
@@ -63,8 +73,22 @@ th_export_names_create(uint64_t max_bytes)
 {
 	struct th_export_names *n = calloc(1, sizeof(struct th_export_names));
 
-	if (n != NULL)
+	if (n != NULL) {
 		n->max_bytes = max_bytes;
+		n->ent_size = sizeof(struct name_ent);
+	}
+	return n;
+}
+
+struct th_export_names *
+th_export__names_create_listing(uint64_t max_bytes)
+{
+	struct th_export_names *n = th_export_names_create(max_bytes);
+
+	/* The keys are allocated only once every name is in, when the budget has gone to
+	 * entries and names: each entry counts its key from the start. */
+	if (n != NULL)
+		n->ent_size += sizeof(struct order_key);
 	return n;
 }
 
@@ -72,8 +96,8 @@ th_export_names_create(uint64_t max_bytes)
 static uint64_t
 room(const struct th_export_names *n, uint64_t own)
 {
-	uint64_t used = (uint64_t)n->cap * sizeof(struct name_ent) +
-			(uint64_t)n->buckets * sizeof(uint32_t) + n->arena_cap - own;
+	uint64_t used = (uint64_t)n->cap * n->ent_size + (uint64_t)n->buckets * sizeof(uint32_t) +
+			n->arena_cap - own;
 
 	return used < n->max_bytes ? n->max_bytes - used : 0;
 }
@@ -83,6 +107,7 @@ th_export_names_free(struct th_export_names *n)
 {
 	if (n == NULL)
 		return;
+	free(n->order);
 	free(n->e);
 	free(n->bucket);
 	free(n->arena);
@@ -158,8 +183,7 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 		return -ENOMEM;
 	if (n->count == n->cap) {
 		size_t cap = n->cap != 0 ? n->cap * 2 : 1024;
-		uint64_t max = room(n, (uint64_t)n->cap * sizeof(struct name_ent)) /
-			       sizeof(struct name_ent);
+		uint64_t max = room(n, (uint64_t)n->cap * n->ent_size) / n->ent_size;
 		struct name_ent *e2;
 
 		if (cap > max)
@@ -369,38 +393,6 @@ copy_kept(const struct th_export_names *n, uint64_t off, size_t len, char *out)
 	return len;
 }
 
-size_t
-th_export_names_path(struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
-	unsigned int fh_len, uint64_t t_ns, char *out, size_t size, uint32_t *mode)
-{
-	const struct name_ent *chain[DEPTH_MAX];
-	struct name_ent *e;
-	uint64_t until = UINT64_MAX;
-	unsigned int depth;
-	size_t len;
-	bool is_cut;
-
-	if (mode != NULL)
-		*mode = 0;
-	if (size == 0)
-		return 0;
-	out[0] = '\0';
-	/* The file's own name first: its kept path holds while every name on it does. */
-	e = find(n, server, fh, fh_len, t_ns, &until);
-	if (e == NULL)
-		return 0;
-	if (mode != NULL)
-		*mode = e->mode;
-	if (is_kept(e, t_ns, false, size, 0))
-		return copy_kept(n, e->path_off, e->path_len, out);
-	depth = walk_up(n, server, e, t_ns, chain, &until);
-	len = join(n, chain, depth, false, out, size, &is_cut);
-	/* A path cut short is joined again each time. */
-	if (!is_cut)
-		keep(n, e, t_ns, until, out, len, NULL, 0);
-	return len;
-}
-
 /* Every name of the chain has its pseudonym in the arena. @return 0 or -ENOMEM. */
 static int
 name_pseudonyms(struct th_export_names *n, const struct th_export_anon *a,
@@ -427,18 +419,80 @@ name_pseudonyms(struct th_export_names *n, const struct th_export_anon *a,
 	return 0;
 }
 
+/*
+ * The path of @p e, the name valid at @p t (until @p until, as find() says), joined
+ * through its directories' names then, or kept from the last time; with @p a, its
+ * pseudonym too, in @p apath (*@p apath_len bytes). @return the path's length.
+ */
+static size_t
+path_from(struct th_export_names *n, const struct th_export_anon *a, struct name_ent *e, uint64_t t,
+	uint64_t until, char *path, size_t path_size, char *apath, size_t apath_size,
+	size_t *apath_len)
+{
+	const struct name_ent *chain[DEPTH_MAX];
+	unsigned int depth;
+	size_t len;
+	bool is_cut;
+
+	if (is_kept(e, t, a != NULL, path_size, apath_size)) {
+		if (a != NULL)
+			*apath_len = copy_kept(n, e->path_off + e->path_len, e->apath_len, apath);
+		return copy_kept(n, e->path_off, e->path_len, path);
+	}
+	depth = walk_up(n, &e->server, e, t, chain, &until);
+	len = join(n, chain, depth, false, path, path_size, &is_cut);
+	if (a == NULL) {
+		/* A path cut short is joined again each time. */
+		if (!is_cut)
+			keep(n, e, t, until, path, len, NULL, 0);
+		return len;
+	}
+	if (len == 0)
+		return 0;
+	/* th_export_anon_path() keeps every '/' and replaces each run between them, and joining
+	 * only adds or drops a '/': the pseudonyms of the names, joined, are the pseudonym of the
+	 * joined path. Not when the path was cut (a name cut short has a pseudonym of its own)
+	 * or its pseudonym does not fit: those few are done the long way, each time. */
+	if (!is_cut && name_pseudonyms(n, a, chain, depth) == 0) {
+		*apath_len = join(n, chain, depth, true, apath, apath_size, &is_cut);
+		if (!is_cut) {
+			keep(n, e, t, until, path, len, apath, *apath_len);
+			return len;
+		}
+	}
+	*apath_len = th_export_anon_path(a, path, len, apath, apath_size);
+	return len;
+}
+
+size_t
+th_export_names_path(struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
+	unsigned int fh_len, uint64_t t_ns, char *out, size_t size, uint32_t *mode)
+{
+	struct name_ent *e;
+	uint64_t until = UINT64_MAX;
+
+	if (mode != NULL)
+		*mode = 0;
+	if (size == 0)
+		return 0;
+	out[0] = '\0';
+	/* The file's own name first: its kept path holds while every name on it does. */
+	e = find(n, server, fh, fh_len, t_ns, &until);
+	if (e == NULL)
+		return 0;
+	if (mode != NULL)
+		*mode = e->mode;
+	return path_from(n, NULL, e, t_ns, until, out, size, NULL, 0, NULL);
+}
+
 size_t
 th_export__names_path_anon(struct th_export_names *n, const struct th_export_anon *a,
 	const struct th_addr *server, const uint8_t *fh, unsigned int fh_len, uint64_t t_ns,
 	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len,
 	uint32_t *mode)
 {
-	const struct name_ent *chain[DEPTH_MAX];
 	struct name_ent *e;
 	uint64_t until = UINT64_MAX;
-	unsigned int depth;
-	size_t len;
-	bool is_cut;
 
 	*apath_len = 0;
 	*mode = 0;
@@ -449,25 +503,111 @@ th_export__names_path_anon(struct th_export_names *n, const struct th_export_ano
 	if (e == NULL)
 		return 0;
 	*mode = e->mode;
-	if (is_kept(e, t_ns, true, path_size, apath_size)) {
-		*apath_len = copy_kept(n, e->path_off + e->path_len, e->apath_len, apath);
-		return copy_kept(n, e->path_off, e->path_len, path);
+	return path_from(n, a, e, t_ns, until, path, path_size, apath, apath_size, apath_len);
+}
+
+/* Keys before @p count in a max-heap by (start, entry), with the one at @p i sifted down. */
+static void
+sift_down(struct order_key *k, size_t i, size_t count)
+{
+	struct order_key v = k[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= count)
+			break;
+		if (c + 1 < count &&
+			(k[c].from_ns < k[c + 1].from_ns ||
+				(k[c].from_ns == k[c + 1].from_ns && k[c].i < k[c + 1].i)))
+			c++;
+		if (v.from_ns > k[c].from_ns || (v.from_ns == k[c].from_ns && v.i > k[c].i))
+			break;
+		k[i] = k[c];
+		i = c;
 	}
-	depth = walk_up(n, server, e, t_ns, chain, &until);
-	len = join(n, chain, depth, false, path, path_size, &is_cut);
-	if (len == 0)
+	k[i] = v;
+}
+
+long
+th_export__names_sort(struct th_export_names *n)
+{
+	struct order_key *k;
+
+	if (n->ent_size == sizeof(struct name_ent))
+		return -EINVAL;
+	free(n->order);
+	n->order = NULL;
+	if (n->count == 0)
 		return 0;
-	/* th_export_anon_path() keeps every '/' and replaces each run between them, and joining
-	 * only adds or drops a '/': the pseudonyms of the names, joined, are the pseudonym of the
-	 * joined path. Not when the path was cut (a name cut short has a pseudonym of its own)
-	 * or its pseudonym does not fit: those few are done the long way, each time. */
-	if (!is_cut && name_pseudonyms(n, a, chain, depth) == 0) {
-		*apath_len = join(n, chain, depth, true, apath, apath_size, &is_cut);
-		if (!is_cut) {
-			keep(n, e, t_ns, until, path, len, apath, *apath_len);
-			return len;
-		}
+	k = malloc(n->count * sizeof(*k));
+	if (k == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->count; i++)
+		k[i] = (struct order_key){n->e[i].from_ns, (uint32_t)i};
+	/* A heapsort, in place: qsort() may sort a copy, memory the budget did not count. */
+	for (size_t i = n->count / 2; i-- > 0;)
+		sift_down(k, i, n->count);
+	for (size_t end = n->count; end-- > 1;) {
+		struct order_key top = k[0];
+
+		k[0] = k[end];
+		k[end] = top;
+		sift_down(k, 0, end);
 	}
-	*apath_len = th_export_anon_path(a, path, len, apath, apath_size);
-	return len;
+	n->order = k;
+	return (long)n->count;
+}
+
+void
+th_export__names_listed(const struct th_export_names *n, size_t i, struct th_trace_name *r)
+{
+	const struct name_ent *e = &n->e[n->order[i].i];
+
+	r->from_ns = e->from_ns;
+	r->to_ns = e->to_ns;
+	r->server = e->server;
+	r->fh_len = e->fh_len;
+	memcpy(r->fh, e->fh, e->fh_len);
+	r->dir_fh_len = e->dir_len;
+	memcpy(r->dir_fh, e->dir, e->dir_len);
+	r->mode = e->mode;
+	r->name_len = e->name_len;
+	memcpy(r->name, n->arena + e->name_off, e->name_len);
+	r->name[e->name_len] = '\0';
+}
+
+void
+th_export__names_listed_prefetch(const struct th_export_names *n, size_t i, bool is_dir)
+{
+	const struct name_ent *e = &n->e[n->order[i].i];
+
+	if (!is_dir) {
+		for (size_t off = 0; off < sizeof(*e); off += 64)
+			__builtin_prefetch((const char *)e + off);
+		return;
+	}
+	__builtin_prefetch(n->arena + e->name_off);
+	if (e->dir_len > 0)
+		th_export__names_prefetch(n, key_hash(&e->server, e->dir, e->dir_len), false);
+}
+
+size_t
+th_export__names_listed_path(struct th_export_names *n, const struct th_export_anon *a, size_t i,
+	char *path, size_t path_size, char *apath, size_t apath_size, size_t *apath_len)
+{
+	struct name_ent *e = &n->e[n->order[i].i];
+
+	if (a != NULL)
+		*apath_len = 0;
+	if (path_size == 0 || (a != NULL && apath_size == 0))
+		return 0;
+	path[0] = '\0';
+	if (a != NULL)
+		apath[0] = '\0';
+	/* Walked up from this name itself, not from whichever of its handle's names find()
+	 * takes (two links made at once): each binding's row shows its own name. Its path
+	 * holds until it ends, or a name of a directory on it does. */
+	return path_from(n, a, e, e->from_ns, e->to_ns != 0 ? e->to_ns : UINT64_MAX, path,
+		path_size, apath, apath_size, apath_len);
 }

@@ -239,6 +239,14 @@ struct th_export_config {
 	 * to this table (the call's first segment to the reply's first) instead of
 	 * writing it; NULL: write. */
 	struct th_srt *srt;
+	/**
+	 * Write the name records themselves instead of opens: one row per binding, in order
+	 * of the start of its validity, with its path (is_names_on). Every name is read and
+	 * held (names_bytes) before the first row; names past the budget are not listed. A
+	 * binding passes the time filter when its validity overlaps [from_ns, to_ns); the
+	 * client, uid and direction filters do not apply (a name has none), nor the window.
+	 */
+	bool is_names;
 	uint64_t from_ns;           /**< records with open (call) time >= this ... */
 	uint64_t to_ns;             /**< ... and < this (0: no upper bound) */
 	unsigned int servers_count; /**< any of these servers (0: all) */
@@ -268,7 +276,7 @@ void th_export_config_defaults(struct th_export_config *c);
 
 /** Counters of one th_export_run(). */
 struct th_export_counters {
-	uint64_t records_in;   /**< open (RPC) records read */
+	uint64_t records_in;   /**< open (RPC; with is_names, name) records read */
 	uint64_t records_out;  /**< records written */
 	uint64_t filtered;     /**< records left out by the filters */
 	uint64_t names_in;     /**< name records read */
@@ -283,8 +291,8 @@ struct th_export_counters {
 };
 
 /**
- * Does the export read name records (a path column, or --file substrings)?
- * Without, streams of names alone need not be given.
+ * Does the export read name records (a path column, --file substrings, or the
+ * names themselves)? Without, streams of names alone need not be given.
  */
 bool th_export_needs_names(const struct th_export_config *c);
 

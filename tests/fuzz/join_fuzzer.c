@@ -7,6 +7,10 @@
  * pseudonyms, whatever the records say (loops, overlapping names, names
  * that end, a budget that refuses some).
  *
+ * The listing (export --names) of the same records: in order of their
+ * start, and each name's path the one a lookup of its handle at its start
+ * gets where no other name of the handle starts then, pseudonym and all.
+ *
  * Input: one byte choosing the budget, then six-byte items. An item with
  * its first byte even is a name record; odd, a lookup. Names are all added
  * before the lookups are made, as the export's names pass does.
@@ -39,9 +43,10 @@ handle(uint8_t *fh, uint8_t fh0)
 }
 
 static struct th_export_names *
-table(uint64_t budget, const struct th_trace_name *names, unsigned int count)
+table(uint64_t budget, const struct th_trace_name *names, unsigned int count, bool is_listing)
 {
-	struct th_export_names *n = th_export_names_create(budget);
+	struct th_export_names *n = is_listing ? th_export__names_create_listing(budget)
+					       : th_export_names_create(budget);
 
 	if (n == NULL)
 		abort();
@@ -52,6 +57,57 @@ table(uint64_t budget, const struct th_trace_name *names, unsigned int count)
 			abort();
 	}
 	return n;
+}
+
+/* The listing of @p names in order, each path as a lookup at its start makes it. */
+static void
+check_listing(uint64_t budget, const struct th_trace_name *names, unsigned int nn,
+	const struct th_export_anon *anon, const struct th_addr *server)
+{
+	struct th_export_names *list = table(budget, names, nn, true);
+	struct th_export_names *fresh = table(budget, names, nn, true);
+	static struct th_trace_name got[NAMES_MAX];
+	long count = th_export__names_sort(list);
+
+	if (count < 0 || count > nn)
+		abort();
+	for (long i = 0; i < count; i++) {
+		char a[1024], b[1024], aa[1024], ab[1024];
+		size_t la, lb, aal = 0, abl = 0;
+		uint32_t mb;
+		bool is_tie = false;
+
+		th_export__names_listed(list, (size_t)i, &got[i]);
+		if (i > 0 && got[i].from_ns < got[i - 1].from_ns)
+			abort();
+		for (long j = 0; j < count; j++) {
+			struct th_trace_name other;
+
+			th_export__names_listed(list, (size_t)j, &other);
+			is_tie |= j != i && other.from_ns == got[i].from_ns &&
+				  other.fh[0] == got[i].fh[0];
+		}
+		la = th_export__names_listed_path(list, (i & 1) != 0 ? anon : NULL, (size_t)i, a,
+			sizeof(a), aa, sizeof(aa), &aal);
+		if (strlen(a) != la || la == 0 || ((i & 1) != 0 && strlen(aa) != aal))
+			abort();
+		if (is_tie)
+			continue;
+		if ((i & 1) != 0) {
+			lb = th_export__names_path_anon(fresh, anon, server, got[i].fh,
+				got[i].fh_len, got[i].from_ns, b, sizeof(b), ab, sizeof(ab), &abl,
+				&mb);
+			if (aal != abl || memcmp(aa, ab, aal) != 0)
+				abort();
+		} else {
+			lb = th_export_names_path(fresh, server, got[i].fh, got[i].fh_len,
+				got[i].from_ns, b, sizeof(b), &mb);
+		}
+		if (la != lb || strcmp(a, b) != 0 || mb != got[i].mode)
+			abort();
+	}
+	th_export_names_free(list);
+	th_export_names_free(fresh);
 }
 
 int
@@ -102,9 +158,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			nl++;
 		}
 	}
-	kept = table(budget, names, nn);
+	kept = table(budget, names, nn, false);
 	for (unsigned int i = 0; i < nl; i++) {
-		struct th_export_names *fresh = table(budget, names, nn);
+		struct th_export_names *fresh = table(budget, names, nn, false);
 		char a[1024], b[1024], aa[1024], ab[1024];
 		size_t la, lb, aal = 0, abl = 0;
 		uint32_t ma, mb;
@@ -129,5 +185,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		th_export_names_free(fresh);
 	}
 	th_export_names_free(kept);
+	check_listing(budget, names, nn, anon, &server);
 	return 0;
 }

@@ -28,8 +28,8 @@
 struct mem {
 	const char *label;
 	struct th_trace_open opens[256];
-	struct th_trace_name names[8];
-	int types[264];
+	struct th_trace_name names[16];
+	int types[272];
 	unsigned int n;      /* records */
 	unsigned int i;      /* next */
 	unsigned int no, nn; /* opens, names stored */
@@ -100,7 +100,7 @@ add_open(struct mem *m, uint64_t t, uint8_t client_last, uint32_t uid, uint8_t f
 	return r;
 }
 
-static void
+static struct th_trace_name *
 add_name(struct mem *m, uint64_t from, uint64_t to, const uint8_t *dir, unsigned int dir_len,
 	uint8_t fh0, const char *name)
 {
@@ -118,6 +118,7 @@ add_name(struct mem *m, uint64_t from, uint64_t to, const uint8_t *dir, unsigned
 	r->name_len = (uint16_t)strlen(name);
 	memcpy(r->name, name, r->name_len + 1);
 	m->types[m->n++] = TH_TRACE_NAME;
+	return r;
 }
 
 static struct th_export_source
@@ -1187,6 +1188,283 @@ test_anon_prefetch(void **state)
 
 /* Name bytes that are not text stay valid JSON: control characters as \u00XX, valid UTF-8
  * kept, other bytes as the text \xHH. */
+/* ---- the name map listed (is_names) ---- */
+
+/* Names under /export (0x0e) as a session lcore writes them: each when it ends, the ones
+ * still valid at the end last. */
+static void
+listed_tree(struct mem *a, struct mem *b)
+{
+	static const uint8_t root[4] = {0x0e, 0xbe, 0xef, 0x01}, docs[4] = {0x0d, 0xbe, 0xef, 0x01};
+
+	add_name(a, 50 * S, 200 * S, docs, 4, 1, "draft.txt")->mode = 0100644;
+	add_name(a, 10 * S, 0, NULL, 0, 0x0e, "/export");
+	add_name(a, 20 * S, 0, root, 4, 0x0d, "my docs|old")->mode = 0040755;
+	add_name(a, 200 * S, 0, docs, 4, 1, "final, \"v2\".txt")->mode = 0100600;
+	/* Another lcore: a file of its own, and one named at the same time as draft.txt. */
+	add_name(b, 50 * S, 0, docs, 4, 2, "notes")->mode = 0100640;
+	add_name(b, 150 * S, 160 * S, root, 4, 3, "tmp")->mode = 0100600;
+}
+
+/*
+ * One row per binding, by its start (two starting together in the order their streams were
+ * given); text is the capture's names file line (th_sess_name_format) and the path, escaped
+ * alike; CSV and JSON carry the same fields; no merge pass reads the streams again.
+ */
+static void
+test_names_listing(void **state)
+{
+	struct mem a = {.label = "a"}, b = {.label = "b"};
+	struct mem *mems[] = {&a, &b};
+	static const unsigned int order[6][2] = {{0, 1}, {0, 2}, {0, 0}, {1, 0}, {1, 1}, {0, 3}};
+	static const char *const paths[6] = {"/export", "/export/my\\x20docs\\x7cold",
+		"/export/my\\x20docs\\x7cold/draft.txt", "/export/my\\x20docs\\x7cold/notes",
+		"/export/tmp", "/export/my\\x20docs\\x7cold/final,\\x20\"v2\".txt"};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char want[4096], line[1024];
+	size_t o = 0;
+	char *out;
+
+	(void)state;
+	listed_tree(&a, &b);
+	for (unsigned int i = 0; i < 6; i++) {
+		const struct th_trace_name *r = &mems[order[i][0]]->names[order[i][1]];
+		struct th_sess_name n;
+		int len;
+
+		memset(&n, 0, sizeof(n));
+		n.server = r->server;
+		n.dir_fh_len = r->dir_fh_len;
+		memcpy(n.dir_fh, r->dir_fh, r->dir_fh_len);
+		n.fh_len = r->fh_len;
+		memcpy(n.fh, r->fh, r->fh_len);
+		n.from_ns = r->from_ns;
+		n.to_ns = r->to_ns;
+		n.mode = r->mode;
+		n.name_len = r->name_len;
+		memcpy(n.name, r->name, r->name_len);
+		len = th_sess_name_format(&n, line, sizeof(line));
+		o += (size_t)snprintf(
+			want + o, sizeof(want) - o, "%.*s | %s\n", len - 1, line, paths[i]);
+	}
+	th_export_config_defaults(&cfg);
+	cfg.is_names = true;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_string_equal(out, want);
+	assert_int_equal(ctr.names_in, 6);
+	assert_int_equal(ctr.records_in, 6);
+	assert_int_equal(ctr.records_out, 6);
+	assert_int_equal(a.reads + b.reads, 6);
+	free(out);
+
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	cfg.to_ns = 50 * S;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_string_equal(out, "valid_from,valid_to,server,dir_handle,name,handle,mode,path\n"
+				 "10.000000000,,10.0.0.1,,/export,0ebeef01,,/export\n"
+				 "20.000000000,,10.0.0.1,0ebeef01,my docs|old,0dbeef01,drwxr-xr-x,"
+				 "/export/my docs|old\n");
+	assert_int_equal(ctr.filtered, 4);
+	free(out);
+
+	cfg.format = TH_EXPORT_FORMAT_JSON;
+	cfg.from_ns = 190 * S;
+	cfg.to_ns = 0;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_string_equal(out,
+		"{\"valid_from\":10.000000000,\"valid_to\":null,\"server\":\"10.0.0.1\","
+		"\"dir_handle\":null,\"name\":\"/export\",\"handle\":\"0ebeef01\",\"mode\":null,"
+		"\"path\":\"/export\"}\n"
+		"{\"valid_from\":20.000000000,\"valid_to\":null,\"server\":\"10.0.0.1\","
+		"\"dir_handle\":\"0ebeef01\",\"name\":\"my docs|old\",\"handle\":\"0dbeef01\","
+		"\"mode\":\"drwxr-xr-x\",\"path\":\"/export/my docs|old\"}\n"
+		"{\"valid_from\":50.000000000,\"valid_to\":200.000000000,\"server\":\"10.0.0.1\","
+		"\"dir_handle\":\"0dbeef01\",\"name\":\"draft.txt\",\"handle\":\"01beef01\","
+		"\"mode\":\"-rw-r--r--\",\"path\":\"/export/my docs|old/draft.txt\"}\n"
+		"{\"valid_from\":50.000000000,\"valid_to\":null,\"server\":\"10.0.0.1\","
+		"\"dir_handle\":\"0dbeef01\",\"name\":\"notes\",\"handle\":\"02beef01\","
+		"\"mode\":\"-rw-r-----\",\"path\":\"/export/my docs|old/notes\"}\n"
+		"{\"valid_from\":200.000000000,\"valid_to\":null,\"server\":\"10.0.0.1\","
+		"\"dir_handle\":\"0dbeef01\",\"name\":\"final, \\\"v2\\\".txt\","
+		"\"handle\":\"01beef01\",\"mode\":\"-rw-------\","
+		"\"path\":\"/export/my docs|old/final, \\\"v2\\\".txt\"}\n");
+	free(out);
+}
+
+/*
+ * The filters a binding has: its validity overlapping [from, to) (one that ends where it
+ * starts counts at that instant), its server (names of other servers not even kept), its
+ * handle or path (--file); --no-names leaves the path out but --file still sees it.
+ */
+static void
+test_names_listing_filters(void **state)
+{
+	struct mem a = {.label = "a"}, b = {.label = "b"};
+	struct mem *mems[] = {&a, &b};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	struct th_trace_name *other;
+	char *out;
+
+	(void)state;
+	listed_tree(&a, &b);
+	add_name(&b, 160 * S, 160 * S, NULL, 0, 4, "/instant");
+	other = add_name(&b, 10 * S, 0, NULL, 0, 5, "/elsewhere");
+	addr4(&other->server, 10, 0, 0, 2);
+	th_export_config_defaults(&cfg);
+	cfg.is_names = true;
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	/* [160, 200): tmp ended at 160, draft.txt ends at 200, final starts at 200. */
+	cfg.from_ns = 160 * S;
+	cfg.to_ns = 200 * S;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_null(strstr(out, "tmp"));
+	assert_null(strstr(out, "final"));
+	assert_non_null(strstr(out, ",draft.txt,"));
+	assert_non_null(strstr(out, ",/instant,"));
+	assert_non_null(strstr(out, ",/elsewhere,"));
+	assert_int_equal(ctr.records_out, 6);
+	assert_int_equal(ctr.filtered, 2);
+	free(out);
+
+	cfg.from_ns = cfg.to_ns = 0;
+	assert_int_equal(th_export_net_parse("10.0.0.2/32", &cfg.servers[0]), 0);
+	cfg.servers_count = 1;
+	cfg.names_bytes = 1; /* nothing fits: the other server's names were never offered */
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_int_equal(ctr.names_in, 8);
+	assert_int_equal(ctr.filtered, 7);
+	assert_int_equal(ctr.names_dropped, 1);
+	assert_int_equal(ctr.records_out, 0);
+	free(out);
+
+	cfg.servers_count = 0;
+	cfg.names_bytes = 1ull << 30;
+	cfg.files[0] = "0DBEEF01"; /* my docs|old, by handle */
+	cfg.files[1] = "l, \"v2";  /* final, by path */
+	cfg.files_count = 2;
+	cfg.is_names_on = false;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_string_equal(out,
+		"valid_from,valid_to,server,dir_handle,name,handle,mode,path\n"
+		"20.000000000,,10.0.0.1,0ebeef01,my docs|old,0dbeef01,drwxr-xr-x,\n"
+		"200.000000000,,10.0.0.1,0dbeef01,\"final, "
+		"\"\"v2\"\".txt\",01beef01,-rw-------,\n");
+	free(out);
+}
+
+/*
+ * Pseudonyms: a listed path is the path an open of its handle shows then, pseudonym for
+ * pseudonym, and its name the last component of it; handles as an open's.
+ */
+static void
+test_names_listing_anon(void **state)
+{
+	static const char key[] = "a key of at least sixteen bytes";
+	struct mem a = {.label = "a"}, b = {.label = "b"}, o = {.label = "opens"};
+	struct mem *mems[] = {&a, &b, &o};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char open_path[256], open_fh[64], path[256], name[256], fh[64], want[256];
+	char *opens, *names;
+
+	(void)state;
+	listed_tree(&a, &b);
+	add_open(&o, 100 * S, 1, 1001, 1);
+	th_export_config_defaults(&cfg);
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	cfg.anon = th_export_anon_create(key, sizeof(key) - 1, true);
+	assert_non_null(cfg.anon);
+	opens = run(&cfg, mems, 3, &ctr, NULL);
+	cfg.is_names = true;
+	names = run(&cfg, mems, 3, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 6);
+	csv_field(opens, 2, 16, open_path, sizeof(open_path));
+	csv_field(opens, 2, 5, open_fh, sizeof(open_fh));
+	/* Line 4 is draft.txt, valid at the open's time. */
+	csv_field(names, 4, 7, path, sizeof(path));
+	csv_field(names, 4, 4, name, sizeof(name));
+	csv_field(names, 4, 5, fh, sizeof(fh));
+	assert_string_equal(path, open_path);
+	assert_string_equal(fh, open_fh);
+	assert_int_equal(strlen(fh), 2 * TH_EXPORT_ANON_FH_SIZE);
+	th_export_anon_path(cfg.anon, "draft.txt", 9, want, sizeof(want));
+	assert_string_equal(name, want);
+	assert_string_equal(strrchr(path, '/') + 1, want);
+	assert_null(strstr(names, "export"));
+	assert_null(strstr(names, "draft"));
+	assert_null(strstr(names, "beef01")); /* a pseudonym here has "beef" in it */
+	assert_null(strstr(names, "10.0.0.1"));
+	th_export_anon_free(cfg.anon);
+	free(opens);
+	free(names);
+}
+
+/*
+ * A listing keeps every name before its first row, within --names-mb with a sort key for
+ * each: past it, names are counted and not listed. Two names a handle got at once (links)
+ * each list their own path.
+ */
+static void
+test_names_listing_budget(void **state)
+{
+	struct th_export_names *join = th_export_names_create(512u << 10);
+	struct th_export_names *list = th_export__names_create_listing(512u << 10);
+	struct th_trace_name r, got;
+	unsigned int kept[2] = {0, 0};
+	struct mem a = {.label = "a"};
+	struct mem *mems[] = {&a};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	char path[64];
+	char *out;
+
+	(void)state;
+	assert_non_null(join);
+	assert_non_null(list);
+	memset(&r, 0, sizeof(r));
+	addr4(&r.server, 10, 0, 0, 1);
+	r.fh_len = 32;
+	for (unsigned int i = 0; i < 5000; i++) {
+		r.from_ns = (5000 - i) * S; /* written backwards: the listing turns them round */
+		memcpy(r.fh, &i, sizeof(i));
+		r.name_len = (uint16_t)snprintf(r.name, sizeof(r.name), "file-%u", i);
+		kept[0] += th_export_names_add(join, &r) == 0;
+		kept[1] += th_export_names_add(list, &r) == 0;
+	}
+	assert_in_range(kept[1], 100, kept[0] - 1);
+	assert_int_equal(th_export__names_sort(join), -EINVAL);
+	assert_int_equal(th_export__names_sort(list), kept[1]);
+	for (unsigned int i = 0; i < kept[1]; i++) {
+		th_export__names_listed(list, i, &got);
+		assert_int_equal(got.from_ns, (5000 - (kept[1] - 1 - i)) * S);
+		assert_int_equal(th_export__names_listed_path(
+					 list, NULL, i, path, sizeof(path), NULL, 0, NULL),
+			got.name_len);
+		assert_string_equal(path, got.name);
+	}
+	th_export_names_free(join);
+	th_export_names_free(list);
+
+	add_name(&a, 10 * S, 0, NULL, 0, 0x0e, "/export");
+	add_name(&a, 20 * S, 0, (const uint8_t[4]){0x0e, 0xbe, 0xef, 0x01}, 4, 1, "one");
+	add_name(&a, 20 * S, 0, (const uint8_t[4]){0x0e, 0xbe, 0xef, 0x01}, 4, 1, "two");
+	th_export_config_defaults(&cfg);
+	cfg.is_names = true;
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_non_null(strstr(out, ",one,01beef01,,/export/one\n"));
+	assert_non_null(strstr(out, ",two,01beef01,,/export/two\n"));
+	free(out);
+	cfg.names_bytes = 1;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_string_equal(out, "valid_from,valid_to,server,dir_handle,name,handle,mode,path\n");
+	assert_int_equal(ctr.names_dropped, 3);
+	assert_int_equal(ctr.records_out, 0);
+	free(out);
+}
+
 static void
 test_json_escaping(void **state)
 {
@@ -1410,6 +1688,10 @@ main(void)
 		cmocka_unit_test(test_anon_path_join),
 		cmocka_unit_test(test_anon_cache),
 		cmocka_unit_test(test_anon_prefetch),
+		cmocka_unit_test(test_names_listing),
+		cmocka_unit_test(test_names_listing_filters),
+		cmocka_unit_test(test_names_listing_anon),
+		cmocka_unit_test(test_names_listing_budget),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_hosts_file),
 		cmocka_unit_test(test_anon_properties),
