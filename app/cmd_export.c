@@ -2,7 +2,8 @@
 
 /*
  * tracehound export: segments (files or directories, any lcores, any boxes)
- * merged into time order, filtered, and written as text, CSV or JSON Lines.
+ * merged into time order, filtered, and written as text, CSV or JSON Lines;
+ * or, with --names, the name map they hold, one row per binding.
  * The merge, formats, join and pseudonyms live in lib/export; which segments,
  * in which order, and what was wrong with them, in export_segs.c. This file is
  * the command: its options, the progress bar, the run and its summary.
@@ -46,7 +47,8 @@ usage(FILE *out)
 		"for\n"
 		"*.lz4 segments and crashed *.lz4.tmp ones) into open-time order, filter them and\n"
 		"write one line per inferred open; with --rpcs, one line per RPC of the segments\n"
-		"a capture writes with trace.rpcs = 1, in call-time order.\n"
+		"a capture writes with trace.rpcs = 1, in call-time order; with --names, one line\n"
+		"per name binding of the name map, in order of the start of its validity.\n"
 		"\n"
 		"output:\n"
 		"  -f, --format F         text (default: the 7-field '|' record of the session\n"
@@ -58,6 +60,15 @@ usage(FILE *out)
 		"                         server response time by procedure over those the\n"
 		"                         filters keep (count, min, percentiles, max, mean; -f\n"
 		"                         csv or json: one row per procedure)\n"
+		"      --names            the name map instead of opens: one line per binding (a\n"
+		"                         handle named in a directory while valid), by its start,\n"
+		"                         all held in --names-mb first; text: the capture's names\n"
+		"                         file line and the path ('server | dir-handle | name |\n"
+		"                         handle | valid-from | valid-to | mode | path', '-' for\n"
+		"                         none, valid-to '-' if valid at the end), csv and json:\n"
+		"                         valid_from, valid_to, server, dir_handle, name, handle,\n"
+		"                         mode, path; not with --client, --uid, --direction,\n"
+		"                         --rpcs or --srt\n"
 		"      --no-names         no handle-to-name join (csv/json path column empty)\n"
 		"      --hosts FILE       host names from an /etc/hosts-style file\n"
 		"      --resolve          host names from reverse DNS (cached; off by default)\n"
@@ -78,17 +89,20 @@ usage(FILE *out)
 		"                         earliest go early, and the summary counts them\n"
 		"      --names-mb MB      memory for the handle-to-name join (default 2048, about\n"
 		"                         260 bytes a name); names past it are not kept, and the\n"
-		"                         summary counts them (their files' paths stay empty)\n"
+		"                         summary counts them (their files' paths stay empty;\n"
+		"                         --names does not list them, and says so even with -q)\n"
 		"      --progress         force the progress bar (default: only on a terminal)\n"
 		"  -q, --quiet            no progress bar, no summary line\n"
 		"\n"
 		"filters (a repeated option matches any of its values; different ones all apply):\n"
 		"      --from T, --to T   records at or after T and before T: seconds since the "
 		"epoch\n"
-		"                         (with a fraction) or UTC YYYY-MM-DD[THH:MM[:SS[.frac]]]\n"
+		"                         (with a fraction) or UTC "
+		"YYYY-MM-DD[THH:MM[:SS[.frac]]];\n"
+		"                         --names: bindings valid at some time in between\n"
 		"      --server A[/LEN]   server address or prefix\n"
-		"      --client A[/LEN]   client address or prefix\n"
-		"      --uid N            user id\n"
+		"      --client A[/LEN]   client address or prefix (not --names)\n"
+		"      --uid N            user id (not --names)\n"
 		"      --direction D      read or write (opens)\n"
 		"      --file F           handle (hex) equal to F, or path containing F\n"
 		"\n"
@@ -129,6 +143,7 @@ enum {
 	OPT_NO_NAMES,
 	OPT_RPCS,
 	OPT_SRT,
+	OPT_NAMES,
 	OPT_PROGRESS,
 };
 
@@ -155,6 +170,7 @@ static const struct option options[] = {
 	{"no-names", no_argument, NULL, OPT_NO_NAMES},
 	{"rpcs", no_argument, NULL, OPT_RPCS},
 	{"srt", no_argument, NULL, OPT_SRT},
+	{"names", no_argument, NULL, OPT_NAMES},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{NULL, 0, NULL, 0},
 };
@@ -220,6 +236,36 @@ on_progress(void *ctx, uint64_t records)
 }
 
 /* ---- the command ---- */
+
+/*
+ * --names lists the name map: one listing at a time, and no filter on what a
+ * binding does not have (it is no one's, and neither read nor written).
+ * @return 0, or -1 having said which option does not go with it.
+ */
+static int
+names_conflict(const struct th_export_config *c, bool is_srt)
+{
+	const char *opt = is_srt                 ? "--srt"
+			  : c->is_rpcs           ? "--rpcs"
+			  : c->clients_count > 0 ? "--client"
+			  : c->uids_count > 0    ? "--uid"
+			  : c->direction >= 0    ? "--direction"
+						 : NULL;
+
+	if (opt == NULL)
+		return 0;
+	if (c->is_rpcs)
+		fprintf(stderr,
+			"tracehound export: --names and %s are different listings: give one\n",
+			opt);
+	else
+		fprintf(stderr,
+			"tracehound export: %s does not go with --names: a name binding has no "
+			"client, user or direction (filter names by --server, --from/--to, "
+			"--file)\n",
+			opt);
+	return -1;
+}
 
 static int
 add_net(struct th_export_net *v, unsigned int *count, const char *arg, const char *opt)
@@ -389,6 +435,9 @@ th_cmd_export(int argc, char **argv)
 			is_srt = true;
 			c.is_rpcs = true;
 			break;
+		case OPT_NAMES:
+			c.is_names = true;
+			break;
 		case OPT_PROGRESS:
 			is_force_progress = true;
 			break;
@@ -402,6 +451,8 @@ th_cmd_export(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (c.is_names && names_conflict(&c, is_srt) < 0)
+		return 2;
 	if (is_prefix && key_path == NULL) {
 		fprintf(stderr,
 			"tracehound export: --prefix-preserving needs --anonymise KEYFILE\n");
@@ -562,7 +613,14 @@ th_cmd_export(int argc, char **argv)
 	th_segs_report(&segs);
 	if (segs.dmg.is_limited)
 		status = 1;
-	if (!is_quiet && c.srt != NULL) /* a table does not care about order */
+	if (!is_quiet && c.is_names) /* a listing holds every name: nothing is late */
+		fprintf(stderr,
+			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
+			" names read, %" PRIu64 " written, %" PRIu64 " filtered out\n",
+			segs.chained + segs.dmg.unread, segs.dmg.damaged,
+			th_segs_note(&segs, note, sizeof(note)), ctr.names_in, ctr.records_out,
+			ctr.filtered);
+	else if (!is_quiet && c.srt != NULL) /* a table does not care about order */
 		fprintf(stderr,
 			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
 			" RPCs read, %" PRIu64 " in the table, %" PRIu64 " filtered out\n",
@@ -578,7 +636,15 @@ th_cmd_export(int argc, char **argv)
 			th_segs_note(&segs, note, sizeof(note)), ctr.records_in,
 			c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered, ctr.names_in,
 			ctr.out_of_order, late_note(&c, &ctr, late, sizeof(late)));
-	if (!is_quiet && ctr.names_dropped > 0)
+	/* Rows missing from a listing are said even with -q: the output does not show them. */
+	if (c.is_names && ctr.names_dropped > 0)
+		fprintf(stderr,
+			"tracehound export: %" PRIu64 " of %" PRIu64
+			" names not kept, --names-mb %" PRIu64
+			" reached: they are not listed, nor paths through them (raise it, or "
+			"keep fewer servers with --server)\n",
+			ctr.names_dropped, ctr.names_in, c.names_bytes >> 20);
+	else if (!is_quiet && ctr.names_dropped > 0)
 		fprintf(stderr,
 			"tracehound export: %" PRIu64 " of %" PRIu64
 			" names not kept, --names-mb %" PRIu64

@@ -647,6 +647,24 @@ overlap_say(struct overlap_note *n)
 
 /* ---- the segments of one export ---- */
 
+/*
+ * Whether the export reads the streams of @p kind at all (those it does not are
+ * not counted, and the progress bar does not wait for them). RPC records (a
+ * decode lcore's) are written with --rpcs only; with --rpcs, the other
+ * segments only lend their names to the join, when it needs them. --names
+ * reads the segments that hold names, and nothing else.
+ */
+static bool
+is_read(const struct th_export_config *c, int kind)
+{
+	if (c->is_names)
+		return kind != TH_SEGMENT_KIND_OPENS && kind != TH_SEGMENT_KIND_RPCS;
+	if (c->is_rpcs)
+		return kind == TH_SEGMENT_KIND_RPCS ||
+		       (kind != TH_SEGMENT_KIND_OPENS && th_export_needs_names(c));
+	return kind != TH_SEGMENT_KIND_RPCS;
+}
+
 int
 th_segs_find(struct th_segs *segs, char *const *paths, int count)
 {
@@ -740,19 +758,14 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 
 		while (j < readable && continues(order[j - 1], order[j]))
 			j++;
-		/* RPC records (a decode lcore's) are written with --rpcs only: otherwise their
-		 * segments are not read at all (nor counted), and the progress bar does not
-		 * wait for them. With --rpcs, the other segments only lend their names to the
-		 * join, when it needs them. */
-		if (c->is_rpcs ? kind == TH_SEGMENT_KIND_OPENS ||
-					 (kind != TH_SEGMENT_KIND_RPCS && !th_export_needs_names(c))
-			       : kind == TH_SEGMENT_KIND_RPCS) {
+		if (!is_read(c, kind)) {
 			i = j;
 			continue;
 		}
-		is_merged =
-			c->is_rpcs ? kind == TH_SEGMENT_KIND_RPCS
-				   : kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_MIXED;
+		/* A listing of names sorts them all: none is merged, so none need be split. */
+		is_merged = !c->is_names && (c->is_rpcs ? kind == TH_SEGMENT_KIND_RPCS
+							: kind == TH_SEGMENT_KIND_OPENS ||
+								    kind == TH_SEGMENT_KIND_MIXED);
 		run_len[0] = j - i;
 		/* A stream whose segments do not number on one from the next was written by
 		 * more than one capture: read through (only then) for their times, they are
@@ -785,7 +798,7 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 				kind == TH_SEGMENT_KIND_OPENS || kind == TH_SEGMENT_KIND_RPCS;
 			sources[nchains].is_names_only =
 				kind == TH_SEGMENT_KIND_NAMES ||
-				(c->is_rpcs && kind == TH_SEGMENT_KIND_MIXED);
+				((c->is_rpcs || c->is_names) && kind == TH_SEGMENT_KIND_MIXED);
 			nchains++;
 		}
 		segs->chained += j - i;
@@ -793,6 +806,13 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 	}
 	overlap_say(&split);
 	segs->sources_count = nchains;
+	if (c->is_names && nchains == 0) {
+		fprintf(stderr,
+			"tracehound export: none of the %zu segments holds name records (a "
+			"capture's session lcores write them, with [trace] dir)\n",
+			readable);
+		goto free_run_len;
+	}
 	if (c->is_rpcs) {
 		bool has_rpcs = false;
 

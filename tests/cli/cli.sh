@@ -62,6 +62,19 @@ if [[ -w /dev/full ]]; then
 	expect 1 'standard output: No space left' -- sh -c '"$0" search -p "$1" --hours 0.05 > /dev/full' \
 		"$th" "$(dirname "$0")/../../config/rdma/H.ini"
 fi
+# export --names lists the name map: a filter a binding cannot have, or a second listing, is
+# refused before any segment is read (none is given here).
+expect 0 '^ +--names +the name map instead of opens' -- "$th" export --help
+expect 2 '^tracehound export: --client does not go with --names: a name binding has no client' \
+	-- "$th" export --names --client 10.0.0.1 "$work/no-segments"
+expect 2 '^tracehound export: --uid does not go with --names' -- "$th" export --names --uid 0 \
+	"$work/no-segments"
+expect 2 '^tracehound export: --direction does not go with --names' -- "$th" export --names \
+	--direction read "$work/no-segments"
+expect 2 '^tracehound export: --names and --rpcs are different listings: give one$' -- \
+	"$th" export --rpcs --names "$work/no-segments"
+expect 2 '^tracehound export: --names and --srt are different listings: give one$' -- \
+	"$th" export --names --srt -f csv "$work/no-segments"
 if ((!has_capture)); then
 	# Without DPDK the command is named, and says why it cannot run.
 	expect 0 'capture +\(not in this build' -- "$th" --help

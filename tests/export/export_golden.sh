@@ -94,6 +94,16 @@ printf 'this key is 32 bytes long, okay!' > "$work/key2"
 golden rpcs-anon-text.golden --rpcs --anonymise "$work/key1"
 golden rpcs-anon-csv.golden --rpcs -f csv --anonymise "$work/key1"
 golden rpcs-anon-json.golden --rpcs -f json --anonymise "$work/key1"
+# The name map itself: one row per binding of box 1's names stream, by its start (final.tex, the
+# fourth written, comes last); the names file's line and the path, CSV, JSON; filters, host
+# names, pseudonyms.
+golden names.golden --names
+golden names-csv.golden --names -f csv
+golden names-json.golden --names -f json
+golden names-filter.golden --names -f csv --server 10.20.30.40 --from 1700000000 \
+	--to 2023-11-14T22:13:25Z --file alice
+golden names-hosts.golden --names --hosts "$work/hosts"
+golden names-anon-json.golden --names -f json --anonymise "$work/key1"
 
 # Values a record does not have are absent in every format, with pseudonyms or without: the
 # handle of the four RPCs without one, the uid and gid of the reply without its call.
@@ -141,7 +151,7 @@ else
 fi
 
 # Every CSV row has the header's columns.
-for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden; do
+for f in csv.golden rpcs-csv.golden rpcs-filter.golden hosts-csv.golden names-csv.golden; do
 	if ! python3 -c 'import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 sys.exit(len({len(r) for r in rows}) != 1 or len(rows) < 2)' "$work/$f"; then
@@ -150,6 +160,16 @@ sys.exit(len({len(r) for r in rows}) != 1 or len(rows) < 2)' "$work/$f"; then
 		passed=$((passed + 1))
 	fi
 done
+
+# The names are in order of their start, each there once; the text has the names file's seven
+# fields and the path.
+if sort -s -t'|' -k5,5n "$work/names.golden" | cmp -s - "$work/names.golden" &&
+	[[ $(wc -l < "$work/names.golden") -eq 6 ]] &&
+	awk -F' [|] ' 'NF != 8 { exit 1 }' "$work/names.golden"; then
+	passed=$((passed + 1))
+else
+	fail "export --names: not 6 names of 8 fields in order of their start"
+fi
 
 # The merged stream is sorted by open time, and every record of every stream is there.
 if ! sort -s -t'|' -k1,1n "$work/text.golden" | cmp -s - "$work/text.golden"; then
@@ -201,6 +221,22 @@ for fmt in csv text; do
 		sed 's/^/    /' "$err"
 	fi
 done
+# The same crashed name map listed: its three names, the segment named as damaged, exit 3.
+"$th" export -q --names "$work/opens1" "$work/crash-names" > "$work/cn-names.out" \
+	2> "$work/cn-names.err"
+rc=$?
+[[ $rc -eq 3 && $(wc -l < "$work/cn-names.out") -eq 3 && $(wc -l < "$work/cn-names.err") -eq 1 ]] &&
+	grep -q 'names-1-.*\.lz4\.tmp: truncated .*after 3 records: .*; continuing with the rest$' \
+		"$work/cn-names.err" &&
+	grep -q ' | /srv/projects/alice/alice-thesis-draft.tex$' "$work/cn-names.out"
+judge $? "crashed name map, --names: exit $rc (want 3), $(wc -l < "$work/cn-names.out") names (want 3):" \
+	"$work/cn-names.err"
+# Segments without names: said, exit 1, nothing written.
+"$th" export --names "$work/opens1" > "$work/nonames.out" 2> "$work/nonames.err"
+rc=$?
+[[ $rc -eq 1 && ! -s "$work/nonames.out" ]] &&
+	grep -q 'none of the 3 segments holds name records' "$work/nonames.err"
+judge $? "export --names without name segments: exit $rc (want 1)" "$work/nonames.err"
 # Damage in the middle of a closed segment: a flipped byte in the fifth of its eight blocks
 # (one record each, the header in the first): the first four records are recovered.
 mkdir -p "$work/blocks"
@@ -235,7 +271,7 @@ fi
 # readable: exit 1.
 cp "$seg" "$work/badheader.lz4"
 printf '\x55' | dd of="$work/badheader.lz4" bs=1 seek=20 conv=notrunc status=none
-for args in "" "--rpcs" "--rpcs -f csv"; do
+for args in "" "--rpcs" "--rpcs -f csv" "--names"; do
 	# shellcheck disable=SC2086
 	"$th" export $args "$work/badheader.lz4" "${in[@]}" > /dev/null 2> "$work/badheader.err"
 	rc=$?
@@ -299,7 +335,7 @@ done
 # The summary counts the segments export reads: not the RPC streams without --rpcs (box 1's
 # opens in two segments and one, box 2's, box 1's names), only those with --rpcs, and the name
 # map too where the join needs it.
-for args in ":5" "--rpcs:2" "--rpcs -f csv:3" "--srt:2"; do
+for args in ":5" "--rpcs:2" "--rpcs -f csv:3" "--srt:2" "--names:1"; do
 	# shellcheck disable=SC2086
 	"$th" export ${args%:*} "${in[@]}" 2> "$work/count.err" > /dev/null
 	if grep -q "^tracehound export: ${args#*:} segments (0 damaged)," "$work/count.err"; then
@@ -357,6 +393,14 @@ for fmt in text csv json; do
 		done
 		[[ $(grep -c 0x0000100 "$out.rpcs") -eq 10 ]] ||
 			fail "anonymised --rpcs $fmt $pp: not 10 records"
+		# The name map: nothing original either.
+		"$th" export -q --names -f $fmt --anonymise "$work/key1" $pp "${in[@]}" \
+			> "$out.names" || fail "anon --names $fmt"
+		for o in "${originals[@]}"; do
+			if grep -qwF -- "$o" "$out.names"; then
+				fail "anonymised --names $fmt $pp output contains '$o'"
+			fi
+		done
 		"$th" export -q -f $fmt --anonymise "$work/key1" $pp "${in[@]}" > "$out.again"
 		cmp -s "$out" "$out.again" || fail "anonymised $fmt $pp differs between two runs"
 		"$th" export -q -f $fmt --anonymise "$work/key2" $pp "${in[@]}" > "$out.key2"
@@ -368,6 +412,22 @@ for fmt in text csv json; do
 		fi
 		passed=$((passed + 1))
 	done
+done
+# An anonymised path in --names is the same path in an open's row: every open's (server, handle,
+# path) is a listed name's, pseudonyms and all (the text has no path column for opens).
+for pp in "" --prefix-preserving; do
+	opens=$(python3 -c 'import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(len(rows), len([r for r in rows if r["path"]]))
+names = {(n["server"], n["handle"], n["path"]) for n in map(json.loads, open(sys.argv[2]))}
+paths = {r["path"] for r in csv.DictReader(open(sys.argv[3]))}
+sys.exit(any(r["path"] and ((r["server"], r["handle"], r["path"]) not in names or
+	r["path"] not in paths) for r in rows))' "$work/anon-csv$pp" "$work/anon-json$pp.names" \
+		"$work/anon-csv$pp.names")
+	rc=$?
+	# 24 opens, 21 with a path (the other 3: a handle without a name record).
+	[[ $rc -eq 0 && $opens == "24 21" ]]
+	judge $? "anonymised $pp: opens' paths (${opens:-none}, want 24 21) not listed by --names" /dev/null
 done
 # The summary counts what was computed: the input's 5 addresses, 4 uids and gids, 6 handles.
 "$th" export --anonymise "$work/key1" "${in[@]}" 2> "$work/anon.err" > /dev/null
@@ -472,6 +532,12 @@ expect2 --direction sideways "${in[@]}"
 expect2 --server filer1 "${in[@]}"
 expect2 --from tomorrow "${in[@]}"
 expect2 --rpcs --direction read "${in[@]}"
+# --names: a binding has no client, user or direction, and is a listing of its own.
+expect2 --names --client 192.168.77.11 "${in[@]}"
+expect2 --names --uid 40001 "${in[@]}"
+expect2 --names --direction write "${in[@]}"
+expect2 --names --rpcs "${in[@]}"
+expect2 --names --srt "${in[@]}"
 expect2 --window '' "${in[@]}"
 # The output may not be a segment being read (it would be emptied before it is read).
 one=$(find "$work/box1" -name '*.lz4' | head -1)
