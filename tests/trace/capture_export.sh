@@ -5,7 +5,9 @@
 # as LZ4 segments ([trace] dir, with RPC records too); every segment verifies with the stock lz4
 # (rotation, crashes and full disks are tests/segment's);
 # export of the segments gives back exactly the text records (sorted), and
-# joins a path to most opens; export --rpcs gives back the capture's RPC log
+# joins a path to most opens; export --names gives back the names file, each
+# line with a path, and every open's path among them; export --rpcs gives back
+# the capture's RPC log
 # (rpc_compare.py: every line, every field a record keeps). Clients on UDP
 # and IPv6, 1% of frames missing from the capture (calls without replies,
 # replies without calls).
@@ -69,6 +71,27 @@ with_mode=$("$th" export -q -f csv "$work/seg" |
 	awk -F, 'NR > 1 && $17 != "" && $NF ~ /^[-d][-r][-w][-xsS][-r][-w][-xsS][-r][-w][-xtT]$/ { n++ } END { print n + 0 }')
 if [[ $with_mode -ne $with_path ]]; then
 	echo "FAIL: $with_mode of the $with_path opens with a path have a mode"
+	fails=$((fails + 1))
+fi
+# export --names lists the map the capture wrote: the first seven fields of its lines are the
+# names file's lines, in order of valid-from, and every open's path is the path of a listed name
+# of its handle, on its server.
+"$th" export -q --names "$work/seg" > "$work/names-export.txt"
+if ! diff <(sort "$work/names.txt") <(cut -d'|' -f1-7 "$work/names-export.txt" | sed 's/ $//' | sort) \
+	> "$work/names-diff.txt" || ! sort -s -t'|' -k5,5n -c "$work/names-export.txt" 2> /dev/null; then
+	echo "FAIL: export --names differs from the capture's names file, or is out of order:"
+	head -5 "$work/names-diff.txt"
+	fails=$((fails + 1))
+fi
+"$th" export -q -f csv "$work/seg" > "$work/opens.csv"
+"$th" export -q --names -f csv "$work/seg" > "$work/names.csv"
+if ! python3 -c 'import csv, sys
+names = {(r["server"], r["handle"], r["path"]) for r in csv.DictReader(open(sys.argv[2]))}
+missing = [r for r in csv.DictReader(open(sys.argv[1]))
+	if r["path"] and (r["server"], r["handle"], r["path"]) not in names]
+for r in missing[:5]:
+	print("FAIL: open of " + r["path"] + " at " + r["open_time"] + ": no such name listed")
+sys.exit(len(missing) > 0)' "$work/opens.csv" "$work/names.csv"; then
 	fails=$((fails + 1))
 fi
 "$th" export -q --rpcs "$work/seg" > "$work/export-rpcs.txt"
@@ -172,8 +195,8 @@ elif [[ -z $window ]] ||
 	echo "FAIL: session.idle = 90: $(cat "$work/idle.err"), and --window ${window:-?} leaves some late"
 	fails=$((fails + 1))
 fi
-echo "$n segments, $total records, $with_path with a path; $(tail -1 "$work/rpc_compare.txt")"
+echo "$n segments, $total records, $with_path with a path, $(wc -l < "$work/names-export.txt") names; $(tail -1 "$work/rpc_compare.txt")"
 echo "export --srt: $(tail -1 "$work/srt_check.txt")"
-passed=$((15 - fails))
+passed=$((17 - fails))
 echo "$passed passed, $fails failed"
 [[ $fails -eq 0 ]]
