@@ -99,6 +99,7 @@ struct decode_lcore {
 	uint64_t key;
 	atomic_uint_fast64_t sess_done_key;
 	atomic_uint_fast64_t aged;
+	uint64_t strays;             /* frames whose stamp was a stray, taken at the clock's time */
 	atomic_bool is_done;         /* flushed and finished */
 } __rte_cache_aligned;
 
@@ -107,6 +108,8 @@ struct replay_clock {
 	uint64_t prev_ns;     /* the last frame's stamp */
 	uint64_t clock_ns;    /* the latest trusted stamp */
 	unsigned int in_line; /* frames in a row without a leap, up to REPLAY_SETTLE */
+	struct rte_mbuf *held; /* a frame stamped a second or more off it (stamp_next()) */
+	uint64_t held_ns;      /* its stamp */
 };
 
 /* A session lcore: inference for the files that hash to it. */
@@ -138,6 +141,7 @@ struct dispatch_lcore {
 	uint64_t ring_full;          /* mbufs dropped: a decode ring was full */
 	uint64_t handed[MAX_DECODE]; /* frames put on each decode lcore's ring */
 	uint64_t next_seq;           /* the number the next frame gets */
+	uint64_t strays;             /* frames whose stamp was a stray (see stamp_next()) */
 	atomic_uint_fast64_t handed_seq; /* every frame numbered below it is on its ring */
 	uint8_t *scratch;            /* FRAME_MAX bytes: a chained frame's headers */
 	/* A replay's ageing points, when is_merged: every decode lcore ages its tables at the

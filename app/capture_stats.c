@@ -299,6 +299,17 @@ put_loss(FILE *out, bool *is_first, uint64_t n, const char *what, const char *wh
 	*is_first = false;
 }
 
+/* Frames of a replay whose stamp was a stray, taken at the clock's time (stamp_release()). */
+static uint64_t
+stray_stamps(void)
+{
+	uint64_t n = cap.disp.strays;
+
+	for (unsigned int i = 0; i < cap.n_decode; i++)
+		n += cap.dl[i].strays;
+	return n;
+}
+
 /*
  * The block's last line says whether the capture saw and kept everything:
  * each kind of loss counted above, added up, or that there was none. A reader
@@ -327,6 +338,8 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"frames lost before decoding");
 	put_loss(out, &is_first, atomic_load(&cap.files_out_of_order),
 		"file frame read out of time order", "file frames read out of time order");
+	put_loss(out, &is_first, stray_stamps(), "frame with a stray time stamp",
+		"frames with a stray time stamp");
 	/* Cut inside their headers (their own rows) or inside their payload. */
 	put_loss(out, &is_first,
 		s->frames_cut + s->pkt[TH_PKT_TRUNC_L2] + s->pkt[TH_PKT_TRUNC_L3] +
@@ -408,6 +421,9 @@ th_stats_final(FILE *out, double secs)
 	if (n_files > 1)
 		fprintf(out, "  %-14" PRIu64 " %s\n", atomic_load(&cap.files_out_of_order),
 			"file frames read out of time order (too few mbufs)");
+	if (!cap.has_live_port)
+		fprintf(out, "  %-14" PRIu64 " %s\n", stray_stamps(),
+			"frames with a stray time stamp, taken at the clock's time");
 	fprintf(out, "  %-14" PRIu64 " %s\n", dropped, "ops dropped: output buffers full");
 	if (cap.has_live_port)
 		fprintf(out, "  %-14" PRId64 " %s\n", cap.clock_error_ns / 1000,

@@ -775,6 +775,50 @@ replay_clock_take(struct replay_clock *c, uint64_t ts_ns)
 }
 
 /*
+ * A replay's frame stamped a second or more off the trusted clock waits for
+ * the next frame, which tells what it was. If the next one is nearer the old
+ * clock than the held one, the held stamp was a stray (a glitch, a frame from
+ * another capture) and the frame is taken at the clock's time, counted;
+ * otherwise the clock did move (a pause in the traffic, a step back) and it
+ * is taken as stamped, one frame late. A stray stamp used to read as a step
+ * of the clock, closing every open, or age every table to its time.
+ *
+ * Before frame @p ts_ns (UINT64_MAX: the end): the held frame to take now, if
+ * any, with its time in *@p ns.
+ */
+static inline struct rte_mbuf *
+stamp_release(struct replay_clock *c, uint64_t ts_ns, uint64_t *ns, uint64_t *strays)
+{
+	struct rte_mbuf *m = c->held;
+	uint64_t off_clock, off_held;
+
+	if (m == NULL)
+		return NULL;
+	c->held = NULL;
+	off_clock = ts_ns > c->clock_ns ? ts_ns - c->clock_ns : c->clock_ns - ts_ns;
+	off_held = ts_ns > c->held_ns ? ts_ns - c->held_ns : c->held_ns - ts_ns;
+	if (ts_ns != UINT64_MAX && off_clock < off_held) {
+		(*strays)++;
+		*ns = c->clock_ns;
+	} else {
+		*ns = c->held_ns;
+	}
+	return m;
+}
+
+/* Whether frame @p m, stamped @p ts_ns, waits for the next (stamp_release()). */
+static inline bool
+stamp_hold(struct replay_clock *c, struct rte_mbuf *m, uint64_t ts_ns)
+{
+	if (c->in_line < REPLAY_SETTLE ||
+		(ts_ns < c->clock_ns + REPLAY_BACK_NS && ts_ns + REPLAY_BACK_NS > c->clock_ns))
+		return false;
+	c->held = m;
+	c->held_ns = ts_ns;
+	return true;
+}
+
+/*
  * A replay's tables age at fixed steps of its own clock, before the frame
  * that passes each: the same file, the same output. Untrusted stamps do not
  * age them; a clock that went back starts the steps again from its time.
@@ -868,16 +912,63 @@ age_until(struct decode_lcore *dl, uint64_t limit)
 	}
 }
 
+/* The dispatcher's time of frame @p m, stray stamps set right (is_merged). */
+static inline uint64_t
+frame_ns(const struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, cap.seq_offset, const uint64_t *)[1];
+}
+
+/* Decode frame @p m at @p ts_ns, after what a replay does before it. */
+static inline void
+take_frame(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t ts_ns, struct replay_clock *clock,
+	uint64_t *next_age_ns, bool is_replay)
+{
+	if (cap.is_merged) {
+		uint64_t seq = frame_seq(m);
+
+		if (is_replay)
+			age_until(dl, (seq & ~SEQ_STEP) + 1);
+		dl->key = KEY_FRAME(seq & ~SEQ_STEP);
+		if (seq & SEQ_STEP)
+			clock_back(dl, ts_ns);
+	} else if (is_replay) {
+		bool is_back = replay_clock_take(clock, ts_ns);
+
+		replay_age(dl, clock, ts_ns, next_age_ns);
+		if (is_back && cap.n_session > 0)
+			clock_back(dl, ts_ns);
+	}
+	decode_mbuf(dl, m, ts_ns);
+}
+
+/* A replay's held frame (stamp_release()) before frame @p ts_ns. @return frames freed. */
+static inline unsigned int
+take_held(
+	struct decode_lcore *dl, struct replay_clock *clock, uint64_t ts_ns, uint64_t *next_age_ns)
+{
+	uint64_t held_ns;
+	struct rte_mbuf *h = stamp_release(clock, ts_ns, &held_ns, &dl->strays);
+
+	if (h == NULL)
+		return 0;
+	take_frame(dl, h, held_ns, clock, next_age_ns, true);
+	rte_pktmbuf_free(h);
+	return 1;
+}
+
 static int
 decode_main(void *arg)
 {
 	struct decode_lcore *dl = arg;
 	struct rte_mbuf *pkts[256];
 	struct rx_poll poll;
-	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
+	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, freed;
 	uint64_t next_hk = 0, hk_period = rte_get_tsc_hz() / 1000, next_age_ns = 0;
 	struct replay_clock clock = {0};
 	bool is_over, is_replay = !cap.has_live_port;
+	/* Behind the dispatcher with inference, the dispatcher sets stray stamps right. */
+	bool is_holding = is_replay && !cap.is_merged;
 
 	th_rx_poll_init(&poll, dl->rxq, dl->n_rxq);
 	for (;;) {
@@ -909,34 +1000,31 @@ decode_main(void *arg)
 		if (nb == 0)
 			continue;
 		burst_ns = tsc_to_ns(tsc);
+		freed = nb;
 		for (i = 0; i < nb; i++) {
-			uint64_t ts_ns = mbuf_time(pkts[i], burst_ns);
+			uint64_t ts_ns =
+				cap.is_merged ? frame_ns(pkts[i]) : mbuf_time(pkts[i], burst_ns);
 
 			if (i + 2 < nb)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-			if (cap.is_merged) {
-				uint64_t seq = frame_seq(pkts[i]);
-
-				if (is_replay)
-					age_until(dl, (seq & ~SEQ_STEP) + 1);
-				dl->key = KEY_FRAME(seq & ~SEQ_STEP);
-				if (seq & SEQ_STEP)
-					clock_back(dl, ts_ns);
-			} else if (is_replay) {
-				bool is_back = replay_clock_take(&clock, ts_ns);
-
-				replay_age(dl, &clock, ts_ns, &next_age_ns);
-				if (is_back && cap.n_session > 0)
-					clock_back(dl, ts_ns);
+			if (is_holding) {
+				freed += take_held(dl, &clock, ts_ns, &next_age_ns);
+				if (stamp_hold(&clock, pkts[i], ts_ns)) {
+					pkts[i] = NULL; /* freed when taken */
+					freed--;
+					continue;
+				}
 			}
-			decode_mbuf(dl, pkts[i], ts_ns);
+			take_frame(dl, pkts[i], ts_ns, &clock, &next_age_ns, is_replay);
 		}
 		if (cap.is_merged)
 			sess_done(dl, KEY_AGE((dl->key >> 1) + 1));
 		rte_pktmbuf_free_bulk(pkts, nb);
 		if (dl->in != NULL)
-			give_back_mbufs(dl, nb);
+			give_back_mbufs(dl, freed);
 	}
+	if (is_holding && take_held(dl, &clock, UINT64_MAX, &next_age_ns) && dl->in != NULL)
+		give_back_mbufs(dl, 1);
 	if (cap.is_merged && is_replay)
 		age_until(dl, UINT64_MAX); /* the points at other lcores' last frames */
 	finish_decode(dl);
@@ -1006,16 +1094,80 @@ dispatch_age(struct dispatch_lcore *dp, const struct replay_clock *c, uint64_t s
 	atomic_store_explicit(&dp->n_age, n + 1, memory_order_release);
 }
 
+/* Frames a dispatcher round hands each decode lcore: a burst, and a frame held from before. */
+struct dispatch_round {
+	struct rte_mbuf *per[MAX_DECODE][256 + 1];
+	unsigned int counts[MAX_DECODE];
+};
+
+/* Number frame @p m, at @p ts_ns, and give it to its decode lcore's share of @p r. */
+static inline void
+dispatch_frame(struct dispatch_lcore *dp, struct dispatch_round *r, struct replay_clock *clock,
+	struct rte_mbuf *m, uint64_t ts_ns, bool is_replay)
+{
+	unsigned int l = pick_lcore(m, dp->scratch);
+
+	if (cap.is_merged) {
+		uint64_t *f = RTE_MBUF_DYNFIELD(m, cap.seq_offset, uint64_t *);
+		uint64_t seq = dp->next_seq++;
+
+		/* One place sees every frame: it finds a step of the clock and where the
+		 * tables age. */
+		if (is_replay) {
+			if (replay_clock_take(clock, ts_ns))
+				seq |= SEQ_STEP;
+			dispatch_age(dp, clock, seq & ~SEQ_STEP, ts_ns);
+		}
+		f[0] = seq;
+		f[1] = ts_ns;
+	}
+	r->per[l][r->counts[l]++] = m;
+}
+
+/* Put a round's frames on the decode rings. */
+static void
+dispatch_hand(struct dispatch_lcore *dp, struct dispatch_round *r, bool is_file)
+{
+	unsigned int i, sent;
+
+	for (i = 0; i < cap.n_decode; i++) {
+		if (r->counts[i] == 0)
+			continue;
+		sent = rte_ring_sp_enqueue_burst(
+			cap.dl[i].in, (void **)r->per[i], r->counts[i], NULL);
+		/* A file's frames wait for room while their decode lcore runs, a stop included:
+		 * frames delivered are decoded. */
+		while (is_file && sent < r->counts[i] && !atomic_load(&cap.dl[i].is_done)) {
+			rte_pause();
+			sent += rte_ring_sp_enqueue_burst(
+				cap.dl[i].in, (void **)r->per[i] + sent, r->counts[i] - sent, NULL);
+		}
+		dp->handed[i] += sent;
+		if (sent < r->counts[i]) {
+			dp->ring_full += r->counts[i] - sent;
+			rte_pktmbuf_free_bulk(r->per[i] + sent, r->counts[i] - sent);
+		}
+		r->counts[i] = 0;
+	}
+	/* After the frames: a decode lcore that reads it and then finds its ring empty has
+	 * had every frame of its share numbered below it. */
+	if (cap.is_merged)
+		atomic_store_explicit(&dp->handed_seq, dp->next_seq, memory_order_release);
+}
+
 static int
 dispatch_main(void *arg)
 {
 	struct dispatch_lcore *dp = arg;
-	struct rte_mbuf *pkts[256], *per[MAX_DECODE][256];
-	unsigned int counts[MAX_DECODE];
+	static struct dispatch_round round; /* one dispatcher */
+	struct rte_mbuf *pkts[256], *held;
 	struct rx_poll poll;
-	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from, sent;
+	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
 	struct replay_clock clock = {0};
-	bool is_over, is_file, is_replay = !cap.has_live_port;
+	uint64_t burst_ns, held_ns;
+	bool is_over, is_replay = !cap.has_live_port;
+	/* With inference, stray stamps are set right here, where every frame passes. */
+	bool is_holding = is_replay && cap.is_merged;
 
 	th_rx_poll_init(&poll, dp->rxq, dp->n_rxq);
 	for (;;) {
@@ -1024,51 +1176,28 @@ dispatch_main(void *arg)
 			break;
 		if (nb == 0)
 			continue;
-		memset(counts, 0, sizeof(counts[0]) * cap.n_decode);
+		burst_ns = cap.is_merged ? tsc_to_ns(rte_rdtsc()) : 0;
 		for (i = 0; i < nb; i++) {
-			unsigned int l = pick_lcore(pkts[i], dp->scratch);
+			uint64_t ts_ns = cap.is_merged ? mbuf_time(pkts[i], burst_ns) : 0;
 
-			if (cap.is_merged) {
-				uint64_t seq = dp->next_seq++;
-
-				/* One place sees every frame: it finds a step of the clock and
-				 * where the tables age. */
-				if (is_replay) {
-					uint64_t ts_ns = mbuf_time(pkts[i], 0);
-
-					if (replay_clock_take(&clock, ts_ns))
-						seq |= SEQ_STEP;
-					dispatch_age(dp, &clock, seq & ~SEQ_STEP, ts_ns);
-				}
-				*RTE_MBUF_DYNFIELD(pkts[i], cap.seq_offset, uint64_t *) = seq;
+			if (is_holding) {
+				held = stamp_release(&clock, ts_ns, &held_ns, &dp->strays);
+				if (held != NULL)
+					dispatch_frame(dp, &round, &clock, held, held_ns, true);
+				if (stamp_hold(&clock, pkts[i], ts_ns))
+					continue;
 			}
-			per[l][counts[l]++] = pkts[i];
+			dispatch_frame(dp, &round, &clock, pkts[i], ts_ns, is_replay);
 		}
 		/* A file alone has no line rate to keep up with; beside a live port it would
 		 * hold the live port's frames up. */
-		is_file = cap.is_file_port[dp->rxq[from].port] && !cap.has_live_port;
-		for (i = 0; i < cap.n_decode; i++) {
-			if (counts[i] == 0)
-				continue;
-			sent = rte_ring_sp_enqueue_burst(
-				cap.dl[i].in, (void **)per[i], counts[i], NULL);
-			/* A file's frames wait for room while their decode lcore runs, a stop
-			 * included: frames delivered are decoded. */
-			while (is_file && sent < counts[i] && !atomic_load(&cap.dl[i].is_done)) {
-				rte_pause();
-				sent += rte_ring_sp_enqueue_burst(cap.dl[i].in,
-					(void **)per[i] + sent, counts[i] - sent, NULL);
-			}
-			dp->handed[i] += sent;
-			if (sent < counts[i]) {
-				dp->ring_full += counts[i] - sent;
-				rte_pktmbuf_free_bulk(per[i] + sent, counts[i] - sent);
-			}
-		}
-		/* After the frames: a decode lcore that reads it and then finds its ring
-		 * empty has had every frame of its share numbered below it. */
-		if (cap.is_merged)
-			atomic_store_explicit(&dp->handed_seq, dp->next_seq, memory_order_release);
+		dispatch_hand(
+			dp, &round, cap.is_file_port[dp->rxq[from].port] && !cap.has_live_port);
+	}
+	if (is_holding &&
+		(held = stamp_release(&clock, UINT64_MAX, &held_ns, &dp->strays)) != NULL) {
+		dispatch_frame(dp, &round, &clock, held, held_ns, true);
+		dispatch_hand(dp, &round, true);
 	}
 	atomic_store(&cap.is_rx_done, true);
 	return 0;
@@ -1347,8 +1476,8 @@ setup_sessions(void)
 
 		if (cap.is_merged) {
 			static const struct rte_mbuf_dynfield seq_field = {
-				.name = "tracehound_frame_seq",
-				.size = sizeof(uint64_t),
+				.name = "tracehound_frame", /* the frame's number and time */
+				.size = 2 * sizeof(uint64_t),
 				.align = __alignof__(uint64_t),
 			};
 

@@ -61,6 +61,11 @@ when the port ends and names what it found in the statistics' `inputs` section:
                same records as one, with the step and without, and count
                the step once (ops taken in frame order; each lcore told of
                the step as it reached it before, and opens ended at both).
+  stray stamps the same capture with one frame stamped an hour ahead and one
+               an hour behind: the same records, both counted as stray
+               stamps, no clock step, on one lcore and behind the
+               dispatcher (one such frame used to read as a step and close
+               every open).
 Exit status: 0 pass, 1 a difference, 2 a tool failure.
 """
 
@@ -260,7 +265,8 @@ def main():
               offload(args.tracehound, args.workdir),
               giant(args.tracehound, args.workdir, endian, recs, data),
               session_ring(args.tracehound, args.workdir),
-              clock_back(args.tracehound, args.workdir)):
+              clock_back(args.tracehound, args.workdir),
+              stray_stamps(args.tracehound, args.workdir)):
         if e:
             errors.append(e)
 
@@ -536,6 +542,37 @@ def clock_back(tracehound, workdir):
                    m.group(1) if m else None))
     print('clock back: the same %d records, those after a 100 s step 100 s earlier (%d open '
           'across it)' % (len(got), len(spans)))
+    return None
+
+
+def stray_stamps(tracehound, workdir):
+    """An error string, or None when two frames of a users capture stamped an hour off (one
+    ahead, one behind) change no open record, on one lcore and behind the dispatcher."""
+    users = gen_pcap(tracehound, os.path.join(workdir, 'users.pcap'),
+                     ['--workload', 'users', '--seed', '3', '--hours', '0.05'])
+    endian, recs, data = pcap_records(users)
+    stray = bytearray(data)
+    for k, delta in ((len(recs) // 3, 3600), (2 * len(recs) // 3, -3600)):
+        off, _ = recs[k]
+        sec, = struct.unpack_from(endian + 'I', data, off)
+        struct.pack_into(endian + 'I', stray, off, sec + delta)
+    path = os.path.join(workdir, 'stray.pcap')
+    with open(path, 'wb') as f:
+        f.write(stray)
+    rc0, want, _ = open_records(tracehound, users, workdir)
+    for lcores in ('-l 0-1', '--lcores=0@0,1@1,2@1,3@0,4@1'):
+        rc, got, err = open_records(tracehound, path, workdir, lcores)
+        strays = re.search(r'^  (\d+) +frames with a stray time stamp', err, re.M)
+        steps = re.search(r'^  (\d+) +capture clock went back', err, re.M)
+        if (rc0, rc) != (0, 0) or sorted(got) != sorted(want) or not strays or \
+                strays.group(1) != '2' or not steps or steps.group(1) != '0':
+            return ('stray stamps (%s): exits %d, %d; %d records (%d without, %d the same); '
+                    'strays counted %s, steps %s'
+                    % (lcores, rc0, rc, len(got), len(want),
+                       len(set(map(tuple, got)) & set(map(tuple, want))),
+                       strays.group(1) if strays else None, steps.group(1) if steps else None))
+    print('stray stamps: the same %d records with two frames an hour off, two counted, no '
+          'step (one lcore, dispatcher)' % len(want))
     return None
 
 
