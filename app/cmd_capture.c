@@ -518,9 +518,19 @@ housekeep(struct decode_lcore *dl)
 	uint64_t tsc = rte_rdtsc(), period = (uint64_t)(FLUSH_NS / cap.ns_per_tsc);
 
 	if (cap.has_live_port) {
-		/* What ageing lets go comes after every frame this lcore has said it is past. */
-		if (cap.is_merged)
-			dl->key = atomic_load_explicit(&dl->sess_done_key, memory_order_relaxed);
+		/*
+		 * What ageing lets go comes after every frame this lcore has said it is past,
+		 * keyed just below that: at KEY_AGE() of the next frame it would wait for the
+		 * turn to pass a frame that has yet to come, and a quiet link sends none (a
+		 * call that timed out stayed off inference until the next frame).
+		 */
+		if (cap.is_merged) {
+			uint64_t done =
+				atomic_load_explicit(&dl->sess_done_key, memory_order_relaxed);
+
+			if (done > 0 && done - 1 > dl->key)
+				dl->key = done - 1;
+		}
 		th_decode_housekeep(dl->dec, tsc_to_ns(tsc));
 	}
 	th_out_tick(&dl->out, tsc, period);
