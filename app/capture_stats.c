@@ -340,6 +340,8 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 		"file frame read out of time order", "file frames read out of time order");
 	put_loss(out, &is_first, stray_stamps(), "frame with a stray time stamp",
 		"frames with a stray time stamp");
+	put_loss(out, &is_first, sess.early, "op taken out of frame order",
+		"ops taken out of frame order");
 	/* Cut inside their headers (their own rows) or inside their payload. */
 	put_loss(out, &is_first,
 		s->frames_cut + s->pkt[TH_PKT_TRUNC_L2] + s->pkt[TH_PKT_TRUNC_L3] +

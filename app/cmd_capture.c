@@ -1497,7 +1497,10 @@ setup_sessions(void)
 					rte_strerror(rte_errno));
 				return -ENOMEM;
 			}
-			cap.merge_max = (unsigned int)cap.set.ring_size;
+			/* What waits for the slowest decode lcore: the frames on its ring and in
+			 * its burst, and as many of every other lcore's. */
+			cap.merge_max =
+				cap.n_decode * (unsigned int)(cap.set.ring_size + cap.set.burst);
 			n += cap.n_session * cap.merge_max;
 		}
 

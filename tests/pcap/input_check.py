@@ -467,11 +467,12 @@ def giant(tracehound, workdir, endian, recs, data):
 
 
 
-def open_records(tracehound, pcap, workdir, lcores='-l 0-1'):
+def open_records(tracehound, pcap, workdir, lcores='-l 0-1', config=None):
     """(exit status, [open record fields], stderr) of inference over pcap, on one lcore
-    unless lcores says otherwise."""
+    unless lcores says otherwise, with the config file when given."""
     rec = os.path.join(workdir, os.path.basename(pcap) + '.rec')
-    res = subprocess.run([tracehound, 'capture', '-o', 'none', '-r', rec, '--'] +
+    conf = ['-c', config] if config else []
+    res = subprocess.run([tracehound, 'capture'] + conf + ['-o', 'none', '-r', rec, '--'] +
                          lcores.split() +
                          ['--no-huge', '-m', '512', '--no-pci', '--no-shconf', '--file-prefix',
                           'th-input-%d' % os.getpid(), '--log-level=error',
@@ -519,6 +520,19 @@ def clock_back(tracehound, workdir):
                            steps.group(1) if steps else None))
         print('clock back: %s decode lcores behind the dispatcher: the same records, one step'
               % layout.group(1))
+    # Rings of 64 and bursts of 256: what waits for the slowest decode lcore still fits the
+    # merge queues (they held ring_size ops: 136-302 taken out of order, records changed).
+    small = os.path.join(workdir, 'small-rings.ini')
+    with open(small, 'w') as f:
+        f.write('[capture]\nring_size = 64\nburst = 256\n')
+    for lcores in ('--lcores=0@0,1@1,2@1,3@0,4@1', '--lcores=0@0,1@1,2@1,3@0,4@1,5@0'):
+        rc2, got2, err2 = open_records(tracehound, path, workdir, lcores, small)
+        early = re.search(r'^  (\d+) +ops taken out of frame order', err2, re.M)
+        if rc2 != 0 or sorted(got2) != sorted(got) or not early or early.group(1) != '0':
+            return ('clock back, small rings, %s: exit %d, %d records (%d on one lcore), %s '
+                    'taken out of frame order' % (lcores, rc2, len(got2), len(got),
+                                                  early.group(1) if early else None))
+    print('clock back: small rings and large bursts, 2 and 3 decode lcores: the same records')
 
     def key(r, shift=True):
         """A record without its command-time, on the stepped file's clock."""
