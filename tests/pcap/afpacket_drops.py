@@ -23,7 +23,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_diff import gen_pcap, pcap_records, script_args  # noqa: E402
+from tshark_diff import (gen_pcap, netns_add, netns_end, pcap_records,  # noqa: E402
+                         script_args, veth_up)
 
 
 SENDER = """
@@ -37,11 +38,6 @@ while off < len(data):
     s.send(data[off + 2:off + 2 + n])
     off += 2 + n
 """
-
-
-def ip(*args):
-    subprocess.run(['ip'] + list(args), check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
 
 
 def stat(err, text):
@@ -59,19 +55,13 @@ def main():
     _, recs, data = pcap_records(pcap)
     frames = [data[off + 16:off + 16 + n] for off, n in recs if n <= 1514]
     ns = 'th-afp-%d' % os.getpid()
-    try:
-        ip('netns', 'add', ns)
-    except subprocess.CalledProcessError:
+    if not netns_add(ns):
         print('afpacket_drops: skipped (cannot make a network namespace)')
         return 77
     errors = []
     proc = None
     try:
-        ip('-n', ns, 'link', 'add', 'afp0', 'type', 'veth', 'peer', 'name', 'afp1')
-        for dev in ('afp0', 'afp1'):
-            subprocess.run(['ip', 'netns', 'exec', ns, 'sysctl', '-q', '-w',
-                            'net.ipv6.conf.%s.disable_ipv6=1' % dev], check=True)
-            ip('-n', ns, 'link', 'set', dev, 'up')
+        veth_up(ns, 'afp0', 'afp1')
         err_path = os.path.join(args.workdir, 'capture.stderr')
         with open(err_path, 'w') as err:
             proc = subprocess.Popen(
@@ -113,10 +103,7 @@ def main():
             print('net_af_packet: %d frames sent, %d received, %d dropped by the kernel'
                   % (len(frames), got, drops))
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        subprocess.run(['ip', 'netns', 'del', ns], stderr=subprocess.DEVNULL)
+        netns_end(ns, proc)
     for e in errors:
         print(e)
     return 1 if errors else 0

@@ -25,7 +25,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_diff import gen_pcap, pcap_records, script_args  # noqa: E402
+from tshark_diff import (gen_pcap, netns_add, netns_end, pcap_records,  # noqa: E402
+                         script_args, veth_up)
 from telemetry_check import ask, socket_path  # noqa: E402
 
 SENDER = """
@@ -34,11 +35,6 @@ s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(('ltn0', 0))
 s.send(open(sys.argv[1], 'rb').read())
 """
-
-
-def ip(*args):
-    subprocess.run(['ip'] + list(args), check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
 
 
 def setattr_call(pcap):
@@ -73,19 +69,13 @@ def main():
     with open(conf, 'w') as f:
         f.write('[decode]\ncall_timeout = 1\n')
     ns = 'th-ltn-%d' % os.getpid()
-    try:
-        ip('netns', 'add', ns)
-    except subprocess.CalledProcessError:
+    if not netns_add(ns):
         print('live_turn: skipped (cannot make a network namespace)')
         return 77
     errors = []
     proc = None
     try:
-        ip('-n', ns, 'link', 'add', 'ltn0', 'type', 'veth', 'peer', 'name', 'ltn1')
-        for dev in ('ltn0', 'ltn1'):
-            subprocess.run(['ip', 'netns', 'exec', ns, 'sysctl', '-q', '-w',
-                            'net.ipv6.conf.%s.disable_ipv6=1' % dev], check=True)
-            ip('-n', ns, 'link', 'set', dev, 'up')
+        veth_up(ns, 'ltn0', 'ltn1')
         err_path = os.path.join(args.workdir, 'capture.stderr')
         with open(err_path, 'w') as err:
             proc = subprocess.Popen(
@@ -130,10 +120,7 @@ def main():
             print('live turn: a call that timed out on a quiet link reached inference '
                   '(2 decode lcores behind the dispatcher)')
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        subprocess.run(['ip', 'netns', 'del', ns], stderr=subprocess.DEVNULL)
+        netns_end(ns, proc)
     for e in errors:
         print(e)
     return 1 if errors else 0

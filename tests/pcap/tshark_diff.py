@@ -157,6 +157,38 @@ class Rpc:
                           self.reply.frame if self.reply else '-')
 
 
+def ip(*args):
+    subprocess.run(['ip'] + list(args), check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def netns_add(ns):
+    """Make network namespace ns: False where this machine cannot."""
+    try:
+        ip('netns', 'add', ns)
+    except subprocess.CalledProcessError:
+        return False
+    return True
+
+
+def veth_up(ns, a, b):
+    """A veth pair a-b in namespace ns, both up, without IPv6 (whose router solicitations
+    would be frames the test did not send)."""
+    ip('-n', ns, 'link', 'add', a, 'type', 'veth', 'peer', 'name', b)
+    for dev in (a, b):
+        subprocess.run(['ip', 'netns', 'exec', ns, 'sysctl', '-q', '-w',
+                        'net.ipv6.conf.%s.disable_ipv6=1' % dev], check=True)
+        ip('-n', ns, 'link', 'set', dev, 'up')
+
+
+def netns_end(ns, proc):
+    """Stop proc (a capture in ns) if it still runs, and remove the namespace."""
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    subprocess.run(['ip', 'netns', 'del', ns], stderr=subprocess.DEVNULL)
+
+
 def die(msg, code=2):
     print('tshark_diff: ' + msg, file=sys.stderr)
     sys.exit(code)
