@@ -632,7 +632,7 @@ all_decode_done(void)
  * come in its order; a frame's ops all come from one) until every decode
  * lcore has put the ops of earlier frames on the ring (merge_turn()), then
  * the least frame number goes first (lib/merge). Queues that hold
- * capture.ring_size ops let the first go early, counted (merge_early).
+ * cap.merge_max ops let the first go early, counted (merge_early).
  */
 static uint64_t
 merge_turn(void)
@@ -763,10 +763,16 @@ give_back_mbufs(struct decode_lcore *dl, unsigned int nb)
  * REPLAY_SETTLE frames in a row agree with it. @return true when the trusted
  * clock went back (REPLAY_BACK_NS or more) to this frame.
  */
+static inline uint64_t
+distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
 static inline bool
 replay_clock_take(struct replay_clock *c, uint64_t ts_ns)
 {
-	uint64_t step = ts_ns > c->prev_ns ? ts_ns - c->prev_ns : c->prev_ns - ts_ns;
+	uint64_t step = distance(ts_ns, c->prev_ns);
 
 	c->prev_ns = ts_ns;
 	if (step >= REPLAY_LEAP_NS)
@@ -800,14 +806,11 @@ static inline struct rte_mbuf *
 stamp_release(struct replay_clock *c, uint64_t ts_ns, uint64_t *ns, uint64_t *strays)
 {
 	struct rte_mbuf *m = c->held;
-	uint64_t off_clock, off_held;
 
 	if (m == NULL)
 		return NULL;
 	c->held = NULL;
-	off_clock = ts_ns > c->clock_ns ? ts_ns - c->clock_ns : c->clock_ns - ts_ns;
-	off_held = ts_ns > c->held_ns ? ts_ns - c->held_ns : c->held_ns - ts_ns;
-	if (ts_ns != UINT64_MAX && off_clock < off_held) {
+	if (ts_ns != UINT64_MAX && distance(ts_ns, c->clock_ns) < distance(ts_ns, c->held_ns)) {
 		(*strays)++;
 		*ns = c->clock_ns;
 	} else {
@@ -820,8 +823,7 @@ stamp_release(struct replay_clock *c, uint64_t ts_ns, uint64_t *ns, uint64_t *st
 static inline bool
 stamp_hold(struct replay_clock *c, struct rte_mbuf *m, uint64_t ts_ns)
 {
-	if (c->in_line < REPLAY_SETTLE ||
-		(ts_ns < c->clock_ns + REPLAY_BACK_NS && ts_ns + REPLAY_BACK_NS > c->clock_ns))
+	if (c->in_line < REPLAY_SETTLE || distance(ts_ns, c->clock_ns) < REPLAY_BACK_NS)
 		return false;
 	c->held = m;
 	c->held_ns = ts_ns;
@@ -832,16 +834,17 @@ stamp_hold(struct replay_clock *c, struct rte_mbuf *m, uint64_t ts_ns)
  * A replay's tables age at fixed steps of its own clock, before the frame
  * that passes each: the same file, the same output. Untrusted stamps do not
  * age them; a clock that went back starts the steps again from its time.
+ * @return whether they age before the frame at @p ts_ns (then *@p next_age_ns
+ * moves on).
  */
-static inline void
-replay_age(struct decode_lcore *dl, const struct replay_clock *c, uint64_t ts_ns,
-	uint64_t *next_age_ns)
+static inline bool
+replay_age_due(const struct replay_clock *c, uint64_t ts_ns, uint64_t *next_age_ns)
 {
 	if (c->in_line < REPLAY_SETTLE ||
 		(ts_ns < *next_age_ns && *next_age_ns - ts_ns <= REPLAY_AGE_NS))
-		return;
-	th_decode_housekeep(dl->dec, ts_ns);
+		return false;
 	*next_age_ns = ts_ns + REPLAY_AGE_NS;
+	return true;
 }
 
 /*
@@ -945,7 +948,8 @@ take_frame(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t ts_ns, struct r
 	} else if (is_replay) {
 		bool is_back = replay_clock_take(clock, ts_ns);
 
-		replay_age(dl, clock, ts_ns, next_age_ns);
+		if (replay_age_due(clock, ts_ns, next_age_ns))
+			th_decode_housekeep(dl->dec, ts_ns);
 		if (is_back && cap.n_session > 0)
 			clock_back(dl, ts_ns);
 	}
@@ -1081,7 +1085,7 @@ pick_lcore(struct rte_mbuf *m, uint8_t *scratch)
 
 /*
  * A replay's ageing points behind the dispatcher: at the frame that passes
- * each second of the file's clock (as replay_age() on one decode lcore),
+ * each second of the file's clock (replay_age_due(), as on one decode lcore),
  * published before the frame is handed on. A point waits for room while the
  * slowest decode lcore still has AGE_POINTS to age at.
  */
@@ -1091,10 +1095,8 @@ dispatch_age(struct dispatch_lcore *dp, const struct replay_clock *c, uint64_t s
 	uint64_t n = atomic_load_explicit(&dp->n_age, memory_order_relaxed);
 	unsigned int i;
 
-	if (c->in_line < REPLAY_SETTLE ||
-		(ts_ns < dp->next_age_ns && dp->next_age_ns - ts_ns <= REPLAY_AGE_NS))
+	if (!replay_age_due(c, ts_ns, &dp->next_age_ns))
 		return;
-	dp->next_age_ns = ts_ns + REPLAY_AGE_NS;
 	for (i = 0; i < cap.n_decode; i++)
 		while (n - atomic_load_explicit(&cap.dl[i].aged, memory_order_acquire) >=
 				AGE_POINTS &&

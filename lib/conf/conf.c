@@ -73,12 +73,25 @@ th_conf_printable(const char *s, char *buf, size_t size)
 	return buf;
 }
 
+/* The header of @p section, or NULL (no such header, or the keys before any). */
+static struct header *
+header_of(const struct th_conf *c, const char *section)
+{
+	unsigned i;
+
+	for (i = 0; i < c->hdr_count; i++)
+		if (strcmp(c->hdr[i].name, section) == 0)
+			return (struct header *)&c->hdr[i];
+	return NULL;
+}
+
 struct th_conf *
 th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 {
 	struct th_conf *c = calloc(1, sizeof(*c));
 	char *section = "", *line, *next, key_shown[64], sec_shown[64];
 	unsigned lineno = 0, i;
+	struct header *h;
 
 	if (c == NULL || (c->text = strdup(text)) == NULL || (c->name = strdup(name)) == NULL) {
 		th_conf_free(c);
@@ -114,16 +127,12 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 			/* A second header of a section would add to the first one's keys out of
 			 * sight of it (a pasted block, a second [workload]): no format here
 			 * spreads a section over the file. */
-			for (i = 0; i < c->hdr_count; i++) {
-				if (strcmp(c->hdr[i].name, section) == 0) {
-					snprintf(err, err_size,
-						"%s:%u: [%s] already begun on line %u", name,
-						lineno,
-						th_conf_printable(
-							section, sec_shown, sizeof(sec_shown)),
-						c->hdr[i].line);
-					goto invalid;
-				}
+			if ((h = header_of(c, section)) != NULL) {
+				snprintf(err, err_size, "%s:%u: [%s] already begun on line %u",
+					name, lineno,
+					th_conf_printable(section, sec_shown, sizeof(sec_shown)),
+					h->line);
+				goto invalid;
 			}
 			if (c->hdr_count == CONF_MAX_ENTRIES) {
 				snprintf(err, err_size, "%s:%u: more than %d sections", name,
@@ -256,18 +265,6 @@ find(const struct th_conf *c, const char *section, const char *key)
 	for (i = 0; i < c->count; i++)
 		if (strcmp(c->e[i].section, section) == 0 && strcmp(c->e[i].key, key) == 0)
 			return (struct entry *)&c->e[i];
-	return NULL;
-}
-
-/* The header of @p section, or NULL (no such header, or the keys before any). */
-static struct header *
-header_of(const struct th_conf *c, const char *section)
-{
-	unsigned i;
-
-	for (i = 0; i < c->hdr_count; i++)
-		if (strcmp(c->hdr[i].name, section) == 0)
-			return (struct header *)&c->hdr[i];
 	return NULL;
 }
 
