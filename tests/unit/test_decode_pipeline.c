@@ -924,12 +924,9 @@ test_listing_cut_at_buffer_size_or_none_free(void **state)
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.whole_cut_busy, 1);
 	assert_int_equal(st.flow.whole_records, 2);
-	free(l->b);
 	free(l2->b);
-	free(l);
 	free(l2);
-	th_decode_free(d);
-	free(s);
+	listing_test_end(l, d, s);
 }
 
 /* Large records that are not listings keep their prefix only, and take no buffer. */
