@@ -1135,6 +1135,11 @@ write_record(struct exporter *x, const struct held *h)
 			x->names, v.server, v.fh, v.fh_len, t_of(h), path, sizeof(path), &f.mode);
 	if (c->files_count > 0 && !is_file(c, fh_hex, path, f.path_len))
 		goto filtered;
+	/* --file needed the join; --no-names still leaves the path and mode columns empty. */
+	if (!c->is_names_on) {
+		f.path_len = apath_len = 0;
+		f.mode = 0;
+	}
 	if (c->srt != NULL) {
 		time_rpc(x, &h->rpc);
 		return;

@@ -958,6 +958,24 @@ test_name_join(void **state)
 		"\"seq_bytes\":8192,\"size\":8192,\"path\":null,\"mode\":null}\n");
 	free(out);
 
+	/* --no-names with --file: the join picks the opens, their path columns stay empty. */
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	cfg.from_ns = 0;
+	cfg.files[0] = "final";
+	cfg.files_count = 1;
+	cfg.is_names_on = false;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_string_equal(out,
+		"open_time,close_time,command_us,direction,server,handle,client,uid,gid,"
+		"nfs_version,cache_hit,directory,ops,transferred,seq_bytes,size,path,mode\n"
+		"300.000000000,300.001500000,1500,read,10.0.0.1,01beef01,10.1.0.1,1001,100,3,0,0,3,"
+		"8192,8192,8192,,\n");
+	free(out);
+	cfg.files_count = 0;
+	cfg.is_names_on = true;
+	cfg.format = TH_EXPORT_FORMAT_JSON;
+	cfg.from_ns = 300 * S;
+
 	/* No memory for names: none kept, each counted, every record still written. */
 	cfg.names_bytes = 1;
 	out = run(&cfg, mems, 2, &ctr, NULL);
