@@ -614,29 +614,28 @@ th_cmd_export(int argc, char **argv)
 	th_segs_report(&segs);
 	if (segs.dmg.is_limited)
 		status = 1;
+	if (!is_quiet) {
+		size_t n = segs.chained + segs.dmg.unread;
+
+		fprintf(stderr, "tracehound export: %zu segment%s (%u damaged)%s, ", n,
+			n == 1 ? "" : "s", segs.dmg.damaged,
+			th_segs_note(&segs, note, sizeof(note)));
+	}
 	if (!is_quiet && c.is_names) /* a listing holds every name: nothing is late */
 		fprintf(stderr,
-			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
-			" names read, %" PRIu64 " written, %" PRIu64 " filtered out\n",
-			segs.chained + segs.dmg.unread, segs.dmg.damaged,
-			th_segs_note(&segs, note, sizeof(note)), ctr.names_in, ctr.records_out,
-			ctr.filtered);
+			"%" PRIu64 " names read, %" PRIu64 " written, %" PRIu64 " filtered out\n",
+			ctr.names_in, ctr.records_out, ctr.filtered);
 	else if (!is_quiet && c.srt != NULL) /* a table does not care about order */
 		fprintf(stderr,
-			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
-			" RPCs read, %" PRIu64 " in the table, %" PRIu64 " filtered out\n",
-			segs.chained + segs.dmg.unread, segs.dmg.damaged,
-			th_segs_note(&segs, note, sizeof(note)), ctr.records_in, ctr.records_out,
-			ctr.filtered);
+			"%" PRIu64 " RPCs read, %" PRIu64 " in the table, %" PRIu64
+			" filtered out\n",
+			ctr.records_in, ctr.records_out, ctr.filtered);
 	else if (!is_quiet)
 		fprintf(stderr,
-			"tracehound export: %zu segments (%u damaged)%s, %" PRIu64
-			" %s read, %" PRIu64 " written, %" PRIu64 " filtered out, %" PRIu64
-			" names, %" PRIu64 " late%s\n",
-			segs.chained + segs.dmg.unread, segs.dmg.damaged,
-			th_segs_note(&segs, note, sizeof(note)), ctr.records_in,
-			c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered, ctr.names_in,
-			ctr.out_of_order, late_note(&c, &ctr, late, sizeof(late)));
+			"%" PRIu64 " %s read, %" PRIu64 " written, %" PRIu64
+			" filtered out, %" PRIu64 " names, %" PRIu64 " late%s\n",
+			ctr.records_in, c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered,
+			ctr.names_in, ctr.out_of_order, late_note(&c, &ctr, late, sizeof(late)));
 	/* Rows missing from a listing are said even with -q: the output does not show them. */
 	if (c.is_names && ctr.names_dropped > 0)
 		fprintf(stderr,

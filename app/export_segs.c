@@ -808,9 +808,9 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 	segs->sources_count = nchains;
 	if (c->is_names && nchains == 0) {
 		fprintf(stderr,
-			"tracehound export: none of the %zu segments holds name records (a "
+			"tracehound export: no name records in the %zu segment%s read (a "
 			"capture's session lcores write them, with [trace] dir)\n",
-			readable);
+			readable, readable == 1 ? "" : "s");
 		goto free_run_len;
 	}
 	if (c->is_rpcs) {
@@ -820,9 +820,9 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 			has_rpcs |= order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS;
 		if (!has_rpcs) {
 			fprintf(stderr,
-				"tracehound export: none of the %zu segments holds RPC records (a "
+				"tracehound export: no RPC records in the %zu segment%s read (a "
 				"capture writes them with [trace] rpcs = 1)\n",
-				readable);
+				readable, readable == 1 ? "" : "s");
 			goto free_run_len;
 		}
 	}
