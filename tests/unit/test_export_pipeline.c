@@ -973,8 +973,20 @@ test_name_join(void **state)
 	free(out);
 	cfg.files_count = 0;
 	cfg.is_names_on = true;
-	cfg.format = TH_EXPORT_FORMAT_JSON;
+
+	/* A NUL in a name (the wire allows one): the field is quoted, so a reader stopping at
+	 * the NUL never meets the comma after it outside quotes. */
+	memcpy(n.names[3].name, "v2\0,x", 6);
+	n.names[3].name_len = 5;
 	cfg.from_ns = 300 * S;
+	cfg.to_ns = 301 * S;
+	out = run(&cfg, mems, 2, &ctr, NULL);
+	assert_non_null(strstr(out, ",8192,\"/export/home/v2"));
+	free(out);
+	strcpy(n.names[3].name, "final, \"v2\".txt");
+	n.names[3].name_len = (uint16_t)strlen(n.names[3].name);
+	cfg.to_ns = 0;
+	cfg.format = TH_EXPORT_FORMAT_JSON;
 
 	/* No memory for names: none kept, each counted, every record still written. */
 	cfg.names_bytes = 1;
