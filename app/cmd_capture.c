@@ -791,42 +791,57 @@ replay_clock_take(struct replay_clock *c, uint64_t ts_ns)
 }
 
 /*
- * A replay's frame stamped a second or more off the trusted clock waits for
- * the next frame, which tells what it was. If the next one is nearer the old
- * clock than the held one, the held stamp was a stray (a glitch, a frame from
- * another capture) and the frame is taken at the clock's time, counted;
- * otherwise the clock did move (a pause in the traffic, a step back) and it
- * is taken as stamped, one frame late. A stray stamp used to read as a step
- * of the clock, closing every open, or age every table to its time.
+ * A replay's frame stamped a second or more off the trusted clock waits, with
+ * up to STAMP_HOLD_MAX - 1 more in a row stamped near it, for the frame after
+ * them, which tells what they were. If that frame is nearer the old clock than
+ * the held ones, their stamps were strays (a glitch, frames from another
+ * capture) and they are taken at the clock's time, counted; if it is off the
+ * clock by as much, and no more frames can wait, or it is far from both, the
+ * clock did move (a pause in the traffic, a step back) and they are taken as
+ * stamped, a few frames late, in their order. A stray stamp used to read as a
+ * step of the clock, closing every open, or age every table to its time.
  *
- * Before frame @p ts_ns (UINT64_MAX: the end): the held frame to take now, if
- * any, with its time in *@p ns.
+ * Before frame @p ts_ns (UINT64_MAX: the end): the next held frame to take
+ * now, if any, with its time in *@p ns; call again until it gives NULL.
  */
 static inline struct rte_mbuf *
 stamp_release(struct replay_clock *c, uint64_t ts_ns, uint64_t *ns, uint64_t *strays)
 {
-	struct rte_mbuf *m = c->held;
+	struct rte_mbuf *m;
 
-	if (m == NULL)
+	if (c->n_held == 0)
 		return NULL;
-	c->held = NULL;
-	if (ts_ns != UINT64_MAX && distance(ts_ns, c->clock_ns) < distance(ts_ns, c->held_ns)) {
+	if (c->n_out == 0) {
+		uint64_t last_ns = c->held_ns[c->n_held - 1];
+
+		c->is_stray = ts_ns != UINT64_MAX &&
+			      distance(ts_ns, c->clock_ns) < distance(ts_ns, last_ns);
+		/* Stamped near the held ones: it waits with them (stamp_hold()). */
+		if (!c->is_stray && ts_ns != UINT64_MAX && c->n_held < STAMP_HOLD_MAX &&
+			distance(ts_ns, last_ns) < REPLAY_BACK_NS)
+			return NULL;
+	}
+	m = c->held[c->n_out];
+	if (c->is_stray) {
 		(*strays)++;
 		*ns = c->clock_ns;
 	} else {
-		*ns = c->held_ns;
+		*ns = c->held_ns[c->n_out];
 	}
+	if (++c->n_out == c->n_held)
+		c->n_held = c->n_out = 0;
 	return m;
 }
 
-/* Whether frame @p m, stamped @p ts_ns, waits for the next (stamp_release()). */
+/* Whether frame @p m, stamped @p ts_ns, waits for a later one (stamp_release()). */
 static inline bool
 stamp_hold(struct replay_clock *c, struct rte_mbuf *m, uint64_t ts_ns)
 {
-	if (c->in_line < REPLAY_SETTLE || distance(ts_ns, c->clock_ns) < REPLAY_BACK_NS)
+	if (c->n_held == 0 &&
+		(c->in_line < REPLAY_SETTLE || distance(ts_ns, c->clock_ns) < REPLAY_BACK_NS))
 		return false;
-	c->held = m;
-	c->held_ns = ts_ns;
+	c->held[c->n_held] = m;
+	c->held_ns[c->n_held++] = ts_ns;
 	return true;
 }
 
@@ -956,19 +971,21 @@ take_frame(struct decode_lcore *dl, struct rte_mbuf *m, uint64_t ts_ns, struct r
 	decode_mbuf(dl, m, ts_ns);
 }
 
-/* A replay's held frame (stamp_release()) before frame @p ts_ns. @return frames freed. */
+/* A replay's held frames (stamp_release()) before frame @p ts_ns. @return frames freed. */
 static inline unsigned int
 take_held(
 	struct decode_lcore *dl, struct replay_clock *clock, uint64_t ts_ns, uint64_t *next_age_ns)
 {
+	unsigned int n = 0;
 	uint64_t held_ns;
-	struct rte_mbuf *h = stamp_release(clock, ts_ns, &held_ns, &dl->strays);
+	struct rte_mbuf *h;
 
-	if (h == NULL)
-		return 0;
-	take_frame(dl, h, held_ns, clock, next_age_ns, true);
-	rte_pktmbuf_free(h);
-	return 1;
+	while ((h = stamp_release(clock, ts_ns, &held_ns, &dl->strays)) != NULL) {
+		take_frame(dl, h, held_ns, clock, next_age_ns, true);
+		rte_pktmbuf_free(h);
+		n++;
+	}
+	return n;
 }
 
 static int
@@ -1106,9 +1123,9 @@ dispatch_age(struct dispatch_lcore *dp, const struct replay_clock *c, uint64_t s
 	atomic_store_explicit(&dp->n_age, n + 1, memory_order_release);
 }
 
-/* Frames a dispatcher round hands each decode lcore: a burst, and a frame held from before. */
+/* Frames a dispatcher round hands each decode lcore: a burst, and frames held from before. */
 struct dispatch_round {
-	struct rte_mbuf *per[MAX_DECODE][256 + 1];
+	struct rte_mbuf *per[MAX_DECODE][256 + STAMP_HOLD_MAX];
 	unsigned int counts[MAX_DECODE];
 };
 
@@ -1193,8 +1210,8 @@ dispatch_main(void *arg)
 			uint64_t ts_ns = cap.is_merged ? mbuf_time(pkts[i], burst_ns) : 0;
 
 			if (is_holding) {
-				held = stamp_release(&clock, ts_ns, &held_ns, &dp->strays);
-				if (held != NULL)
+				while ((held = stamp_release(
+						&clock, ts_ns, &held_ns, &dp->strays)) != NULL)
 					dispatch_frame(dp, &round, &clock, held, held_ns, true);
 				if (stamp_hold(&clock, pkts[i], ts_ns))
 					continue;
@@ -1206,9 +1223,9 @@ dispatch_main(void *arg)
 		dispatch_hand(
 			dp, &round, cap.is_file_port[dp->rxq[from].port] && !cap.has_live_port);
 	}
-	if (is_holding &&
-		(held = stamp_release(&clock, UINT64_MAX, &held_ns, &dp->strays)) != NULL) {
-		dispatch_frame(dp, &round, &clock, held, held_ns, true);
+	if (is_holding && clock.n_held > 0) {
+		while ((held = stamp_release(&clock, UINT64_MAX, &held_ns, &dp->strays)) != NULL)
+			dispatch_frame(dp, &round, &clock, held, held_ns, true);
 		dispatch_hand(dp, &round, true);
 	}
 	atomic_store(&cap.is_rx_done, true);
