@@ -86,9 +86,15 @@ usage(FILE *out, const struct th_gen_config *d)
 		"                          before the tap and sent again after a timeout, 0..0.5\n"
 		"                          (default %g)\n"
 		"      --tap-loss F        chance a frame the hosts exchanged is missing from the\n"
-		"                          pcap (a SPAN port or capture ring dropping it), 0..0.5;\n"
+		"                          pcap (SPAN port or capture ring dropping it), 0..0.5;\n"
 		"                          nobody resends it, --opens is unchanged and --truth\n"
-		"                          marks the RPCs hit with tap=call|reply|both (default %g)\n"
+		"                          marks RPCs hit with tap=call|reply|both (default %g)\n"
+		"      --tap-reorder F     chance a TCP frame reaches the pcap after the next one\n"
+		"                          of the other direction of its connection (a SPAN port\n"
+		"                          merging the two: a reply before its call's end),\n"
+		"                          0..0.5; each frame keeps the time it crossed the wire,\n"
+		"                          nothing is lost: --truth and --opens are unchanged\n"
+		"                          (default %g)\n"
 		"      --opens FILE        ground truth of user-level opens: the nfstrace record\n"
 		"                          then ' | ' and the class (write, uncached-read,\n"
 		"                          cached-read, partial-read, dir-read, dir-write)\n"
@@ -98,7 +104,7 @@ usage(FILE *out, const struct th_gen_config *d)
 		"commands, opens per class and phantom GETATTRs).\n"
 		"Exit status: 0 done, 1 failed, 2 usage error.\n",
 		d->user_think_s, d->cache_mb, d->acregmin_s, d->acregmax_s, d->acdirmin_s,
-		d->acdirmax_s, d->rsize, d->wsize, d->loss, d->tap_loss);
+		d->acdirmax_s, d->rsize, d->wsize, d->loss, d->tap_loss, d->tap_reorder);
 }
 
 enum {
@@ -126,6 +132,7 @@ enum {
 	OPT_WSIZE,
 	OPT_LOSS,
 	OPT_TAP_LOSS,
+	OPT_TAP_REORDER,
 	OPT_OPENS,
 };
 
@@ -162,6 +169,7 @@ static const struct option options[] = {
 	{"wsize", required_argument, NULL, OPT_WSIZE},
 	{"loss", required_argument, NULL, OPT_LOSS},
 	{"tap-loss", required_argument, NULL, OPT_TAP_LOSS},
+	{"tap-reorder", required_argument, NULL, OPT_TAP_REORDER},
 	{"opens", required_argument, NULL, OPT_OPENS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -342,6 +350,9 @@ th_cmd_gen(int argc, char **argv)
 		case OPT_TAP_LOSS:
 			rc = parse_share("tap-loss", optarg, &cfg.tap_loss);
 			break;
+		case OPT_TAP_REORDER:
+			rc = parse_share("tap-reorder", optarg, &cfg.tap_reorder);
+			break;
 		case OPT_OPENS:
 			opens = optarg;
 			break;
@@ -453,6 +464,11 @@ th_cmd_gen(int argc, char **argv)
 		fprintf(stderr,
 			"tracehound gen: frames left out of the capture %llu, RPCs they hit %llu\n",
 			(unsigned long long)st.tap_lost, (unsigned long long)st.tap_damaged_rpcs);
+	if (cfg.tap_reorder > 0)
+		fprintf(stderr,
+			"tracehound gen: frames written after the other direction's next frame "
+			"%llu\n",
+			(unsigned long long)st.tap_reordered);
 	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {
 		unsigned int i;
 

@@ -182,6 +182,7 @@ th_gen_config_init(struct th_gen_config *cfg)
 	cfg->user_think_s = 10.0;
 	cfg->loss = 0.0;
 	cfg->tap_loss = 0.0;
+	cfg->tap_reorder = 0.0;
 }
 
 int
@@ -237,6 +238,8 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "loss needs the users workload (its clients resend)";
 	else if (!(cfg->tap_loss >= 0 && cfg->tap_loss <= 0.5))
 		what = "tap loss must be between 0 and 0.5";
+	else if (!(cfg->tap_reorder >= 0 && cfg->tap_reorder <= 0.5))
+		what = "tap reorder must be between 0 and 0.5";
 	if (what == NULL)
 		return 0;
 	if (err != NULL)
@@ -373,11 +376,13 @@ flush(struct run *r, uint64_t until)
 
 	while ((fr = gen_wire_pop(r->wire, until)) != NULL) {
 		rc = r->sink->frame(r->sink->ctx, fr->ts_ns, fr->data, fr->size);
-		if (r->stats->packets == 0)
+		if (r->stats->packets == 0 || fr->ts_ns < r->stats->first_ns)
 			r->stats->first_ns = fr->ts_ns;
 		r->stats->packets++;
 		r->stats->bytes += fr->size;
-		r->stats->last_ns = fr->ts_ns;
+		/* A frame the mirror held back (--tap-reorder) keeps its earlier time. */
+		if (fr->ts_ns > r->stats->last_ns)
+			r->stats->last_ns = fr->ts_ns;
 		gen_wire_release(r->wire, fr);
 		if (rc != 0)
 			return rc;
@@ -618,6 +623,7 @@ th_gen_run(
 	if (r.wire != NULL) {
 		stats->lost_frames = gen_wire_lost(r.wire);
 		stats->tap_lost = gen_wire_tap_lost(r.wire);
+		stats->tap_reordered = gen_wire_tap_reordered(r.wire);
 	}
 out:
 	while (r.n_ops > 0)

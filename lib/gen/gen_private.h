@@ -131,6 +131,8 @@ struct gen_flow {
 	uint8_t l4;     /**< TH_PKT_L4_TCP or TH_PKT_L4_UDP */
 	bool is_open;   /**< TCP: handshake done (or skipped) */
 	bool is_closed; /**< TCP: FIN exchanged */
+	struct gen_frame *tap_late; /**< a frame the mirror holds back until the next frame of
+				       the other direction (--tap-reorder), or NULL */
 };
 
 enum gen_mount_state {
@@ -343,6 +345,8 @@ bool gen_wire_last_lost(const struct gen_wire *wi);
 uint32_t gen_wire_tap_lost_mask(const struct gen_wire *wi);
 /** Frames left out of the capture so far (--tap-loss). */
 uint64_t gen_wire_tap_lost(const struct gen_wire *wi);
+/** Frames written after the next frame of the other direction so far (--tap-reorder). */
+uint64_t gen_wire_tap_reordered(const struct gen_wire *wi);
 /** Give a popped frame back. */
 void gen_wire_release(struct gen_wire *wi, struct gen_frame *fr);
 

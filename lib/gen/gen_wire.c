@@ -29,6 +29,7 @@
 #define WSCALE 7            /* window 65535 << 7: 8 MB, more than any burst in flight */
 #define FRAG_HEAD_MIN 160   /* a record's first record-marking fragment holds this much */
 #define RTO_NS 200000000ull /* Linux's minimum TCP retransmission timeout */
+#define LATE_MAX 64         /* frames the mirror holds back at once (--tap-reorder) */
 
 struct gen_wire {
 	struct gen_world *w;     /**< addresses, configuration, PRNG */
@@ -45,6 +46,11 @@ struct gen_wire {
 	uint64_t tap_lost;       /**< frames left out of the capture (--tap-loss) */
 	uint32_t tap_mask;       /**< records of the last send with a frame left out */
 	bool is_frame_tap_lost;  /**< the last frame queued is left out of the capture */
+	struct th_rng reorder_rng; /**< --tap-reorder draws, a stream of their own as well */
+	uint64_t tap_reordered;    /**< frames written after the other direction's next one */
+	struct gen_frame *ready;   /**< the frame gen_wire_pop() returns next, before the heap */
+	struct gen_frame *late[LATE_MAX]; /**< frames held back (each also its flow's tap_late) */
+	uint32_t n_late;                  /**< frames in late */
 };
 
 /*
@@ -84,6 +90,12 @@ uint64_t
 gen_wire_tap_lost(const struct gen_wire *wi)
 {
 	return wi->tap_lost;
+}
+
+uint64_t
+gen_wire_tap_reordered(const struct gen_wire *wi)
+{
+	return wi->tap_reordered;
 }
 
 uint64_t
@@ -189,6 +201,7 @@ gen_wire_new(struct gen_world *w)
 		return NULL;
 	wi->w = w;
 	th_rng_seed(&wi->tap_rng, w->cfg->seed ^ 0x7461702d6c6f7373ull /* "tap-loss" */);
+	th_rng_seed(&wi->reorder_rng, w->cfg->seed ^ 0x7461702d72656f72ull /* "tap-reor" */);
 	return wi;
 }
 
@@ -199,6 +212,9 @@ gen_wire_free(struct gen_wire *wi)
 		return;
 	while (wi->n > 0)
 		free(heap_pop(wi));
+	while (wi->n_late > 0)
+		free(wi->late[--wi->n_late]);
+	free(wi->ready);
 	free(wi->heap);
 	free(wi->stream);
 	free(wi);
@@ -727,21 +743,86 @@ tcp_finish(struct gen_wire *wi, struct gen_frame *fr)
 	return true;
 }
 
+/*
+ * Reordering at the tap: a SPAN port merges the two directions of a connection and can
+ * let a frame of one direction through after the next frame of the other (a reply before
+ * the end of the call it answers). The frame keeps the time it crossed the wire, as a
+ * switch that stamps frames at ingress gives it, so the truth holds as it is: only the
+ * order of the capture changes. Each TCP frame is held back with chance --tap-reorder
+ * when the next frame of its connection already waiting is of the other direction; it is
+ * written right after that frame, or before a frame of its own direction should one come
+ * first.
+ */
+static bool
+is_tap_late(struct gen_wire *wi, const struct gen_frame *fr)
+{
+	const struct gen_frame *next = NULL;
+
+	if (wi->w->cfg->tap_reorder <= 0 || fr->flow == NULL ||
+		!gen_rng_chance(&wi->reorder_rng, wi->w->cfg->tap_reorder) ||
+		wi->n_late == LATE_MAX)
+		return false;
+	for (uint32_t i = 0; i < wi->n; i++)
+		if (wi->heap[i]->flow == fr->flow && (next == NULL || earlier(wi->heap[i], next)))
+			next = wi->heap[i];
+	return next != NULL && next->dir != fr->dir;
+}
+
+/* Take frame @p fr, its flow's held-back one, off the late list. */
+static void
+late_remove(struct gen_wire *wi, struct gen_frame *fr)
+{
+	for (uint32_t i = 0; i < wi->n_late; i++) {
+		if (wi->late[i] == fr) {
+			wi->late[i] = wi->late[--wi->n_late];
+			break;
+		}
+	}
+	fr->flow->tap_late = NULL;
+}
+
 struct gen_frame *
 gen_wire_pop(struct gen_wire *wi, uint64_t until)
 {
-	struct gen_frame *fr;
+	struct gen_frame *fr, *late;
 	bool is_sent;
 
+	if (wi->ready != NULL) {
+		fr = wi->ready;
+		wi->ready = NULL;
+		return fr;
+	}
 	while (wi->n > 0 && wi->heap[0]->ts_ns <= until) {
 		fr = heap_pop(wi);
 		/* A frame the tap misses still moves the hosts' seq/ack state: finish it first. */
 		is_sent = fr->flow == NULL || tcp_finish(wi, fr);
-		if (is_sent && !fr->is_tap_lost)
-			return fr;
-		if (is_sent)
+		late = fr->flow != NULL ? fr->flow->tap_late : NULL;
+		if (is_sent && fr->is_tap_lost)
 			wi->tap_lost++;
-		free(fr);
+		if (!is_sent || fr->is_tap_lost) {
+			free(fr);
+			fr = NULL;
+		}
+		if (late != NULL) {
+			/* The connection's next frame: the held-back one goes after it if it is
+			 * of the other direction, else (or with none written) first. */
+			late_remove(wi, late);
+			if (fr != NULL && fr->dir != late->dir) {
+				wi->tap_reordered++;
+				wi->ready = late;
+				return fr;
+			}
+			wi->ready = fr;
+			return late;
+		}
+		if (fr == NULL)
+			continue;
+		if (is_tap_late(wi, fr)) {
+			fr->flow->tap_late = fr;
+			wi->late[wi->n_late++] = fr;
+			continue;
+		}
+		return fr;
 	}
 	return NULL;
 }

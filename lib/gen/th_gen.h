@@ -151,6 +151,10 @@ struct th_gen_config {
 	double tap_loss;     /**< chance a frame the hosts exchanged is missing from the
 				capture (SPAN oversubscription, ring overrun): nobody resends
 				it; drawn from its own PRNG, so the traffic stays the same */
+	double tap_reorder;  /**< chance a TCP frame reaches the capture after the next frame
+				of the other direction of its connection (a SPAN port merging
+				the two directions): each keeps the time it crossed the wire,
+				nothing is lost; its own PRNG, so the traffic stays the same */
 };
 
 /** What was generated. */
@@ -170,6 +174,8 @@ struct th_gen_stats {
 	uint64_t udp_retrans;      /**< UDP calls sent again after a timeout */
 	uint64_t tap_lost;         /**< frames left out of the capture (--tap-loss) */
 	uint64_t tap_damaged_rpcs; /**< RPCs with a call or reply frame left out */
+	uint64_t tap_reordered;    /**< frames written after the next frame of the other
+				      direction (--tap-reorder) */
 };
 
 /**

@@ -404,6 +404,76 @@ test_tap_loss_drops_frames_only(void **state)
 	assert_true(b.damaged > 0 && b.damaged <= st.tap_lost * 2);
 }
 
+/* What a tap-reorder run wrote: frames with their times, in and out of order, and the truth. */
+struct reorder_sum {
+	uint64_t frames;
+	uint64_t set;   /* sum of each frame's hash: the same whatever the order */
+	uint64_t order; /* a hash of the sequence of frames */
+	uint64_t truth; /* a hash of the sequence of truth RPCs with their times */
+};
+
+static uint64_t
+fnv(uint64_t h, const void *p, size_t size)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < size; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int
+reorder_frame(void *ctx, uint64_t ts_ns, const uint8_t *f, uint32_t size)
+{
+	struct reorder_sum *n = ctx;
+	uint64_t h = fnv(fnv(0xcbf29ce484222325ull, &ts_ns, sizeof(ts_ns)), f, size);
+
+	n->frames++;
+	n->set += h;
+	n->order = fnv(n->order, &h, sizeof(h));
+	return 0;
+}
+
+static int
+reorder_op(void *ctx, const struct th_op *op, unsigned int tap_lost)
+{
+	struct reorder_sum *n = ctx;
+	uint64_t t[4] = {
+		op->call_first_ns, op->call_last_ns, op->reply_first_ns, op->reply_last_ns};
+
+	n->truth = fnv(fnv(n->truth, &op->xid, sizeof(op->xid)), t, sizeof(t));
+	n->truth = fnv(n->truth, &tap_lost, sizeof(tap_lost));
+	return 0;
+}
+
+/*
+ * Tap reordering writes the same frames with the same times, some after the next frame of
+ * the other direction; the truth (times included) is unchanged.
+ */
+static void
+test_tap_reorder_moves_frames_only(void **state)
+{
+	struct th_gen_config cfg;
+	struct th_gen_stats st0, st;
+	struct reorder_sum a = {0}, b = {0};
+	struct th_gen_sink sa = {.frame = reorder_frame, .ctx = &a, .op = reorder_op};
+	struct th_gen_sink sb = {.frame = reorder_frame, .ctx = &b, .op = reorder_op};
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 3000;
+	assert_int_equal(th_gen_run(&cfg, &sa, &st0), 0);
+	cfg.tap_reorder = 0.05;
+	assert_int_equal(th_gen_run(&cfg, &sb, &st), 0);
+	assert_int_equal(st0.tap_reordered, 0);
+	assert_true(st.tap_reordered > 0);
+	assert_int_equal(b.frames, a.frames);
+	assert_true(b.set == a.set);
+	assert_true(b.order != a.order);
+	assert_true(b.truth == a.truth);
+	assert_true(st.first_ns == st0.first_ns && st.last_ns == st0.last_ns);
+}
+
 static void
 test_default_mix(void **state)
 {
@@ -497,6 +567,7 @@ main(void)
 		cmocka_unit_test(test_data_tcp_midstream_rm_frags),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_tap_loss_drops_frames_only),
+		cmocka_unit_test(test_tap_reorder_moves_frames_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
