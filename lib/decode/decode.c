@@ -759,6 +759,11 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->flow.segments_held, "TCP segments held for a late earlier segment");
 	ROW(out, s->flow.segments_reordered,
 		"TCP segments put back in order (reordering repaired)");
+	ROW(out, s->flow.segments_held_ack,
+		"TCP segments held for the other direction's late bytes they acknowledge");
+	ROW(out, s->flow.segments_ack_reordered,
+		"TCP segments let in after the bytes they acknowledge (reordering across "
+		"directions repaired)");
 	ROW(out, s->flow.hunt_segments, "TCP segments skipped hunting for a record start");
 	ROW(out, s->flow.resyncs, "TCP record boundary found by hunting");
 	ROW(out, s->flow.bad_markers, "TCP record markers with impossible lengths");

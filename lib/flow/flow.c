@@ -72,12 +72,24 @@ half_buf(struct half *h, int dir)
  * frames, and without waiting the earlier one would arrive "already seen".
  * A hole is given up on (stepped over as a gap) at the next segment of the
  * connection that does not fill it, or after TH_FLOW_HOLD_NS.
+ *
+ * A mirror port merges the two directions too, and can swap frames across
+ * them: a reply can come before the last segment of the call it answers.
+ * That reply is in order in its own direction, but its acknowledgement
+ * number covers bytes of the other direction the capture has not shown yet;
+ * it is held the same way (is_ack_wait) until the other direction reaches
+ * them, so that the call comes out whole before it. The wait is given up on
+ * at the next segment of its own direction, at a segment of the other one
+ * that leaves a hole, or after TH_FLOW_HOLD_NS: then the bytes were lost.
  */
 struct held_seg {
 	struct entry *e;                  /* its connection; NULL: the slot is free */
 	int dir;                          /* its direction in e */
 	uint32_t seq;                     /* sequence number of its first byte */
 	uint32_t len;                     /* bytes in data (never cut by the capture) */
+	uint32_t ack;                     /* is_ack_wait: the other direction's byte it waits for */
+	bool is_ack_wait;                 /* in order in its direction, but it acknowledges bytes
+					     of the other one not seen yet (see acks_unseen()) */
 	uint64_t ts_ns;                   /* when it was captured */
 	uint8_t data[TH_FLOW_HOLD_BYTES]; /* its payload */
 };
@@ -775,10 +787,13 @@ segment_in(struct th_flow_table *t, const struct th_flow_key *key, int dir, stru
 	h->next_seq = end;
 }
 
-/* Hold a segment that came after a hole; false when every slot is taken. */
+/*
+ * Hold a segment that came after a hole, or (@p is_ack_wait) one that acknowledges
+ * bytes of the other direction up to @p ack not seen yet; false when every slot is taken.
+ */
 static bool
 hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint8_t *payload,
-	uint32_t len, uint64_t now_ns)
+	uint32_t len, uint64_t now_ns, bool is_ack_wait, uint32_t ack)
 {
 	struct held_seg *s = NULL;
 
@@ -795,11 +810,16 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 	s->dir = dir;
 	s->seq = seq;
 	s->len = len;
+	s->ack = ack;
+	s->is_ack_wait = is_ack_wait;
 	s->ts_ns = now_ns;
 	memcpy(s->data, payload, len);
 	if (t->n_held++ == 0 || now_ns + TH_FLOW_HOLD_NS < t->hold_due_ns)
 		t->hold_due_ns = now_ns + TH_FLOW_HOLD_NS;
-	t->c.segments_held++;
+	if (is_ack_wait)
+		t->c.segments_held_ack++;
+	else
+		t->c.segments_held++;
 	return true;
 }
 
@@ -817,7 +837,10 @@ release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool
 
 	h->held = 0;
 	if (is_filled) {
-		t->c.segments_reordered++;
+		if (s->is_ack_wait)
+			t->c.segments_ack_reordered++;
+		else
+			t->c.segments_reordered++;
 		ts = now_ns > ts ? now_ns : ts;
 	}
 	segment_in(t, &e->key, dir, h, s->seq, s->data, s->len, s->len, ts);
@@ -834,14 +857,87 @@ release_both(struct th_flow_table *t, struct entry *e)
 			release(t, e, d, 0, false);
 }
 
+/*
+ * Whether segment @p m (@p len bytes of @p wire_len), in order in its direction,
+ * acknowledges bytes of the other direction @p o that the capture has not shown yet, and
+ * may wait for them: it was sent after they arrived. Not while @p o waits itself (each
+ * would wait for the other), nor for a FIN or RST (nothing of theirs is held).
+ */
+static inline bool
+acks_unseen(const struct th_pkt_meta *m, const struct half *o, uint32_t len, uint32_t wire_len)
+{
+	/* The acknowledgement first: it is what rules out almost every segment. */
+	return (int32_t)(m->tcp_ack - o->next_seq) > 0 &&
+	       (m->tcp_flags & (TH_TCP_ACK | TH_TCP_FIN | TH_TCP_RST)) == TH_TCP_ACK &&
+	       o->state != HALF_UNSEEN && !o->held && len == wire_len && len <= TH_FLOW_HOLD_BYTES;
+}
+
+/*
+ * One segment of direction @p dir of entry @p e, with a segment of its own direction held
+ * or not: put in, held, or let a held one in.
+ */
+static void
+take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta *m, uint32_t seq,
+	const uint8_t *payload, uint32_t len, uint32_t wire_len, uint64_t now_ns)
+{
+	const struct th_flow_key *key = &e->key;
+	struct half *h = &e->h[dir], *o = &e->h[dir ^ 1];
+	bool may_wait_ack = true;
+
+	if (h->held) {
+		const struct held_seg *s = &t->hold[h->held - 1];
+
+		if ((int32_t)(seq - s->seq) >= 0 &&
+			(int32_t)(seq + wire_len - (s->seq + s->len)) <= 0) {
+			/* A copy of the held segment (a mirror port sends some twice): keep
+			 * waiting. */
+			t->c.segments_retrans++;
+			t->c.bytes_retrans += len;
+			return;
+		}
+		if (s->is_ack_wait) {
+			/*
+			 * This direction moved on before the other's bytes came: they were
+			 * lost. The held segment goes in first (it is in order), and this one
+			 * does not wait for the same bytes again.
+			 */
+			release(t, e, dir, now_ns, false);
+			may_wait_ack = false;
+		} else if ((int32_t)(seq - h->next_seq) > 0) {
+			/* A second segment past the hole: lost, not late. Both in order. */
+			if ((int32_t)(seq - s->seq) < 0) {
+				segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
+				release(t, e, dir, now_ns, false);
+			} else {
+				release(t, e, dir, now_ns, false);
+				segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
+			}
+			return;
+		} else {
+			segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
+			if ((int32_t)(s->seq - h->next_seq) <= 0)
+				release(t, e, dir, now_ns, true); /* the hole is filled */
+			return;
+		}
+	}
+	if ((int32_t)(seq - h->next_seq) > 0 && len == wire_len && len <= TH_FLOW_HOLD_BYTES &&
+		!(m->tcp_flags & (TH_TCP_FIN | TH_TCP_RST)) &&
+		hold(t, e, dir, seq, payload, len, now_ns, false, 0))
+		return;
+	if (acks_unseen(m, o, len, wire_len) && may_wait_ack && (int32_t)(seq - h->next_seq) <= 0 &&
+		hold(t, e, dir, seq, payload, len, now_ns, true, m->tcp_ack))
+		return;
+	segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
+}
+
 bool
 th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
 	uint32_t len, uint32_t wire_len, uint64_t now_ns, bool is_rpc_port)
 {
 	struct th_flow_key key;
 	struct entry *e;
-	struct half *h;
-	uint32_t seq = m->tcp_seq, hash;
+	struct half *h, *o;
+	uint32_t seq = m->tcp_seq, hash, ack_wait = 0;
 	int dir;
 
 	/* The capture's clock gives up on holes as it passes them, whenever ageing runs. */
@@ -874,40 +970,27 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		h->state = HALF_HUNT;
 		h->next_seq = seq;
 	}
-	/* The other direction moved on: what its held segment waits for was lost. */
-	if (e->h[dir ^ 1].held)
-		release(t, e, dir ^ 1, now_ns, false);
-	if (h->held) {
-		const struct held_seg *s = &t->hold[h->held - 1];
-
-		if ((int32_t)(seq - s->seq) >= 0 &&
-			(int32_t)(seq + wire_len - (s->seq + s->len)) <= 0) {
-			/* A copy of the held segment (a mirror port sends some twice): keep
-			 * waiting. */
-			t->c.segments_retrans++;
-			t->c.bytes_retrans += len;
-			return true;
-		}
-		if ((int32_t)(seq - h->next_seq) > 0) {
-			/* A second segment past the hole: lost, not late. Both in order. */
-			if ((int32_t)(seq - s->seq) < 0) {
-				segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
-				release(t, e, dir, now_ns, false);
-			} else {
-				release(t, e, dir, now_ns, false);
-				segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
-			}
-			return true;
-		}
+	o = &e->h[dir ^ 1];
+	/* Nearly every segment: nothing held either way, in order, acknowledging nothing unseen. */
+	if (!h->held && !o->held && (int32_t)(seq - h->next_seq) <= 0 &&
+		(int32_t)(m->tcp_ack - o->next_seq) <= 0) {
 		segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
-		if ((int32_t)(s->seq - h->next_seq) <= 0)
-			release(t, e, dir, now_ns, true); /* the hole is filled */
 		return true;
 	}
-	if ((int32_t)(seq - h->next_seq) > 0 && len == wire_len && len <= TH_FLOW_HOLD_BYTES &&
-		!(m->tcp_flags & (TH_TCP_FIN | TH_TCP_RST)) &&
-		hold(t, e, dir, seq, payload, len, now_ns))
-		return true;
-	segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
+	if (o->held) {
+		const struct held_seg *w = &t->hold[o->held - 1];
+
+		/*
+		 * The other direction moved on: what its held segment waits for was lost,
+		 * unless it waits for bytes of this direction and these come in order.
+		 */
+		if (w->is_ack_wait && !h->held && (int32_t)(seq - h->next_seq) <= 0)
+			ack_wait = w->ack;
+		else
+			release(t, e, dir ^ 1, now_ns, false);
+	}
+	take(t, e, dir, m, seq, payload, len, wire_len, now_ns);
+	if (o->held && (int32_t)(h->next_seq - ack_wait) >= 0)
+		release(t, e, dir ^ 1, now_ns, true); /* the bytes it acknowledged came */
 	return true;
 }

@@ -20,7 +20,10 @@
  * where the record ends); any other gap drops the record in progress and
  * the stream hunts for the next record start, checked with the RPC header
  * plausibility tests. A stream picked up mid-way hunts the same way. No
- * record is ever delivered with bytes that were not seen.
+ * record is ever delivered with bytes that were not seen. A segment after a
+ * hole, or one that acknowledges bytes of the other direction not seen yet
+ * (a mirror port put a reply before the end of its call), waits a while
+ * (TH_FLOW_HOLD_NS, TH_FLOW_HOLD_SLOTS) for the late bytes.
  *
  * The table is preallocated, 8-way set associative, aged by idle time; a
  * full set evicts its least recently used flow. Every such event is counted.
@@ -47,6 +50,10 @@
 	X(segments_retrans, "TCP segments retransmitted (all bytes seen before)")                  \
 	X(segments_held, "TCP segments held after a hole, for a late earlier segment")             \
 	X(segments_reordered, "held TCP segments whose hole was filled (reordering repaired)")     \
+	X(segments_held_ack,                                                                       \
+		"TCP segments held for the other direction's unseen bytes they acknowledge")       \
+	X(segments_ack_reordered,                                                                  \
+		"TCP segments held for acknowledged bytes that came (cross-direction reordering)") \
 	X(bytes_retrans, "TCP bytes trimmed as already seen")                                      \
 	X(gaps_payload, "TCP gaps inside record data, stepped over")                               \
 	X(gaps_lost, "TCP gaps that lost a record boundary (or came while hunting)")               \

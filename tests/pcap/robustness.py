@@ -30,6 +30,14 @@ The undamaged pcap must reproduce the truth exactly (the control), with the one
 documented exception (a UDP reply in IP fragments is decoded from its first
 fragment: fields at its end are left out and the line says cut=reply).
 
+A sixth variant comes from gen itself: the same traffic with --tap-reorder 0.05,
+a SPAN port that lets a TCP frame through after the next frame of the other
+direction of its connection (a reply before the end of its call), each frame at
+its own time. Nothing is lost, so gen's truth is the same file, and the capture
+must reproduce it exactly, as the control does: no cut=, no TCP gap, no
+retransmission; every segment that waited for the other direction's bytes it
+acknowledges saw them come.
+
 Exit status: 0 every invariant held, 1 an invariant failed, 2 usage or tool
 failure.
 """
@@ -544,6 +552,8 @@ GAPS_INSIDE = 'TCP gaps inside record data'
 RECORDS_LOST = 'RPC records lost to TCP gaps'
 RETRANS = 'TCP segments retransmitted'
 REORDERED = 'TCP segments put back in order (reordering repaired)'
+HELD_ACK = "TCP segments held for the other direction's late bytes"
+ACK_REORDERED = 'TCP segments let in after the bytes they acknowledge'
 HUNT_SKIP = 'TCP segments skipped hunting'
 HUNT_FOUND = 'TCP record boundary found by hunting'
 FRAMES_CUT = 'frames cut by the capture length'
@@ -579,7 +589,18 @@ def check_counters(rep, variant, truth, ours, stats):
     want(v == kinds['REPLY'], 'unmatched replies', v, '%d (REPLY lines)' % kinds['REPLY'])
 
     name = variant.name
-    if name == 'control':
+    if name == 'tapreorder':
+        for prefix in (GAPS_LOST, GAPS_INSIDE, RECORDS_LOST, RETRANS, HUNT_SKIP, FRAMES_CUT,
+                       DUP_CALLS, REORDERED):
+            v = get(prefix)
+            want(v == 0, prefix, v, '0 (frames moved across directions, nothing lost)')
+        v = get(MATCHED)
+        want(v == len(truth), 'matched', v, '%d (truth lines)' % len(truth))
+        held = get(HELD_ACK)
+        want(held > 0, HELD_ACK, held, '> 0 (gen moved %d frames)' % variant.reordered)
+        v = get(ACK_REORDERED)
+        want(v == held, ACK_REORDERED, v, '%d (every segment held for them)' % held)
+    elif name == 'control':
         for prefix in (GAPS_LOST, GAPS_INSIDE, RECORDS_LOST, RETRANS, HUNT_SKIP, FRAMES_CUT,
                        DUP_CALLS):
             v = get(prefix)
@@ -690,11 +711,36 @@ def check_summary(rep, variant, ours, stats, err):
         rep.counters.append('summary %s=%d' % (what, got))
         if got != n:
             rep.fail('summary says %d %s, the block and lines %d' % (got, what, n))
-    if variant.name == 'control' and set(items) - {'calls or replies decoded in part (cut=)'}:
+    if variant.name in ('control', 'tapreorder') and \
+            set(items) - {'calls or replies decoded in part (cut=)'}:
         rep.fail('summary of the undamaged capture names losses: %s' % text)
 
 
 # --- driver -------------------------------------------------------------------
+
+TAP_REORDERED_RE = re.compile(r"frames written after the other direction's next frame (\d+)")
+
+
+def tap_reorder_variant(args, truth_path):
+    """The same traffic from gen with --tap-reorder 0.05: the same truth, frames moved."""
+    base = os.path.join(args.workdir, 'gen-%d-tapreorder.pcap' % args.seed)
+    truth2 = base[:-5] + '.truth'
+    cmd = [args.tracehound, 'gen', '--seed', str(args.seed)] + GEN_ARGS + \
+        ['--tap-reorder', '0.05', '-o', base, '--truth', truth2]
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = res.stdout.decode('utf-8', 'replace')
+    m = TAP_REORDERED_RE.search(out)
+    if res.returncode != 0 or m is None:
+        die('%s failed (rc %d):\n%s' % (' '.join(cmd), res.returncode, out))
+    with open(truth_path, 'rb') as a, open(truth2, 'rb') as b:
+        if a.read() != b.read():
+            die('gen --tap-reorder changed the truth (%s, %s)' % (truth_path, truth2))
+    pcap = Pcap.read(base)
+    classify(pcap.frames)
+    return Variant('tapreorder', "gen --tap-reorder 0.05: %s frames after the other "
+                   "direction's next one" % m.group(1), pcap.frames,
+                   reordered=int(m.group(1)))
+
 
 def run_variant(args, pcap, variant, truth):
     rep = Report(variant.name, variant.what)
@@ -720,7 +766,7 @@ def run_variant(args, pcap, variant, truth):
             ours.append(Line(text))
         except ValueError as e:
             rep.fail(str(e), '', text)
-    if variant.name == 'control':
+    if variant.name in ('control', 'tapreorder'):
         check_control(rep, truth, ours)
     check_lines(rep, variant, truth, ours)
     check_counters(rep, variant, truth, ours, stats)
@@ -762,6 +808,7 @@ def main():
         die('%s: a transport+endpoints+XID repeats in the truth' % truth_path)
 
     variants = make_variants(pcap, args.seed)
+    variants.append(tap_reorder_variant(args, truth_path))
     if args.only:
         variants = [v for v in variants if v.name in args.only.split(',')]
     reports = [run_variant(args, pcap, v, truth) for v in variants]

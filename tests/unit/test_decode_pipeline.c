@@ -564,6 +564,120 @@ test_tcp_getattr_with_syn(void **state)
 	assert_int_equal(st.not_rpc, 0);
 }
 
+/*
+ * A mirror port swapped a call's last segment and the reply that answers it: the reply
+ * (whose acknowledgement covers the tail) waits for the tail, and the call comes out whole,
+ * at the tail's own time, then matches its reply. Nothing is cut, stepped over or taken for
+ * a retransmission.
+ */
+static void
+test_tcp_reply_before_call_tail(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec, rrec;
+	struct tcp_conn c;
+	uint32_t tail_seq, tail_ack;
+	const struct th_op *op;
+
+	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
+	getattr_call(&call, 0x2231);
+	tcp_record(&rec, &call);
+	tcp_segment(&c, TO_SERVER, rec.b, 20, T0 + 1000);
+	/* The tail is on the wire (the server acknowledges it) but not yet in the capture. */
+	tail_seq = c.seq[TO_SERVER];
+	tail_ack = c.seq[TO_CLIENT];
+	c.seq[TO_SERVER] += (uint32_t)rec.n - 20;
+	getattr_reply(&reply, 0x2231, 2);
+	tcp_record(&rrec, &reply);
+	tcp_segment(&c, TO_CLIENT, rrec.b, rrec.n, T0 + 51000);
+	assert_int_equal(f->s->count, 0);
+
+	/* The tail, stamped when it crossed the wire. */
+	send_tcp(f->d, &CLIENT, &SERVER, tail_seq, tail_ack, TH_TCP_ACK, rec.b + 20, rec.n - 20,
+		T0 + 4000);
+	assert_int_equal(f->s->count, 1);
+	op = &f->s->ops[0];
+	assert_int_equal(op->kind, TH_OP_MATCHED);
+	assert_int_equal(op->xid, 0x2231);
+	assert_true(op->call_last_ns == T0 + 4000);
+	assert_true(op->reply_first_ns == T0 + 51000);
+	assert_non_null(strstr(f->s->lines[0], " NFS3 GETATTR OK 50.000 47.000 "));
+	assert_null(strstr(f->s->lines[0], "cut="));
+
+	/* The next call and reply, in order: nothing waits. */
+	tcp_send(&c, 0x2232, false, T0 + 2 * SEC);
+	tcp_send(&c, 0x2232, true, T0 + 2 * SEC + 30000);
+	assert_int_equal(f->s->count, 2);
+	assert_int_equal(f->s->ops[1].kind, TH_OP_MATCHED);
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.flow.segments_held_ack, 1);
+	assert_int_equal(st.flow.segments_ack_reordered, 1);
+	assert_int_equal(st.flow.segments_retrans, 0);
+	assert_int_equal(st.flow.gaps_payload, 0);
+	assert_int_equal(st.flow.gaps_lost, 0);
+	assert_int_equal(st.calls_header_cut, 0);
+	assert_int_equal(st.ops_matched, 2);
+}
+
+/*
+ * The reply came but the call's tail never does: after the wait (the capture's clock passing
+ * TH_FLOW_HOLD_NS, or the client's next call) the tail is a loss, as without the wait: the
+ * call comes out cut, ending at its last byte seen, and matches its reply; a copy of the tail
+ * seen after that is a retransmission.
+ */
+static void
+test_tcp_reply_before_lost_call_tail(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, rec;
+	struct tcp_conn c;
+	uint32_t tail_seq, tail_ack;
+
+	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
+	getattr_call(&call, 0x2241);
+	tcp_record(&rec, &call);
+	/* The call's header is whole: the cut takes 4 bytes of its handle. */
+	tcp_segment(&c, TO_SERVER, rec.b, rec.n - 4, T0 + 1000);
+	tail_seq = c.seq[TO_SERVER];
+	tail_ack = c.seq[TO_CLIENT];
+	c.seq[TO_SERVER] += 4u;
+	tcp_send(&c, 0x2241, true, T0 + 51000);
+	assert_int_equal(f->s->count, 0);
+	th_decode_housekeep(f->d, T0 + 51000 + TH_FLOW_HOLD_NS - 1);
+	assert_int_equal(f->s->count, 0);
+	th_decode_housekeep(f->d, T0 + 51000 + TH_FLOW_HOLD_NS);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].kind, TH_OP_MATCHED);
+	assert_true(f->s->ops[0].call_last_ns == T0 + 1000);
+	assert_non_null(strstr(f->s->lines[0], "cut=call"));
+	send_tcp(f->d, &CLIENT, &SERVER, tail_seq, tail_ack, TH_TCP_ACK, rec.b + rec.n - 4, 4,
+		T0 + 4000);
+
+	/* Again, given up at the client's next call, which comes after the lost tail. */
+	tcp_segment(&c, TO_SERVER, rec.b, rec.n - 4, T0 + SEC);
+	c.seq[TO_SERVER] += 4u;
+	tcp_send(&c, 0x2241, true, T0 + SEC + 51000);
+	assert_int_equal(f->s->count, 1);
+	tcp_send(&c, 0x2242, false, T0 + SEC + 90000);
+	assert_int_equal(f->s->count, 2);
+	assert_non_null(strstr(f->s->lines[1], "cut=call"));
+	tcp_send(&c, 0x2242, true, T0 + SEC + 120000);
+	assert_int_equal(f->s->count, 3);
+	assert_int_equal(f->s->ops[2].kind, TH_OP_MATCHED);
+	assert_null(strstr(f->s->lines[2], "cut="));
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.flow.segments_held_ack, 2);
+	assert_int_equal(st.flow.segments_ack_reordered, 0);
+	assert_int_equal(st.flow.segments_retrans, 1);
+	assert_int_equal(st.flow.gaps_payload, 2);
+	assert_int_equal(st.flow.gaps_lost, 0);
+	assert_int_equal(st.ops_matched, 3);
+}
+
 /* ---- Listings longer than the TCP prefix ---- */
 
 #define LIST_MAX 2048 /* entries a test listing may have */
@@ -1614,6 +1728,8 @@ test_stats_print_every_loss(void **state)
 		{"flow.segments_retrans", &s->flow.segments_retrans},
 		{"flow.segments_held", &s->flow.segments_held},
 		{"flow.segments_reordered", &s->flow.segments_reordered},
+		{"flow.segments_held_ack", &s->flow.segments_held_ack},
+		{"flow.segments_ack_reordered", &s->flow.segments_ack_reordered},
 		{"flow.hunt_segments", &s->flow.hunt_segments},
 		{"flow.bad_markers", &s->flow.bad_markers},
 		{"flow.flows_evicted", &s->flow.flows_evicted},
@@ -1804,6 +1920,9 @@ main(void)
 		cmocka_unit_test(test_listing_buffer_only_for_listings),
 		cmocka_unit_test(test_listing_count_same_names_on_or_off),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_reply_before_call_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tcp_reply_before_lost_call_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_times_out, setup, teardown),

@@ -551,6 +551,47 @@ test_reply_finishes_a_call_missing_its_tail(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * A mirror port put a reply before the call it answers (the call in one segment): the
+ * reply acknowledges the call's bytes, so it waits for them; the call comes out first, at
+ * its own time, whole, then the reply.
+ */
+static void
+test_reply_before_its_call_waits(void **state)
+{
+	static uint8_t buf[512];
+	uint8_t reply[4 + 24];
+	size_t n;
+	struct conn c;
+	struct th_pkt_meta back;
+
+	(void)state;
+	conn_init(&c);
+	n = make_call(buf, 0xc1, 100);
+	memset(reply, 0, sizeof(reply));
+	th_be_put32(reply, 0x80000000u | 24);
+	th_be_put32(reply + 4, 0xc1);
+	th_be_put32(reply + 8, 1);
+	back = server_side(&c, 5000);
+	back.tcp_ack = c.seq + (uint32_t)n;
+	th_flow_tcp_input(c.t, &back, reply, sizeof(reply), sizeof(reply), 30, true);
+	assert_int_equal(c.seen.n, 0);
+	seg(&c, buf, 0, n, 20);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 0xc1);
+	assert_int_equal(c.seen.wire_size[0], n - 4);
+	assert_int_equal(c.seen.last_ns[0], 20);
+	assert_int_equal(c.seen.xid[1], 0xc1);
+	assert_int_equal(c.seen.dir[1], c.seen.dir[0] ^ 1);
+	assert_int_equal(c.seen.first_ns[1], 30);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_held_ack, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_ack_reordered, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->segments_retrans, 0);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_payload, 0);
+	assert_int_equal(th_flow_table_counters(c.t)->gaps_lost, 0);
+	conn_fini(&c);
+}
+
 /* A copy of the held segment (mirror ports send some twice) does not give up its hole. */
 static void
 test_copy_of_held_segment_keeps_waiting(void **state)
@@ -899,6 +940,7 @@ main(void)
 		cmocka_unit_test(test_unfinished_records_are_counted),
 		cmocka_unit_test(test_swapped_segments_are_put_back_in_order),
 		cmocka_unit_test(test_reply_finishes_a_call_missing_its_tail),
+		cmocka_unit_test(test_reply_before_its_call_waits),
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
