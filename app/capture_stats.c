@@ -366,8 +366,8 @@ print_summary(FILE *out, const struct th_decode_stats *s, const struct rte_eth_s
 	 */
 	put_loss(out, &is_first,
 		s->flow.whole_cut_size + s->flow.whole_cut_busy + s->flow.whole_cut_gap,
-		"READDIRPLUS listing cut (entries past the cut not counted or named)",
-		"READDIRPLUS listings cut (entries past the cut not counted or named)");
+		"listing cut (entries past the cut not counted or named)",
+		"listings cut (entries past the cut not counted or named)");
 	put_loss(out, &is_first, s->ops_call_only + s->ops_reply_only,
 		"RPC without its call or reply", "RPCs without their call or reply");
 	put_loss(out, &is_first, sess.ring_full + sess.pool_empty, "op lost to inference",

@@ -241,20 +241,37 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 	count_args(d, op->call_decode);
 }
 
+/* An NFSv3 READDIRPLUS: its reply lists entries, each with a name and, usually, a handle. */
+static inline bool
+is_plus_listing(const struct th_op *op)
+{
+	return op->prog == TH_PROG_NFS && op->vers == 3 && op->proc == TH_NFS3_READDIRPLUS;
+}
+
+/*
+ * A directory listing (NFSv3 READDIR or READDIRPLUS, NFSv2 READDIR): its reply's
+ * entry count is reported, so it is kept whole whichever procedure the client used.
+ */
+static inline bool
+is_listing(const struct th_op *op)
+{
+	return op->prog == TH_PROG_NFS &&
+	       ((op->vers == 3 &&
+			(op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
+		       (op->vers == 2 && op->proc == TH_NFS2_READDIR));
+}
+
 /*
  * A directory listing longer than the kept prefix still ends with
  * "no more entries, eof": read eof from the record's last 8 bytes. Every
- * field the op reports is then known (entries are not reported).
+ * field the op reports is then known but its entry count (flagged partial).
  */
 static bool
 eof_from_tail(struct th_op *op, const uint8_t *tail)
 {
 	uint32_t follows, eof;
 
-	if (op->prog != TH_PROG_NFS ||
-		!((op->vers == 3 &&
-			  (op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
-			(op->vers == 2 && op->proc == TH_NFS2_READDIR)))
+	if (!is_listing(op))
 		return false;
 	follows = th_be_get32(tail);
 	eof = th_be_get32(tail + 4);
@@ -273,18 +290,11 @@ on_dirent(void *ctx, const struct th_nfs_dirent *e)
 	d->dirent(d->ctx, d->dirent_op, e);
 }
 
-/* An NFSv3 READDIRPLUS: its reply lists entries, each with a name and, usually, a handle. */
-static inline bool
-is_listing(const struct th_op *op)
-{
-	return op->prog == TH_PROG_NFS && op->vers == 3 && op->proc == TH_NFS3_READDIRPLUS;
-}
-
 /* A READDIRPLUS whose directory is known: its entries name files (the name map). */
 static bool
 wants_entries(const struct th_decode *d, const struct th_op *op)
 {
-	return d->dirent != NULL && is_listing(op) && op->call.fh.len != 0;
+	return d->dirent != NULL && is_plus_listing(op) && op->call.fh.len != 0;
 }
 
 static void
@@ -442,9 +452,10 @@ on_tcp_record(void *ctx, const struct th_flow_key *key, int dir, const struct th
 
 /*
  * A record longer than the stream's prefix: keep it whole when it is the reply
- * to a READDIRPLUS (the call waits), so that its entry count is the listing's,
- * names on or off, and with names on the entries past the prefix are named too.
- * Asked once a record.
+ * to a listing, READDIR or READDIRPLUS (the call waits), so that its entry count
+ * is the listing's, names on or off and whichever procedure listed, and with
+ * names on a READDIRPLUS's entries past the prefix are named too. Asked once a
+ * record.
  */
 static bool
 on_tcp_whole(void *ctx, const struct th_flow_key *key, int dir, const uint8_t *rec, uint32_t size)
@@ -718,7 +729,8 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->rpc_replies, "RPC replies");
 	ROW(out, s->ops_matched, "RPCs matched (call and reply)");
 	ROW(out, s->flow.records, "RPC records reassembled from TCP");
-	ROW(out, s->flow.whole_records, "READDIRPLUS listings kept whole past the TCP prefix");
+	ROW(out, s->flow.whole_records,
+		"listings (READDIR, READDIRPLUS) kept whole past the TCP prefix");
 
 	fprintf(out, "calls by program and procedure\n");
 	for (p = 0; p < TH_DECODE__PROG_COUNT; p++) {
@@ -775,10 +787,8 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
 	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
-	ROW(out, s->flow.whole_cut_size,
-		"READDIRPLUS listings cut at 64 KiB (later entries not read)");
+	ROW(out, s->flow.whole_cut_size, "listings cut at 64 KiB (later entries not read)");
 	ROW(out, s->flow.whole_cut_busy,
-		"READDIRPLUS listings cut at 1 KiB: every listing buffer in use (decode.listings)");
-	ROW(out, s->flow.whole_cut_gap,
-		"READDIRPLUS listings cut by a TCP gap (later entries not read)");
+		"listings cut at 1 KiB: every listing buffer in use (decode.listings)");
+	ROW(out, s->flow.whole_cut_gap, "listings cut by a TCP gap (later entries not read)");
 }

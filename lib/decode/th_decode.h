@@ -99,7 +99,8 @@ struct th_decode_config {
 	uint64_t call_timeout_ns;     /**< a call waits this long for its reply */
 	uint64_t gap_call_timeout_ns; /**< ... or this long when its TCP connection lost
 					   reply bytes after it was sent; 0: no shortcut */
-	uint32_t listings;            /**< READDIRPLUS replies longer than the TCP prefix
+	uint32_t listings;            /**< listings (READDIR, READDIRPLUS replies) longer
+					   than the TCP prefix
 					   kept whole at once, for their entry count and
 					   names (TH_DECODE_LISTING_SIZE bytes each, allocated
 					   by th_decode_create()), 0 to TH_FLOW_WHOLE_MAX;
@@ -137,7 +138,8 @@ void th_decode_free(struct th_decode *d);
 /**
  * Hand READDIRPLUS entries to @p cb (with the ctx given to th_decode_create()),
  * or NULL (the default): listings are then counted, their entries not handed
- * on. Either way a READDIRPLUS reply over TCP whose call is waiting is kept
+ * on. Either way a listing (READDIR or READDIRPLUS reply) over TCP whose call
+ * is waiting is kept
  * whole past the stream's prefix in one of the config's listing buffers, so
  * that its count (and, with a callback, its names) covers every entry, and
  * the same listing gets the same count with or without names. Call it before

@@ -68,7 +68,7 @@
 	X(records_in_place, "RPC records decoded in place (one segment)")                          \
 	X(records_multi_frag, "RPC records of several fragments")                                  \
 	X(bytes_skipped, "record bytes skipped (data past the kept prefix or whole buffer)")       \
-	X(whole_records, "RPC records kept whole past the prefix, not cut (READDIRPLUS listings)") \
+	X(whole_records, "RPC records kept whole past the prefix, not cut (listings)")             \
 	X(whole_cut_size, "records to keep whole cut at the buffer size (listing too long)")       \
 	X(whole_cut_busy, "records to keep whole cut at the prefix: every buffer in use")          \
 	X(whole_cut_gap, "records to keep whole cut by a TCP gap (entries after it not read)")

@@ -1136,6 +1136,126 @@ test_listing_buffer_only_for_listings(void **state)
 }
 
 /*
+ * A reply to plain READDIR call @p xid (NFS version @p vers, 2 or 3) listing
+ * @p entries names f0000, f0001, ... with eof, as one TCP fragment: entries
+ * with no attributes or handles, the shape a client without READDIRPLUS asks.
+ */
+static void
+plain_listing_make(struct listing *l, uint32_t xid, unsigned int entries, uint32_t vers)
+{
+	struct xb head = {.n = 0};
+
+	assert_true(entries <= LIST_MAX);
+	memset(l, 0, sizeof(*l));
+	l->b = calloc(1, 64 + entries * 32);
+	assert_non_null(l->b);
+	rpc_reply(&head, xid);
+	put32(&head, 0); /* NFS3_OK, NFS_OK */
+	if (vers == 3) {
+		put32(&head, 0); /* no directory attributes */
+		put64(&head, 7); /* cookieverf */
+	}
+	l->n = 4;
+	memcpy(l->b + l->n, head.b, head.n);
+	l->n += head.n;
+	for (unsigned int i = 0; i < entries; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%04u", i);
+		put_be32(l, 1);
+		if (vers == 3)
+			put_be32(l, 0);
+		put_be32(l, 100 + i); /* fileid */
+		put_be32(l, 5);
+		memcpy(l->b + l->n, name, 8); /* 5 bytes and 3 of padding (zeros) */
+		memset(l->b + l->n + 5, 0, 3);
+		l->n += 8;
+		if (vers == 3)
+			put_be32(l, 0);
+		put_be32(l, i + 1); /* cookie */
+		l->entry_end[i] = l->n - 4;
+	}
+	put_be32(l, 0); /* no more entries */
+	put_be32(l, 1); /* eof */
+	l->entries = entries;
+	th_be_put32(l->b, 0x80000000u | (uint32_t)(l->n - 4));
+}
+
+static void
+readdir_call(struct tcp_conn *c, uint32_t xid, uint32_t vers, uint64_t ts)
+{
+	struct xb m = {.n = 0}, rec;
+
+	if (vers == 3) {
+		rpc_call(&m, xid, TH_PROG_NFS, 3, TH_NFS3_READDIR);
+		put_opaque(&m, FH, sizeof(FH));
+		put64(&m, 0);
+		put64(&m, 0);
+		put32(&m, 8192);
+	} else {
+		uint8_t fh2[32] = {0};
+
+		rpc_call(&m, xid, TH_PROG_NFS, 2, TH_NFS2_READDIR);
+		memcpy(fh2, FH, sizeof(FH));
+		memcpy(m.b + m.n, fh2, sizeof(fh2)); /* fhandle: 32 bytes, no length */
+		m.n += sizeof(fh2);
+		put32(&m, 0);
+		put32(&m, 8192);
+	}
+	tcp_record(&rec, &m);
+	tcp_segment(c, TO_SERVER, rec.b, rec.n, ts);
+}
+
+/*
+ * A plain READDIR (NFSv3, and NFSv2) over many segments is kept whole and counted
+ * like a READDIRPLUS, so a listing's count does not depend on the procedure the
+ * client chose; its entries carry no handle and are not handed on as names.
+ */
+static void
+test_plain_readdir_counted_whole(void **state)
+{
+	struct sink *s;
+	struct th_decode *d = listing_decoder(&s, 1, true);
+	struct named *nm = (struct named *)(s + 1);
+	struct listing *l = malloc(sizeof(*l));
+	struct th_decode_stats st;
+	struct tcp_conn c;
+
+	(void)state;
+	assert_non_null(l);
+	tcp_open(&c, d, &CLIENT, &SERVER, 1000, 5000, T0);
+	readdir_call(&c, 0x3a01, 3, T0 + 1000);
+	plain_listing_make(l, 0x3a01, 200, 3); /* 6.4 KiB: 30 entries in the prefix */
+	assert_true(l->n > 4 * 1024);
+	send_part(&c, l, 0, l->n, 1448, T0 + 2000);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ops[0].proc, TH_NFS3_READDIR);
+	assert_int_equal(s->ops[0].reply_decode, TH_NFS_OK);
+	assert_int_equal(s->ops[0].reply.count, 200);
+	assert_false(s->ops[0].reply.is_count_partial);
+	assert_true(s->ops[0].reply.eof);
+	free(l->b);
+
+	/* NFSv2 READDIR over TCP: the same path, the same count. */
+	readdir_call(&c, 0x3a02, 2, T0 + SEC);
+	plain_listing_make(l, 0x3a02, 200, 2); /* 4.8 KiB */
+	send_part(&c, l, 0, l->n, 1448, T0 + SEC + 2000);
+	assert_int_equal(s->count, 2);
+	assert_int_equal(s->ops[1].vers, 2);
+	assert_int_equal(s->ops[1].reply.count, 200);
+	assert_false(s->ops[1].reply.is_count_partial);
+	assert_true(s->ops[1].reply.eof);
+
+	th_decode_get_stats(d, &st);
+	assert_int_equal(nm->n, 0); /* no handles: nothing for the name map */
+	assert_int_equal(st.dirents, 0);
+	assert_int_equal(st.flow.whole_records, 2);
+	assert_int_equal(
+		st.flow.whole_cut_size + st.flow.whole_cut_busy + st.flow.whole_cut_gap, 0);
+	listing_test_end(l, d, s);
+}
+
+/*
  * Listings of each kind to @p d: one whole, one cut by a lost segment, one past
  * 64 KiB, then two at once (with one buffer, the second keeps its prefix).
  */
@@ -1919,6 +2039,7 @@ main(void)
 		cmocka_unit_test(test_listing_cut_at_buffer_size_or_none_free),
 		cmocka_unit_test(test_listing_buffer_only_for_listings),
 		cmocka_unit_test(test_listing_count_same_names_on_or_off),
+		cmocka_unit_test(test_plain_readdir_counted_whole),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_reply_before_call_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(
