@@ -926,14 +926,31 @@ rpc_has_offset_count(const struct th_trace_rpc *r)
 	return r->call_ns != 0 && th_op_has_offset_count(r->prog, r->vers, r->proc);
 }
 
-/* done=: the same, answered without an error, the reply seen to its end (as in the log). */
-static inline bool
-rpc_has_done(const struct th_trace_rpc *r)
+/* How a record's done field reads, as in the capture's log. */
+enum rpc_done {
+	RPC_DONE_NONE,  /* left out */
+	RPC_DONE_EXACT, /* done= */
+	RPC_DONE_MIN,   /* done_min=: a listing's entries before the capture's cut */
+};
+
+/*
+ * done=: the same, answered without an error, the reply seen to its end; a listing's
+ * entry count, done_min= when the capture kept only part of it (as in the log).
+ */
+static inline enum rpc_done
+rpc_done(const struct th_trace_rpc *r)
 {
-	return r->call_ns != 0 && r->reply_ns != 0 &&
-	       !(r->flags & (TH_TRACE_RPC_RPC_ERROR | TH_TRACE_RPC_STATUS_UNSEEN |
-				    TH_TRACE_RPC_DONE_PARTIAL)) &&
-	       r->status == 0 && th_op_has_done(r->prog, r->vers, r->proc);
+	bool is_partial = r->flags & TH_TRACE_RPC_DONE_PARTIAL;
+
+	if (r->call_ns == 0 || r->reply_ns == 0 ||
+		(r->flags & (TH_TRACE_RPC_RPC_ERROR | TH_TRACE_RPC_STATUS_UNSEEN)) ||
+		r->status != 0)
+		return RPC_DONE_NONE;
+	if (th_op_has_done(r->prog, r->vers, r->proc))
+		return is_partial ? RPC_DONE_NONE : RPC_DONE_EXACT;
+	if (th_op_is_listing(r->prog, r->vers, r->proc))
+		return is_partial ? RPC_DONE_MIN : RPC_DONE_EXACT;
+	return RPC_DONE_NONE;
 }
 
 static char *
@@ -981,9 +998,17 @@ put_rpc_text(struct exporter *x, char *p, const struct th_trace_rpc *r, const st
 		p = put_str(p, " count=");
 		p = put_u64(p, r->count);
 	}
-	if (rpc_has_done(r)) {
+	switch (rpc_done(r)) {
+	case RPC_DONE_EXACT:
 		p = put_str(p, " done=");
 		p = put_u64(p, r->done);
+		break;
+	case RPC_DONE_MIN:
+		p = put_str(p, " done_min=");
+		p = put_u64(p, r->done);
+		break;
+	default:
+		break;
 	}
 	if (r->flags & TH_TRACE_RPC_HAS_SIZE) {
 		p = put_str(p, " size=");
@@ -999,6 +1024,7 @@ put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct 
 	struct row w = {x, p, x->c->format == TH_EXPORT_FORMAT_JSON, true, x->is_header};
 	char xid[11] = "0x";
 	struct rpc_names n;
+	enum rpc_done done;
 
 	rpc_names(r, &n);
 	if (x->c->format == TH_EXPORT_FORMAT_TEXT)
@@ -1046,10 +1072,15 @@ put_rpc(struct exporter *x, char *p, const struct th_trace_rpc *r, const struct 
 		row_null(&w, "offset");
 		row_null(&w, "count");
 	}
-	if (rpc_has_done(r))
+	done = rpc_done(r);
+	if (done == RPC_DONE_EXACT)
 		row_u64(&w, "done", r->done);
 	else
 		row_null(&w, "done");
+	if (done == RPC_DONE_MIN)
+		row_u64(&w, "done_min", r->done);
+	else
+		row_null(&w, "done_min");
 	if (r->flags & TH_TRACE_RPC_HAS_SIZE)
 		row_u64(&w, "size", r->size);
 	else

@@ -255,6 +255,14 @@ has_status_word(uint32_t prog, uint32_t vers, uint32_t proc, uint32_t status)
 	       !(vers == 4 && prog == TH_PROG_NFS && status == 0);
 }
 
+/* The op's reply was accepted but its procedure's status word not seen: STATUS is '?'. */
+static bool
+is_status_unseen(const struct th_op *op)
+{
+	return has_status_word(op->prog, op->vers, op->proc, op->reply.status) &&
+	       (op->reply.is_status_missing || op->is_opaque);
+}
+
 /*
  * STATUS of an accepted reply whose procedure returned @p status: "OK" where
  * there is no status word to name, its name, or its number in @p buf.
@@ -288,8 +296,7 @@ th_op_status_str(const struct th_op *op, char *buf, size_t size)
 	if (err != NULL)
 		return err;
 	/* Accepted at the RPC level, but the procedure's own status was not seen. */
-	if (has_status_word(op->prog, op->vers, op->proc, op->reply.status) &&
-		(op->reply.is_status_missing || op->is_opaque))
+	if (is_status_unseen(op))
 		return "?";
 	return result_name(op->prog, op->vers, op->proc, op->reply.status, buf, size);
 }
@@ -335,6 +342,45 @@ th_op_has_done(uint32_t prog, uint32_t vers, uint32_t proc)
 	return prog == TH_PROG_NFS &&
 	       ((vers == 3 && (proc == TH_NFS3_READ || proc == TH_NFS3_WRITE)) ||
 		       (vers == 2 && proc == TH_NFS2_READ));
+}
+
+bool
+th_op_is_listing(uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	return prog == TH_PROG_NFS &&
+	       ((vers == 3 && (proc == TH_NFS3_READDIR || proc == TH_NFS3_READDIRPLUS)) ||
+		       (vers == 2 && proc == TH_NFS2_READDIR));
+}
+
+/*
+ * The count the reply gives is not all of it: a listing's entries before a cut, or a
+ * READ/WRITE reply that ended early. The RPC record's TH_TRACE_RPC_DONE_PARTIAL.
+ */
+static bool
+is_done_partial(const struct th_op *op)
+{
+	return op->reply.is_count_partial ||
+	       (op->reply_decode == TH_NFS_SHORT &&
+		       (th_op_has_done(op->prog, op->vers, op->proc) ||
+			       th_op_is_listing(op->prog, op->vers, op->proc)));
+}
+
+/*
+ * A successful listing's entry count: done= when it is every entry, done_min= when
+ * the capture kept only part of the listing (the entries before the cut), so that a
+ * done= is always exact, as a cut READ's absent done= is. Export decides the same
+ * from the RPC record's flags (th_op_rpc_record()).
+ */
+static void
+put_listing_count(struct out *o, const struct th_op *op)
+{
+	if (op->reply.status != 0 || is_status_unseen(op))
+		return;
+	if (is_done_partial(op))
+		put_key(o, "done_min");
+	else
+		put_key(o, "done");
+	put_u(o, op->reply.count);
 }
 
 /* Procedures whose wcc_data describes the object itself, not its directory. */
@@ -427,6 +473,8 @@ put_reply(struct out *o, const struct th_op *op)
 		return;
 	}
 	put_fh(o, "newfh", &r->fh);
+	if (th_op_is_listing(op->prog, op->vers, op->proc))
+		put_listing_count(o, op);
 	/*
 	 * Counts and eof sit at the end of their results: when the record was
 	 * cut they are unknown, and an unknown value is left out, not guessed.
@@ -576,20 +624,14 @@ th_op_rpc_record(const struct th_op *op, struct th_trace_rpc *r)
 	r->size = a->size;
 	r->flags = (uint8_t)((op->transport == TH_PKT_L4_TCP ? TH_TRACE_RPC_TCP : 0) |
 			     (a->is_present ? TH_TRACE_RPC_HAS_SIZE : 0) |
-			     (op->reply.is_count_partial || (op->reply_decode == TH_NFS_SHORT &&
-								    th_op_has_done(op->prog,
-									    op->vers, op->proc))
-					     ? TH_TRACE_RPC_DONE_PARTIAL
-					     : 0));
+			     (is_done_partial(op) ? TH_TRACE_RPC_DONE_PARTIAL : 0));
 	if (op->reply_stat != 0 || op->accept_stat != 0) {
 		/* An accept_stat, or 100 + a reject_stat: th_op_rpc_status_name() reads it back. */
 		r->flags |= TH_TRACE_RPC_RPC_ERROR;
 		r->status = op->reply_stat != 0 ? 100 + op->reject_stat : op->accept_stat;
 	} else {
 		r->status = op->reply.status;
-		if (op->kind != TH_OP_CALL_ONLY &&
-			has_status_word(op->prog, op->vers, op->proc, op->reply.status) &&
-			(op->reply.is_status_missing || op->is_opaque))
+		if (op->kind != TH_OP_CALL_ONLY && is_status_unseen(op))
 			r->flags |= TH_TRACE_RPC_STATUS_UNSEEN;
 	}
 	r->fh_len = (uint8_t)len;

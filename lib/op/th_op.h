@@ -46,7 +46,12 @@
  *   stable=   WRITE stable_how requested (unstable, data_sync, file_sync)
  *   done= eof= committed=   bytes read/written by the server, eof (READ,
  *             READDIR, READDIRPLUS), committed level; left out when the reply
- *             was cut before them
+ *             was cut before them. For a listing (READDIR, READDIRPLUS) done=
+ *             is the number of entries the reply listed
+ *   done_min= a listing the capture kept only part of (a TCP gap, a listing
+ *             buffer's 64 KiB, none free, a frame cut short): the entries
+ *             before the cut, at least that many listed; done= is then left
+ *             out, as for a READ or WRITE reply cut before its count
  *   newfh=    CRC-32 of a handle the reply returns (LOOKUP, CREATE, MKDIR, MNT)
  *   type= mode= size= fileid= uid_f= gid_f= mtime=   object attributes after
  *   pre_size= pre_mtime=   the object's attributes before (SETATTR, WRITE, COMMIT)
@@ -153,5 +158,12 @@ bool th_op_has_offset_count(uint32_t prog, uint32_t vers, uint32_t proc);
 
 /** Procedures whose results say how many bytes the server moved: done=. */
 bool th_op_has_done(uint32_t prog, uint32_t vers, uint32_t proc);
+
+/**
+ * Directory listings (NFSv3 READDIR and READDIRPLUS, NFSv2 READDIR): their
+ * results' entry count is done=, or done_min= where the capture kept only part
+ * of the listing.
+ */
+bool th_op_is_listing(uint32_t prog, uint32_t vers, uint32_t proc);
 
 #endif /* TH_OP_H */

@@ -106,9 +106,10 @@ enum {
 	/**
 	 * done counts the entries of a listing before the point where the capture's
 	 * bytes of it ended (a TCP gap, the record's first 1024 bytes or 64 KiB kept, a
-	 * frame cut short): the reply listed more. Without it, done is every entry of a
-	 * successful listing. On a READ or WRITE: the reply ended early, so done is not
-	 * known (the RPC log leaves it out, and so does export).
+	 * frame cut short): the reply listed more (the RPC log and export write it
+	 * done_min=, not done=). Without it, done is every entry of a successful
+	 * listing. On a READ or WRITE: the reply ended early, so done is not known (the
+	 * RPC log leaves it out, and so does export).
 	 */
 	TH_TRACE_RPC_DONE_PARTIAL = 1 << 3,
 	/**

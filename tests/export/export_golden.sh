@@ -138,9 +138,9 @@ for fmt in text csv json; do
 		fi
 	done
 done
-# The handles there are: 6 of the 10 RPCs carry one, and every one is still written.
-[[ $(grep -c ' fh=' "$work/absent.text") -eq 6 ]] ||
-	fail "export --rpcs --anonymise text: $(grep -c ' fh=' "$work/absent.text") handles, not 6"
+# The handles there are: 8 of the 12 RPCs carry one, and every one is still written.
+[[ $(grep -c ' fh=' "$work/absent.text") -eq 8 ]] ||
+	fail "export --rpcs --anonymise text: $(grep -c ' fh=' "$work/absent.text") handles, not 8"
 # --uid 0 is root's RPCs: the reply without a call (no credential) is not among them, the
 # MOUNT call (uid 0) is.
 "$th" export -q --rpcs --uid 0 "${in[@]}" > "$work/uid0" 2>&1
@@ -323,7 +323,7 @@ for f in "${foreign[@]}"; do
 		rc=$?
 		if [[ $rc -ne 3 ]] || ! grep -q 'not a tracehound trace segment' "$work/foreign.err" ||
 			! grep -q ' (0 damaged), 1 file not a trace segment,' "$work/foreign.err" ||
-			[[ $(grep -vc '^call_time,' "$work/foreign.out") -ne $([[ -n $args ]] && echo 10 || echo 24) ]]
+			[[ $(grep -vc '^call_time,' "$work/foreign.out") -ne $([[ -n $args ]] && echo 12 || echo 24) ]]
 		then
 			fail "export $args $(basename "$f") SEGMENTS: exit $rc (want 3), or wrong summary"
 			sed 's/^/    /' "$work/foreign.err"
@@ -394,8 +394,8 @@ for fmt in text csv json; do
 				fail "anonymised --rpcs $fmt $pp output contains '$o'"
 			fi
 		done
-		[[ $(grep -c 0x0000100 "$out.rpcs") -eq 10 ]] ||
-			fail "anonymised --rpcs $fmt $pp: not 10 records"
+		[[ $(grep -c 0x0000100 "$out.rpcs") -eq 12 ]] ||
+			fail "anonymised --rpcs $fmt $pp: not 12 records"
 		# The name map: nothing original either.
 		"$th" export -q --names -f $fmt --anonymise "$work/key1" $pp "${in[@]}" \
 			> "$out.names" || fail "anon --names $fmt"

@@ -169,7 +169,8 @@ static const struct {
 	unsigned int file, uid;
 	uint64_t offset;
 	uint32_t count, done;
-	int64_t size; /* < 0: none */
+	int64_t size;    /* < 0: none */
+	bool is_partial; /* done counts only the entries the capture kept of a listing */
 } rpcs[] = {
 	{1, 1000, 350, 0, 100003, 3, 6, 0, false, false, 0, 40001, 8192, 4096, 4096, 73728},
 	{1, 1500, 100, 1, 100003, 3, 3, 2, false, false, 2, 40002, 0, 0, 0, -1},
@@ -181,6 +182,9 @@ static const struct {
 	{2, 500, 900, 1, 100005, 3, 1, 0, false, false, ~0u, 0, 0, 0, 0, -1},
 	{2, 1001, 1200, 0, 100003, 3, 6, 0, false, false, 0, 40001, 0, 65536, 4096, 73728},
 	{2, 4500, 30, 0, 100003, 3, 4, 101, true, false, 0, 40002, 0, 0, 0, -1},
+	/* Listings of alice/: a READDIRPLUS counted whole, a READDIR cut after 30 entries. */
+	{2, 4200, 800, 0, 100003, 3, 17, 0, false, false, 2, 40001, 0, 131072, 120, -1},
+	{2, 4300, 500, 1, 100003, 3, 16, 0, false, false, 2, 40002, 0, 8192, 30, -1, true},
 };
 
 static int
@@ -214,7 +218,8 @@ write_rpcs(const char *dir, unsigned int box)
 		r.gid = rpcs[i].uid != 0 ? 50001 : 0;
 		r.flags = (uint8_t)((rpcs[i].is_udp ? 0 : TH_TRACE_RPC_TCP) |
 				    (rpcs[i].is_rpc_error ? TH_TRACE_RPC_RPC_ERROR : 0) |
-				    (rpcs[i].size >= 0 ? TH_TRACE_RPC_HAS_SIZE : 0));
+				    (rpcs[i].size >= 0 ? TH_TRACE_RPC_HAS_SIZE : 0) |
+				    (rpcs[i].is_partial ? TH_TRACE_RPC_DONE_PARTIAL : 0));
 		if (rpcs[i].file != ~0u)
 			fh_of(rpcs[i].file, r.fh, &r.fh_len);
 		r.offset = rpcs[i].offset;

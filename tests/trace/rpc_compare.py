@@ -8,7 +8,8 @@ Every RPC line of the capture must come back once from the segments, with the
 same time, kind, protocol, endpoints, xid, program, procedure, status and
 LAT_FIRST; LAT_LAST is '-' (a record does not keep the call's last segment).
 Of the keys, export writes what a record keeps: uid and gid (0 where the
-capture saw no AUTH_SYS credential), fh, off, count, done and size, each
+capture saw no AUTH_SYS credential), fh, off, count, done (a listing's entry
+count too), done_min (a listing the capture kept in part) and size, each
 equal to the capture's; off and count only where the capture has them.
 """
 import sys
@@ -55,7 +56,7 @@ def main():
                 why.append(f'{k}={v} not in the capture line')
             elif ckeys[k] != v:
                 why.append(f'{k}={v}, capture {ckeys[k]}')
-        for k in ('uid', 'gid', 'fh', 'off', 'count', 'size'):
+        for k in ('uid', 'gid', 'fh', 'off', 'count', 'done', 'done_min', 'size'):
             # off and count 0 both: a record cannot tell them from absent.
             if k in ckeys and k not in ekeys and not (
                     k in ('off', 'count') and ckeys.get('off') == '0'

@@ -933,9 +933,16 @@ test_listing_gap_binds_entries_before_it(void **state)
 	assert_true(nm->n > 18 && nm->n < 200);
 	assert_true(nm->is_in_order);
 	assert_true(s->ops[0].reply.eof); /* the record's end was seen */
-	/* Its count is of the entries before the gap, and says so. */
+	/* Its count is of the entries before the gap, and says so: done_min=, no done=. */
 	assert_int_equal(s->ops[0].reply.count, nm->n);
 	assert_true(s->ops[0].reply.is_count_partial);
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), " done_min=%u eof=1", nm->n);
+		assert_non_null(strstr(s->lines[0], want));
+		assert_null(strstr(s->lines[0], " done="));
+	}
 	th_decode_get_stats(d, &st);
 	assert_int_equal(st.flow.gaps_payload, 1);
 	assert_int_equal(st.flow.whole_cut_gap, 1);
@@ -1234,6 +1241,9 @@ test_plain_readdir_counted_whole(void **state)
 	assert_int_equal(s->ops[0].reply.count, 200);
 	assert_false(s->ops[0].reply.is_count_partial);
 	assert_true(s->ops[0].reply.eof);
+	/* The RPC log line carries the count as a READDIRPLUS's would. */
+	assert_non_null(strstr(s->lines[0], " NFS3 READDIR OK "));
+	assert_non_null(strstr(s->lines[0], " count=8192 done=200 eof=1"));
 	free(l->b);
 
 	/* NFSv2 READDIR over TCP: the same path, the same count. */
@@ -1245,6 +1255,8 @@ test_plain_readdir_counted_whole(void **state)
 	assert_int_equal(s->ops[1].reply.count, 200);
 	assert_false(s->ops[1].reply.is_count_partial);
 	assert_true(s->ops[1].reply.eof);
+	assert_non_null(strstr(s->lines[1], " NFS2 READDIR OK "));
+	assert_non_null(strstr(s->lines[1], " done=200 eof=1"));
 
 	th_decode_get_stats(d, &st);
 	assert_int_equal(nm->n, 0); /* no handles: nothing for the name map */

@@ -247,6 +247,88 @@ test_rpc_cut_replies(void **state)
 	}
 }
 
+/*
+ * Listings: a READDIRPLUS counted whole has done=, a READDIR the capture kept only
+ * part of has done_min= (the entries before the cut) and no done=, as the capture's
+ * RPC log writes them; a failed listing has neither.
+ */
+static void
+test_rpc_listing_count(void **state)
+{
+	static const char *const want_text[] = {" done=40", " done_min=6", " 0x00000202 "};
+	static const char *const want_csv[] = {",40,,", ",,6,", ",,,"};
+	static const char *const want_json[] = {
+		"\"done\":40,\"done_min\":null",
+		"\"done\":null,\"done_min\":6",
+		"\"done\":null,\"done_min\":null",
+	};
+	struct rpc_stream m = {.n = 3};
+	struct th_export_source src = {
+		.label = "rpcs", .next = rpc_next, .ctx = &m, .is_nameless = true};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++) {
+		struct th_trace_rpc *r = &m.r[i];
+
+		memset(r, 0, sizeof(*r));
+		r->call_ns = 1000 * S + i * S;
+		r->reply_ns = r->call_ns + 300000;
+		addr4(&r->client, 10, 1, 0, 1);
+		addr4(&r->server, 10, 0, 0, 1);
+		r->client_port = 800;
+		r->server_port = 2049;
+		r->xid = 0x200 + i;
+		r->prog = 100003;
+		r->vers = 3;
+		r->proc = i == 0 ? 17 : 16; /* READDIRPLUS, READDIR */
+		r->flags = TH_TRACE_RPC_TCP;
+		r->fh_len = 4;
+		memcpy(r->fh, "\x01\x02\x03\x04", 4);
+		r->count = 8192;
+	}
+	m.r[0].done = 40;
+	m.r[1].done = 6;
+	m.r[1].flags |= TH_TRACE_RPC_DONE_PARTIAL;
+	m.r[2].status = 2; /* NOENT */
+	th_export_config_defaults(&cfg);
+	cfg.is_rpcs = true;
+	for (int f = 0; f < 3; f++) {
+		const char *const *want = f == 0 ? want_text : f == 1 ? want_csv : want_json;
+		char *buf = NULL, *line;
+		size_t size = 0;
+		FILE *out = open_memstream(&buf, &size);
+
+		cfg.format = f == 0   ? TH_EXPORT_FORMAT_TEXT
+			     : f == 1 ? TH_EXPORT_FORMAT_CSV
+				      : TH_EXPORT_FORMAT_JSON;
+		m.i = 0;
+		memset(&ctr, 0, sizeof(ctr));
+		assert_int_equal(th_export_run(&cfg, &src, 1, out, stderr, &ctr), 0);
+		fclose(out);
+		line = buf;
+		if (f == 1) {
+			/* The header names the column, after done. */
+			assert_non_null(strstr(line, ",count,done,done_min,size,"));
+			line = strchr(line, '\n') + 1;
+		}
+		for (unsigned int i = 0; i < 3; i++) {
+			char *end = strchr(line, '\n');
+
+			assert_non_null(end);
+			*end = '\0';
+			assert_non_null(strstr(line, want[i]));
+			if (f == 0 && i != 1)
+				assert_null(strstr(line, "done_min"));
+			if (f == 0 && i == 2)
+				assert_null(strstr(line, "done"));
+			line = end + 1;
+		}
+		free(buf);
+	}
+}
+
 /* The export's text line is byte for byte the session log's (th_sess_record_format). */
 static void
 test_text_matches_session_format(void **state)
@@ -1727,6 +1809,7 @@ main(void)
 		cmocka_unit_test(test_anon_properties),
 		cmocka_unit_test(test_anon_export),
 		cmocka_unit_test(test_rpc_cut_replies),
+		cmocka_unit_test(test_rpc_listing_count),
 		cmocka_unit_test(test_parse),
 	};
 

@@ -529,29 +529,57 @@ test_readdirplus_cut_has_no_eof(void **state)
 	op->auth = TH_AUTH_NONE;
 	set_fh(&op->call.fh, "123456789");
 	op->call.count = 8192;
+	op->reply.count = 6;
 	op->reply.eof = true;
 	set_attr(&op->reply.attr);
 	op->reply.attr.type = TH_NFS_DIR;
 	op->reply.attr.mode = 0755;
-	expect_line(op,
-		HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
-		     " count=8192 eof=1 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
-		     " gid_f=100 mtime=1690000000.000000001\n");
-	op->reply_decode = TH_NFS_SHORT;
-	expect_line(op, HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
-			     " count=8192 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
-			     " gid_f=100 mtime=1690000000.000000001 cut=reply\n");
+	expect_line(op, HEAD
+		"NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
+		" count=8192 done=6 eof=1 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
+		" gid_f=100 mtime=1690000000.000000001\n");
 
-	/* Its trace record: the entries listed as done, flagged when only some were seen. */
-	op->reply.count = 6;
+	/* Its trace record: the entries listed as done. */
 	th_op_rpc_record(op, &r);
 	assert_int_equal(r.done, 6);
 	assert_int_equal(r.flags, TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE);
+
+	/* Only some entries seen: at least that many listed, done_min=, flagged. */
 	op->reply.is_count_partial = true;
+	expect_line(op,
+		HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
+		     " count=8192 done_min=6 eof=1 type=2 mode=0755 size=1048576 fileid=12345"
+		     " uid_f=1000 gid_f=100 mtime=1690000000.000000001\n");
 	th_op_rpc_record(op, &r);
 	assert_int_equal(r.done, 6);
 	assert_int_equal(
 		r.flags, TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE | TH_TRACE_RPC_DONE_PARTIAL);
+
+	/* Cut before its end marker: no eof, and the count is of the entries before the cut. */
+	op->reply.is_count_partial = false;
+	op->reply_decode = TH_NFS_SHORT;
+	expect_line(op, HEAD "NFS3 READDIRPLUS OK 250.500 250.000 auth=none fh=cbf43926 off=0"
+			     " count=8192 done_min=6 type=2 mode=0755 size=1048576 fileid=12345"
+			     " uid_f=1000 gid_f=100 mtime=1690000000.000000001 cut=reply\n");
+	th_op_rpc_record(op, &r);
+	assert_int_equal(
+		r.flags, TH_TRACE_RPC_TCP | TH_TRACE_RPC_HAS_SIZE | TH_TRACE_RPC_DONE_PARTIAL);
+
+	/* A plain READDIR (v3 and v2) prints its count the same way; a failed one none. */
+	op->reply_decode = TH_NFS_OK;
+	op->proc = TH_NFS3_READDIR;
+	expect_line(op, HEAD
+		"NFS3 READDIR OK 250.500 250.000 auth=none fh=cbf43926 off=0"
+		" count=8192 done=6 eof=1 type=2 mode=0755 size=1048576 fileid=12345 uid_f=1000"
+		" gid_f=100 mtime=1690000000.000000001\n");
+	op->reply.attr.is_present = false;
+	op->vers = 2;
+	op->proc = TH_NFS2_READDIR;
+	expect_line(op, HEAD "NFS2 READDIR OK 250.500 250.000 auth=none fh=cbf43926 off=0"
+			     " count=8192 done=6 eof=1\n");
+	op->reply.status = 2; /* NFSERR_NOENT */
+	expect_line(op, HEAD "NFS2 READDIR NOENT 250.500 250.000 auth=none fh=cbf43926 off=0"
+			     " count=8192\n");
 	free(op);
 }
 
