@@ -477,9 +477,10 @@ put_reply(struct out *o, const struct th_op *op)
 		put_listing_count(o, op);
 	/*
 	 * Counts and eof sit at the end of their results: when the record was
-	 * cut they are unknown, and an unknown value is left out, not guessed.
+	 * cut, or the results were not read (wrapped, or the status word cut), they
+	 * are unknown, and an unknown value is left out, not guessed.
 	 */
-	if (r->status == 0 && op->reply_decode != TH_NFS_SHORT) {
+	if (r->status == 0 && op->reply_decode != TH_NFS_SHORT && !is_status_unseen(op)) {
 		if (th_op_has_done(op->prog, op->vers, op->proc)) {
 			put_key(o, "done");
 			put_u(o, r->count);
