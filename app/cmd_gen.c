@@ -75,6 +75,9 @@ usage(FILE *out, const struct th_gen_config *d)
 	TH_GEN_USER_MIX_LIST(TH_GEN_X)
 #undef TH_GEN_X
 	fprintf(out,
+		"      --nordirplus        ls -l lists with READDIR, then LOOKUP of each name the\n"
+		"                          client cannot verify and GETATTR of expired attributes\n"
+		"                          (the Linux mount option; default READDIRPLUS)\n"
 		"      --user-think S      mean pause of a user between commands, s (default %g)\n"
 		"      --cache-mb N        each client's data cache, MB (default %u)\n"
 		"      --acregmin S, --acregmax S, --acdirmin S, --acdirmax S\n"
@@ -122,6 +125,7 @@ enum {
 	OPT_USERS,
 	OPT_LS_SHARE,
 	OPT_USER_MIX,
+	OPT_NORDIRPLUS,
 	OPT_USER_THINK,
 	OPT_CACHE_MB,
 	OPT_ACREGMIN,
@@ -159,6 +163,7 @@ static const struct option options[] = {
 	{"users-per-client", required_argument, NULL, OPT_USERS},
 	{"ls-share", required_argument, NULL, OPT_LS_SHARE},
 	{"user-mix", required_argument, NULL, OPT_USER_MIX},
+	{"nordirplus", no_argument, NULL, OPT_NORDIRPLUS},
 	{"user-think", required_argument, NULL, OPT_USER_THINK},
 	{"cache-mb", required_argument, NULL, OPT_CACHE_MB},
 	{"acregmin", required_argument, NULL, OPT_ACREGMIN},
@@ -215,9 +220,9 @@ parse_share(const char *opt, const char *s, double *out)
 }
 
 /* Options of one workload only. */
-static const int users_only[] = {OPT_HOURS, OPT_USERS, OPT_LS_SHARE, OPT_USER_MIX, OPT_USER_THINK,
-	OPT_CACHE_MB, OPT_ACREGMIN, OPT_ACREGMAX, OPT_ACDIRMIN, OPT_ACDIRMAX, OPT_RSIZE, OPT_WSIZE,
-	OPT_LOSS, OPT_OPENS};
+static const int users_only[] = {OPT_HOURS, OPT_USERS, OPT_LS_SHARE, OPT_USER_MIX, OPT_NORDIRPLUS,
+	OPT_USER_THINK, OPT_CACHE_MB, OPT_ACREGMIN, OPT_ACREGMAX, OPT_ACDIRMIN, OPT_ACDIRMAX,
+	OPT_RSIZE, OPT_WSIZE, OPT_LOSS, OPT_OPENS};
 static const int ops_only[] = {'n', 'm', OPT_PIPELINE, OPT_THINK};
 
 static bool
@@ -312,6 +317,9 @@ th_cmd_gen(int argc, char **argv)
 					optarg);
 				rc = -EINVAL;
 			}
+			break;
+		case OPT_NORDIRPLUS:
+			cfg.is_nordirplus = true;
 			break;
 		case OPT_USER_THINK:
 			rc = parse_pos("user-think", optarg, 86400, &cfg.user_think_s);

@@ -470,6 +470,8 @@ base_latency_us(uint32_t prog, uint32_t proc)
 		return 200;
 	case TH_NFS3_COMMIT:
 		return 2000;
+	case TH_NFS3_READDIR:
+		return 200; /* names only: no inode to read per entry */
 	case TH_NFS3_READDIRPLUS:
 		return 300;
 	default:

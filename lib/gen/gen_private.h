@@ -179,9 +179,13 @@ struct gen_rpc {
 	uint32_t latency_ns;              /**< server think time */
 	uint32_t access_granted;          /**< ACCESS result mask */
 	uint64_t verf;                    /**< WRITE/COMMIT verifier */
-	uint32_t dir_cookie_base;         /**< READDIRPLUS: cookie of the first entry */
-	uint32_t n_entries;               /**< READDIRPLUS entries to encode */
+	uint32_t dir_cookie_base;         /**< READDIR(PLUS): cookie of the first entry */
+	uint32_t n_entries;               /**< READDIR(PLUS) entries to encode */
 	uint32_t entries[GEN_DIRENT_MAX]; /**< READDIRPLUS entries, node indices */
+	uint32_t dir;                     /**< READDIR: the directory node whose children
+					     from dir_cookie_base on are the entries (a
+					     reply holds hundreds: encoded from the tree,
+					     which does not change before the reply is) */
 	const struct gen_export *exp;     /**< export of the objects, for fsid and handles */
 	bool is_close_after;              /**< TCP: the client closes after the reply */
 	bool is_set_times;                /**< SETATTR/CREATE: atime and mtime to server time

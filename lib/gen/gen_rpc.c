@@ -3,7 +3,7 @@
 /*
  * XDR writer and the encoders of calls and replies (RFC 5531 RPC, RFC 1813
  * NFSv3 and MOUNT v3, RFC 1833 portmap). Everything a decoder reports comes
- * from the th_op; what it does not keep (READDIRPLUS entries, the ACCESS
+ * from the th_op; what it does not keep (READDIR(PLUS) entries, the ACCESS
  * mask granted, verifiers, FSINFO limits) comes from the gen_rpc around it.
  */
 
@@ -237,6 +237,12 @@ put_nfs3_args(struct gen_xdr *x, const struct gen_rpc *rpc)
 		put_fh(x, &c->fh2);
 		put_name(x, &c->name2);
 		break;
+	case TH_NFS3_READDIR:
+		put_fh(x, &c->fh);
+		gen_xdr_u64(x, c->offset);
+		gen_xdr_fixed(x, zero8, 8); /* cookieverf */
+		gen_xdr_u32(x, c->count);
+		break;
 	case TH_NFS3_READDIRPLUS:
 		put_fh(x, &c->fh);
 		gen_xdr_u64(x, c->offset);
@@ -320,6 +326,25 @@ put_nfs3_results(struct gen_xdr *x, const struct gen_rpc *rpc)
 		put_wcc(x, &r->pre, &r->attr, fsid);
 		/* To-directory: same directory in this model, or another one. */
 		put_wcc(x, &(struct th_nfs_pre_attr){0}, &r->dir_attr, fsid);
+		break;
+	case TH_NFS3_READDIR:
+		put_post_attr(x, &r->attr, fsid);
+		if (!is_ok)
+			break;
+		gen_xdr_fixed(x, (const uint8_t[8]){0}, 8); /* cookieverf */
+		for (i = 0; i < rpc->n_entries; i++) {
+			const struct gen_node *d = &rpc->exp->nodes[rpc->dir];
+			const struct gen_node *n =
+				&rpc->exp->nodes[d->children[rpc->dir_cookie_base + i]];
+
+			/* entry3: no attributes, no handle. */
+			gen_xdr_bool(x, true);
+			gen_xdr_u64(x, n->fileid);
+			gen_xdr_opaque(x, n->name, n->name_len);
+			gen_xdr_u64(x, (uint64_t)rpc->dir_cookie_base + i + 1);
+		}
+		gen_xdr_bool(x, false);
+		gen_xdr_bool(x, r->eof);
 		break;
 	case TH_NFS3_READDIRPLUS:
 		put_post_attr(x, &r->attr, fsid);

@@ -27,7 +27,9 @@
  *    files lose their last pages first (so files end up partially cached);
  *  - directories: a listing is cached while the directory's mtime is the one
  *    listed; otherwise ls -l sends READDIRPLUS (32 entries per call), which
- *    also refreshes every entry's attributes and name.
+ *    also refreshes every entry's attributes and name, or with nordirplus
+ *    READDIR (what fits 32 KiB), names only: ls -l's lstat then LOOKUPs each
+ *    name whose dentry is not verified and GETATTRs expired attributes.
  *
  * Each RPC of an open is attributed to it, and the open's truth record (the
  * seed's nfstrace line plus its class) is written when it closes.
@@ -90,7 +92,7 @@ enum u_kind {
 	U_RENAME,     /**< slot b over slot a's name */
 	U_REMOVE,     /**< unlink */
 	U_STAT,       /**< lstat/stat: LOOKUP or GETATTR when needed */
-	U_READDIR,    /**< READDIRPLUS unless the listing is cached */
+	U_READDIR,    /**< READDIRPLUS (READDIR) unless the listing is cached */
 	U_STATALL,    /**< ls -l: lstat of every entry */
 	U_PAUSE,      /**< the user edits for a while */
 };
@@ -786,6 +788,49 @@ rpc_readdirplus(struct ctx *x, uint32_t dir, uint64_t cookie)
 	return rpc->op.reply.eof;
 }
 
+/*
+ * One plain READDIR from @p cookie (nordirplus): as many entries as fit the
+ * 32 KiB the Linux client asks, names and fileids only, so neither the
+ * entries' attributes nor their dentries are refreshed (Linux primes the
+ * dcache from READDIRPLUS entries alone). @return true at the end.
+ */
+static bool
+rpc_readdir(struct ctx *x, uint32_t dir, uint64_t cookie)
+{
+	struct gen_export *e = x->e;
+	const struct gen_node *d = &e->nodes[dir];
+	struct gen_rpc *rpc = x->rpc;
+	/* READDIR3resok around the entries: dir_attributes, cookieverf, the
+	 * list's end and eof. */
+	uint64_t size = 4 + 84 + 8 + 4 + 4, bytes = 0;
+	uint32_t i;
+
+	begin(x, TH_NFS3_READDIR);
+	gen_model_fh(e, dir, &rpc->op.call.fh);
+	rpc->op.call.count = 32768;
+	i = cookie < d->n_children ? (uint32_t)cookie : d->n_children;
+	rpc->op.call.offset = i;
+	rpc->dir_cookie_base = i;
+	rpc->dir = dir;
+	for (; i < d->n_children; i++) {
+		/* XDR of one entry3: follows, fileid, name, cookie. */
+		uint32_t entry = 4 + 8 + 4 + ((e->nodes[d->children[i]].name_len + 3u) & ~3u) + 8;
+
+		if (size + entry > rpc->op.call.count)
+			break;
+		size += entry;
+		bytes += entry;
+		rpc->n_entries++;
+	}
+	rpc->op.reply.count = rpc->n_entries;
+	rpc->op.reply.eof = i >= d->n_children;
+	gen_model_attr(d, &rpc->op.reply.attr);
+	attr_update(x->w->cfg, x->uc, ent(x, dir), d, x->now, false);
+	x->u->pend_bytes = bytes;
+	x->u->pos = i;
+	return rpc->op.reply.eof;
+}
+
 /* ---- steps ---- */
 
 static void remember(struct ctx *x, uint32_t node);
@@ -1153,7 +1198,8 @@ step_eval(struct ctx *x, const struct u_step *s)
 			if (en->list_mtime != 0 && en->list_mtime == en->mtime_ns)
 				return 0; /* the listing is cached and the directory unchanged */
 		}
-		if (rpc_readdirplus(x, node, u->pos)) {
+		if (x->w->cfg->is_nordirplus ? rpc_readdir(x, node, u->pos)
+					     : rpc_readdirplus(x, node, u->pos)) {
 			ent(x, node)->list_mtime = x->e->nodes[node].mtime_ns;
 			u->is_step_done = true;
 		}
@@ -1168,6 +1214,13 @@ step_eval(struct ctx *x, const struct u_step *s)
 		while (u->pos < d->n_children) {
 			uint32_t c = d->children[u->pos++];
 
+			/* After READDIRPLUS every dentry is verified; after READDIR, lstat
+			 * looks up each name whose dentry is missing or older than the
+			 * directory, and the LOOKUP brings the attributes along. */
+			if (x->w->cfg->is_nordirplus && !dentry_valid(x, c)) {
+				rpc_lookup(x, node, x->e->nodes[c].name, c);
+				return 1;
+			}
 			if (!attr_valid(ent(x, c), x->now)) {
 				rpc_getattr(x, c);
 				x->w->stats->phantom_getattrs++;

@@ -139,6 +139,9 @@ struct th_gen_config {
 	uint32_t users_per_client;     /**< users on each client, each with its own uid */
 	double ls_share;               /**< share of user commands that are ls -l */
 	enum th_gen_user_mix user_mix; /**< the other commands users run */
+	bool is_nordirplus;            /**< ls -l lists with READDIR and stats each entry
+					  (LOOKUP, GETATTR), as a Linux mount with
+					  nordirplus does; else READDIRPLUS */
 	uint32_t cache_mb;             /**< each client's data cache */
 	uint32_t acregmin_s;           /**< attribute cache timeouts, as the Linux mount options */
 	uint32_t acregmax_s;
