@@ -111,7 +111,7 @@ struct file {
 	uint64_t size;      /* last size seen (attributes after) */
 };
 
-/* One client: 128 bytes. */
+/* One client: 144 bytes. */
 struct client {
 	struct th_addr addr; /* key */
 	uint32_t hnext;      /* hash chain */
@@ -120,6 +120,8 @@ struct client {
 	uint32_t next;
 	uint64_t listing_from_ns; /* GETATTRs in [from, until] are listing phantoms */
 	uint64_t listing_until_ns;
+	uint64_t listing_prev_from_ns; /* the window before: its GETATTRs may still wait */
+	uint64_t listing_prev_until_ns;
 	uint64_t burst_start_ns; /* current LOOKUP burst: first ... */
 	uint64_t burst_last_ns;  /* ... and latest LOOKUP */
 	uint32_t burst_count;    /* LOOKUPs in it */

@@ -195,8 +195,9 @@ struct th_sess_config {
 	uint32_t names;            /**< handle-to-name entries per table */
 	uint64_t confirm_ns;       /**< a GETATTR/ACCESS waits this long for a READ before it
 				      counts as a cache read */
-	uint64_t listing_ns;       /**< GETATTRs this long after a client's READDIR(PLUS) or
-				      LOOKUP burst are listing phantoms (ls -l) */
+	uint64_t listing_ns;       /**< GETATTRs this long after a client's READDIR or
+				      LOOKUP burst, or after a GETATTR that was one, are
+				      listing phantoms (ls -l) */
 	uint64_t lookup_burst_ns;  /**< LOOKUPs this close together form a burst ... */
 	uint32_t lookup_burst;     /**< ... when there are at least this many */
 	uint64_t write_settle_ns;  /**< GETATTRs sooner than this after the client's own write

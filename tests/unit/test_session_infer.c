@@ -414,6 +414,63 @@ test_ls_burst_no_cache_reads(void **state)
 	assert_int_equal(o->n_records, 11);
 }
 
+/* ls -l with nordirplus: READDIR, then an lstat of each entry, a reply apart. The window
+ * follows the run of lstats, however long, and ends soon after it: the user's next command
+ * (cat of a file the client holds) is a cache read even when it comes within a second of
+ * the listing. A new listing does not end the old window for the GETATTRs still waiting. */
+static void
+test_ls_nordirplus_run(void **state)
+{
+	struct fixture *fx = *state;
+	struct th_sess_table *t = fx->t;
+	struct out *o = &fx->o;
+	struct th_sess_op op;
+	uint64_t at = T0 + 600 * SEC;
+
+	for (unsigned int f = 1; f <= 31; f++)
+		read_and_close(t, f, T0);
+	assert_int_equal(o->n_records, 31);
+
+	/* A directory of 30 files on a slow server: 40 ms an lstat, 1.2 s in all. */
+	op = mk(TH_SESS_READDIR, 0, 3, 1000, at);
+	op.fh_len = (uint8_t)snprintf((char *)op.fh, sizeof(op.fh), "D1");
+	input(t, op);
+	for (unsigned int f = 1; f <= 30; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 40 * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o->n_records, 31);
+	assert_int_equal(th_sess_counters(t)->phantoms_listing, 30);
+
+	/* A short listing, then the user's cat 400 ms after its last lstat. */
+	at += 60 * SEC;
+	op.call_ns = at;
+	op.reply_ns = at + MS;
+	input(t, op);
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 10 * MS));
+	input(t, mk(TH_SESS_GETATTR, 31, 3, 1000, at + 430 * MS));
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o->n_records, 32);
+	assert_true(o->records[31].is_cache_hit);
+	assert_int_equal(o->records[31].open_ns, at + 430 * MS);
+	assert_int_equal(th_sess_counters(t)->phantoms_listing, 33);
+
+	/* Another listing 200 ms after the first, before its GETATTRs are decided. */
+	at += 60 * SEC;
+	op.call_ns = at;
+	op.reply_ns = at + MS;
+	input(t, op);
+	for (unsigned int f = 1; f <= 3; f++)
+		input(t, mk(TH_SESS_GETATTR, f, 3, 1000, at + f * 10 * MS));
+	op.call_ns = at + 200 * MS;
+	op.reply_ns = at + 201 * MS;
+	op.fh_len = (uint8_t)snprintf((char *)op.fh, sizeof(op.fh), "D2");
+	input(t, op);
+	th_sess_tick(t, at + 10 * SEC);
+	assert_int_equal(o->n_records, 32);
+	assert_int_equal(th_sess_counters(t)->phantoms_listing, 36);
+}
+
 /* stat: LOOKUP then a lone GETATTR on a file the client never read: nothing. */
 static void
 test_stat_alone(void **state)
@@ -1167,6 +1224,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cache_read_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_to_open_getattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ls_burst_no_cache_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ls_nordirplus_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stat_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_then_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_then_write, setup, teardown),
