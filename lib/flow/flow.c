@@ -79,8 +79,9 @@ half_buf(struct half *h, int dir)
  * number covers bytes of the other direction the capture has not shown yet;
  * it is held the same way (is_ack_wait) until the other direction reaches
  * them, so that the call comes out whole before it. The wait is given up on
- * at the next segment of its own direction, at a segment of the other one
- * that leaves a hole, or after TH_FLOW_HOLD_NS: then the bytes were lost.
+ * at the next segment of its own direction with bytes not seen (one sent again
+ * is trimmed and the wait goes on), at a segment of the other one that leaves
+ * a hole, or after TH_FLOW_HOLD_NS: then the bytes were lost.
  */
 struct held_seg {
 	struct entry *e;                  /* its connection; NULL: the slot is free */
@@ -858,18 +859,21 @@ release_both(struct th_flow_table *t, struct entry *e)
 }
 
 /*
- * Whether segment @p m (@p len bytes of @p wire_len), in order in its direction,
- * acknowledges bytes of the other direction @p o that the capture has not shown yet, and
- * may wait for them: it was sent after they arrived. Not while @p o waits itself (each
- * would wait for the other), nor for a FIN or RST (nothing of theirs is held).
+ * Whether segment @p m (@p len bytes of @p wire_len from @p seq), in order in its direction
+ * @p h, acknowledges bytes of the other direction @p o that the capture has not shown yet,
+ * and may wait for them: it was sent after they arrived. Not while @p o waits itself (each
+ * would wait for the other), nor for a FIN or RST (nothing of theirs is held), nor when
+ * every byte of it was seen (a retransmission, trimmed whenever it goes in).
  */
 static inline bool
-acks_unseen(const struct th_pkt_meta *m, const struct half *o, uint32_t len, uint32_t wire_len)
+acks_unseen(const struct th_pkt_meta *m, const struct half *h, const struct half *o, uint32_t seq,
+	uint32_t len, uint32_t wire_len)
 {
 	/* The acknowledgement first: it is what rules out almost every segment. */
 	return (int32_t)(m->tcp_ack - o->next_seq) > 0 &&
 	       (m->tcp_flags & (TH_TCP_ACK | TH_TCP_FIN | TH_TCP_RST)) == TH_TCP_ACK &&
-	       o->state != HALF_UNSEEN && !o->held && len == wire_len && len <= TH_FLOW_HOLD_BYTES;
+	       o->state != HALF_UNSEEN && !o->held && len == wire_len &&
+	       len <= TH_FLOW_HOLD_BYTES && (int32_t)(seq + wire_len - h->next_seq) > 0;
 }
 
 /*
@@ -893,6 +897,12 @@ take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta
 			 * waiting. */
 			t->c.segments_retrans++;
 			t->c.bytes_retrans += len;
+			return;
+		}
+		if (s->is_ack_wait && (int32_t)(seq + wire_len - h->next_seq) <= 0) {
+			/* Bytes before the held segment, every one seen: a retransmission, not
+			 * this direction moving on. Counted, and the wait goes on. */
+			segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
 			return;
 		}
 		if (s->is_ack_wait) {
@@ -924,7 +934,8 @@ take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta
 		!(m->tcp_flags & (TH_TCP_FIN | TH_TCP_RST)) &&
 		hold(t, e, dir, seq, payload, len, now_ns, false, 0))
 		return;
-	if (acks_unseen(m, o, len, wire_len) && may_wait_ack && (int32_t)(seq - h->next_seq) <= 0 &&
+	if (acks_unseen(m, h, o, seq, len, wire_len) && may_wait_ack &&
+		(int32_t)(seq - h->next_seq) <= 0 &&
 		hold(t, e, dir, seq, payload, len, now_ns, true, m->tcp_ack))
 		return;
 	segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);

@@ -592,6 +592,75 @@ test_reply_before_its_call_waits(void **state)
 	conn_fini(&c);
 }
 
+/* The server's reply to call @p xid as its bytes from @p seq, acknowledging the client's up to
+ * @p ack, at time @p ns. */
+static void
+reply_acking(struct conn *c, uint32_t xid, uint32_t seq, uint32_t ack, uint64_t ns)
+{
+	uint8_t reply[4 + 24];
+	struct th_pkt_meta back = server_side(c, seq);
+
+	memset(reply, 0, sizeof(reply));
+	th_be_put32(reply, 0x80000000u | 24);
+	th_be_put32(reply + 4, xid);
+	th_be_put32(reply + 8, 1);
+	back.tcp_ack = ack;
+	th_flow_tcp_input(c->t, &back, reply, sizeof(reply), sizeof(reply), ns, true);
+}
+
+/*
+ * The server sends an earlier reply again (all of its bytes seen) after a call the capture
+ * shows late: the copy has nothing to wait for, and the next reply, to that call, still
+ * waits for it, as it would without the copy.
+ */
+static void
+test_retransmission_does_not_spoil_a_wait(void **state)
+{
+	static uint8_t buf[512];
+	size_t n1, n2;
+	struct conn c;
+	const struct th_flow_counters *k;
+
+	(void)state;
+	conn_init(&c);
+	n1 = make_call(buf, 0xd1, 100);
+	n2 = make_call(buf + n1, 0xd2, 100);
+	seg(&c, buf, 0, n1, 10);
+	reply_acking(&c, 0xd1, 5000, c.seq + (uint32_t)n1, 12);
+	assert_int_equal(c.seen.n, 2);
+	/* The client's second call is late on the mirror port. */
+	reply_acking(&c, 0xd1, 5000, c.seq + (uint32_t)(n1 + n2), 15); /* sent again */
+	reply_acking(&c, 0xd2, 5028, c.seq + (uint32_t)(n1 + n2), 16);
+	assert_int_equal(c.seen.n, 2);
+	seg(&c, buf, n1, n2, 14);
+	assert_int_equal(c.seen.n, 4);
+	assert_int_equal(c.seen.xid[2], 0xd2); /* the call first */
+	assert_int_equal(c.seen.dir[2], c.seen.dir[0]);
+	assert_int_equal(c.seen.xid[3], 0xd2);
+	assert_int_equal(c.seen.first_ns[3], 16);
+	k = th_flow_table_counters(c.t);
+	assert_int_equal(k->segments_retrans, 1);
+	assert_int_equal(k->segments_held_ack, 1);
+	assert_int_equal(k->segments_ack_reordered, 1);
+
+	/* A third call late too: an old reply sent again while its reply waits is counted, and
+	 * the wait goes on. */
+	n1 += n2;
+	n2 = make_call(buf + n1, 0xd3, 100);
+	reply_acking(&c, 0xd3, 5056, c.seq + (uint32_t)(n1 + n2), 30);
+	reply_acking(&c, 0xd1, 5000, c.seq + (uint32_t)(n1 + n2), 31);
+	assert_int_equal(c.seen.n, 4);
+	seg(&c, buf, n1, n2, 29);
+	assert_int_equal(c.seen.n, 6);
+	assert_int_equal(c.seen.xid[4], 0xd3);
+	assert_int_equal(c.seen.dir[4], c.seen.dir[0]);
+	assert_int_equal(c.seen.xid[5], 0xd3);
+	assert_int_equal(k->segments_retrans, 2);
+	assert_int_equal(k->segments_held_ack, 2);
+	assert_int_equal(k->segments_ack_reordered, 2);
+	conn_fini(&c);
+}
+
 /* A copy of the held segment (mirror ports send some twice) does not give up its hole. */
 static void
 test_copy_of_held_segment_keeps_waiting(void **state)
@@ -941,6 +1010,7 @@ main(void)
 		cmocka_unit_test(test_swapped_segments_are_put_back_in_order),
 		cmocka_unit_test(test_reply_finishes_a_call_missing_its_tail),
 		cmocka_unit_test(test_reply_before_its_call_waits),
+		cmocka_unit_test(test_retransmission_does_not_spoil_a_wait),
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
