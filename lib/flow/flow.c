@@ -941,6 +941,24 @@ take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta
 	segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
 }
 
+/*
+ * A FIN ending direction @p dir at @p end takes a sequence number, and the other direction
+ * acknowledges it: once every byte before it is in, count it, and let in a segment of the
+ * other direction that waited for it.
+ */
+static void
+fin_in(struct th_flow_table *t, struct entry *e, int dir, uint32_t end, uint64_t now_ns)
+{
+	struct half *h = &e->h[dir], *o = &e->h[dir ^ 1];
+
+	if (h->state == HALF_UNSEEN || h->held || h->next_seq != end)
+		return;
+	h->next_seq++;
+	if (o->held && t->hold[o->held - 1].is_ack_wait &&
+		(int32_t)(h->next_seq - t->hold[o->held - 1].ack) >= 0)
+		release(t, e, dir ^ 1, now_ns, true); /* the FIN it acknowledged came */
+}
+
 bool
 th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
 	uint32_t len, uint32_t wire_len, uint64_t now_ns, bool is_rpc_port)
@@ -975,16 +993,22 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	}
 	if (wire_len < len)
 		wire_len = len;
-	if (wire_len == 0)
+	if (wire_len == 0) {
+		if (m->tcp_flags & TH_TCP_FIN)
+			fin_in(t, e, dir, seq, now_ns);
 		return true;
+	}
 	if (h->state == HALF_UNSEEN) {
 		h->state = HALF_HUNT;
 		h->next_seq = seq;
 	}
 	o = &e->h[dir ^ 1];
-	/* Nearly every segment: nothing held either way, in order, acknowledging nothing unseen. */
+	/*
+	 * Nearly every segment: nothing held either way, in order, acknowledging nothing unseen,
+	 * no FIN.
+	 */
 	if (!h->held && !o->held && (int32_t)(seq - h->next_seq) <= 0 &&
-		(int32_t)(m->tcp_ack - o->next_seq) <= 0) {
+		(int32_t)(m->tcp_ack - o->next_seq) <= 0 && !(m->tcp_flags & TH_TCP_FIN)) {
 		segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
 		return true;
 	}
@@ -1003,5 +1027,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	take(t, e, dir, m, seq, payload, len, wire_len, now_ns);
 	if (o->held && (int32_t)(h->next_seq - ack_wait) >= 0)
 		release(t, e, dir ^ 1, now_ns, true); /* the bytes it acknowledged came */
+	if (m->tcp_flags & TH_TCP_FIN)
+		fin_in(t, e, dir, seq + wire_len, now_ns);
 	return true;
 }

@@ -661,6 +661,47 @@ test_retransmission_does_not_spoil_a_wait(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * A FIN takes a sequence number: a reply that acknowledges the FIN of a call (a client that
+ * closed its side after its last call) acknowledges nothing unseen and goes in at once, and
+ * one the mirror port put before the FIN waits for it.
+ */
+static void
+test_reply_acknowledging_a_fin_does_not_wait(void **state)
+{
+	static uint8_t buf[512];
+	size_t n1, n2;
+	struct conn c;
+	const struct th_flow_counters *k;
+
+	(void)state;
+	conn_init(&c);
+	k = th_flow_table_counters(c.t);
+	n1 = make_call(buf, 0xe1, 100);
+	c.c2s.tcp_flags = TH_TCP_ACK | TH_TCP_FIN;
+	seg(&c, buf, 0, n1, 10);
+	c.c2s.tcp_flags = TH_TCP_ACK;
+	reply_acking(&c, 0xe1, 5000, c.seq + (uint32_t)n1 + 1, 12);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(k->segments_held_ack, 0);
+	conn_fini(&c);
+
+	/* The call, then its reply before a bare FIN the reply acknowledges. */
+	conn_init(&c);
+	k = th_flow_table_counters(c.t);
+	n2 = make_call(buf, 0xe2, 100);
+	seg(&c, buf, 0, n2, 10);
+	reply_acking(&c, 0xe2, 5000, c.seq + (uint32_t)n2 + 1, 12);
+	assert_int_equal(c.seen.n, 1);
+	c.c2s.tcp_flags = TH_TCP_ACK | TH_TCP_FIN;
+	seg(&c, buf, n2, 0, 11);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[1], 0xe2);
+	assert_int_equal(k->segments_held_ack, 1);
+	assert_int_equal(k->segments_ack_reordered, 1);
+	conn_fini(&c);
+}
+
 /* A copy of the held segment (mirror ports send some twice) does not give up its hole. */
 static void
 test_copy_of_held_segment_keeps_waiting(void **state)
@@ -1011,6 +1052,7 @@ main(void)
 		cmocka_unit_test(test_reply_finishes_a_call_missing_its_tail),
 		cmocka_unit_test(test_reply_before_its_call_waits),
 		cmocka_unit_test(test_retransmission_does_not_spoil_a_wait),
+		cmocka_unit_test(test_reply_acknowledging_a_fin_does_not_wait),
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
