@@ -984,8 +984,12 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	h = &e->h[dir];
 
 	if (m->tcp_flags & TH_TCP_SYN) {
-		if (h->held) /* a new connection on these ports: the old one's hole stays one */
-			release(t, e, dir, now_ns, false);
+		/*
+		 * A new connection on these ports: the old one's holes stay holes, and what
+		 * its segments waited for in either direction is not coming (the other
+		 * direction's bytes are the old connection's until its own SYN).
+		 */
+		release_both(t, e);
 		half_reset_record(t, h);
 		h->state = HALF_MARKER;
 		h->next_seq = seq + 1;

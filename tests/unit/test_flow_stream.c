@@ -702,6 +702,49 @@ test_reply_acknowledging_a_fin_does_not_wait(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * The client opens a new connection on the ports of an old one, and the mirror port puts its
+ * first call before the server's SYN-ACK: measured against the old connection's bytes the
+ * call may seem to acknowledge server bytes not seen; the SYN-ACK starts the server's new
+ * stream, and the call must come out before its reply.
+ */
+static void
+test_new_connection_lets_old_waits_go(void **state)
+{
+	static uint8_t buf[512];
+	size_t n1, n2;
+	struct conn c;
+	struct th_pkt_meta back;
+
+	(void)state;
+	conn_init(&c);
+	n1 = make_call(buf, 0xf1, 100);
+	seg(&c, buf, 0, n1, 10);
+	reply_acking(&c, 0xf1, 5000, c.seq + (uint32_t)n1, 12);
+	assert_int_equal(c.seen.n, 2);
+
+	/* The same ports again: SYN, then the first call (acknowledging the server's SYN). */
+	c.c2s.tcp_flags = TH_TCP_SYN;
+	c.c2s.tcp_seq = 20000 - 1;
+	th_flow_tcp_input(c.t, &c.c2s, NULL, 0, 0, 20, true);
+	c.c2s.tcp_flags = TH_TCP_ACK;
+	c.c2s.tcp_ack = 7001;
+	c.seq = 20000;
+	n2 = make_call(buf, 0xf2, 100);
+	seg(&c, buf, 0, n2, 22);
+	back = server_side(&c, 7000);
+	back.tcp_flags = TH_TCP_SYN | TH_TCP_ACK;
+	back.tcp_ack = 20000;
+	th_flow_tcp_input(c.t, &back, NULL, 0, 0, 21, true);
+	reply_acking(&c, 0xf2, 7001, c.seq + (uint32_t)n2, 23);
+	assert_int_equal(c.seen.n, 4);
+	assert_int_equal(c.seen.xid[2], 0xf2); /* the call first */
+	assert_int_equal(c.seen.dir[2], c.seen.dir[0]);
+	assert_int_equal(c.seen.xid[3], 0xf2);
+	assert_int_equal(c.seen.dir[3], c.seen.dir[1]);
+	conn_fini(&c);
+}
+
 /* A copy of the held segment (mirror ports send some twice) does not give up its hole. */
 static void
 test_copy_of_held_segment_keeps_waiting(void **state)
@@ -1053,6 +1096,7 @@ main(void)
 		cmocka_unit_test(test_reply_before_its_call_waits),
 		cmocka_unit_test(test_retransmission_does_not_spoil_a_wait),
 		cmocka_unit_test(test_reply_acknowledging_a_fin_does_not_wait),
+		cmocka_unit_test(test_new_connection_lets_old_waits_go),
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
