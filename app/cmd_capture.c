@@ -1054,8 +1054,9 @@ decode_main(void *arg)
 		if (dl->in != NULL)
 			give_back_mbufs(dl, freed);
 	}
-	if (is_holding && take_held(dl, &clock, UINT64_MAX, &next_age_ns) && dl->in != NULL)
-		give_back_mbufs(dl, 1);
+	freed = is_holding ? take_held(dl, &clock, UINT64_MAX, &next_age_ns) : 0;
+	if (freed > 0 && dl->in != NULL)
+		give_back_mbufs(dl, freed);
 	if (cap.is_merged && is_replay)
 		age_until(dl, UINT64_MAX); /* the points at other lcores' last frames */
 	finish_decode(dl);
