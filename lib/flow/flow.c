@@ -827,7 +827,10 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 /*
  * Let direction @p dir's held segment in: after what filled its hole (@p is_filled: at
  * @p now_ns, that segment's time, when later, since its bytes were complete then), or over
- * the hole as a gap, at its own time.
+ * the hole as a gap, at its own time. A segment that waited for the other direction's
+ * bytes keeps its own time either way: its direction had no hole. On a port that stamps
+ * frames on arrival a reply then reads as stamped before its call's end (a signed latency
+ * in the log, untimed and counted in --srt) rather than a latency of 0 nobody saw.
  */
 static void
 release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool is_filled)
@@ -837,11 +840,10 @@ release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool
 	uint64_t ts = s->ts_ns;
 
 	h->held = 0;
-	if (is_filled) {
-		if (s->is_ack_wait)
-			t->c.segments_ack_reordered++;
-		else
-			t->c.segments_reordered++;
+	if (is_filled && s->is_ack_wait) {
+		t->c.segments_ack_reordered++;
+	} else if (is_filled) {
+		t->c.segments_reordered++;
 		ts = now_ns > ts ? now_ns : ts;
 	}
 	segment_in(t, &e->key, dir, h, s->seq, s->data, s->len, s->len, ts);

@@ -611,14 +611,37 @@ test_tcp_reply_before_call_tail(void **state)
 	assert_int_equal(f->s->count, 2);
 	assert_int_equal(f->s->ops[1].kind, TH_OP_MATCHED);
 
+	/*
+	 * A port that stamps frames on arrival: the reply is stamped before the tail it waited
+	 * for. Its own bytes were whole at its own stamp, which it keeps: the log shows the
+	 * reply before the call's end, signed, not a latency of 0 the capture never saw.
+	 */
+	call.n = reply.n = 0;
+	getattr_call(&call, 0x2233);
+	tcp_record(&rec, &call);
+	tcp_segment(&c, TO_SERVER, rec.b, 20, T0 + 3 * SEC + 1000);
+	tail_seq = c.seq[TO_SERVER];
+	tail_ack = c.seq[TO_CLIENT];
+	c.seq[TO_SERVER] += (uint32_t)rec.n - 20;
+	getattr_reply(&reply, 0x2233, 2);
+	tcp_record(&rrec, &reply);
+	tcp_segment(&c, TO_CLIENT, rrec.b, rrec.n, T0 + 3 * SEC + 51000);
+	send_tcp(f->d, &CLIENT, &SERVER, tail_seq, tail_ack, TH_TCP_ACK, rec.b + 20, rec.n - 20,
+		T0 + 3 * SEC + 60000);
+	assert_int_equal(f->s->count, 3);
+	op = &f->s->ops[2];
+	assert_int_equal(op->kind, TH_OP_MATCHED);
+	assert_true(op->reply_first_ns == T0 + 3 * SEC + 51000);
+	assert_non_null(strstr(f->s->lines[2], " NFS3 GETATTR OK 50.000 -9.000 "));
+
 	th_decode_get_stats(f->d, &st);
-	assert_int_equal(st.flow.segments_held_ack, 1);
-	assert_int_equal(st.flow.segments_ack_reordered, 1);
+	assert_int_equal(st.flow.segments_held_ack, 2);
+	assert_int_equal(st.flow.segments_ack_reordered, 2);
 	assert_int_equal(st.flow.segments_retrans, 0);
 	assert_int_equal(st.flow.gaps_payload, 0);
 	assert_int_equal(st.flow.gaps_lost, 0);
 	assert_int_equal(st.calls_header_cut, 0);
-	assert_int_equal(st.ops_matched, 2);
+	assert_int_equal(st.ops_matched, 3);
 }
 
 /*
