@@ -565,6 +565,34 @@ test_tcp_getattr_with_syn(void **state)
 }
 
 /*
+ * A GETATTR of @p xid whose first 20 bytes cross at @p t_head and whose reply, at
+ * @p t_reply, reaches the capture before the call's tail (on the wire, acknowledged by the
+ * server, but not yet in the capture), stamped @p t_tail. @return the ops out before the tail.
+ */
+static unsigned int
+reply_before_tail(struct fixture *f, struct tcp_conn *c, uint32_t xid, uint64_t t_head,
+	uint64_t t_reply, uint64_t t_tail)
+{
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec, rrec;
+	uint32_t tail_seq, tail_ack;
+	unsigned int before;
+
+	getattr_call(&call, xid);
+	tcp_record(&rec, &call);
+	tcp_segment(c, TO_SERVER, rec.b, 20, t_head);
+	tail_seq = c->seq[TO_SERVER];
+	tail_ack = c->seq[TO_CLIENT];
+	c->seq[TO_SERVER] += (uint32_t)rec.n - 20;
+	getattr_reply(&reply, xid, 2);
+	tcp_record(&rrec, &reply);
+	tcp_segment(c, TO_CLIENT, rrec.b, rrec.n, t_reply);
+	before = (unsigned int)f->s->count;
+	send_tcp(f->d, &CLIENT, &SERVER, tail_seq, tail_ack, TH_TCP_ACK, rec.b + 20, rec.n - 20,
+		t_tail);
+	return before;
+}
+
+/*
  * A mirror port swapped a call's last segment and the reply that answers it: the reply
  * (whose acknowledgement covers the tail) waits for the tail, and the call comes out whole,
  * at the tail's own time, then matches its reply. Nothing is cut, stepped over or taken for
@@ -575,27 +603,12 @@ test_tcp_reply_before_call_tail(void **state)
 {
 	struct fixture *f = *state;
 	struct th_decode_stats st;
-	struct xb call = {.n = 0}, reply = {.n = 0}, rec, rrec;
 	struct tcp_conn c;
-	uint32_t tail_seq, tail_ack;
 	const struct th_op *op;
 
 	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
-	getattr_call(&call, 0x2231);
-	tcp_record(&rec, &call);
-	tcp_segment(&c, TO_SERVER, rec.b, 20, T0 + 1000);
-	/* The tail is on the wire (the server acknowledges it) but not yet in the capture. */
-	tail_seq = c.seq[TO_SERVER];
-	tail_ack = c.seq[TO_CLIENT];
-	c.seq[TO_SERVER] += (uint32_t)rec.n - 20;
-	getattr_reply(&reply, 0x2231, 2);
-	tcp_record(&rrec, &reply);
-	tcp_segment(&c, TO_CLIENT, rrec.b, rrec.n, T0 + 51000);
-	assert_int_equal(f->s->count, 0);
-
-	/* The tail, stamped when it crossed the wire. */
-	send_tcp(f->d, &CLIENT, &SERVER, tail_seq, tail_ack, TH_TCP_ACK, rec.b + 20, rec.n - 20,
-		T0 + 4000);
+	/* The tail stamped when it crossed the wire: nothing comes out before it. */
+	assert_int_equal(reply_before_tail(f, &c, 0x2231, T0 + 1000, T0 + 51000, T0 + 4000), 0);
 	assert_int_equal(f->s->count, 1);
 	op = &f->s->ops[0];
 	assert_int_equal(op->kind, TH_OP_MATCHED);
@@ -616,18 +629,9 @@ test_tcp_reply_before_call_tail(void **state)
 	 * for. Its own bytes were whole at its own stamp, which it keeps: the log shows the
 	 * reply before the call's end, signed, not a latency of 0 the capture never saw.
 	 */
-	call.n = reply.n = 0;
-	getattr_call(&call, 0x2233);
-	tcp_record(&rec, &call);
-	tcp_segment(&c, TO_SERVER, rec.b, 20, T0 + 3 * SEC + 1000);
-	tail_seq = c.seq[TO_SERVER];
-	tail_ack = c.seq[TO_CLIENT];
-	c.seq[TO_SERVER] += (uint32_t)rec.n - 20;
-	getattr_reply(&reply, 0x2233, 2);
-	tcp_record(&rrec, &reply);
-	tcp_segment(&c, TO_CLIENT, rrec.b, rrec.n, T0 + 3 * SEC + 51000);
-	send_tcp(f->d, &CLIENT, &SERVER, tail_seq, tail_ack, TH_TCP_ACK, rec.b + 20, rec.n - 20,
-		T0 + 3 * SEC + 60000);
+	assert_int_equal(reply_before_tail(f, &c, 0x2233, T0 + 3 * SEC + 1000, T0 + 3 * SEC + 51000,
+				 T0 + 3 * SEC + 60000),
+		2);
 	assert_int_equal(f->s->count, 3);
 	op = &f->s->ops[2];
 	assert_int_equal(op->kind, TH_OP_MATCHED);
