@@ -752,6 +752,25 @@ rpc_remove(struct ctx *x, uint32_t node)
 	attr_update(x->w->cfg, x->uc, ent(x, d), &e->nodes[d], x->now, true);
 }
 
+/*
+ * The call of a listing of @p dir from @p cookie, asking 32 KiB as Linux does.
+ * @return the first entry's index.
+ */
+static uint32_t
+listing_begin(struct ctx *x, uint32_t proc, uint32_t dir, uint64_t cookie)
+{
+	const struct gen_node *d = &x->e->nodes[dir];
+	struct gen_rpc *rpc = x->rpc;
+	uint32_t i = cookie < d->n_children ? (uint32_t)cookie : d->n_children;
+
+	begin(x, proc);
+	gen_model_fh(x->e, dir, &rpc->op.call.fh);
+	rpc->op.call.count = 32768;
+	rpc->op.call.offset = i;
+	rpc->dir_cookie_base = i;
+	return i;
+}
+
 /* One READDIRPLUS from @p cookie. @return true at the end of the directory. */
 static bool
 rpc_readdirplus(struct ctx *x, uint32_t dir, uint64_t cookie)
@@ -762,13 +781,8 @@ rpc_readdirplus(struct ctx *x, uint32_t dir, uint64_t cookie)
 	uint64_t bytes = 0;
 	uint32_t i;
 
-	begin(x, TH_NFS3_READDIRPLUS);
-	gen_model_fh(e, dir, &rpc->op.call.fh);
-	rpc->op.call.count = 32768;
-	i = cookie < d->n_children ? (uint32_t)cookie : d->n_children;
-	rpc->op.call.offset = i;
-	rpc->dir_cookie_base = i;
-	for (; i < d->n_children && rpc->n_entries < GEN_DIRENT_MAX; i++) {
+	for (i = listing_begin(x, TH_NFS3_READDIRPLUS, dir, cookie);
+		i < d->n_children && rpc->n_entries < GEN_DIRENT_MAX; i++) {
 		uint32_t c = d->children[i];
 		struct u_entry *ce = ent(x, c);
 
@@ -805,13 +819,8 @@ rpc_readdir(struct ctx *x, uint32_t dir, uint64_t cookie)
 	uint64_t size = 4 + 84 + 8 + 4 + 4, bytes = 0;
 	uint32_t i;
 
-	begin(x, TH_NFS3_READDIR);
-	gen_model_fh(e, dir, &rpc->op.call.fh);
-	rpc->op.call.count = 32768;
-	i = cookie < d->n_children ? (uint32_t)cookie : d->n_children;
-	rpc->op.call.offset = i;
-	rpc->dir_cookie_base = i;
-	rpc->dir = dir;
+	i = listing_begin(x, TH_NFS3_READDIR, dir, cookie);
+	rpc->dir = dir; /* its entries are encoded from the directory's children */
 	for (; i < d->n_children; i++) {
 		/* XDR of one entry3: follows, fileid, name, cookie. */
 		uint32_t entry = 4 + 8 + 4 + ((e->nodes[d->children[i]].name_len + 3u) & ~3u) + 8;
