@@ -1010,11 +1010,12 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	}
 	o = &e->h[dir ^ 1];
 	/*
-	 * Nearly every segment: nothing held either way, in order, acknowledging nothing unseen,
-	 * no FIN.
+	 * Nearly every segment: nothing held either way, in order, acknowledging nothing unseen
+	 * (or the other direction never seen: a tap of one direction), no FIN.
 	 */
 	if (!h->held && !o->held && (int32_t)(seq - h->next_seq) <= 0 &&
-		(int32_t)(m->tcp_ack - o->next_seq) <= 0 && !(m->tcp_flags & TH_TCP_FIN)) {
+		((int32_t)(m->tcp_ack - o->next_seq) <= 0 || o->state == HALF_UNSEEN) &&
+		!(m->tcp_flags & TH_TCP_FIN)) {
 		segment_in(t, &key, dir, h, seq, payload, len, wire_len, now_ns);
 		return true;
 	}
