@@ -324,7 +324,10 @@ th_conf_parse_double(const char *s, double min, double max, double *out)
 	double v;
 
 	/* strtod also reads "+5", white space, hex ("0x1p4"), "inf" and "nan": numbers are
-	 * decimal, with a minus sign at most ("-0.5", "1e-3", "1e+3"). */
+	 * decimal, with a minus sign at most ("-0.5", "1e-3", "1e+3"), and that only where the
+	 * range has negative numbers ("-0" is no way to write 0). */
+	if (p != s && !(min < 0))
+		return -EINVAL;
 	if (*p == '.')
 		p++;
 	if (!isdigit((unsigned char)*p) || strpbrk(s, "xX") != NULL)

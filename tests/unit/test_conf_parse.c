@@ -452,6 +452,16 @@ test_get_double(void **state)
 		assert_non_null(strstr(err, "d.ini:2: s.d"));
 		th_conf_free(c);
 	}
+	/* A minus sign where no number may be negative is a mistake, "-0" too: it is not read
+	 * as the 0 the range allows. */
+	assert_int_equal(th_conf_parse_double("-0", 0, 10, &d), -EINVAL);
+	assert_int_equal(th_conf_parse_double("-0.0", 0, 10, &d), -EINVAL);
+	assert_int_equal(th_conf_parse_double("-0", -1, 10, &d), 0);
+	assert_true(d == 0);
+	c = th_conf_parse("[s]\nd = -0\n", "d.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_int_not_equal(th_conf_get_seconds(c, "s", "d", &(uint64_t){0}, err, sizeof(err)), 0);
+	th_conf_free(c);
 }
 
 static void
