@@ -23,6 +23,7 @@
 #include <rte_telemetry.h>
 
 #include "capture_out.h"
+#include "capture_replay.h"
 #include "th_conf.h"
 #include "th_decode.h"
 #include "th_merge.h"
@@ -102,22 +103,6 @@ struct decode_lcore {
 	uint64_t strays;             /* frames whose stamp was a stray, taken at the clock's time */
 	atomic_bool is_done;         /* flushed and finished */
 } __rte_cache_aligned;
-
-/* Stray stamps in a row a replay's clock tells from a step (stamp_release()). */
-#define STAMP_HOLD_MAX 4
-
-/* A replay's clock from its frames' stamps (replay_clock_take()). */
-struct replay_clock {
-	uint64_t prev_ns;     /* the last frame's stamp */
-	uint64_t clock_ns;    /* the latest trusted stamp */
-	unsigned int in_line; /* frames in a row without a leap, up to REPLAY_SETTLE */
-	/* Frames in a row stamped a second or more off it, waiting (stamp_release()) */
-	struct rte_mbuf *held[STAMP_HOLD_MAX];
-	uint64_t held_ns[STAMP_HOLD_MAX]; /* their stamps */
-	unsigned int n_held;              /* frames held */
-	unsigned int n_out;               /* of them, taken since the next frame judged them */
-	bool is_stray;                    /* what it judged: strays, or the clock moved */
-};
 
 /* A session lcore: inference for the files that hash to it. */
 struct session_lcore {

@@ -56,10 +56,6 @@
 
 #define OUTBUFS_PER_LCORE 16
 #define FLUSH_NS (200ull * 1000 * 1000)
-#define REPLAY_AGE_NS (1000ull * 1000 * 1000) /* capture time between a replay's agings */
-#define REPLAY_LEAP_NS (86400ull * 1000000000) /* a step of the clock not to be trusted */
-#define REPLAY_SETTLE 16                       /* frames in line that trust it again */
-#define REPLAY_BACK_NS (1000ull * 1000 * 1000) /* frames this far back: the clock went back */
 #define SEQ_STEP (1ull << 63)    /* in a frame's number: the clock went back to it */
 /* Merge keys (is_merged): ops of ageing before frame s, then of frame s, then at the end. */
 #define KEY_AGE(s) ((s) << 1)
@@ -755,111 +751,6 @@ give_back_mbufs(struct decode_lcore *dl, unsigned int nb)
 	/* Only this lcore writes it: a store, not a locked add. */
 	atomic_store_explicit(&dl->freed,
 		atomic_load_explicit(&dl->freed, memory_order_relaxed) + nb, memory_order_release);
-}
-
-/*
- * A replay's own clock, from its frames' stamps. A step of a day or more
- * either way (a bad stamp would empty every table) is not trusted until
- * REPLAY_SETTLE frames in a row agree with it. @return true when the trusted
- * clock went back (REPLAY_BACK_NS or more) to this frame.
- */
-static inline uint64_t
-distance(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : b - a;
-}
-
-static inline bool
-replay_clock_take(struct replay_clock *c, uint64_t ts_ns)
-{
-	uint64_t step = distance(ts_ns, c->prev_ns);
-
-	c->prev_ns = ts_ns;
-	if (step >= REPLAY_LEAP_NS)
-		c->in_line = 0;
-	else if (c->in_line < REPLAY_SETTLE)
-		c->in_line++;
-	if (c->in_line < REPLAY_SETTLE)
-		return false;
-	if (ts_ns + REPLAY_BACK_NS < c->clock_ns) {
-		c->clock_ns = ts_ns;
-		return true;
-	}
-	if (ts_ns > c->clock_ns)
-		c->clock_ns = ts_ns;
-	return false;
-}
-
-/*
- * A replay's frame stamped a second or more off the trusted clock waits, with
- * up to STAMP_HOLD_MAX - 1 more in a row stamped near it, for the frame after
- * them, which tells what they were. If that frame is nearer the old clock than
- * the held ones, their stamps were strays (a glitch, frames from another
- * capture) and they are taken at the clock's time, counted; if it is off the
- * clock by as much, and no more frames can wait, or it is far from both, the
- * clock did move (a pause in the traffic, a step back) and they are taken as
- * stamped, a few frames late, in their order. A stray stamp used to read as a
- * step of the clock, closing every open, or age every table to its time.
- *
- * Before frame @p ts_ns (UINT64_MAX: the end): the next held frame to take
- * now, if any, with its time in *@p ns; call again until it gives NULL.
- */
-static inline struct rte_mbuf *
-stamp_release(struct replay_clock *c, uint64_t ts_ns, uint64_t *ns, uint64_t *strays)
-{
-	struct rte_mbuf *m;
-
-	if (c->n_held == 0)
-		return NULL;
-	if (c->n_out == 0) {
-		uint64_t last_ns = c->held_ns[c->n_held - 1];
-
-		c->is_stray = ts_ns != UINT64_MAX &&
-			      distance(ts_ns, c->clock_ns) < distance(ts_ns, last_ns);
-		/* Stamped near the held ones: it waits with them (stamp_hold()). */
-		if (!c->is_stray && ts_ns != UINT64_MAX && c->n_held < STAMP_HOLD_MAX &&
-			distance(ts_ns, last_ns) < REPLAY_BACK_NS)
-			return NULL;
-	}
-	m = c->held[c->n_out];
-	if (c->is_stray) {
-		(*strays)++;
-		*ns = c->clock_ns;
-	} else {
-		*ns = c->held_ns[c->n_out];
-	}
-	if (++c->n_out == c->n_held)
-		c->n_held = c->n_out = 0;
-	return m;
-}
-
-/* Whether frame @p m, stamped @p ts_ns, waits for a later one (stamp_release()). */
-static inline bool
-stamp_hold(struct replay_clock *c, struct rte_mbuf *m, uint64_t ts_ns)
-{
-	if (c->n_held == 0 &&
-		(c->in_line < REPLAY_SETTLE || distance(ts_ns, c->clock_ns) < REPLAY_BACK_NS))
-		return false;
-	c->held[c->n_held] = m;
-	c->held_ns[c->n_held++] = ts_ns;
-	return true;
-}
-
-/*
- * A replay's tables age at fixed steps of its own clock, before the frame
- * that passes each: the same file, the same output. Untrusted stamps do not
- * age them; a clock that went back starts the steps again from its time.
- * @return whether they age before the frame at @p ts_ns (then *@p next_age_ns
- * moves on).
- */
-static inline bool
-replay_age_due(const struct replay_clock *c, uint64_t ts_ns, uint64_t *next_age_ns)
-{
-	if (c->in_line < REPLAY_SETTLE ||
-		(ts_ns < *next_age_ns && *next_age_ns - ts_ns <= REPLAY_AGE_NS))
-		return false;
-	*next_age_ns = ts_ns + REPLAY_AGE_NS;
-	return true;
 }
 
 /*
