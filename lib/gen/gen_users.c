@@ -771,6 +771,25 @@ listing_begin(struct ctx *x, uint32_t proc, uint32_t dir, uint64_t cookie)
 	return i;
 }
 
+/*
+ * The reply of a listing of @p dir whose entries end before entry @p next, @p bytes of
+ * them. @return true at the end of the directory.
+ */
+static bool
+listing_end(struct ctx *x, uint32_t dir, uint32_t next, uint64_t bytes)
+{
+	const struct gen_node *d = &x->e->nodes[dir];
+	struct gen_rpc *rpc = x->rpc;
+
+	rpc->op.reply.count = rpc->n_entries;
+	rpc->op.reply.eof = next >= d->n_children;
+	gen_model_attr(d, &rpc->op.reply.attr);
+	attr_update(x->w->cfg, x->uc, ent(x, dir), d, x->now, false);
+	x->u->pend_bytes = bytes;
+	x->u->pos = next;
+	return rpc->op.reply.eof;
+}
+
 /* One READDIRPLUS from @p cookie. @return true at the end of the directory. */
 static bool
 rpc_readdirplus(struct ctx *x, uint32_t dir, uint64_t cookie)
@@ -793,13 +812,7 @@ rpc_readdirplus(struct ctx *x, uint32_t dir, uint64_t cookie)
 		bytes += 4 + 8 + 4 + ((e->nodes[c].name_len + 3u) & ~3u) + 8 + 4 + 84 + 4 + 4 +
 			 e->fh_len;
 	}
-	rpc->op.reply.count = rpc->n_entries;
-	rpc->op.reply.eof = i >= d->n_children;
-	gen_model_attr(d, &rpc->op.reply.attr);
-	attr_update(x->w->cfg, x->uc, ent(x, dir), d, x->now, false);
-	x->u->pend_bytes = bytes;
-	x->u->pos = i;
-	return rpc->op.reply.eof;
+	return listing_end(x, dir, i, bytes);
 }
 
 /*
@@ -831,13 +844,7 @@ rpc_readdir(struct ctx *x, uint32_t dir, uint64_t cookie)
 		bytes += entry;
 		rpc->n_entries++;
 	}
-	rpc->op.reply.count = rpc->n_entries;
-	rpc->op.reply.eof = i >= d->n_children;
-	gen_model_attr(d, &rpc->op.reply.attr);
-	attr_update(x->w->cfg, x->uc, ent(x, dir), d, x->now, false);
-	x->u->pend_bytes = bytes;
-	x->u->pos = i;
-	return rpc->op.reply.eof;
+	return listing_end(x, dir, i, bytes);
 }
 
 /* ---- steps ---- */
