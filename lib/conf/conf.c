@@ -498,6 +498,9 @@ th_conf_missing(const struct th_conf *c, const char *section, const char *key, c
 	else if (!has_section && other != NULL)
 		snprintf(err, err_size, "%s: no [%s] section (line %u is in [%s])", c->name,
 			section, other->line, th_conf_printable(other->section, b, sizeof(b)));
+	else if (!has_section && c != NULL && c->hdr_count > 0) /* headers without keys */
+		snprintf(err, err_size, "%s: no [%s] section (line %u is [%s])", c->name, section,
+			c->hdr[0].line, th_conf_printable(c->hdr[0].name, b, sizeof(b)));
 	else if (!has_section)
 		snprintf(err, err_size, "%s: no [%s] section", c != NULL ? c->name : "?", section);
 	else if (hdr != NULL) /* the block that lacks it */

@@ -215,6 +215,12 @@ test_missing_key(void **state)
 	th_conf_missing(c, "", "sge", "(why)", err, sizeof(err));
 	assert_string_equal(err, "w.ini: [] needs 'sge' (why)");
 	th_conf_free(c);
+	/* Only a header, misspelt, and no key: the missing section points at it. */
+	c = th_conf_parse("# w\n[workloda]\n", "w.ini", err, sizeof(err));
+	assert_non_null(c);
+	th_conf_missing(c, "workload", "sge", "(why)", err, sizeof(err));
+	assert_string_equal(err, "w.ini: no [workload] section (line 2 is [workloda])");
+	th_conf_free(c);
 }
 
 static void
