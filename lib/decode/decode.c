@@ -249,16 +249,13 @@ is_plus_listing(const struct th_op *op)
 }
 
 /*
- * A directory listing (NFSv3 READDIR or READDIRPLUS, NFSv2 READDIR): its reply's
- * entry count is reported, so it is kept whole whichever procedure the client used.
+ * A directory listing (th_op_is_listing()): its reply's entry count is reported, so
+ * it is kept whole whichever procedure the client used.
  */
 static inline bool
 is_listing(const struct th_op *op)
 {
-	return op->prog == TH_PROG_NFS &&
-	       ((op->vers == 3 &&
-			(op->proc == TH_NFS3_READDIR || op->proc == TH_NFS3_READDIRPLUS)) ||
-		       (op->vers == 2 && op->proc == TH_NFS2_READDIR));
+	return th_op_is_listing(op->prog, op->vers, op->proc);
 }
 
 /*
