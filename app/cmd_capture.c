@@ -1045,6 +1045,18 @@ dispatch_frame(struct dispatch_lcore *dp, struct dispatch_round *r, struct repla
 	r->per[l][r->counts[l]++] = m;
 }
 
+/* Frames the stamps held (stamp_release()) before frame @p ts_ns, numbered into @p r. */
+static inline void
+dispatch_held(struct dispatch_lcore *dp, struct dispatch_round *r, struct replay_clock *clock,
+	uint64_t ts_ns)
+{
+	uint64_t held_ns;
+	struct rte_mbuf *m;
+
+	while ((m = stamp_release(clock, ts_ns, &held_ns, &dp->strays)) != NULL)
+		dispatch_frame(dp, r, clock, m, held_ns, true);
+}
+
 /* Put a round's frames on the decode rings. */
 static void
 dispatch_hand(struct dispatch_lcore *dp, struct dispatch_round *r, bool is_file)
@@ -1081,11 +1093,11 @@ dispatch_main(void *arg)
 {
 	struct dispatch_lcore *dp = arg;
 	static struct dispatch_round round; /* one dispatcher */
-	struct rte_mbuf *pkts[256], *held;
+	struct rte_mbuf *pkts[256];
 	struct rx_poll poll;
 	unsigned int burst = (unsigned int)cap.set.burst, nb, i, from;
 	struct replay_clock clock = {0};
-	uint64_t burst_ns, held_ns;
+	uint64_t burst_ns;
 	bool is_over, is_replay = !cap.has_live_port;
 	/* With inference, stray stamps are set right here, where every frame passes. */
 	bool is_holding = is_replay && cap.is_merged;
@@ -1102,9 +1114,7 @@ dispatch_main(void *arg)
 			uint64_t ts_ns = cap.is_merged ? mbuf_time(pkts[i], burst_ns) : 0;
 
 			if (is_holding) {
-				while ((held = stamp_release(
-						&clock, ts_ns, &held_ns, &dp->strays)) != NULL)
-					dispatch_frame(dp, &round, &clock, held, held_ns, true);
+				dispatch_held(dp, &round, &clock, ts_ns);
 				if (stamp_hold(&clock, pkts[i], ts_ns))
 					continue;
 			}
@@ -1116,8 +1126,7 @@ dispatch_main(void *arg)
 			dp, &round, cap.is_file_port[dp->rxq[from].port] && !cap.has_live_port);
 	}
 	if (is_holding && clock.n_held > 0) {
-		while ((held = stamp_release(&clock, UINT64_MAX, &held_ns, &dp->strays)) != NULL)
-			dispatch_frame(dp, &round, &clock, held, held_ns, true);
+		dispatch_held(dp, &round, &clock, UINT64_MAX);
 		dispatch_hand(dp, &round, true);
 	}
 	atomic_store(&cap.is_rx_done, true);
