@@ -829,7 +829,8 @@ rpc_readdir(struct ctx *x, uint32_t dir, uint64_t cookie)
 	struct gen_rpc *rpc = x->rpc;
 	/* READDIR3resok around the entries: dir_attributes, cookieverf, the
 	 * list's end and eof. */
-	uint64_t size = 4 + 84 + 8 + 4 + 4, bytes = 0;
+	const uint64_t around = 4 + 84 + 8 + 4 + 4;
+	uint64_t bytes = 0;
 	uint32_t i;
 
 	i = listing_begin(x, TH_NFS3_READDIR, dir, cookie);
@@ -838,9 +839,8 @@ rpc_readdir(struct ctx *x, uint32_t dir, uint64_t cookie)
 		/* XDR of one entry3: follows, fileid, name, cookie. */
 		uint32_t entry = 4 + 8 + 4 + ((e->nodes[d->children[i]].name_len + 3u) & ~3u) + 8;
 
-		if (size + entry > rpc->op.call.count)
+		if (around + bytes + entry > rpc->op.call.count)
 			break;
-		size += entry;
 		bytes += entry;
 		rpc->n_entries++;
 	}
