@@ -83,7 +83,8 @@ usage(FILE *out)
 		"      --window S         how far out of time order one stream may be: at least\n"
 		"                         session.idle + 30 (default 60 s); later records are\n"
 		"                         written late, counted, and the summary says the window\n"
-		"                         that would have held them\n"
+		"                         that would have held them (not with --names, --srt:\n"
+		"                         they hold every record first)\n"
 		"      --window-mb MB     memory for the records the window holds back, all "
 		"streams\n"
 		"                         together (default 1024); a stream at its share lets its\n"
@@ -295,7 +296,7 @@ th_cmd_export(int argc, char **argv)
 	struct th_segs segs = {0};
 	struct progress prog = {0};
 	char note[128], late[160];
-	const char *output = NULL, *hosts_path = NULL, *key_path = NULL;
+	const char *output = NULL, *hosts_path = NULL, *key_path = NULL, *window_opt = NULL;
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
 	bool is_srt = false;
 	FILE *out = stdout;
@@ -411,6 +412,7 @@ th_cmd_export(int argc, char **argv)
 				return 2;
 			}
 			c.window_ns = (uint64_t)(s * 1e9);
+			window_opt = "--window";
 			break;
 		}
 		case OPT_WINDOW_MB:
@@ -420,9 +422,10 @@ th_cmd_export(int argc, char **argv)
 			if (parse_mb(opt == OPT_WINDOW_MB ? "--window-mb" : "--names-mb", optarg,
 				    &mb) < 0)
 				return 2;
-			if (opt == OPT_WINDOW_MB)
+			if (opt == OPT_WINDOW_MB) {
 				c.window_bytes = mb << 20;
-			else
+				window_opt = "--window-mb";
+			} else
 				c.names_bytes = mb << 20;
 			break;
 		}
@@ -454,6 +457,15 @@ th_cmd_export(int argc, char **argv)
 	}
 	if (c.is_names && names_conflict(&c, is_srt) < 0)
 		return 2;
+	if (window_opt != NULL && (c.is_names || is_srt)) {
+		/* Both hold every record before writing: a window would change nothing. */
+		fprintf(stderr,
+			"tracehound export: %s orders records as they are written; %s holds them "
+			"all first (%s)\n",
+			window_opt, c.is_names ? "--names" : "--srt",
+			c.is_names ? "its memory is --names-mb" : "it needs no window");
+		return 2;
+	}
 	if (is_prefix && key_path == NULL) {
 		fprintf(stderr,
 			"tracehound export: --prefix-preserving needs --anonymise KEYFILE\n");
