@@ -104,7 +104,7 @@ usage(FILE *out, const struct th_gen_config *d)
 		"  -h, --help              this text\n"
 		"\n"
 		"A one-line summary goes to stderr (users workload: a second line with the\n"
-		"commands, opens per class and phantom GETATTRs).\n"
+		"commands, opens per class, phantom GETATTRs and LOOKUPs).\n"
 		"Exit status: 0 done, 1 failed, 2 usage error.\n",
 		d->user_think_s, d->cache_mb, d->acregmin_s, d->acregmax_s, d->acdirmin_s,
 		d->acdirmax_s, d->rsize, d->wsize, d->loss, d->tap_loss, d->tap_reorder);
@@ -486,8 +486,10 @@ th_cmd_gen(int argc, char **argv)
 			fprintf(stderr, " %s %llu", th_gen_open_class_name(i),
 				(unsigned long long)st.opens[i]);
 		fprintf(stderr,
-			"; phantom GETATTRs %llu; frames lost %llu, UDP calls resent %llu\n",
-			(unsigned long long)st.phantom_getattrs, (unsigned long long)st.lost_frames,
+			"; phantom GETATTRs %llu, LOOKUPs %llu; frames lost %llu, UDP calls "
+			"resent %llu\n",
+			(unsigned long long)st.phantom_getattrs,
+			(unsigned long long)st.phantom_lookups, (unsigned long long)st.lost_frames,
 			(unsigned long long)st.udp_retrans);
 	}
 	return 0;

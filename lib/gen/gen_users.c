@@ -1198,6 +1198,7 @@ step_eval(struct ctx *x, const struct u_step *s)
 	case U_STAT:
 		if (!dentry_valid(x, node)) {
 			rpc_lookup(x, x->e->nodes[node].parent, x->e->nodes[node].name, node);
+			x->w->stats->phantom_lookups++;
 		} else if (!attr_valid(ent(x, node), x->now)) {
 			rpc_getattr(x, node);
 			x->w->stats->phantom_getattrs++;
@@ -1235,6 +1236,7 @@ step_eval(struct ctx *x, const struct u_step *s)
 			 * directory, and the LOOKUP brings the attributes along. */
 			if (x->w->cfg->is_nordirplus && !dentry_valid(x, c)) {
 				rpc_lookup(x, node, x->e->nodes[c].name, c);
+				x->w->stats->phantom_lookups++;
 				return 1;
 			}
 			if (!attr_valid(ent(x, c), x->now)) {

@@ -173,6 +173,8 @@ struct th_gen_stats {
 	uint64_t opens[TH_GEN__OPEN_CLASS_COUNT]; /**< ground-truth opens by class */
 	uint64_t phantom_getattrs; /**< GETATTRs that belong to no open (ls -l, stat, path
 				      walks) */
+	uint64_t phantom_lookups;  /**< LOOKUPs that belong to no open (stat of a name not
+				      cached, ls -l after a plain READDIR) */
 	uint64_t lost_frames;      /**< frames lost (not in the pcap) and sent again */
 	uint64_t udp_retrans;      /**< UDP calls sent again after a timeout */
 	uint64_t tap_lost;         /**< frames left out of the capture (--tap-loss) */

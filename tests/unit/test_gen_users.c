@@ -280,6 +280,24 @@ test_ls_sends_readdirplus_no_read(void **state)
 	assert_int_equal(b->opens[0].cls, TH_GEN_OPEN_DIR_READ);
 }
 
+/* With nordirplus, ls -l lists with READDIR, then looks up every name it lists: LOOKUPs that
+ * belong to no open, which the summary counts. */
+static void
+test_ls_nordirplus_looks_up_each_name(void **state)
+{
+	struct bench *b = *state;
+	uint32_t d = b->e->nodes[b->e->files[0]].parent;
+
+	b->cfg.is_nordirplus = true;
+	run(b, GEN_CMD_LS, d, SEC);
+	assert_true(count_proc(b, TH_NFS3_READDIR) >= 1);
+	assert_int_equal(count_proc(b, TH_NFS3_READDIRPLUS), 0);
+	/* The walk to the directory looks its own name up too: that one is no phantom. */
+	assert_int_equal(b->st.phantom_lookups, b->e->nodes[d].n_children);
+	assert_true(count_proc(b, TH_NFS3_LOOKUP) > b->e->nodes[d].n_children);
+	assert_int_equal(b->opens[0].cls, TH_GEN_OPEN_DIR_READ);
+}
+
 /* stat of a known file inside its attribute timeout sends nothing; after it, one GETATTR. */
 static void
 test_stat_phantom_getattr(void **state)
@@ -287,8 +305,11 @@ test_stat_phantom_getattr(void **state)
 	struct bench *b = *state;
 	uint32_t f = file_sized(b->e, 1, 1u << 30);
 
+	/* The first stat looks the name up: a LOOKUP that belongs to no open. */
 	run(b, GEN_CMD_STAT, f, SEC);
 	assert_true(b->n_ops >= 1);
+	assert_int_equal(b->ops[b->n_ops - 1].proc, TH_NFS3_LOOKUP);
+	assert_int_equal(b->st.phantom_lookups, 1);
 	run(b, GEN_CMD_STAT, f, SEC / 2);
 	assert_int_equal(b->n_ops, 0);
 	run(b, GEN_CMD_STAT, f, 5 * SEC);
@@ -566,6 +587,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_second_cat_is_getattr_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed_file_is_read_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ls_sends_readdirplus_no_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_ls_nordirplus_looks_up_each_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stat_phantom_getattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_edit_and_save, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_reads_out_of_order, setup, teardown),
