@@ -765,6 +765,7 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->flow.records_lost_idle, "RPC records cut by a connection's idle aging");
 	ROW(out, s->flow.records_unfinished, "RPC records unfinished when the capture ended");
 	ROW(out, s->flow.segments_retrans, "TCP segments retransmitted");
+	ROW(out, s->flow.syn_copies, "TCP SYNs seen again in their connection (not a new one)");
 	ROW(out, s->flow.segments_held, "TCP segments held for a late earlier segment");
 	ROW(out, s->flow.segments_reordered,
 		"TCP segments put back in order (reordering repaired)");

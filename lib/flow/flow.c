@@ -48,6 +48,8 @@ struct half {
  */
 struct entry {
 	struct th_flow_key key; /* canonical endpoints */
+	uint16_t syn_mark[2];   /* each direction's SYN seen, as syn_mark() of the sequence
+				   number after it; 0: not seen. In the key's padding */
 	uint64_t last_ns;       /* last segment seen, either direction */
 	struct half h[2];       /* direction 0: a to b; 1: b to a */
 	/* each direction's record's first bytes, when not in place */
@@ -55,6 +57,16 @@ struct entry {
 };
 _Static_assert(offsetof(struct entry, buf) == 144, "the comment above says 144");
 _Static_assert(sizeof(struct half) == 48, "whole must take a padding byte, not grow a half");
+
+/*
+ * A direction's first sequence number, cut to what the key's padding holds: 15 bits and a
+ * bit that says it is known. A new connection's random one matches by chance once in 32768.
+ */
+static inline uint16_t
+syn_mark(uint32_t first_seq)
+{
+	return (uint16_t)(0x8000u | (first_seq & 0x7fffu));
+}
 
 /* Direction @p dir's record prefix, @p h being that direction's state. */
 static inline uint8_t *
@@ -343,6 +355,7 @@ flow_new(struct th_flow_table *t, const struct th_flow_key *key, uint32_t hash, 
 	e->key = *key;
 	e->last_ns = now_ns;
 	for (d = 0; d < 2; d++) {
+		e->syn_mark[d] = 0;
 		e->h[d].state = HALF_UNSEEN;
 		e->h[d].held = 0;
 		half_reset_record(t, &e->h[d]);
@@ -961,6 +974,21 @@ fin_in(struct th_flow_table *t, struct entry *e, int dir, uint32_t end, uint64_t
 		release(t, e, dir ^ 1, now_ns, true); /* the FIN it acknowledged came */
 }
 
+/*
+ * Whether a SYN (or SYN-ACK) of direction @p dir at @p seq is a copy of the one that began
+ * the direction's bytes, sent again or twice by a mirror port after data went: the same
+ * first sequence number, not ahead of the bytes seen since. Taken for a new connection it
+ * would throw those bytes' state away, and the next ones would read as after a hole. A new
+ * connection on the same ports picks a new first sequence number; one whose SYN the capture
+ * did not show is taken for new, as before.
+ */
+static inline bool
+is_syn_copy(const struct entry *e, int dir, uint32_t seq)
+{
+	return e->syn_mark[dir] == syn_mark(seq + 1) &&
+	       (int32_t)(seq + 1 - e->h[dir].next_seq) <= 0;
+}
+
 bool
 th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const uint8_t *payload,
 	uint32_t len, uint32_t wire_len, uint64_t now_ns, bool is_rpc_port)
@@ -986,6 +1014,10 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	h = &e->h[dir];
 
 	if (m->tcp_flags & TH_TCP_SYN) {
+		if (is_syn_copy(e, dir, seq)) {
+			t->c.syn_copies++;
+			return true;
+		}
 		/*
 		 * A new connection on these ports: the old one's holes stay holes, and what
 		 * its segments waited for in either direction is not coming (the other
@@ -995,6 +1027,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		half_reset_record(t, h);
 		h->state = HALF_MARKER;
 		h->next_seq = seq + 1;
+		e->syn_mark[dir] = syn_mark(seq + 1);
 		seq++;
 	}
 	if (wire_len < len)

@@ -48,6 +48,7 @@
 	X(flows_aged, "TCP flows aged out (idle)")                                                 \
 	X(flows_evicted, "TCP flows evicted, table full")                                          \
 	X(segments_retrans, "TCP segments retransmitted (all bytes seen before)")                  \
+	X(syn_copies, "TCP SYNs seen again in their connection (sent again, or a mirror's copy)")  \
 	X(segments_held, "TCP segments held after a hole, for a late earlier segment")             \
 	X(segments_reordered, "held TCP segments whose hole was filled (reordering repaired)")     \
 	X(segments_held_ack,                                                                       \

@@ -705,6 +705,113 @@ test_tcp_reply_before_lost_call_tail(void **state)
 	assert_int_equal(st.ops_matched, 3);
 }
 
+/* The segments of @p rec to @p dir, cut after @p first bytes, with a copy of the SYN-ACK and
+ * one of the SYN (@p cisn, @p sisn: the handshake's) between them. */
+static void
+tcp_split_around_syn_copies(struct tcp_conn *c, enum tcp_dir dir, const struct xb *rec,
+	size_t first, uint32_t cisn, uint32_t sisn, uint64_t ts)
+{
+	tcp_segment(c, dir, rec->b, first, ts);
+	send_tcp(c->d, c->server, c->client, sisn, cisn + 1, TH_TCP_SYN | TH_TCP_ACK, NULL, 0,
+		ts + 1);
+	send_tcp(c->d, c->client, c->server, cisn, 0, TH_TCP_SYN, NULL, 0, ts + 2);
+	tcp_segment(c, dir, rec->b + first, rec->n - first, ts + 3);
+}
+
+/*
+ * A copy of the handshake's SYN-ACK or SYN in the middle of the connection (sent again, or
+ * twice by a mirror port) is not a new connection: the records before and after it, and one
+ * it falls inside of, come out whole and match, with no gap, hunt or retransmission.
+ */
+static void
+test_tcp_syn_copies_mid_connection(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec;
+	struct tcp_conn c;
+	uint64_t ts = T0 + 1000;
+	uint32_t xid;
+	unsigned int i;
+
+	tcp_open(&c, f->d, &CLIENT, &SERVER, 1000, 5000, T0);
+	for (xid = 0x3001; xid <= 0x3003; xid++, ts += 100000) {
+		tcp_send(&c, xid, false, ts);
+		tcp_send(&c, xid, true, ts + 50000);
+	}
+	send_tcp(f->d, &SERVER, &CLIENT, 5000, 1001, TH_TCP_SYN | TH_TCP_ACK, NULL, 0, ts);
+	tcp_send(&c, 0x3004, false, ts + 1000);
+	tcp_send(&c, 0x3004, true, ts + 50000);
+	ts += 100000;
+	send_tcp(f->d, &CLIENT, &SERVER, 1000, 0, TH_TCP_SYN, NULL, 0, ts);
+	tcp_send(&c, 0x3005, false, ts + 1000);
+	tcp_send(&c, 0x3005, true, ts + 50000);
+	ts += 100000;
+	/* Inside a call and inside its reply. */
+	getattr_call(&call, 0x3006);
+	tcp_record(&rec, &call);
+	tcp_split_around_syn_copies(&c, TO_SERVER, &rec, 20, 1000, 5000, ts);
+	getattr_reply(&reply, 0x3006, 2);
+	tcp_record(&rec, &reply);
+	tcp_split_around_syn_copies(&c, TO_CLIENT, &rec, 30, 1000, 5000, ts + 50000);
+	tcp_send(&c, 0x3007, false, ts + 100000);
+	tcp_send(&c, 0x3007, true, ts + 150000);
+
+	assert_int_equal(f->s->count, 7);
+	for (i = 0; i < 7; i++) {
+		assert_int_equal(f->s->ops[i].kind, TH_OP_MATCHED);
+		assert_int_equal(f->s->ops[i].xid, 0x3001 + i);
+		assert_null(strstr(f->s->lines[i], "cut="));
+	}
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.flow.syn_copies, 6);
+	assert_int_equal(st.flow.flows_created, 1);
+	assert_int_equal(st.flow.gaps_lost, 0);
+	assert_int_equal(st.flow.gaps_payload, 0);
+	assert_int_equal(st.flow.segments_held, 0);
+	assert_int_equal(st.flow.segments_retrans, 0);
+	assert_int_equal(st.flow.hunt_segments, 0);
+	assert_int_equal(st.flow.resyncs, 0);
+	assert_int_equal(st.ops_matched, 7);
+}
+
+/*
+ * A new connection on the same ports, with other first sequence numbers (behind the old
+ * connection's bytes, then far ahead of them), starts its streams again: its records come
+ * out and match, and its SYNs are not taken for copies.
+ */
+static void
+test_tcp_new_connection_same_ports(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	static const uint32_t isn[3][2] = {{1000, 5000}, {500, 4000}, {900000, 70000000}};
+	struct tcp_conn c;
+	uint64_t ts = T0;
+	uint32_t xid = 0x4001;
+	unsigned int i, k;
+
+	for (k = 0; k < 3; k++, ts += SEC) {
+		tcp_open(&c, f->d, &CLIENT, &SERVER, isn[k][0], isn[k][1], ts);
+		for (i = 0; i < 3; i++, xid++) {
+			tcp_send(&c, xid, false, ts + 1000 + i * 100000);
+			tcp_send(&c, xid, true, ts + 50000 + i * 100000);
+		}
+	}
+	assert_int_equal(f->s->count, 9);
+	for (i = 0; i < 9; i++) {
+		assert_int_equal(f->s->ops[i].kind, TH_OP_MATCHED);
+		assert_int_equal(f->s->ops[i].xid, 0x4001 + i);
+	}
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.flow.syn_copies, 0);
+	assert_int_equal(st.flow.flows_created, 1);
+	assert_int_equal(st.flow.gaps_lost, 0);
+	assert_int_equal(st.flow.hunt_segments, 0);
+	assert_int_equal(st.flow.segments_retrans, 0);
+	assert_int_equal(st.ops_matched, 9);
+}
+
 /* ---- Listings longer than the TCP prefix ---- */
 
 #define LIST_MAX 2048 /* entries a test listing may have */
@@ -1885,6 +1992,7 @@ test_stats_print_every_loss(void **state)
 		{"flow.records_lost_idle", &s->flow.records_lost_idle},
 		{"flow.records_unfinished", &s->flow.records_unfinished},
 		{"flow.segments_retrans", &s->flow.segments_retrans},
+		{"flow.syn_copies", &s->flow.syn_copies},
 		{"flow.segments_held", &s->flow.segments_held},
 		{"flow.segments_reordered", &s->flow.segments_reordered},
 		{"flow.segments_held_ack", &s->flow.segments_held_ack},
@@ -2081,6 +2189,10 @@ main(void)
 		cmocka_unit_test(test_plain_readdir_counted_whole),
 		cmocka_unit_test_setup_teardown(test_tcp_getattr_with_syn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_reply_before_call_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tcp_syn_copies_mid_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_tcp_new_connection_same_ports, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_tcp_reply_before_lost_call_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
