@@ -874,6 +874,20 @@ release_both(struct th_flow_table *t, struct entry *e)
 }
 
 /*
+ * Let in direction @p dir's segment that waits for bytes of the other direction it
+ * acknowledges (is_ack_wait), once that direction's bytes (or FIN) reached them.
+ */
+static void
+release_acked(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns)
+{
+	const struct half *h = &e->h[dir];
+
+	if (h->held && t->hold[h->held - 1].is_ack_wait &&
+		(int32_t)(e->h[dir ^ 1].next_seq - t->hold[h->held - 1].ack) >= 0)
+		release(t, e, dir, now_ns, true);
+}
+
+/*
  * Whether segment @p m (@p len bytes of @p wire_len from @p seq), in order in its direction
  * @p h, acknowledges bytes of the other direction @p o that the capture has not shown yet,
  * and may wait for them: it was sent after they arrived. Not while @p o waits itself (each
@@ -964,14 +978,12 @@ take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta
 static void
 fin_in(struct th_flow_table *t, struct entry *e, int dir, uint32_t end, uint64_t now_ns)
 {
-	struct half *h = &e->h[dir], *o = &e->h[dir ^ 1];
+	struct half *h = &e->h[dir];
 
 	if (h->state == HALF_UNSEEN || h->held || h->next_seq != end)
 		return;
 	h->next_seq++;
-	if (o->held && t->hold[o->held - 1].is_ack_wait &&
-		(int32_t)(h->next_seq - t->hold[o->held - 1].ack) >= 0)
-		release(t, e, dir ^ 1, now_ns, true); /* the FIN it acknowledged came */
+	release_acked(t, e, dir ^ 1, now_ns); /* the FIN it acknowledged came */
 }
 
 /*
@@ -996,7 +1008,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 	struct th_flow_key key;
 	struct entry *e;
 	struct half *h, *o;
-	uint32_t seq = m->tcp_seq, hash, ack_wait = 0;
+	uint32_t seq = m->tcp_seq, hash;
 	int dir;
 
 	/* The capture's clock gives up on holes as it passes them, whenever ageing runs. */
@@ -1059,14 +1071,11 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		 * The other direction moved on: what its held segment waits for was lost,
 		 * unless it waits for bytes of this direction and these come in order.
 		 */
-		if (w->is_ack_wait && !h->held && (int32_t)(seq - h->next_seq) <= 0)
-			ack_wait = w->ack;
-		else
+		if (!w->is_ack_wait || h->held || (int32_t)(seq - h->next_seq) > 0)
 			release(t, e, dir ^ 1, now_ns, false);
 	}
 	take(t, e, dir, m, seq, payload, len, wire_len, now_ns);
-	if (o->held && (int32_t)(h->next_seq - ack_wait) >= 0)
-		release(t, e, dir ^ 1, now_ns, true); /* the bytes it acknowledged came */
+	release_acked(t, e, dir ^ 1, now_ns); /* the bytes it acknowledged came */
 	if (m->tcp_flags & TH_TCP_FIN)
 		fin_in(t, e, dir, seq + wire_len, now_ns);
 	return true;
