@@ -33,7 +33,8 @@ struct half {
 	uint32_t kept;               /* bytes of buf in use */
 	bool is_multi_frag;          /* the record has had more than one fragment */
 	uint8_t tail_fill;           /* bytes of tail seen since the last gap, at most 8 */
-	uint8_t held;                /* 1 + the slot of a segment held for a late one, or 0 */
+	uint8_t held;                /* 1 + the slot of the first segment held for a late one
+					(those after it: held_seg.next), or 0 */
 	uint8_t tail[8];             /* the last 8 record bytes seen */
 	uint8_t whole;               /* 1 + the slot of the whole-record buffer the record
 					borrowed (its bytes are there, not in buf), or 0 */
@@ -90,10 +91,15 @@ half_buf(struct half *h, int dir)
  * That reply is in order in its own direction, but its acknowledgement
  * number covers bytes of the other direction the capture has not shown yet;
  * it is held the same way (is_ack_wait) until the other direction reaches
- * them, so that the call comes out whole before it. The wait is given up on
- * at the next segment of its own direction with bytes not seen (one sent again
- * is trimmed and the wait goes on), at a segment of the other one that leaves
- * a hole, or after TH_FLOW_HOLD_NS: then the bytes were lost.
+ * them, so that the call comes out whole before it. A reply of several
+ * segments can overtake the call whole: each next segment of the reply that
+ * acknowledges unseen bytes too waits behind the one before it (a queue per
+ * direction, linked by next, of TH_FLOW_HOLD_QUEUE at most: a long reply on a
+ * lossy capture must not take every slot), and they go in, in order, as the
+ * bytes each acknowledges come. The wait is given up on at the next segment
+ * of its own direction with bytes not seen that does not join it (one sent
+ * again is trimmed and the wait goes on), at a segment of the other one that
+ * leaves a hole, or after TH_FLOW_HOLD_NS: then the bytes were lost.
  */
 struct held_seg {
 	struct entry *e;                  /* its connection; NULL: the slot is free */
@@ -103,6 +109,8 @@ struct held_seg {
 	uint32_t ack;                     /* is_ack_wait: the other direction's byte it waits for */
 	bool is_ack_wait;                 /* in order in its direction, but it acknowledges bytes
 					     of the other one not seen yet (see acks_unseen()) */
+	uint8_t next;                     /* 1 + the slot of the segment of its direction held
+					     behind it (is_ack_wait only), or 0 */
 	uint64_t ts_ns;                   /* when it was captured */
 	uint8_t data[TH_FLOW_HOLD_BYTES]; /* its payload */
 };
@@ -130,6 +138,7 @@ struct th_flow_table {
 static void release(
 	struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool is_filled);
 static void release_both(struct th_flow_table *t, struct entry *e);
+static void release_slot(struct th_flow_table *t, uint32_t slot);
 
 /*
  * Any fixed order of two addresses gives each connection one key: compare
@@ -403,7 +412,7 @@ release_overdue(struct th_flow_table *t, uint64_t now_ns)
 		if (s->e == NULL)
 			continue;
 		if ((int64_t)(now_ns - s->ts_ns) >= (int64_t)TH_FLOW_HOLD_NS)
-			release(t, s->e, s->dir, 0, false);
+			release_slot(t, i);
 		else if (s->ts_ns + TH_FLOW_HOLD_NS < due)
 			due = s->ts_ns + TH_FLOW_HOLD_NS;
 	}
@@ -415,7 +424,7 @@ th_flow_table_finish(struct th_flow_table *t)
 {
 	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS && t->n_held > 0; i++)
 		if (t->hold[i].e != NULL)
-			release(t, t->hold[i].e, t->hold[i].dir, 0, false);
+			release_slot(t, i);
 	th_sat_sweep_all(&t->sat, count_unfinished, t);
 }
 
@@ -810,13 +819,16 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 	uint32_t len, uint64_t now_ns, bool is_ack_wait, uint32_t ack)
 {
 	struct held_seg *s = NULL;
+	uint8_t *link = &e->h[dir].held;
 
 	if (t->n_held == TH_FLOW_HOLD_SLOTS)
 		return false;
+	while (*link != 0) /* behind those of its direction held already */
+		link = &t->hold[*link - 1].next;
 	for (uint32_t i = 0; i < TH_FLOW_HOLD_SLOTS; i++) {
 		if (t->hold[i].e == NULL) {
 			s = &t->hold[i];
-			e->h[dir].held = (uint8_t)(i + 1);
+			*link = (uint8_t)(i + 1);
 			break;
 		}
 	}
@@ -826,6 +838,7 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 	s->len = len;
 	s->ack = ack;
 	s->is_ack_wait = is_ack_wait;
+	s->next = 0;
 	s->ts_ns = now_ns;
 	memcpy(s->data, payload, len);
 	if (t->n_held++ == 0 || now_ns + TH_FLOW_HOLD_NS < t->hold_due_ns)
@@ -838,7 +851,7 @@ hold(struct th_flow_table *t, struct entry *e, int dir, uint32_t seq, const uint
 }
 
 /*
- * Let direction @p dir's held segment in: after what filled its hole (@p is_filled: at
+ * Let direction @p dir's (first) held segment in: after what filled its hole (@p is_filled: at
  * @p now_ns, that segment's time, when later, since its bytes were complete then), or over
  * the hole as a gap, at its own time. A segment that waited for the other direction's
  * bytes keeps its own time either way: its direction had no hole. On a port that stamps
@@ -852,7 +865,7 @@ release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool
 	struct held_seg *s = &t->hold[h->held - 1];
 	uint64_t ts = s->ts_ns;
 
-	h->held = 0;
+	h->held = s->next;
 	if (is_filled && s->is_ack_wait) {
 		t->c.segments_ack_reordered++;
 	} else if (is_filled) {
@@ -864,27 +877,58 @@ release(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns, bool
 	t->n_held--;
 }
 
+/* Every held segment of direction @p dir in, in order: what they wait for is not coming. */
+static void
+release_all(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns)
+{
+	while (e->h[dir].held)
+		release(t, e, dir, now_ns, false);
+}
+
 /* Every held segment of entry @p e in (before it is aged, evicted or counted). */
 static void
 release_both(struct th_flow_table *t, struct entry *e)
 {
 	for (int d = 0; d < 2; d++)
-		if (e->h[d].held)
-			release(t, e, d, 0, false);
+		release_all(t, e, d, 0);
 }
 
 /*
- * Let in direction @p dir's segment that waits for bytes of the other direction it
- * acknowledges (is_ack_wait), once that direction's bytes (or FIN) reached them.
+ * The segment held in @p slot in, given up on, with every one of its direction: those
+ * held with it wait for the same late bytes (or come after the hole it waits for).
+ */
+static void
+release_slot(struct th_flow_table *t, uint32_t slot)
+{
+	release_all(t, t->hold[slot].e, t->hold[slot].dir, 0);
+}
+
+/*
+ * Let in direction @p dir's segments that wait for bytes of the other direction they
+ * acknowledge (is_ack_wait), in order, as far as that direction's bytes (or FIN) reached.
  */
 static void
 release_acked(struct th_flow_table *t, struct entry *e, int dir, uint64_t now_ns)
 {
 	const struct half *h = &e->h[dir];
 
-	if (h->held && t->hold[h->held - 1].is_ack_wait &&
+	while (h->held && t->hold[h->held - 1].is_ack_wait &&
 		(int32_t)(e->h[dir ^ 1].next_seq - t->hold[h->held - 1].ack) >= 0)
 		release(t, e, dir, now_ns, true);
+}
+
+/*
+ * Where the last segment held in direction @p h ends (the sequence number after it), and
+ * (@p count) how many are held.
+ */
+static uint32_t
+held_end(const struct th_flow_table *t, const struct half *h, uint32_t *count)
+{
+	const struct held_seg *s = &t->hold[h->held - 1];
+
+	for (*count = 1; s->next != 0; ++*count)
+		s = &t->hold[s->next - 1];
+	return s->seq + s->len;
 }
 
 /*
@@ -919,10 +963,10 @@ take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta
 
 	if (h->held) {
 		const struct held_seg *s = &t->hold[h->held - 1];
+		uint32_t count, end = held_end(t, h, &count);
 
-		if ((int32_t)(seq - s->seq) >= 0 &&
-			(int32_t)(seq + wire_len - (s->seq + s->len)) <= 0) {
-			/* A copy of the held segment (a mirror port sends some twice): keep
+		if ((int32_t)(seq - s->seq) >= 0 && (int32_t)(seq + wire_len - end) <= 0) {
+			/* A copy of held bytes (a mirror port sends some twice): keep
 			 * waiting. */
 			t->c.segments_retrans++;
 			t->c.bytes_retrans += len;
@@ -934,13 +978,17 @@ take(struct th_flow_table *t, struct entry *e, int dir, const struct th_pkt_meta
 			segment_in(t, key, dir, h, seq, payload, len, wire_len, now_ns);
 			return;
 		}
+		if (s->is_ack_wait && seq == end && count < TH_FLOW_HOLD_QUEUE &&
+			acks_unseen(m, h, o, seq, len, wire_len) &&
+			hold(t, e, dir, seq, payload, len, now_ns, true, m->tcp_ack))
+			return; /* the reply's next segment, also before bytes it acknowledges */
 		if (s->is_ack_wait) {
 			/*
 			 * This direction moved on before the other's bytes came: they were
-			 * lost. The held segment goes in first (it is in order), and this one
-			 * does not wait for the same bytes again.
+			 * lost. The held segments go in first (they are in order), and this
+			 * one does not wait for the same bytes again.
 			 */
-			release(t, e, dir, now_ns, false);
+			release_all(t, e, dir, now_ns);
 			may_wait_ack = false;
 		} else if ((int32_t)(seq - h->next_seq) > 0) {
 			/* A second segment past the hole: lost, not late. Both in order. */
@@ -1072,7 +1120,7 @@ th_flow_tcp_input(struct th_flow_table *t, const struct th_pkt_meta *m, const ui
 		 * unless it waits for bytes of this direction and these come in order.
 		 */
 		if (!w->is_ack_wait || h->held || (int32_t)(seq - h->next_seq) > 0)
-			release(t, e, dir ^ 1, now_ns, false);
+			release_all(t, e, dir ^ 1, now_ns);
 	}
 	take(t, e, dir, m, seq, payload, len, wire_len, now_ns);
 	release_acked(t, e, dir ^ 1, now_ns); /* the bytes it acknowledged came */

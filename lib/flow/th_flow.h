@@ -39,6 +39,7 @@
 #define TH_FLOW_FRAG_MAX (64u << 20) /**< larger fragments are not RPC: resync */
 #define TH_FLOW_HOLD_SLOTS 64        /**< segments held for a late one at once, per table */
 #define TH_FLOW_HOLD_BYTES 9000      /**< the largest segment held: a jumbo frame's */
+#define TH_FLOW_HOLD_QUEUE 4         /**< segments of a direction waiting at once for acked bytes */
 #define TH_FLOW_HOLD_NS 10000000ull  /**< a hole left this long (capture time) is a loss */
 #define TH_FLOW_WHOLE_MAX 255        /**< whole-record buffers a table may have */
 

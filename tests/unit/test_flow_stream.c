@@ -745,6 +745,120 @@ test_new_connection_lets_old_waits_go(void **state)
 	conn_fini(&c);
 }
 
+/* The server's reply to call @p xid, @p size bytes after its marker, into @p p. */
+static size_t
+make_reply(uint8_t *p, uint32_t xid, uint32_t size)
+{
+	memset(p, 0, 4 + size);
+	th_be_put32(p, 0x80000000u | size);
+	th_be_put32(p + 4, xid);
+	th_be_put32(p + 8, 1); /* REPLY */
+	return 4 + size;
+}
+
+/*
+ * Bytes [off, off + len) of @p reply, which starts at the server's sequence number @p seq,
+ * acknowledging the client's bytes up to @p ack, at time @p ns.
+ */
+static void
+reply_seg(struct conn *c, const uint8_t *reply, uint32_t seq, size_t off, size_t len, uint32_t ack,
+	uint64_t ns)
+{
+	struct th_pkt_meta back = server_side(c, seq + (uint32_t)off);
+
+	back.tcp_ack = ack;
+	th_flow_tcp_input(c->t, &back, reply + off, (uint32_t)len, (uint32_t)len, ns, true);
+}
+
+/*
+ * A mirror port put both segments of a reply before the last segment of its call: the second
+ * waits behind the first, and the call comes out whole at its tail, then the reply, as with
+ * a reply of one segment (before, the second gave the wait up: the reply went in, and took
+ * the call, cut, with it). A copy of a waiting segment keeps them waiting. When the tail
+ * never comes, the wait ends after TH_FLOW_HOLD_NS as a loss, the reply's segments (three
+ * now) in order. A reply longer than TH_FLOW_HOLD_QUEUE segments gives the wait up.
+ */
+static void
+test_reply_segments_before_call_tail_wait_together(void **state)
+{
+	static uint8_t call[4096], reply[8192];
+	size_t n, r, r2, r3, off;
+	struct conn c;
+	const struct th_flow_counters *k;
+	uint32_t end;
+
+	(void)state;
+	conn_init(&c);
+	k = th_flow_table_counters(c.t);
+	n = make_call(call, 0xa1, 2000);
+	r = make_reply(reply, 0xa1, 2000);
+	end = c.seq + (uint32_t)n;
+	seg(&c, call, 0, 1448, 10);
+	reply_seg(&c, reply, 5000, 0, 1448, end, 30);
+	reply_seg(&c, reply, 5000, 1448, r - 1448, end, 31);
+	reply_seg(&c, reply, 5000, 1448, r - 1448, end, 32); /* a copy */
+	assert_int_equal(c.seen.n, 0);
+	seg(&c, call, 1448, n - 1448, 20);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 0xa1); /* the call first, whole */
+	assert_int_equal(c.seen.wire_size[0], n - 4);
+	assert_int_equal(c.seen.last_ns[0], 20);
+	assert_int_equal(c.seen.xid[1], 0xa1);
+	assert_int_equal(c.seen.dir[1], c.seen.dir[0] ^ 1);
+	assert_int_equal(c.seen.wire_size[1], r - 4);
+	assert_int_equal(c.seen.first_ns[1], 30);
+	assert_int_equal(c.seen.last_ns[1], 31);
+	assert_int_equal(k->segments_held_ack, 2);
+	assert_int_equal(k->segments_ack_reordered, 2);
+	assert_int_equal(k->segments_retrans, 1);
+	assert_int_equal(k->gaps_payload, 0);
+	assert_int_equal(k->gaps_lost, 0);
+
+	/* The next call's tail is lost: the reply goes in at the wait's end, after the call. */
+	make_call(call + n, 0xa2, 2000);
+	r2 = make_reply(reply, 0xa2, 3000);
+	seg(&c, call, n, 1448, 100);
+	end += (uint32_t)n;
+	for (off = 0; off < r2; off += 1448)
+		reply_seg(&c, reply, 5000 + (uint32_t)r, off, r2 - off < 1448 ? r2 - off : 1448,
+			end, 110 + off);
+	assert_int_equal(c.seen.n, 2);
+	th_flow_table_age(c.t, 110 + TH_FLOW_HOLD_NS);
+	assert_int_equal(c.seen.n, 4);
+	assert_int_equal(c.seen.xid[2], 0xa2); /* the call, its tail stepped over */
+	assert_int_equal(c.seen.dir[2], c.seen.dir[0]);
+	assert_int_equal(c.seen.wire_size[2], n - 4);
+	assert_int_equal(c.seen.last_ns[2], 100);
+	assert_int_equal(c.seen.xid[3], 0xa2);
+	assert_int_equal(c.seen.wire_size[3], r2 - 4);
+	assert_int_equal(c.seen.first_ns[3], 110);
+	assert_int_equal(k->segments_held_ack, 5);
+	assert_int_equal(k->segments_ack_reordered, 2);
+	assert_int_equal(k->gaps_payload, 1);
+	assert_int_equal(k->gaps_lost, 0);
+
+	/* A longer reply: TH_FLOW_HOLD_QUEUE segments wait, the next one gives the wait up. */
+	c.seq = end;
+	n = make_call(call, 0xa3, 2000);
+	r3 = make_reply(reply, 0xa3, TH_FLOW_HOLD_QUEUE * 1448 + 96);
+	end = c.seq + (uint32_t)n;
+	seg(&c, call, 0, 1448, 200);
+	for (off = 0; off < r3; off += 1448)
+		reply_seg(&c, reply, 5000 + (uint32_t)(r + r2), off,
+			r3 - off < 1448 ? r3 - off : 1448, end, 210 + off);
+	assert_int_equal(c.seen.n, 6);
+	assert_int_equal(c.seen.xid[4], 0xa3); /* the call first, cut */
+	assert_int_equal(c.seen.dir[4], c.seen.dir[0]);
+	assert_int_equal(c.seen.last_ns[4], 200);
+	assert_int_equal(c.seen.xid[5], 0xa3);
+	assert_int_equal(c.seen.wire_size[5], r3 - 4);
+	assert_int_equal(k->segments_held_ack, 5 + TH_FLOW_HOLD_QUEUE);
+	assert_int_equal(k->segments_ack_reordered, 2);
+	assert_int_equal(k->gaps_payload, 2);
+	assert_int_equal(k->gaps_lost, 0);
+	conn_fini(&c);
+}
+
 /* A copy of the held segment (mirror ports send some twice) does not give up its hole. */
 static void
 test_copy_of_held_segment_keeps_waiting(void **state)
@@ -1097,6 +1211,7 @@ main(void)
 		cmocka_unit_test(test_retransmission_does_not_spoil_a_wait),
 		cmocka_unit_test(test_reply_acknowledging_a_fin_does_not_wait),
 		cmocka_unit_test(test_new_connection_lets_old_waits_go),
+		cmocka_unit_test(test_reply_segments_before_call_tail_wait_together),
 		cmocka_unit_test(test_copy_of_held_segment_keeps_waiting),
 		cmocka_unit_test(test_partly_filled_hole),
 		cmocka_unit_test(test_answered_call_after_older_held_bytes),
