@@ -53,6 +53,7 @@ static const struct num_key num_keys[] = {
 	SECONDS("decode", "call_timeout", dec.call_timeout_ns),
 	SECONDS("decode", "gap_call_timeout", dec.gap_call_timeout_ns),
 	WHOLE("decode", "listings", 0, TH_FLOW_WHOLE_MAX, dec.listings),
+	SECONDS("decode", "copy_window", dec.copy_window_ns),
 	WHOLE("session", "lcores", 1, MAX_SESSION, session_lcores),
 	WHOLE("session", "files", 8, 1u << 28, sess.files),
 	WHOLE("session", "sessions", 8, 1u << 28, sess.sessions),

@@ -22,6 +22,18 @@ struct frag_slot {
 	struct th_xid_key key; /* the call it belongs to */
 };
 
+#define COPY_SLOTS 1024 /* frames remembered to find copies (direct-mapped) */
+#define COPY_WORDS 8    /* 8-byte words of a frame compared (is_copy() names each) */
+
+/* A frame seen lately: what a copy of it would have to match (see is_copy()). */
+struct copy_slot {
+	uint64_t ts_ns;          /* when it was seen */
+	uint64_t tag;            /* bytes captured from its IP header on; a later fragment's
+				    offset above them */
+	uint64_t ip[COPY_WORDS]; /* its fixed IP header (TTL, IPv4 header checksum zeroed) and
+				    first bytes from its TCP/UDP header (or fragment data) on */
+};
+
 struct th_decode {
 	struct th_decode_stats s;           /* counters (flow/xid parts filled on read) */
 	const struct th_pkt_meta *frag;     /* the first fragment being decoded, or NULL */
@@ -34,6 +46,8 @@ struct th_decode {
 	void *ctx;                          /* for emit */
 	uint64_t now_ns;                    /* time of the frame being decoded */
 	uint64_t rpc_ports[65536 / 64];     /* ports known to serve RPC, one bit each */
+	uint64_t copy_window_ns;            /* see th_decode_config; 0: no copies looked for */
+	struct copy_slot copies[COPY_SLOTS]; /* frames seen lately, for their copies */
 	struct th_srt srt;                  /* response times of matched RPCs (last: 1 MB) */
 };
 
@@ -46,6 +60,7 @@ th_decode_config_defaults(struct th_decode_config *cfg)
 	cfg->call_timeout_ns = 60ull * 1000000000ull;
 	cfg->gap_call_timeout_ns = 2ull * 1000000000ull;
 	cfg->listings = 32;
+	cfg->copy_window_ns = 1000000; /* 1 ms */
 }
 
 static inline bool
@@ -516,6 +531,7 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		goto fail;
 	d->emit = emit;
 	d->ctx = ctx;
+	d->copy_window_ns = cfg->copy_window_ns;
 	th_srt_init(&d->srt);
 	d->flows = th_flow_table_create(
 		cfg->flows, cfg->flow_idle_ns, on_tcp_record, on_tcp_hunt, on_tcp_gap, d);
@@ -568,6 +584,70 @@ th_decode_free(struct th_decode *d)
 	free(d);
 }
 
+/*
+ * Whether the frame is a copy of one seen within the copy window. A mirror port shows some
+ * frames twice (a session of both the client's and the server's switch port, or of a port's
+ * receive and transmit side) microseconds apart: taken as traffic, a copy would read as a TCP
+ * retransmission, a UDP call sent again or a reply without its call. Compared: the fixed IP
+ * header (addresses, length, IPv4 identification and fragment offset), the first bytes from
+ * the TCP or UDP header on (or a later fragment's data, with its offset), which hold the TCP
+ * or UDP checksum that covers the rest, and the length captured; 64 bytes in all. TTL and
+ * the IPv4 header checksum are left out, since a router between two mirrored ports lowers
+ * them. A host's own resend of a segment is a new IP packet (its identification, TCP
+ * timestamp or XID differ, and it comes a timeout later), so it is not taken for a copy.
+ */
+/* Into @p w: the fixed IP header, @p ip bytes, then the frame's bytes from m->l4_offset on. */
+static inline void
+copy_gather(uint64_t *w, const uint8_t *frame, uint32_t caplen, const struct th_pkt_meta *m,
+	uint32_t ip)
+{
+	uint8_t *b = (uint8_t *)w;
+	uint32_t rest = COPY_WORDS * 8 - ip, have = caplen - m->l4_offset;
+
+	memcpy(b, frame + m->l3_offset, ip);
+	if (have >= rest) {
+		memcpy(b + ip, frame + m->l4_offset, rest);
+	} else {
+		memset(b + ip, 0, rest);
+		memcpy(b + ip, frame + m->l4_offset, have);
+	}
+}
+
+static bool
+is_copy(struct th_decode *d, const uint8_t *frame, uint32_t caplen, const struct th_pkt_meta *m,
+	bool is_later_frag, uint64_t ts_ns)
+{
+	uint64_t w[COPY_WORDS], x, y, diff, age, tag;
+	struct copy_slot *c;
+
+	if (m->ip_version == 4) {
+		copy_gather(w, frame, caplen, m, 20);
+		((uint8_t *)w)[8] = 0;                       /* TTL */
+		((uint8_t *)w)[10] = ((uint8_t *)w)[11] = 0; /* header checksum */
+	} else {
+		copy_gather(w, frame, caplen, m, 40);
+		((uint8_t *)w)[7] = 0; /* hop limit */
+	}
+	tag = (uint64_t)(caplen - m->l3_offset) |
+	      (is_later_frag ? (uint64_t)m->frag_offset << 32 : 0);
+	/* Written out: at -O2 the loops would cost more than the work. */
+	x = w[0] ^ w[2] ^ w[4] ^ w[6];
+	y = w[1] ^ w[3] ^ w[5] ^ w[7];
+	c = &d->copies[((x * 0x9e3779b97f4a7c15ull) ^ (y * 0xc2b2ae3d27d4eb4full) ^ tag) >>
+		       (64 - 10)];
+	diff = (c->ip[0] ^ w[0]) | (c->ip[1] ^ w[1]) | (c->ip[2] ^ w[2]) | (c->ip[3] ^ w[3]) |
+	       (c->ip[4] ^ w[4]) | (c->ip[5] ^ w[5]) | (c->ip[6] ^ w[6]) | (c->ip[7] ^ w[7]) |
+	       (c->tag ^ tag);
+	age = ts_ns >= c->ts_ns ? ts_ns - c->ts_ns : c->ts_ns - ts_ns;
+	if (diff == 0 && c->ts_ns != 0 && age <= d->copy_window_ns)
+		return true;
+	c->ts_ns = ts_ns;
+	c->tag = tag;
+	memcpy(c->ip, w, sizeof(w));
+	return false;
+}
+_Static_assert(COPY_SLOTS == 1u << 10, "is_copy() takes 10 bits of the hash");
+
 void
 th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint32_t wirelen,
 	enum th_pkt_link link, uint64_t ts_ns)
@@ -581,6 +661,17 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 	d->s.bytes += wirelen;
 	d->now_ns = ts_ns;
 	st = th_pkt_parse(frame, caplen, link, &m);
+	/*
+	 * Frames that carry bytes: a copy of a bare TCP acknowledgement changes nothing. A copy
+	 * is counted as that alone, so frames = frames_copied + the pkt[] outcomes.
+	 */
+	if (d->copy_window_ns != 0 &&
+		((st == TH_PKT_OK && (m.l4 == TH_PKT_L4_UDP || m.payload_wire_len > 0)) ||
+			(st == TH_PKT_FRAG_LATER && m.l4 == TH_PKT_L4_UDP)) &&
+		is_copy(d, frame, caplen, &m, st == TH_PKT_FRAG_LATER, ts_ns)) {
+		d->s.frames_copied++;
+		return;
+	}
 	d->s.pkt[st]++;
 	if (st != TH_PKT_OK) {
 		if (st == TH_PKT_FRAG_LATER && m.l4 == TH_PKT_L4_UDP)
@@ -744,6 +835,9 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	fprintf(out, "losses and skips by reason\n");
 	for (i = 1; i < TH_PKT__STATUS_COUNT; i++)
 		ROW(out, s->pkt[i], th_pkt_status_str((enum th_pkt_status)i));
+	ROW(out, s->frames_copied,
+		"frames seen again within decode.copy_window (a mirror port's copies, not "
+		"decoded)");
 	ROW(out, s->frames_cut, "frames cut by the capture length");
 	ROW(out, s->not_rpc, "TCP/UDP payloads that are not RPC");
 	ROW(out, s->rpc_short, "RPC messages too short for their header (dropped)");

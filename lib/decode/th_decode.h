@@ -35,6 +35,8 @@
 	X(frames, "frames received")                                                               \
 	X(bytes, "bytes received (frame length on the wire)")                                      \
 	X(frames_cut, "frames cut by the capture length (payload partly missing)")                 \
+	X(frames_copied, "frames seen again within decode.copy_window (a mirror port's copies, "   \
+			 "not decoded)")                                                           \
 	X(udp_datagrams, "UDP datagrams")                                                          \
 	X(udp_first_frags, "UDP first IP fragments (headers decoded, data not reassembled)")       \
 	X(tcp_segments, "TCP segments")                                                            \
@@ -106,13 +108,16 @@ struct th_decode_config {
 					   by th_decode_create()), 0 to TH_FLOW_WHOLE_MAX;
 					   0: a listing's count and names end with the
 					   prefix (the count flagged partial) */
+	uint64_t copy_window_ns;      /**< a frame the same as one seen this long before or
+					   after it is a mirror port's copy: counted, not
+					   decoded; 0: every frame is decoded */
 };
 
 #define TH_DECODE_LISTING_SIZE (64u << 10) /**< a longer listing is cut there (counted) */
 
 /**
  * Defaults: 16384 flows, 65536 calls, 300 s idle, 60 s call timeout, 2 s behind a gap,
- * 32 listings.
+ * 32 listings, copies within 1 ms.
  */
 void th_decode_config_defaults(struct th_decode_config *cfg);
 

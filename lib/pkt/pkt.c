@@ -180,8 +180,11 @@ parse_ipv4(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 		m->frag_id = th_be_get16(h + 4);
 		m->is_last_frag = (frag & 0x2000) == 0;
 	}
-	if (frag & 0x1fff)
+	if (frag & 0x1fff) {
+		m->frag_offset = (uint16_t)((frag & 0x1fff) * 8);
+		m->l4_offset = (uint16_t)(l3 + hlen);
 		return TH_PKT_FRAG_LATER;
+	}
 	/* MF set with offset 0: the first fragment, which holds the L4 header. */
 	return parse_l4(f, caplen, l3 + hlen, l3 + tot, proto, (frag & 0x2000) != 0, m);
 }
@@ -240,6 +243,8 @@ parse_ipv6(const uint8_t *f, uint32_t caplen, uint32_t l3, struct th_pkt_meta *m
 				m->l4 = h[0];
 				if (h[0] != TH_PKT_L4_TCP && h[0] != TH_PKT_L4_UDP)
 					return TH_PKT_NOT_TCP_UDP;
+				m->frag_offset = fo & 0xfff8;
+				m->l4_offset = (uint16_t)(off + 8);
 				return TH_PKT_FRAG_LATER;
 			}
 			/* An atomic fragment (offset 0, M clear) is a whole datagram. */

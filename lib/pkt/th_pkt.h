@@ -87,11 +87,13 @@ struct th_pkt_meta {
 	uint32_t tcp_seq;          /**< TCP sequence number, host order */
 	uint32_t tcp_ack;          /**< TCP acknowledgement number, host order */
 	uint16_t l3_offset;        /**< IP header offset in the frame */
-	uint16_t l4_offset;        /**< TCP/UDP header offset in the frame */
+	uint16_t l4_offset;        /**< TCP/UDP header offset in the frame; a later IP
+				      fragment's first data byte (TH_PKT_FRAG_LATER) */
 	uint16_t payload_offset;   /**< first payload byte in the frame */
 	uint32_t payload_len;      /**< payload bytes present in the frame (after capture cut) */
 	uint32_t payload_wire_len; /**< payload bytes the IP/UDP lengths claim */
 	uint32_t frag_id;          /**< IP identification of a fragment (first or later) */
+	uint16_t frag_offset;      /**< a later fragment's offset in its datagram, bytes */
 	bool is_last_frag;         /**< a fragment with no more after it (TH_PKT_FRAG_LATER) */
 	bool is_cut;               /**< the capture kept fewer bytes than the IP packet had */
 };
@@ -107,8 +109,9 @@ struct th_pkt_meta {
  *
  * For a fragmented IPv4/IPv6 datagram, the first fragment parses with
  * is_fragment set and payload_len covering what this fragment carries;
- * later fragments return TH_PKT_FRAG_LATER with addresses, l4, frag_id and
- * is_last_frag set, so a caller can follow a datagram. Ethernet padding and a
+ * later fragments return TH_PKT_FRAG_LATER with addresses, l4, frag_id,
+ * frag_offset, is_last_frag and l4_offset (its data) set, so a caller can
+ * follow a datagram. Ethernet padding and a
  * captured length beyond the IP total length are trimmed off the payload.
  * A payload cut by the capture (caplen) is not an error: payload_len is
  * smaller than payload_wire_len.

@@ -22,7 +22,8 @@
  * record to a segment under /tmp, as a decode lcore does with trace.rpcs = 1
  * (the segment is closed, fsync'd and removed outside the clock). -D walks
  * READDIRPLUS entries for their names, as a decode lcore does when names are
- * on (capture -r, session.names, trace.dir), handing each to a counter.
+ * on (capture -r, session.names, trace.dir), handing each to a counter. -C
+ * looks for no mirror-port copies (decode.copy_window = 0).
  */
 
 #include <dirent.h>
@@ -48,6 +49,7 @@ static bool is_sessions;  /* -s: also run open/close inference on every op */
 static bool is_reduce_only; /* -S: only reduce each op for inference (the decode lcore's share) */
 static bool is_rpc_records; /* -R: write each op as an RPC trace record */
 static bool is_names;       /* -D: walk READDIRPLUS entries (names on) */
+static bool is_no_copies;   /* -C: decode.copy_window = 0, no mirror copies looked for */
 
 struct sink {
 	bool is_formatting;
@@ -195,6 +197,8 @@ run_once(const struct th_pcap_file *f, bool is_formatting, int fd_cyc, int fd_in
 	size_t i;
 
 	th_decode_config_defaults(&cfg);
+	if (is_no_copies)
+		cfg.copy_window_ns = 0;
 	memset(s, 0, offsetof(struct sink, line));
 	s->is_formatting = is_formatting;
 	d = th_decode_create(&cfg, on_op, s);
@@ -306,8 +310,10 @@ main(int argc, char **argv)
 	int runs = 5, opt, fd_cyc, fd_ins, rc = 0;
 	bool both = false, only_decode = false;
 
-	while ((opt = getopt(argc, argv, "r:wnsSRD")) != -1) {
-		if (opt == 'D')
+	while ((opt = getopt(argc, argv, "r:wnsSRDC")) != -1) {
+		if (opt == 'C')
+			is_no_copies = true;
+		else if (opt == 'D')
 			is_names = true;
 		else if (opt == 'R')
 			is_rpc_records = true;
@@ -347,7 +353,8 @@ main(int argc, char **argv)
 	return rc == 0 ? 0 : 1;
 
 usage:
-	fprintf(stderr, "usage: bench_decode [-r RUNS (1-%d)] [-w | -n] [-s | -S | -R] [-D] PCAP\n",
+	fprintf(stderr,
+		"usage: bench_decode [-r RUNS (1-%d)] [-w | -n] [-s | -S | -R] [-D] [-C] PCAP\n",
 		MAX_RUNS);
 	return 2;
 }

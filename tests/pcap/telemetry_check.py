@@ -115,13 +115,15 @@ def main():
                       'nic_imissed', 'ring_full'):
                 if k not in stats:
                     errors.append('/tracehound/stats has no %s' % k)
-            for k in ('pkt_not_ip', 'pkt_frag_later', 'sess_ops', 'sess_ops_not_used',
-                      'sess_ring_full'):
+            for k in ('pkt_not_ip', 'pkt_frag_later', 'frames_copied', 'sess_ops',
+                      'sess_ops_not_used', 'sess_ring_full'):
                 if k not in stats:
                     errors.append('/tracehound/stats has no %s' % k)
-            # Every frame is a TCP segment, a UDP datagram or a parse outcome; the lcore
-            # counts the frame first, so a read may find up to a burst not yet sorted.
-            sorted_frames = stats.get('tcp_segments', 0) + stats.get('udp_datagrams', 0) + \
+            # Every frame is a mirror port's copy, a TCP segment, a UDP datagram or a parse
+            # outcome; the lcore counts the frame first, so a read may find up to a burst not
+            # yet sorted.
+            sorted_frames = stats.get('frames_copied', 0) + stats.get('tcp_segments', 0) + \
+                stats.get('udp_datagrams', 0) + \
                 sum(v for k, v in stats.items() if k.startswith('pkt_'))
             if not 0 <= stats['frames'] - sorted_frames <= 256 or \
                     stats.get('pkt_not_ip', 0) == 0 or stats.get('sess_ops', 0) == 0:

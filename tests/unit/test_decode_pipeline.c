@@ -1562,6 +1562,77 @@ test_call_never_answered(void **state)
 	assert_int_equal(st.rpc_calls, 2);
 }
 
+/*
+ * A mirror port shows some frames twice, microseconds apart, a router between two mirrored ports
+ * lowering the TTL: copies are counted and not decoded, so no call reads as sent again, no reply
+ * as without its call and no segment as retransmitted. A host's own resend, a timeout later, is
+ * still one; with decode.copy_window = 0 a copy is taken as traffic.
+ */
+static void
+test_mirror_copies(void **state)
+{
+	static const struct ep CLIENT2 = {{10, 0, 0, 3}, 801};
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct th_decode_config cfg;
+	struct th_decode *d0;
+	struct sink *s0;
+	struct tcp_conn c;
+	struct xb call = {.n = 0}, reply = {.n = 0}, rec;
+	uint8_t fr[2048];
+	size_t n;
+
+	getattr_call(&call, 0x5151);
+	getattr_reply(&reply, 0x5151, 100);
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0);
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0 + 2000);
+	n = udp_frame(fr, &SERVER, &CLIENT, reply.b, reply.n);
+	th_decode_frame(f->d, fr, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0 + 100000);
+	fr[14 + 8]--;  /* TTL */
+	fr[14 + 11]++; /* the IPv4 header checksum, as a router would change it */
+	th_decode_frame(f->d, fr, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, T0 + 103000);
+
+	tcp_open(&c, f->d, &CLIENT2, &SERVER, 1000, 5000, T0 + SEC);
+	tcp_getattr(&rec, 0x6161, false);
+	send_tcp(f->d, &CLIENT2, &SERVER, c.seq[TO_SERVER], c.seq[TO_CLIENT], TH_TCP_ACK, rec.b,
+		rec.n, T0 + SEC + 100);
+	tcp_segment(&c, TO_SERVER, rec.b, rec.n, T0 + SEC + 101); /* the copy */
+	tcp_send(&c, 0x6161, true, T0 + SEC + 50000);
+
+	/* The same call a second later: the client sent it again. */
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0 + 2 * SEC);
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frames_copied, 3);
+	assert_int_equal(st.ops_matched, 2);
+	assert_int_equal(st.ops_reply_only, 0);
+	assert_int_equal(st.flow.segments_retrans, 0);
+	assert_int_equal(st.xid.calls_dup, 0); /* the one a second later waits as a new call */
+	assert_int_equal(st.rpc_calls, 3);
+	assert_int_equal(st.frames, 11);
+	th_decode_flush(f->d);
+	assert_int_equal(f->s->count, 3);
+	assert_int_equal(f->s->ops[2].kind, TH_OP_CALL_ONLY);
+
+	/* Off: the copy is a second call, the reply's copy one without its call. */
+	s0 = calloc(1, sizeof(*s0));
+	assert_non_null(s0);
+	th_decode_config_defaults(&cfg);
+	cfg.copy_window_ns = 0;
+	d0 = th_decode_create(&cfg, on_op, s0);
+	assert_non_null(d0);
+	send_udp(d0, &CLIENT, &SERVER, &call, T0);
+	send_udp(d0, &CLIENT, &SERVER, &call, T0 + 2000);
+	send_udp(d0, &SERVER, &CLIENT, &reply, T0 + 100000);
+	send_udp(d0, &SERVER, &CLIENT, &reply, T0 + 103000);
+	th_decode_get_stats(d0, &st);
+	assert_int_equal(st.frames_copied, 0);
+	assert_int_equal(st.xid.calls_dup, 1);
+	assert_int_equal(st.ops_reply_only, 1);
+	th_decode_free(d0);
+	free(s0);
+}
+
 static void
 test_call_times_out(void **state)
 {
@@ -1968,6 +2039,7 @@ test_stats_print_every_loss(void **state)
 		uint64_t *field;
 	} loss[] = {
 		{"frames_cut", &s->frames_cut},
+		{"frames_copied", &s->frames_copied},
 		{"not_rpc", &s->not_rpc},
 		{"rpc_short", &s->rpc_short},
 		{"calls_header_cut", &s->calls_header_cut},
@@ -2197,6 +2269,7 @@ main(void)
 			test_tcp_reply_before_lost_call_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mirror_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_gap_expires_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_gap_keeps_calls, setup, teardown),

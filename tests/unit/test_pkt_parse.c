@@ -663,6 +663,8 @@ test_ipv4_fragments(void **state)
 	fill(&b, 1480);
 	ip4_end(&b, ip);
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_FRAG_LATER);
+	assert_int_equal(m.frag_offset, 185 * 8);
+	assert_int_equal(m.l4_offset, 14 + 20); /* its data */
 	eth(&b, 0x0800);
 	ip = ip4(&b, 17, 370, 0);
 	fill(&b, 1048);
@@ -785,6 +787,8 @@ test_ipv6_fragments(void **state)
 	fill(&b, 1000);
 	ip6_end(&b, ip);
 	assert_int_equal(parse(&b, b.len, TH_PKT_LINK_ETHERNET, &m), TH_PKT_FRAG_LATER);
+	assert_int_equal(m.frag_offset, 126 * 8);
+	assert_int_equal(m.l4_offset, 14 + 40 + 8);
 	eth(&b, 0x86dd);
 	ip = ip6(&b, 44);
 	frag6(&b, 6, 252, false);
