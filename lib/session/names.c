@@ -166,6 +166,10 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 
 	if (n == NULL || n->n == 0 || name_len == 0 || fh_len == 0)
 		return;
+	/* A LOOKUP of "." or ".." answers with the directory or its parent: not a name of it
+	 * in that directory (as one, a path walk would go round in circles). */
+	if (name[0] == '.' && (name_len == 1 || (name_len == 2 && name[1] == '.')))
+		return;
 	hash = key_hash(server, dir, dir_len, name, name_len);
 	i = find(n, hash, server, dir, dir_len, name, name_len);
 	if (i != NIL) {

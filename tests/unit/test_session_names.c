@@ -19,6 +19,36 @@ find_name(const struct out *o, const char *name, uint64_t to_ns)
 	return NULL;
 }
 
+/*
+ * A LOOKUP of "." answers with the directory itself and one of ".." with its parent: neither
+ * is a name of that handle in the directory looked in (as names, the root of a mount looked
+ * up as "." became its own child, and every path under it "./././..." 64 deep).
+ */
+static void
+test_name_dot_lookups(void **state)
+{
+	struct th_sess_config c;
+	struct out o;
+	struct th_sess_table *t;
+	struct th_sess_op op;
+
+	(void)state;
+	small_config(&c);
+	t = table_new(&c, &o);
+	op = mk_name(TH_SESS_LOOKUP, 1, ".", -1, T0);
+	op.fh2_len = (uint8_t)snprintf((char *)op.fh2, sizeof(op.fh2), "D1");
+	input(t, op);
+	op = mk_name(TH_SESS_LOOKUP, 2, "..", -1, T0 + 1 * SEC);
+	op.fh2_len = (uint8_t)snprintf((char *)op.fh2, sizeof(op.fh2), "D1");
+	input(t, op);
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "..a", 5, T0 + 2 * SEC));
+	th_sess_flush(t);
+	assert_int_equal(o.n_names, 1);
+	assert_string_equal(o.names[0].name, "..a");
+	assert_int_equal(th_sess_counters(t)->names, 1);
+	th_sess_free(t);
+}
+
 /* LOOKUP/CREATE add names, REMOVE and RENAME end them, hard links keep every name. */
 static void
 test_name_validity(void **state)
@@ -705,6 +735,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_validity),
+		cmocka_unit_test(test_name_dot_lookups),
 		cmocka_unit_test(test_name_bounds_and_privacy),
 		cmocka_unit_test(test_record_format),
 		cmocka_unit_test(test_from_op_to_record),
