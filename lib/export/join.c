@@ -44,6 +44,7 @@ struct name_ent {
 	uint16_t apath_len;    /**< the pseudonym's bytes */
 	uint16_t anon_len;     /**< the pseudonym's bytes */
 	bool is_anon;          /**< the pseudonym has been computed */
+	bool is_dot;           /**< named "." or "..": listed, never a path's component */
 	uint8_t fh[TH_TRACE_FH_MAX];
 	uint8_t dir[TH_TRACE_FH_MAX];
 };
@@ -222,6 +223,8 @@ th_export_names_add(struct th_export_names *n, const struct th_trace_name *r)
 	e->mode = r->mode;
 	e->name_off = n->arena_size;
 	e->is_anon = false;
+	e->is_dot =
+		r->name[0] == '.' && (r->name_len == 1 || (r->name_len == 2 && r->name[1] == '.'));
 	e->path_since = e->path_until = 0;
 	memcpy(n->arena + n->arena_size, r->name, r->name_len);
 	n->arena_size += r->name_len;
@@ -254,6 +257,11 @@ find(const struct th_export_names *n, const struct th_addr *server, const uint8_
 		if (e->hash != h || e->fh_len != fh_len || memcmp(e->fh, fh, fh_len) != 0 ||
 			memcmp(&e->server, server, sizeof(*server)) != 0)
 			continue;
+		/* A LOOKUP of "." or ".." (kept by captures before they were left out) names
+		 * the directory itself or its parent from below: as the handle's name it would
+		 * put the handle inside itself, and its path would go round to DEPTH_MAX. */
+		if (e->is_dot)
+			continue;
 		if (e->from_ns > t) {
 			if (e->from_ns < *until)
 				*until = e->from_ns;
@@ -267,23 +275,6 @@ find(const struct th_export_names *n, const struct th_addr *server, const uint8_
 	if (best != NULL && best->to_ns != 0 && best->to_ns < *until)
 		*until = best->to_ns;
 	return best;
-}
-
-/* The names valid at t from the handle's up through its directories: chain[0] is the
- * handle's. @return how many (at most @p max); *until as find(), for all of them. */
-static unsigned int
-chain_of(const struct th_export_names *n, const struct th_addr *server, const uint8_t *fh,
-	unsigned int fh_len, uint64_t t, const struct name_ent **chain, unsigned int max,
-	uint64_t *until)
-{
-	const struct name_ent *e = find(n, server, fh, fh_len, t, until);
-	unsigned int depth = 0;
-
-	while (e != NULL && depth < max) {
-		chain[depth++] = e;
-		e = e->dir_len > 0 ? find(n, server, e->dir, e->dir_len, t, until) : NULL;
-	}
-	return depth;
 }
 
 /*
@@ -348,15 +339,26 @@ th_export__names_prefetch(const struct th_export_names *n, uint32_t h, bool is_e
 		__builtin_prefetch(e + off);
 }
 
-/* The names of @p e's directories valid at @p t after @p e in @p chain. @return the depth. */
+/*
+ * @p e and the names of its directories valid at @p t, in @p chain from @p e up. @return the
+ * depth; *until as find(), for all of them.
+ */
 static unsigned int
 walk_up(const struct th_export_names *n, const struct th_addr *server, const struct name_ent *e,
 	uint64_t t, const struct name_ent **chain, uint64_t *until)
 {
-	chain[0] = e;
-	if (e->dir_len == 0)
-		return 1;
-	return 1 + chain_of(n, server, e->dir, e->dir_len, t, chain + 1, DEPTH_MAX - 1, until);
+	unsigned int depth = 0;
+
+	while (e != NULL && depth < DEPTH_MAX) {
+		chain[depth++] = e;
+		e = e->dir_len > 0 ? find(n, server, e->dir, e->dir_len, t, until) : NULL;
+		/* Names that go round (a directory renamed into its own subtree while the
+		 * capture missed a step) end the walk where they come back. */
+		for (unsigned int i = 0; e != NULL && i < depth; i++)
+			if (chain[i] == e)
+				e = NULL;
+	}
+	return depth;
 }
 
 /* Whether @p e keeps a path valid at @p t (with its pseudonym, if @p is_anon) that fits. */

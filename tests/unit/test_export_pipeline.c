@@ -816,6 +816,42 @@ test_path_mode(void **state)
 }
 
 /*
+ * A LOOKUP of "." names the directory inside itself, one of ".." names the parent inside
+ * its child (captures wrote such names): a path never goes through them, so a file under a
+ * mount root that was looked up as "." is still /export/home/x, not "./././..." 64 deep.
+ * Names that go round for another reason (a rename the capture missed) end the path where
+ * they come back.
+ */
+static void
+test_path_dot_names(void **state)
+{
+	struct th_export_names *n = th_export_names_create(1ull << 30);
+	const uint8_t fh[4] = {0x01, 0xbe, 0xef, 0x01}, fh_b[4] = {0x0b, 0xbe, 0xef, 0x01};
+	struct th_addr server;
+	char a[1024];
+
+	(void)state;
+	assert_non_null(n);
+	addr4(&server, 10, 0, 0, 1);
+	add_name_rec(n, 0x0e, 0, 10 * S, 0, "/export");
+	add_name_rec(n, 0x0d, 0x0e, 10 * S, 0, "home");
+	add_name_rec(n, 0x01, 0x0d, 10 * S, 0, "x");
+	add_name_rec(n, 0x0e, 0x0e, 20 * S, 0, ".");
+	add_name_rec(n, 0x0e, 0x0d, 30 * S, 0, "..");
+	add_name_rec(n, 0x0d, 0x0d, 40 * S, 0, ".");
+	for (int pass = 0; pass < 2; pass++) { /* the second time from the kept path */
+		th_export_names_path(n, &server, fh, sizeof(fh), 50 * S, a, sizeof(a), NULL);
+		assert_string_equal(a, "/export/home/x");
+	}
+	/* b in a, a in b (their old names gone unseen): a path of each once. */
+	add_name_rec(n, 0x0a, 0x0b, 10 * S, 0, "a");
+	add_name_rec(n, 0x0b, 0x0a, 10 * S, 0, "b");
+	th_export_names_path(n, &server, fh_b, sizeof(fh_b), 50 * S, a, sizeof(a), NULL);
+	assert_string_equal(a, "a/b");
+	th_export_names_free(n);
+}
+
+/*
  * A file's path is kept for its next lookups, but never past a rename of any directory
  * above it or a name that starts later: asked in time order, out of order and again, the
  * table gives what a fresh table asked once gives.
@@ -1793,6 +1829,7 @@ main(void)
 		cmocka_unit_test(test_names_budget),
 		cmocka_unit_test(test_path_cache_follows_renames),
 		cmocka_unit_test(test_path_mode),
+		cmocka_unit_test(test_path_dot_names),
 		cmocka_unit_test(test_damaged_stream),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_name_join),
