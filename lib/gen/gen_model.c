@@ -244,6 +244,15 @@ gen_model_file_remove(struct gen_export *e, uint32_t idx)
 	n->is_live = false;
 }
 
+/* @p ago_ns before @p now, or 1 s after the epoch: a --start within a year of it must not
+ * wrap the seed files' times past 2554 (nfstime3 would then carry only their low bits), and a
+ * time of 0 is "none" to the users workload's caches. */
+static uint64_t
+before(uint64_t now, uint64_t ago_ns)
+{
+	return now > ago_ns + 1000000000u ? now - ago_ns : 1000000000u;
+}
+
 static int
 export_init(
 	struct gen_export *e, struct th_rng *rng, const char *path, uint32_t fh_len, uint64_t now)
@@ -259,7 +268,7 @@ export_init(
 	e->fh_len = (uint8_t)fh_len;
 	e->next_fileid = 2 + th_rng_below(rng, 1000);
 	if (gen_model_node_add(e, rng, UINT32_MAX, TH_NFS_DIR, "",
-		    now - 86400ull * 1000000000u * 365, 0, 0) < 0)
+		    before(now, 86400ull * 1000000000u * 365), 0, 0) < 0)
 		return -ENOMEM;
 	for (i = 0; i < n_dirs; i++) {
 		/* Two levels: top-level directories and some below them. */
@@ -267,7 +276,7 @@ export_init(
 
 		gen_model_make_name(e, rng, true, name, sizeof(name));
 		if (gen_model_node_add(e, rng, parent, TH_NFS_DIR, name,
-			    now - th_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
+			    before(now, th_rng_range(rng, 1, 86400ull * 30) * 1000000000u),
 			    1000 + th_rng_below(rng, 20), 100) < 0)
 			return -ENOMEM;
 	}
@@ -276,7 +285,7 @@ export_init(
 
 		gen_model_make_name(e, rng, false, name, sizeof(name));
 		idx = gen_model_node_add(e, rng, parent, TH_NFS_REG, name,
-			now - th_rng_range(rng, 1, 86400ull * 30) * 1000000000u,
+			before(now, th_rng_range(rng, 1, 86400ull * 30) * 1000000000u),
 			1000 + th_rng_below(rng, 20), 100 + th_rng_below(rng, 3));
 		if (idx < 0)
 			return -ENOMEM;

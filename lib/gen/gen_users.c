@@ -399,7 +399,10 @@ user_file_size(struct th_rng *rng)
 static int
 export_prepare(struct gen_world *w, struct gen_export *e)
 {
-	uint64_t now = w->cfg->start_ns - 86400ull * 7 * NS;
+	/* A week before the start, or 1 s after the epoch for a --start earlier than that (a
+	 * time of 0 is "none" to the clients' caches). */
+	uint64_t week = 86400ull * 7 * NS;
+	uint64_t now = w->cfg->start_ns > week + NS ? w->cfg->start_ns - week : NS;
 	int64_t bin, x;
 	uint32_t i, n;
 	char name[24];

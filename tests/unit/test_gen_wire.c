@@ -531,6 +531,61 @@ test_data_tcp_midstream_rm_frags(void **state)
 	check_config(&cfg);
 }
 
+/* Attribute times a reply carries: nfstime3 holds 32-bit seconds. */
+static int
+on_op_times(void *ctx, const struct th_op *op, unsigned int tap_lost)
+{
+	const uint64_t nfstime_end = (UINT64_C(1) << 32) * 1000000000u;
+	unsigned int *bad = ctx;
+
+	(void)tap_lost;
+	*bad += op->reply.attr.mtime_ns >= nfstime_end || op->reply.attr.ctime_ns >= nfstime_end ||
+		op->reply.pre.mtime_ns >= nfstime_end || op->reply.dir_attr.mtime_ns >= nfstime_end;
+	return 0;
+}
+
+static int
+on_frame_none(void *ctx, uint64_t ts_ns, const uint8_t *f, uint32_t size)
+{
+	(void)ctx, (void)ts_ns, (void)f, (void)size;
+	return 0;
+}
+
+/*
+ * --start 0 (or any time within a year of the epoch): the files the servers start with are
+ * older than the start, but no older than the epoch. Their times used to wrap below it to
+ * 2554, which nfstime3 cannot carry: the truth then said mtime=18415208074.7 where the wire
+ * (and capture) said 1235338890.7. The users workload, with times held at 1 s, still ends.
+ */
+static void
+test_start_at_epoch(void **state)
+{
+	static const uint64_t starts[] = {0, 1000000000ull, 86400ull * 1000000000u * 40};
+	struct th_gen_config cfg;
+	struct th_gen_stats st;
+	struct th_gen_sink sink;
+	unsigned int bad;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		for (int users = 0; users < 2; users++) {
+			th_gen_config_init(&cfg);
+			cfg.start_ns = starts[i];
+			cfg.ops = 600;
+			if (users) {
+				cfg.workload = TH_GEN_WORKLOAD_USERS;
+				cfg.hours = 0.02;
+			}
+			bad = 0;
+			sink = (struct th_gen_sink){on_frame_none, on_op_times, &bad};
+			assert_int_equal(th_gen_run(&cfg, &sink, &st), 0);
+			assert_true(st.rpcs > 100);
+			assert_true(st.rpcs < 100000);
+			assert_int_equal(bad, 0);
+		}
+	}
+}
+
 static void
 test_config_errors(void **state)
 {
@@ -561,6 +616,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_seed_same_bytes),
+		cmocka_unit_test(test_start_at_epoch),
 		cmocka_unit_test(test_default_mix),
 		cmocka_unit_test(test_meta_qinq_pipelined),
 		cmocka_unit_test(test_data_udp_fragments),
