@@ -11,7 +11,8 @@
 #include "th_nfs.h"
 #include "th_rpc.h"
 
-#define FRAG_SLOTS 1024 /* fragmented UDP calls followed at once (direct-mapped) */
+#define FRAG_SLOTS 1024 /* fragmented UDP calls followed at once ... */
+#define FRAG_WAYS 4     /* ... in sets of this many: two in flight never push each other out */
 
 /* A UDP call whose datagram continues in later IP fragments. */
 struct frag_slot {
@@ -19,6 +20,7 @@ struct frag_slot {
 	struct th_addr dst;    /* receiver */
 	uint32_t id;           /* IP identification */
 	bool is_used;          /* waiting for more fragments */
+	uint64_t since_ns;     /* its first fragment's time: the oldest way is given up first */
 	struct th_xid_key key; /* the call it belongs to */
 };
 
@@ -149,26 +151,51 @@ count_args(struct th_decode *d, enum th_nfs_status st)
 	}
 }
 
+/* The first way of the set a datagram's fragments are followed in. */
 static inline uint32_t
-frag_slot_of(const struct th_addr *src, uint32_t id)
+frag_set_of(const struct th_addr *src, uint32_t id)
 {
 	uint32_t h = id * 0x9e3779b1u;
 
 	h ^= (uint32_t)src->b[15] << 8 | src->b[14];
-	return (h ^ (h >> 16)) & (FRAG_SLOTS - 1);
+	return ((h ^ (h >> 16)) & (FRAG_SLOTS / FRAG_WAYS - 1)) * FRAG_WAYS;
 }
 
-/* Remember a fragmented call so its later fragments can move its end time. */
+static inline bool
+is_frag_of(const struct frag_slot *fs, const struct th_pkt_meta *m)
+{
+	return fs->is_used && fs->id == m->frag_id &&
+	       memcmp(&fs->src, &m->src, sizeof(m->src)) == 0 &&
+	       memcmp(&fs->dst, &m->dst, sizeof(m->dst)) == 0;
+}
+
+/*
+ * Remember a fragmented call so its later fragments can move its end time: in its set's way
+ * that follows the same datagram (sent again), else a free one, else the one followed longest
+ * (counted: its last fragment will not end its call).
+ */
 static void
 follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct th_xid_key *key)
 {
-	struct frag_slot *fs = &d->frags[frag_slot_of(&m->src, m->frag_id)];
+	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)], *fs = NULL;
 
-	if (fs->is_used)
+	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
+		if (is_frag_of(&set[w], m))
+			fs = &set[w];
+	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
+		if (!set[w].is_used)
+			fs = &set[w];
+	if (fs == NULL) {
+		fs = &set[0];
+		for (unsigned int w = 1; w < FRAG_WAYS; w++)
+			if (set[w].since_ns < fs->since_ns)
+				fs = &set[w];
 		d->s.frags_displaced++;
+	}
 	fs->src = m->src;
 	fs->dst = m->dst;
 	fs->id = m->frag_id;
+	fs->since_ns = d->now_ns;
 	fs->key = *key;
 	fs->is_used = true;
 }
@@ -177,11 +204,13 @@ follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct 
 static void
 on_later_fragment(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_ns)
 {
-	struct frag_slot *fs = &d->frags[frag_slot_of(&m->src, m->frag_id)];
+	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)], *fs = NULL;
 	struct th_op *op;
 
-	if (!fs->is_used || fs->id != m->frag_id || memcmp(&fs->src, &m->src, sizeof(m->src)) ||
-		memcmp(&fs->dst, &m->dst, sizeof(m->dst)))
+	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
+		if (is_frag_of(&set[w], m))
+			fs = &set[w];
+	if (fs == NULL)
 		return;
 	op = th_xid_find(d->xids, &fs->key);
 	if (op != NULL && ts_ns > op->call_last_ns)

@@ -410,6 +410,83 @@ test_udp_getattr_matched(void **state)
 	assert_int_equal(f->s->count, 1);
 }
 
+/* One IPv4 fragment of the UDP datagram @p dgram (UDP header included) from @p off. */
+static void
+send_ipv4_fragment(struct th_decode *d, const struct ep *src, const struct ep *dst, uint16_t id,
+	const uint8_t *dgram, size_t off, size_t size, bool is_last, uint64_t ts)
+{
+	uint8_t f[2048];
+	size_t n = ipv4_frame(f, src, dst, 17, dgram + off, size, NULL, 0);
+
+	wr16(f + 14 + 4, id);
+	wr16(f + 14 + 6, (uint16_t)((is_last ? 0 : 0x2000) | off / 8));
+	wr16(f + 14 + 10, 0); /* the checksum is not checked */
+	th_decode_frame(d, f, (uint32_t)n, (uint32_t)n, TH_PKT_LINK_ETHERNET, ts);
+}
+
+/*
+ * Two 2000-byte UDP WRITEs from two clients, their IP fragments interleaved (as a switch
+ * merges two ports): each call lasts until its own last fragment, so LAT_LAST is exact. Their
+ * IP ids (0x1234 from 10.0.0.1, 0x85 from 10.0.0.3) once fell in one direct-mapped slot, and
+ * the second call pushed the first out: its LAT_LAST was taken from its first fragment.
+ */
+static void
+test_udp_fragmented_calls_interleaved(void **state)
+{
+	static const struct ep client2 = {{10, 0, 0, 3}, 801};
+	static const uint16_t ids[2] = {0x1234, 0x85};
+	const struct ep *clients[2] = {&CLIENT, &client2};
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[2][2100];
+	struct xb call, reply;
+	size_t size = 0;
+
+	for (int i = 0; i < 2; i++) {
+		call.n = 0;
+		rpc_call(&call, 0x5000 + (uint32_t)i, TH_PROG_NFS, 3, TH_NFS3_WRITE);
+		put_opaque(&call, FH, sizeof(FH));
+		put64(&call, 0);    /* offset */
+		put32(&call, 1800); /* count */
+		put32(&call, 0);    /* UNSTABLE */
+		put32(&call, 1800);
+		memset(call.b + call.n, 0x5a, 1800);
+		call.n += 1800;
+		size = 8 + call.n;
+		assert_true(size <= sizeof(dgram[i]) && size > 1480);
+		wr16(dgram[i], clients[i]->port);
+		wr16(dgram[i] + 2, SERVER.port);
+		wr16(dgram[i] + 4, (uint16_t)size);
+		wr16(dgram[i] + 6, 0);
+		memcpy(dgram[i] + 8, call.b, call.n);
+	}
+	for (int i = 0; i < 2; i++)
+		send_ipv4_fragment(f->d, clients[i], &SERVER, ids[i], dgram[i], 0, 1480, false,
+			T0 + (uint64_t)i * 1000);
+	for (int i = 0; i < 2; i++)
+		send_ipv4_fragment(f->d, clients[i], &SERVER, ids[i], dgram[i], 1480, size - 1480,
+			true, T0 + 2000 + (uint64_t)i * 1000);
+	for (int i = 0; i < 2; i++) {
+		reply.n = 0;
+		rpc_reply(&reply, 0x5000 + (uint32_t)i);
+		put32(&reply, 28); /* NFS3ERR_NOSPC */
+		put32(&reply, 0);  /* no wcc before */
+		put32(&reply, 0);  /* nor after */
+		send_udp(f->d, &SERVER, clients[i], &reply, T0 + 100000 + (uint64_t)i * 10000);
+	}
+	assert_int_equal(f->s->count, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct th_op *op = &f->s->ops[i];
+
+		assert_int_equal(op->xid, 0x5000 + (uint32_t)i);
+		assert_int_equal(op->kind, TH_OP_MATCHED);
+		assert_true(op->call_first_ns == T0 + (uint64_t)i * 1000);
+		assert_true(op->call_last_ns == T0 + 2000 + (uint64_t)i * 1000);
+	}
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_displaced, 0);
+}
+
 /* READDIRPLUS entries handed on while the reply is decoded, before its op. */
 struct dirents {
 	struct sink *s;         /* ops emitted so far */
@@ -2251,6 +2328,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_udp_getattr_matched, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_udp_fragmented_calls_interleaved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdirplus_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpcsec_gss, setup, teardown),
 		cmocka_unit_test(test_listing_across_segments_names_every_entry),
