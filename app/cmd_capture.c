@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1848,10 +1849,37 @@ open_output(const char *path, int *fd)
 		*fd = STDOUT_FILENO;
 		return 0;
 	}
-	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Not emptied yet: a run that stops before its ports are up (EAL refusing an
+	 * argument, a --vdev whose file is missing) leaves the last run's output as it was. */
+	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (*fd < 0) {
 		fprintf(stderr, "capture: cannot write %s: %s\n", path, strerror(errno));
 		return -errno;
+	}
+	return 0;
+}
+
+/* Empty the outputs that are files, once the ports are up and the run is about to write. */
+static int
+empty_outputs(void)
+{
+	const char *paths[TH_OUT__DEST_COUNT] = {
+		[TH_OUT_RPC] = cap.set.output,
+		[TH_OUT_RECORDS] = cap.set.records,
+		[TH_OUT_NAMES] = cap.set.names,
+	};
+	struct stat st;
+
+	for (unsigned int i = 0; i < TH_OUT__DEST_COUNT; i++) {
+		int fd = cap.out_fds[i];
+
+		if (fd <= STDOUT_FILENO || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (ftruncate(fd, 0) != 0) {
+			fprintf(stderr, "capture: cannot empty %s: %s\n", paths[i],
+				strerror(errno));
+			return -errno;
+		}
 	}
 	return 0;
 }
@@ -2087,6 +2115,8 @@ th_cmd_capture(int argc, char **argv)
 	clock_start();
 
 	ret = setup_dataplane(&vdevs);
+	if (ret == 0 && empty_outputs() != 0)
+		ret = -EIO;
 	if (ret == 0) {
 		uint64_t lost;
 

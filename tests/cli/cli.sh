@@ -153,6 +153,30 @@ else
 	head -c 100 /dev/urandom > "$work/junk.pcap"
 	expect 1 'did not come up' -- "$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
 		--vdev=net_pcap0,rx_pcap="$work/junk.pcap"
+	# A run that stops before its ports are up leaves the last run's outputs as they were
+	# (they used to be emptied first: a mistyped --vdev or -l lost yesterday's log).
+	echo 'the last run' > "$work/kept.log"
+	echo 'its records' > "$work/kept.rec"
+	expect 1 'did not come up' -- "$th" capture -o "$work/kept.log" -r "$work/kept.rec" -- \
+		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/absent.pcap"
+	expect 2 'EAL initialisation failed' -- "$th" capture -o "$work/kept.log" -- "${eal[@]}" \
+		-l 0-1 --bogus-eal-option --vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	if [[ $(cat "$work/kept.log" "$work/kept.rec") == $'the last run\nits records' ]]; then
+		passed=$((passed + 1))
+	else
+		echo "FAIL: a capture that never started emptied its outputs"
+		fails=$((fails + 1))
+	fi
+	# A run that starts writes them from the start: nothing of the longer old file is left.
+	seq 1 100000 > "$work/kept.log"
+	"$th" capture -o "$work/kept.log" -- "${eal[@]}" -m 512 -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/small.pcap" 2> /dev/null
+	if [[ $(wc -l < "$work/kept.log") -eq 10 ]]; then
+		passed=$((passed + 1))
+	else
+		echo "FAIL: capture left $(wc -l < "$work/kept.log") lines in its log, not 10"
+		fails=$((fails + 1))
+	fi
 
 	# A pipe: net_pcap reads its header; reading it again would block or steal records. It
 	# is refused before EAL opens it (which waits for a writer), as are a device and a
