@@ -297,6 +297,7 @@ th_cmd_export(int argc, char **argv)
 	struct progress prog = {0};
 	char note[128], late[160];
 	const char *output = NULL, *hosts_path = NULL, *key_path = NULL, *window_opt = NULL;
+	const char *written = "written"; /* what the summary says of the records out */
 	bool is_resolve = false, is_prefix = false, is_quiet = false, is_force_progress = false;
 	bool is_srt = false;
 	FILE *out = stdout;
@@ -622,6 +623,8 @@ th_cmd_export(int argc, char **argv)
 		fprintf(stderr, "tracehound export: %s: %s\n",
 			output != NULL ? output : "standard output", strerror(-rc));
 		status = 1;
+		/* Records formatted into a buffer that could not be written are not written. */
+		written = "formatted before it failed";
 	}
 	th_segs_report(&segs);
 	if (segs.dmg.is_limited)
@@ -635,8 +638,8 @@ th_cmd_export(int argc, char **argv)
 	}
 	if (!is_quiet && c.is_names) /* a listing holds every name: nothing is late */
 		fprintf(stderr,
-			"%" PRIu64 " names read, %" PRIu64 " written, %" PRIu64 " filtered out\n",
-			ctr.names_in, ctr.records_out, ctr.filtered);
+			"%" PRIu64 " names read, %" PRIu64 " %s, %" PRIu64 " filtered out\n",
+			ctr.names_in, ctr.records_out, written, ctr.filtered);
 	else if (!is_quiet && c.srt != NULL) /* a table does not care about order */
 		fprintf(stderr,
 			"%" PRIu64 " RPCs read, %" PRIu64 " in the table, %" PRIu64
@@ -644,10 +647,11 @@ th_cmd_export(int argc, char **argv)
 			ctr.records_in, ctr.records_out, ctr.filtered);
 	else if (!is_quiet)
 		fprintf(stderr,
-			"%" PRIu64 " %s read, %" PRIu64 " written, %" PRIu64
-			" filtered out, %" PRIu64 " names, %" PRIu64 " late%s\n",
-			ctr.records_in, c.is_rpcs ? "RPCs" : "opens", ctr.records_out, ctr.filtered,
-			ctr.names_in, ctr.out_of_order, late_note(&c, &ctr, late, sizeof(late)));
+			"%" PRIu64 " %s read, %" PRIu64 " %s, %" PRIu64 " filtered out, %" PRIu64
+			" names, %" PRIu64 " late%s\n",
+			ctr.records_in, c.is_rpcs ? "RPCs" : "opens", ctr.records_out, written,
+			ctr.filtered, ctr.names_in, ctr.out_of_order,
+			late_note(&c, &ctr, late, sizeof(late)));
 	/* Rows missing from a listing are said even with -q: the output does not show them. */
 	if (c.is_names && ctr.names_dropped > 0)
 		fprintf(stderr,

@@ -1355,7 +1355,7 @@ list_names(struct exporter *x)
 		x->buf_used = (size_t)(put_name(x, x->buf, &none, &n) - x->buf);
 		x->is_header = false;
 	}
-	for (long i = 0; i < count; i++) {
+	for (long i = 0; i < count && x->write_errno == 0; i++) {
 		if (i + 2 * PREFETCH_AHEAD < count)
 			th_export__names_listed_prefetch(
 				x->names, (size_t)i + 2 * PREFETCH_AHEAD, false);
@@ -1450,7 +1450,8 @@ merge(struct exporter *x)
 	}
 	for (unsigned int i = x->heap_count; i-- > 0;)
 		heap_down(x, i);
-	while (x->heap_count > 0) {
+	/* A failed write (a full disk) ends the run: the rest could not be written either. */
+	while (x->heap_count > 0 && x->write_errno == 0) {
 		struct stream *s = &x->streams[x->heap[0]];
 		const struct held *h = head(s);
 

@@ -456,6 +456,48 @@ test_merge_sorted(void **state)
 	free(out);
 }
 
+/* A stream of @p ctx's count opens, one a second, made as they are asked for. */
+static int
+many_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name *name,
+	struct th_trace_rpc *rpc)
+{
+	unsigned int *left = ctx;
+	struct mem one = {.label = "one"};
+
+	(void)name, (void)rpc;
+	if (*left == 0)
+		return 0;
+	(*left)--;
+	*open = *add_open(&one, (uint64_t)(1000000 - *left) * S, 1, 1001, (uint8_t)*left);
+	*type = TH_TRACE_OPEN;
+	return 1;
+}
+
+/*
+ * An output that fails (a full disk) ends the run with its errno, at the first write that
+ * fails: a week's trace exported to a full disk used to be read and formatted to its end
+ * first, and the summary called every record written.
+ */
+static void
+test_output_failure_stops(void **state)
+{
+	unsigned int left = 200000;
+	struct th_export_source src = {.label = "many", .next = many_next, .ctx = &left};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	FILE *out = fopen("/dev/full", "w");
+
+	(void)state;
+	if (out == NULL)
+		skip();
+	th_export_config_defaults(&cfg);
+	cfg.window_ns = 0;
+	assert_int_equal(th_export_run(&cfg, &src, 1, out, stderr, &ctr), -ENOSPC);
+	assert_true(ctr.records_in < 20000);
+	assert_true(left > 180000);
+	fclose(out);
+}
+
 /* A stream whose opens arrive out of order (written at close) is sorted within the window;
  * what comes later than the window is still written, and counted. */
 static void
@@ -1823,6 +1865,7 @@ main(void)
 		cmocka_unit_test(test_text_matches_session_format),
 		cmocka_unit_test(test_every_octet_matches_session_format),
 		cmocka_unit_test(test_merge_sorted),
+		cmocka_unit_test(test_output_failure_stops),
 		cmocka_unit_test(test_merge_window),
 		cmocka_unit_test(test_merge_displaced),
 		cmocka_unit_test(test_merge_window_memory),
