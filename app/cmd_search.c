@@ -683,6 +683,76 @@ cmd_known(const struct opts *o)
 	return status;
 }
 
+/* Files a search writes in its --out DIR. */
+static const char *const out_names[] = {"anomalies.txt", "mfs.txt"};
+
+/* Whether @p path would be one of the files a search writes in --out @p dir. */
+static bool
+is_out_file(const char *path, const char *dir)
+{
+	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+	char other[4096];
+	size_t i, digits = strspn(base + (strncmp(base, "anomaly-", 8) == 0 ? 8 : 0), "0123456789");
+
+	for (i = 0; i < sizeof(out_names) / sizeof(out_names[0]); i++) {
+		snprintf(other, sizeof(other), "%s/%s", dir, out_names[i]);
+		if (th_cmd_same_file(path, other))
+			return true;
+	}
+	/* anomaly-<id>.ini: written, or removed as an earlier search's. */
+	if (strncmp(base, "anomaly-", 8) != 0 || digits == 0 ||
+		strcmp(base + 8 + digits, ".ini") != 0)
+		return false;
+	snprintf(other, sizeof(other), "%s/%s", dir, base);
+	return th_cmd_same_file(path, other);
+}
+
+/*
+ * Whether output @p what @p path would be written over a file the command
+ * reads (a profile, a --skip-mfs file) or another output: it would be
+ * emptied before it is read, or the two would write one file. @p other_what
+ * and @p other: a second output to compare with (NULL: none). @return true
+ * after saying so.
+ */
+static bool
+output_clashes(const struct opts *o, const char *what, const char *path, const char *other_what,
+	const char *other)
+{
+	unsigned i;
+
+	if (path == NULL)
+		return false;
+	for (i = 0; i < o->profile_count; i++)
+		if (th_cmd_same_file(path, o->profile[i])) {
+			fprintf(stderr,
+				"tracehound search: %s %s is the profile %s: writing it would "
+				"destroy it; give another file\n",
+				what, path, o->profile[i]);
+			return true;
+		}
+	for (i = 0; i < o->skip_count; i++)
+		if (th_cmd_same_file(path, o->skip[i])) {
+			fprintf(stderr,
+				"tracehound search: %s %s is the --skip-mfs file %s: writing it "
+				"would destroy it before it is read; give another file\n",
+				what, path, o->skip[i]);
+			return true;
+		}
+	if (other != NULL && th_cmd_same_file(path, other)) {
+		fprintf(stderr, "tracehound search: %s and %s both write %s\n", what, other_what,
+			path);
+		return true;
+	}
+	if (o->out_dir != NULL && is_out_file(path, o->out_dir)) {
+		fprintf(stderr,
+			"tracehound search: %s %s is a file --out %s writes (anomalies.txt, "
+			"mfs.txt, anomaly-<id>.ini); give another file\n",
+			what, path, o->out_dir);
+		return true;
+	}
+	return false;
+}
+
 /* SIGINT or SIGTERM during a search: stop it, keep what it found. */
 static volatile sig_atomic_t got_signal;
 
@@ -748,6 +818,9 @@ cmd_one(struct opts *o)
 	double *first = NULL;
 	int status = 1, rc;
 
+	/* Before anything is read: a log over an input would empty it first. */
+	if (output_clashes(o, "--log", o->log_path, NULL, NULL))
+		return 2;
 	sim = load_profile(o->profile[0], o->cfg.seed);
 	if (sim == NULL)
 		return 2;
@@ -1060,6 +1133,12 @@ cmd_eval(struct opts *o)
 		is_glob = true;
 		for (p = 0; p < g.gl_pathc && p < PROFILES_MAX; p++)
 			o->profile[o->profile_count++] = g.gl_pathv[p];
+	}
+	/* An output over a profile would empty it before it is read. */
+	if (output_clashes(o, "--chart", o->chart, "--series", o->series) ||
+		output_clashes(o, "--series", o->series, NULL, NULL)) {
+		status = 2;
+		goto out;
 	}
 	/* The outputs can be written: found out now, not after the evaluation. */
 	if ((o->chart != NULL && !can_write(o->chart)) ||

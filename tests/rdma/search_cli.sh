@@ -232,6 +232,34 @@ expect 2 'empty-mfs.txt:1: no conditions' -- "$th" search --profile "$prof" --ho
 expect 2 'skip-mfs goes with a search' -- "$th" search --eval --profile "$prof" --seeds 1 \
 	--hours 0.1 --skip-mfs "$work/bad-mfs.txt"
 
+# An output over an input or another output is refused before anything is written: the
+# profile, a --skip-mfs file, a file --out writes, the chart and its series.
+cp "$prof" "$work/own.ini"
+cp "$work/out1/mfs.txt" "$work/keep-mfs.txt"
+sums=$(md5sum "$work/own.ini" "$work/keep-mfs.txt")
+expect 2 '--log .*/own.ini is the profile' -- "$th" search --profile "$work/own.ini" --hours 0.1 \
+	--log "$work/own.ini"
+expect 2 '--log .*/keep-mfs.txt is the --skip-mfs file' -- "$th" search --profile \
+	"$work/own.ini" --hours 0.1 --skip-mfs "$work/keep-mfs.txt" --log "$work/./keep-mfs.txt"
+expect 2 '--chart .*/own.ini is the profile' -- "$th" search --eval --profile "$work/own.ini" \
+	--seeds 1 --hours 0.1 --chart "$work/own.ini"
+expect 2 '--series .*/own.ini is the profile' -- "$th" search --eval --profile "$work/own.ini" \
+	--seeds 1 --hours 0.1 --series "$work/own.ini"
+[[ $(md5sum "$work/own.ini" "$work/keep-mfs.txt") == "$sums" ]] && passed=$((passed + 1)) ||
+	{ echo "FAIL: a refused output was written over an input"; fails=$((fails + 1)); }
+expect 2 '--chart and --series both write' -- "$th" search --eval --profile "$prof" --seeds 1 \
+	--hours 0.1 --chart "$work/cs" --series "$work/./cs"
+for f in mfs.txt anomalies.txt anomaly-0.ini anomaly-99.ini; do
+	expect 2 "--log .*/out1/$f is a file --out .* writes" -- "$th" search --profile "$prof" \
+		--hours 0.1 --out "$work/out1" --log "$work/out1/$f"
+done
+# Continuing over the same directory reads its mfs.txt first: allowed.
+expect 0 'anomaly list' -- "$th" search --profile "$prof" --hours 0.1 --out "$work/cont" \
+	--skip-mfs "$work/keep-mfs.txt"
+cp "$work/keep-mfs.txt" "$work/cont/mfs.txt"
+expect 0 'anomaly list' -- "$th" search --profile "$prof" --hours 0.1 --out "$work/cont" \
+	--skip-mfs "$work/cont/mfs.txt"
+
 # --refine: more testbed time after the search, counted and said; a search option only.
 expect 0 'refining the MFS \(--refine\): [1-9][0-9]* of those MFS experiments' -- "$th" search \
 	--profile "$prof" --hours 2 --refine 1
