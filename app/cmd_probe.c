@@ -71,7 +71,8 @@ usage(FILE *out)
 		"                         refused for a file or a device)\n"
 		"      --buffered         no O_DIRECT (for filesystems that refuse it): the block "
 		"is\n"
-		"                         dropped from the page cache before each read\n"
+		"                         dropped from the page cache before each read (each\n"
+		"                         write synced, RWF_DSYNC)\n"
 		"      --write            write instead of read: DESTROYS the data in the range;\n"
 		"                         refused on a mounted or otherwise used block device\n"
 		"  -o, --output FILE      samples to FILE instead of stdout (not the target)\n"
@@ -434,7 +435,9 @@ th_cmd_probe(int argc, char **argv)
 			"# tracehound probe %s: %s %u-byte blocks at random offsets, %s, "
 			"latency_us%s%s%s\n",
 			c.target, c.is_write ? "write" : "read", c.block_size,
-			c.is_buffered ? "BUFFERED (cache dropped before each read)" : "O_DIRECT",
+			!c.is_buffered ? "O_DIRECT"
+			: c.is_write   ? "BUFFERED (each write synced, RWF_DSYNC)"
+				       : "BUFFERED (cache dropped before each read)",
 			o.is_offset ? " offset" : "", o.is_timestamp ? " start_s" : "",
 			o.is_response ? " response_us" : "");
 	}
@@ -442,7 +445,10 @@ th_cmd_probe(int argc, char **argv)
 	c.sample_arg = &o;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (c.is_buffered)
+	if (c.is_buffered && c.is_write)
+		fprintf(stderr, "tracehound probe: buffered mode: each write is synced to the "
+				"device (RWF_DSYNC) instead of O_DIRECT\n");
+	else if (c.is_buffered)
 		fprintf(stderr, "tracehound probe: buffered mode: the page cache range is dropped "
 				"(posix_fadvise DONTNEED) before each read instead of O_DIRECT\n");
 	if (c.is_write)

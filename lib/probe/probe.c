@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -229,6 +230,7 @@ loop_psync(struct run *x)
 	struct th_timing_op_info info;
 	struct th_timing_config tc;
 	struct th_probe_sample s;
+	struct iovec iov = {x->buf, c->block_size};
 	uint64_t off, unused;
 	ssize_t n;
 	int err = 0, ret;
@@ -264,7 +266,10 @@ loop_psync(struct run *x)
 		if (err != 0)
 			break;
 		th_timing_record_time(d);
-		if (c->is_write)
+		/* A buffered write would end in the page cache: RWF_DSYNC takes it to the disk. */
+		if (c->is_write && !x->t.is_direct)
+			n = pwritev2(x->t.fd, &iov, 1, (off_t)off, RWF_DSYNC);
+		else if (c->is_write)
 			n = pwrite(x->t.fd, x->buf, c->block_size, (off_t)off);
 		else
 			n = pread(x->t.fd, x->buf, c->block_size, (off_t)off);
@@ -365,11 +370,13 @@ loop_uring(struct run *x)
 			if (s->intended != 0)
 				wait_until(x, s->intended);
 			sqe = io_uring_get_sqe(&ring);
-			if (c->is_write)
+			if (c->is_write) {
 				io_uring_prep_write(sqe, x->t.fd,
 					x->buf + (size_t)id * c->block_size, c->block_size,
 					s->offset);
-			else
+				if (!x->t.is_direct)
+					sqe->rw_flags = RWF_DSYNC;
+			} else
 				io_uring_prep_read(sqe, x->t.fd,
 					x->buf + (size_t)id * c->block_size, c->block_size,
 					s->offset);

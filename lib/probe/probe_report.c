@@ -49,10 +49,11 @@ th_probe_print_summary(FILE *out, const struct th_probe_result *r, unsigned int 
 			r->is_write ? "write" : "read", r->block_size, r->dio_align,
 			th_probe_engine_name(r->engine), r->iodepth);
 	else
-		fprintf(out,
-			"mode          %s, %u-byte blocks, BUFFERED: page cache range dropped "
-			"(posix_fadvise DONTNEED) before each read, %s, iodepth %u\n",
+		fprintf(out, "mode          %s, %u-byte blocks, BUFFERED: %s, %s, iodepth %u\n",
 			r->is_write ? "write" : "read", r->block_size,
+			r->is_write ? "each write synced to the device (RWF_DSYNC)"
+				    : "page cache range dropped (posix_fadvise DONTNEED) before "
+				      "each read",
 			th_probe_engine_name(r->engine), r->iodepth);
 	if (r->cycle_ns != 0)
 		fprintf(out,

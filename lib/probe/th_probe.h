@@ -78,7 +78,7 @@ struct th_probe_config {
 	uint32_t block_size;           /**< bytes per I/O (default 4096) */
 	uint32_t iodepth;              /**< I/Os in flight; > 1 needs io_uring (default 1) */
 	enum th_probe_engine engine;   /**< psync (default) or io_uring */
-	bool is_buffered;              /**< no O_DIRECT; drop the cached range before each read */
+	bool is_buffered;              /**< no O_DIRECT; drop cache before a read, sync a write */
 	bool is_write;                 /**< write instead of read (the explicit opt-in) */
 	uint64_t count;                /**< measured samples; 0: only --duration limits */
 	uint64_t duration_ns;          /**< stop after this long; 0: only count limits */
@@ -99,7 +99,7 @@ struct th_probe_result {
 	enum th_probe_kind kind;     /**< what the target was */
 	enum th_probe_engine engine; /**< engine used */
 	bool is_direct;              /**< O_DIRECT was in effect */
-	bool is_buffered;            /**< buffered with a cache drop before each read */
+	bool is_buffered;            /**< buffered: cache drop before each read, write synced */
 	bool is_write;               /**< the probe wrote */
 	uint64_t target_size;        /**< bytes in the target */
 	uint64_t range_offset;       /**< probed range start */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -26,6 +27,7 @@ static bool is_open_refused;      /* open with O_DIRECT fails with EINVAL */
 static bool is_fcntl_refused;     /* F_SETFL with O_DIRECT fails with EINVAL */
 static bool is_read_refused;      /* pread on an O_DIRECT descriptor fails with EINVAL */
 static unsigned int direct_reads; /* preads on an O_DIRECT descriptor */
+static unsigned int cached_writes; /* writes left in the page cache: no O_DIRECT, no sync */
 
 int __real_open64(const char *path, int flags, ...);
 int __wrap_open64(const char *path, int flags, ...);
@@ -33,6 +35,10 @@ int __real_fcntl64(int fd, int cmd, ...);
 int __wrap_fcntl64(int fd, int cmd, ...);
 ssize_t __real_pread64(int fd, void *buf, size_t size, off_t off);
 ssize_t __wrap_pread64(int fd, void *buf, size_t size, off_t off);
+ssize_t __real_pwrite64(int fd, const void *buf, size_t size, off_t off);
+ssize_t __wrap_pwrite64(int fd, const void *buf, size_t size, off_t off);
+ssize_t __real_pwritev64v2(int fd, const struct iovec *iov, int n, off_t off, int flags);
+ssize_t __wrap_pwritev64v2(int fd, const struct iovec *iov, int n, off_t off, int flags);
 
 int
 __wrap_open64(const char *path, int flags, ...)
@@ -81,6 +87,29 @@ __wrap_pread64(int fd, void *buf, size_t size, off_t off)
 	return __real_pread64(fd, buf, size, off);
 }
 
+/* Whether a write with @p flags (RWF_*) on @p fd reaches the device before it returns. */
+static bool
+is_synced(int fd, int flags)
+{
+	int fl = __real_fcntl64(fd, F_GETFL, 0);
+
+	return fl < 0 || (fl & (O_DIRECT | O_DSYNC)) != 0 || (flags & (RWF_DSYNC | RWF_SYNC)) != 0;
+}
+
+ssize_t
+__wrap_pwrite64(int fd, const void *buf, size_t size, off_t off)
+{
+	cached_writes += !is_synced(fd, 0);
+	return __real_pwrite64(fd, buf, size, off);
+}
+
+ssize_t
+__wrap_pwritev64v2(int fd, const struct iovec *iov, int n, off_t off, int flags)
+{
+	cached_writes += !is_synced(fd, flags);
+	return __real_pwritev64v2(fd, iov, n, off, flags);
+}
+
 static char dir_path[] = "/var/tmp/th-probe-nodirect.XXXXXX";
 static char file_path[4200];
 static struct th_probe_result res;
@@ -117,6 +146,7 @@ reset(void)
 {
 	is_open_refused = is_fcntl_refused = is_read_refused = false;
 	direct_reads = 0;
+	cached_writes = 0;
 }
 
 static void
@@ -179,6 +209,24 @@ test_temp_file_refused_names_buffered(void **state)
 	assert_int_equal(res.kind, TH_PROBE_KIND_TEMP);
 }
 
+/* A buffered write probe times writes to the device, not copies into the page cache. */
+static void
+test_buffered_write_reaches_device(void **state)
+{
+	struct th_probe_config c;
+
+	(void)state;
+	reset();
+	th_probe_config_init(&c);
+	c.target = file_path;
+	c.count = 10;
+	c.is_buffered = true;
+	c.is_write = true;
+	assert_int_equal(th_probe_run(&c, &res), 0);
+	assert_int_equal(res.samples, 10);
+	assert_int_equal(cached_writes, 0);
+}
+
 int
 main(void)
 {
@@ -186,6 +234,7 @@ main(void)
 		cmocka_unit_test(test_open_refused_names_buffered),
 		cmocka_unit_test(test_read_refused_names_buffered),
 		cmocka_unit_test(test_temp_file_refused_names_buffered),
+		cmocka_unit_test(test_buffered_write_reaches_device),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
