@@ -494,6 +494,24 @@ check_range(const struct th_probe_config *c, struct run *x)
 			c->block_size, r->range_length, c->target);
 	/* The range in use is whole blocks, so the last I/O ends inside it. */
 	r->range_length = x->nblocks * c->block_size;
+	/*
+	 * A hole (a sparse or fallocated file) has no blocks on the disk: a read
+	 * of it returns zeroes from memory and a write allocates, so its times are
+	 * not the disk's. SEEK_HOLE finds the first hole at or after the range's
+	 * start; the end of the file counts as one, hence the range's end.
+	 */
+	if (x->t.kind == TH_PROBE_KIND_FILE) {
+		off_t hole = lseek(x->t.fd, (off_t)r->range_offset, SEEK_HOLE);
+
+		if (hole >= 0 && (uint64_t)hole < r->range_offset + r->range_length)
+			return probe__fail(r, EINVAL,
+				"%s has a hole at offset %lld, inside the probed range: the "
+				"filesystem holds no data there, so a read returns zeroes without "
+				"touching the disk (and a write allocates); write data over the "
+				"range first, probe a range without holes (--offset, --length), or "
+				"probe a directory (a temporary file filled with data)",
+				c->target, (long long)hole);
+	}
 	return 0;
 }
 

@@ -106,6 +106,20 @@ cmp -l "$work/before" "$work/data" | awk '{ o = $1 - 1; if (o < 1048576 || o >= 
 : > "$work/empty"
 expect 2 'no such file' -- "$th" probe "$work/missing"
 expect 2 'is empty \(0 bytes\)' -- "$th" probe "${mode[@]}" "$work/empty"
+# A hole has no blocks on the disk: its reads would time memory. A sparse file is refused at
+# its first hole in the range; the range before it is probed.
+{ head -c $((1 << 20)) /dev/urandom; } > "$work/sparse"
+truncate -s 16m "$work/sparse"
+if python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY)
+sys.exit(os.lseek(fd, 0, os.SEEK_HOLE) != 1 << 20)' "$work/sparse"; then
+	expect 2 'sparse has a hole at offset 1048576, inside the probed range' -- "$th" probe \
+		"${mode[@]}" -n 10 "$work/sparse"
+	expect 2 'has a hole at offset 2097152' -- "$th" probe "${mode[@]}" -n 10 --offset 2m \
+		"$work/sparse"
+	expect 0 'range 0\+1048576' -- "$th" probe "${mode[@]}" -n 10 --length 1m "$work/sparse"
+else
+	echo "note: $fstype does not report holes (SEEK_HOLE); sparse-file refusal not tested"
+fi
 expect 2 'block size 1000 is not a multiple of' -- "$th" probe "${mode[@]}" -b 1000 "$work/data"
 expect 2 'larger than the probed range' -- "$th" probe "${mode[@]}" -b 32m "$work/data"
 expect 2 'exactly one TARGET' -- "$th" probe
