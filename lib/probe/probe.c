@@ -593,6 +593,11 @@ th_probe_run(const struct th_probe_config *c, struct th_probe_result *r)
 	}
 	if (c->cycle_ns != 0 && old_slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+	/* A summary of no samples would print zeroes as latencies. */
+	if (err == 0 && r->is_stopped && r->samples == 0)
+		err = probe__fail(r, EINTR,
+			"stopped before a sample was measured (%" PRIu64 " warm-up samples taken)",
+			r->warmup);
 	free(x.buf);
 out_close:
 	probe__close_target(&x.t);

@@ -245,6 +245,15 @@ make_temp(const struct th_probe_config *c, struct probe_target *t, struct th_pro
 		size_t n = c->temp_size - done < FILL_CHUNK ? c->temp_size - done : FILL_CHUNK;
 		ssize_t w;
 
+		/* A large file takes minutes to write: a stop request ends that too. */
+		if (c->stop != NULL && *c->stop) {
+			free(buf);
+			close(fd);
+			return probe__fail(r, EINTR,
+				"stopped while filling the temporary file in %s (%" PRIu64
+				" of %" PRIu64 " bytes written): nothing was measured",
+				c->target, done, c->temp_size);
+		}
 		fill_random(buf, n, &state);
 		w = pwrite(fd, buf, n, (off_t)done);
 		if (w <= 0) {

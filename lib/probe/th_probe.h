@@ -136,7 +136,8 @@ void th_probe_config_init(struct th_probe_config *c);
  *   -ENOENT target missing; -EINVAL bad parameter (unaligned block size,
  *   range outside the target, block larger than the range, zero-sized
  *   target, a hole in a file's range, O_DIRECT refused: the message names
- *   --buffered); -EBUSY a write
+ *   --buffered); -EINTR stopped through c->stop before a sample was
+ *   measured (filling a temporary file, or in the warm-up); -EBUSY a write
  *   to a mounted, swapped-on or held device; -ENOSYS, -EPERM io_uring
  *   unavailable; -EIO and other errno values from the I/O itself; -ENOMEM.
  */

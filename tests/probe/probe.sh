@@ -92,6 +92,34 @@ mkdir "$work/dir"
 expect 0 'temporary-file, 8388608 bytes' -- "$th" probe "${mode[@]}" -s 8m -n 50 "$work/dir"
 [[ -z $(ls -A "$work/dir") ]] && passed=$((passed + 1)) || fail "temporary file left behind"
 
+# SIGINT while the temporary file is filled (8 GiB: long on any disk) stops the probe at once,
+# and says nothing was measured instead of printing a summary of zeroes.
+"$th" probe -n 10 --size 8g --no-samples "$work/dir" > "$work/int.out" 2>&1 &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+for _ in $(seq 30); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2> /dev/null; then
+	fail "SIGINT while filling the temporary file: still running 3 s later"
+	kill -KILL "$pid"
+fi
+wait "$pid"
+rc=$?
+[[ $rc -eq 1 ]] && grep -q 'stopped while filling the temporary file' "$work/int.out" &&
+	! grep -q '^service us' "$work/int.out" && passed=$((passed + 1)) ||
+	{ fail "SIGINT while filling: exit $rc"; cat "$work/int.out"; }
+[[ -z $(ls -A "$work/dir") ]] && passed=$((passed + 1)) || fail "temporary file left behind"
+# So does SIGINT in a warm-up that has not ended.
+"$th" probe "${mode[@]}" -w 1000 -r 10 --no-samples "$work/data" > "$work/int.out" 2>&1 &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[[ $rc -eq 1 ]] && grep -q 'stopped before a sample was measured' "$work/int.out" &&
+	! grep -q '^service us' "$work/int.out" && passed=$((passed + 1)) ||
+	{ fail "SIGINT in the warm-up: exit $rc"; cat "$work/int.out"; }
+
 # Reads never change the target; --write changes only the range.
 sum=$(md5sum < "$work/data")
 "$th" probe "${mode[@]}" -n 200 --no-samples "$work/data" 2>/dev/null
