@@ -1218,6 +1218,14 @@ cmd_eval(struct opts *o)
 					chart[((size_t)p * na + a) * SERIES_POINTS + t] =
 						c->series[t] / o->seeds;
 			}
+			if (kc == 0) {
+				/* No ground truth: shares, ratios and targets would be 0/0. */
+				printf("no documented anomalies ([known.N]) in %s: nothing to "
+				       "score "
+				       "against; every anomaly found counts as unknown\n",
+					o->profile[p]);
+				goto next_profile;
+			}
 			printf("found per documented anomaly (runs out of %u):\n%-13s", o->seeds,
 				"");
 			for (k = 0; k < kc; k++)
@@ -1254,6 +1262,7 @@ cmd_eval(struct opts *o)
 				       "documented in the budget\n",
 					mean_of(nm->found_sum, o->seeds), fa, kc);
 		}
+	next_profile:
 		for (a = 0; a < na; a++) {
 			free(cells[a].hits);
 			free(cells[a].series);

@@ -296,6 +296,17 @@ expect 0 'ceiling: all [0-9]+ documented would be [0-9.]+x random' -- "$th" sear
 expect 0 '^MFS: [0-9]+ anomalies .* \([0-9.]+x (faster|slower); target: 2x faster\)' -- \
 	"$th" search --eval --profile "$prof" --seeds 2 --hours 2
 
+# A profile without [known.N] sections has nothing to score against: said, not targets of 0%.
+awk '/^\[known\./ { skip = 1; next } /^\[/ { skip = 0 } !skip' "$prof" > "$work/noknown.ini"
+expect 0 'no documented anomalies \(\[known.N\]\) in .*noknown.ini: nothing to score' -- \
+	"$th" search --eval --profile "$work/noknown.ini" --seeds 1 --hours 0.5
+if grep -qE '^(targets|ceiling):' "$work/out"; then
+	echo "FAIL: targets printed for a profile without documented anomalies"
+	fails=$((fails + 1))
+else
+	passed=$((passed + 1))
+fi
+
 # MFS experiments spent on causes met before: some in ten hours on F (its GPU,
 # socket and loopback pauses are met again), never more than all MFS experiments.
 "$th" search --eval --profile "$prof" --seeds 3 --hours 10 > "$work/again.out"
