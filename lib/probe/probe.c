@@ -563,6 +563,7 @@ th_probe_run(const struct th_probe_config *c, struct th_probe_result *r)
 	r->kind = x.t.kind;
 	r->target_size = x.t.size;
 	r->is_direct = x.t.is_direct;
+	r->memory_fs = x.t.memory_fs;
 	r->dio_align = x.t.dio_align;
 	err = check_range(c, &x);
 	if (err != 0)

@@ -17,6 +17,7 @@ struct probe_target {
 	uint32_t dio_align;      /* offset/size alignment O_DIRECT needs */
 	uint32_t mem_align;      /* buffer alignment O_DIRECT needs */
 	bool is_direct;          /* O_DIRECT is set on fd */
+	const char *memory_fs;   /* "tmpfs" or "ramfs": its blocks are memory; else NULL */
 };
 
 /* Write a message into r->error and return -err (err > 0). */

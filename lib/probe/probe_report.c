@@ -42,6 +42,11 @@ th_probe_print_summary(FILE *out, const struct th_probe_result *r, unsigned int 
 {
 	fprintf(out, "target        %s, %" PRIu64 " bytes; range %" PRIu64 "+%" PRIu64 "\n",
 		th_probe_kind_name(r->kind), r->target_size, r->range_offset, r->range_length);
+	if (r->memory_fs != NULL)
+		fprintf(out,
+			"note          the target is on %s: its blocks are memory, so these are "
+			"memory latencies, not a disk's\n",
+			r->memory_fs);
 	if (r->is_direct)
 		fprintf(out,
 			"mode          %s, %u-byte blocks, O_DIRECT (alignment %u), %s, "
@@ -102,7 +107,8 @@ int
 th_probe_write_json(FILE *out, const struct th_probe_result *r)
 {
 	fprintf(out,
-		"{\n  \"kind\": \"%s\",\n  \"target_size\": %" PRIu64 ",\n"
+		"{\n  \"kind\": \"%s\",\n  \"memory_fs\": %s%s%s,\n"
+		"  \"target_size\": %" PRIu64 ",\n"
 		"  \"range_offset\": %" PRIu64 ",\n  \"range_length\": %" PRIu64 ",\n"
 		"  \"op\": \"%s\",\n  \"block_size\": %u,\n  \"direct\": %s,\n"
 		"  \"buffered_cache_drop\": %s,\n  \"engine\": \"%s\",\n  \"iodepth\": %u,\n"
@@ -111,12 +117,14 @@ th_probe_write_json(FILE *out, const struct th_probe_result *r)
 		"  \"iops_latency\": %.1f,\n  \"iops_wall\": %.1f,\n"
 		"  \"flagged_high\": %" PRIu64 ",\n  \"flagged_low\": %" PRIu64 ",\n"
 		"  \"late\": %" PRIu64 ",\n  \"service\": ",
-		th_probe_kind_name(r->kind), r->target_size, r->range_offset, r->range_length,
-		r->is_write ? "write" : "read", r->block_size, r->is_direct ? "true" : "false",
-		r->is_buffered ? "true" : "false", th_probe_engine_name(r->engine), r->iodepth,
-		us(r->cycle_ns), r->samples, r->warmup, (double)r->wall_ns / 1e9,
-		r->is_stopped ? "true" : "false", th_probe_iops_latency(r), th_probe_iops_wall(r),
-		r->flagged_high, r->flagged_low, r->late);
+		th_probe_kind_name(r->kind), r->memory_fs != NULL ? "\"" : "",
+		r->memory_fs != NULL ? r->memory_fs : "null", r->memory_fs != NULL ? "\"" : "",
+		r->target_size, r->range_offset, r->range_length, r->is_write ? "write" : "read",
+		r->block_size, r->is_direct ? "true" : "false", r->is_buffered ? "true" : "false",
+		th_probe_engine_name(r->engine), r->iodepth, us(r->cycle_ns), r->samples, r->warmup,
+		(double)r->wall_ns / 1e9, r->is_stopped ? "true" : "false",
+		th_probe_iops_latency(r), th_probe_iops_wall(r), r->flagged_high, r->flagged_low,
+		r->late);
 	json_hist(out, &r->service);
 	fprintf(out, ",\n  \"response\": ");
 	json_hist(out, &r->response);

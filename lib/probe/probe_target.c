@@ -14,11 +14,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -58,6 +60,25 @@ find_alignment(struct probe_target *t)
 #else
 	(void)sx;
 #endif
+}
+
+/*
+ * A filesystem whose blocks are memory (tmpfs, ramfs: /dev/shm, and /tmp on
+ * many distributions): there is no disk under it, so the probe would time
+ * memory copies. Its name, or NULL.
+ */
+static const char *
+memory_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return NULL;
+	if (sf.f_type == TMPFS_MAGIC)
+		return "tmpfs";
+	if (sf.f_type == RAMFS_MAGIC)
+		return "ramfs";
+	return NULL;
 }
 
 /* Read a small sysfs file holding "MAJ:MIN". */
@@ -367,6 +388,7 @@ probe__open_target(
 	t->kind = TH_PROBE_KIND_NONE;
 	t->size = 0;
 	t->is_direct = false;
+	t->memory_fs = NULL;
 	if (c->target == NULL || c->target[0] == '\0')
 		return probe__fail(r, EINVAL, "no target: give a block device, file or directory");
 	if (stat(c->target, &st) != 0) {
@@ -382,6 +404,7 @@ probe__open_target(
 		if (err != 0)
 			return err;
 		find_alignment(t);
+		t->memory_fs = memory_fs(t->fd);
 		return 0;
 	}
 	if (t->kind == TH_PROBE_KIND_BLOCK) {
@@ -429,6 +452,7 @@ probe__open_target(
 		t->size = size;
 	} else {
 		t->size = (uint64_t)st.st_size;
+		t->memory_fs = memory_fs(t->fd);
 	}
 	find_alignment(t);
 	return 0;

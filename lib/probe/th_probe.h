@@ -99,6 +99,7 @@ struct th_probe_result {
 	enum th_probe_kind kind;     /**< what the target was */
 	enum th_probe_engine engine; /**< engine used */
 	bool is_direct;              /**< O_DIRECT was in effect */
+	const char *memory_fs;       /**< "tmpfs" or "ramfs": target in memory; else NULL */
 	bool is_buffered;            /**< buffered: cache drop before each read, write synced */
 	bool is_write;               /**< the probe wrote */
 	uint64_t target_size;        /**< bytes in the target */

@@ -120,6 +120,18 @@ rc=$?
 	! grep -q '^service us' "$work/int.out" && passed=$((passed + 1)) ||
 	{ fail "SIGINT in the warm-up: exit $rc"; cat "$work/int.out"; }
 
+# A file in tmpfs is memory: the summary and the JSON say so, whatever the numbers look like.
+if [[ $(stat -f -c %T /dev/shm 2> /dev/null) == tmpfs ]] && shm=$(mktemp /dev/shm/th-probe.XXXXXX); then
+	head -c $((1 << 20)) /dev/urandom > "$shm"
+	expect 0 'note +the target is on tmpfs: its blocks are memory' -- "$th" probe --buffered \
+		-n 20 --no-samples -j "$work/shm.json" "$shm"
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["memory_fs"] == "tmpfs"' \
+		"$work/shm.json" && passed=$((passed + 1)) || fail "JSON memory_fs of a tmpfs file"
+	rm -f "$shm"
+else
+	echo "note: /dev/shm is not tmpfs; memory-backed target note not tested"
+fi
+
 # Reads never change the target; --write changes only the range.
 sum=$(md5sum < "$work/data")
 "$th" probe "${mode[@]}" -n 200 --no-samples "$work/data" 2>/dev/null
