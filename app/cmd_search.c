@@ -1095,6 +1095,19 @@ hours_to(const struct cell *c, unsigned k, unsigned seeds)
 	return k == 0 ? 0 : c->kth[k - 1] / seeds / 3600;
 }
 
+/*
+ * @p x as a multiple of @p base ("1.10x"); a baseline that found nothing
+ * (a short budget, few seeds) gives "-", not a ratio of billions.
+ */
+static void
+put_ratio(double x, double base)
+{
+	if (base > 0)
+		printf("%.2fx", x / base);
+	else
+		printf("-");
+}
+
 /* Whether @p path can be opened for writing (it is, and left empty); false said. */
 static bool
 can_write(const char *path)
@@ -1220,9 +1233,9 @@ cmd_eval(struct opts *o)
 			}
 			if (kc == 0) {
 				/* No ground truth: shares, ratios and targets would be 0/0. */
-				printf("no documented anomalies ([known.N]) in %s: nothing to "
-				       "score "
-				       "against; every anomaly found counts as unknown\n",
+				printf("no documented anomalies ([known.N]) in %s: "
+				       "nothing to score against; every anomaly found "
+				       "counts as unknown\n",
 					o->profile[p]);
 				goto next_profile;
 			}
@@ -1237,14 +1250,26 @@ cmd_eval(struct opts *o)
 					printf(" %5u", cells[a].hits[k]);
 				printf("\n");
 			}
-			fr = fmax(mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds), 1e-9);
-			fb = fmax(mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds), 1e-9);
+			fr = mean_of(cells[TH_SEARCH_RANDOM].found_sum, o->seeds);
+			fb = mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds);
 			printf("targets: anneal finds %.0f%% of documented (>= 90%%); "
-			       "anneal/random %.2fx, anneal/bo %.2fx (>= 1.6x)\n",
-				kc != 0 ? 100 * fa / kc : 0, fa / fr, fa / fb);
+			       "anneal/random ",
+				kc != 0 ? 100 * fa / kc : 0);
+			put_ratio(fa, fr);
+			printf(", anneal/bo ");
+			put_ratio(fa, fb);
+			printf(" (>= 1.6x)\n");
 			/* What no search can beat: every documented anomaly found. */
-			printf("ceiling: all %u documented would be %.2fx random, %.2fx bo\n", kc,
-				kc / fr, kc / fb);
+			printf("ceiling: all %u documented would be ", kc);
+			put_ratio(kc, fr);
+			printf(" random, ");
+			put_ratio(kc, fb);
+			printf(" bo\n");
+			if (fr <= 0 || fb <= 0)
+				printf("(-: %s found no documented anomaly, so no ratio to it)\n",
+					fr <= 0 && fb <= 0 ? "random and bo"
+					: fr <= 0          ? "random"
+							   : "bo");
 			kmfs = (unsigned)floor(mean_of(nm->found_sum, o->seeds));
 			if (kmfs > 0) {
 				double with = hours_to(an, kmfs, o->seeds);

@@ -307,6 +307,13 @@ else
 	passed=$((passed + 1))
 fi
 
+# Baselines that found nothing (a budget too short for one experiment) give no ratio, not
+# one of billions.
+expect 0 'ceiling: all 5 documented would be - random, - bo' -- "$th" search --eval \
+	--profile "$root/config/rdma/H.ini" --seeds 1 --hours 0.001
+cp "$work/out" "$work/zero.out"
+expect 0 '^\(-: random and bo found no documented anomaly' -- cat "$work/zero.out"
+
 # MFS experiments spent on causes met before: some in ten hours on F (its GPU,
 # socket and loopback pauses are met again), never more than all MFS experiments.
 "$th" search --eval --profile "$prof" --seeds 3 --hours 10 > "$work/again.out"
