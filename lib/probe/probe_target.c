@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -237,6 +238,7 @@ static int
 make_temp(const struct th_probe_config *c, struct probe_target *t, struct th_probe_result *r)
 {
 	char path[4096];
+	struct statvfs sv;
 	uint64_t state = c->seed | 1, done = 0;
 	uint8_t *buf;
 	int fd, err;
@@ -256,6 +258,14 @@ make_temp(const struct th_probe_config *c, struct probe_target *t, struct th_pro
 			return probe__fail(r, errno, "cannot create a temporary file in %s: %s",
 				c->target, strerror(errno));
 		unlink(path);
+	}
+	/* A file that cannot fit would fill the filesystem for everyone before failing. */
+	if (fstatvfs(fd, &sv) == 0 && (uint64_t)sv.f_bavail * sv.f_frsize < c->temp_size) {
+		close(fd);
+		return probe__fail(r, ENOSPC,
+			"the %" PRIu64 "-byte temporary file does not fit in %s (%" PRIu64
+			" bytes free): give a smaller --size",
+			c->temp_size, c->target, (uint64_t)sv.f_bavail * sv.f_frsize);
 	}
 	buf = malloc(FILL_CHUNK);
 	if (buf == NULL) {

@@ -92,6 +92,11 @@ mkdir "$work/dir"
 expect 0 'temporary-file, 8388608 bytes' -- "$th" probe "${mode[@]}" -s 8m -n 50 "$work/dir"
 [[ -z $(ls -A "$work/dir") ]] && passed=$((passed + 1)) || fail "temporary file left behind"
 
+# A temporary file larger than the free space is refused before a byte is written (it would
+# fill the filesystem for everyone, then fail).
+expect 1 'temporary file does not fit in .*bytes free\): give a smaller --size' -- \
+	timeout 5 "$th" probe -n 5 --size 1000t "$work/dir"
+
 # SIGINT while the temporary file is filled (8 GiB: long on any disk) stops the probe at once,
 # and says nothing was measured instead of printing a summary of zeroes.
 "$th" probe -n 10 --size 8g --no-samples "$work/dir" > "$work/int.out" 2>&1 &
