@@ -71,7 +71,11 @@ th_search_log_exp(FILE *f, const char *algo, uint64_t seed, const struct th_sear
 	fputs("{\"algo\":", f);
 	json_str(f, algo);
 	fprintf(f, ",\"seed\":%llu,\"i\":%u,\"t_s\":", (unsigned long long)seed, e->index);
-	json_num(f, e->t_s);
+	/* To the millisecond at any budget: six significant digits tie neighbours past 277 h. */
+	if (isfinite(e->t_s))
+		fprintf(f, "%.3f", e->t_s);
+	else
+		fputs("null", f);
 	fprintf(f, ",\"mfs\":%s,\"rc\":%d,", e->is_mfs ? "true" : "false", e->rc);
 	if (e->rc < 0) {
 		fputs("\"err\":", f);

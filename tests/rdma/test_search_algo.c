@@ -1157,6 +1157,32 @@ test_replay_rejects_impossible(void **state)
 	assert_false(v.low_tput);
 }
 
+/*
+ * A long search's log keeps each experiment's time to the millisecond: 300
+ * testbed hours are 1.08e6 s, where six significant digits ("1.07997e+06")
+ * gave neighbouring experiments one time.
+ */
+static void
+test_log_time_to_the_ms(void **state)
+{
+	struct th_search_exp e;
+	size_t size = 0;
+	char *buf = NULL;
+	FILE *f;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.index = 52000;
+	e.t_s = 1079987.25;
+	e.anomaly = -1;
+	f = open_memstream(&buf, &size);
+	assert_non_null(f);
+	assert_int_equal(th_search_log_exp(f, "anneal", 1, &e), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"t_s\":1079987.250,"));
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -1180,6 +1206,7 @@ main(void)
 		cmocka_unit_test(test_energy_normalised),
 		cmocka_unit_test(test_score_credits_once),
 		cmocka_unit_test(test_replay_rejects_impossible),
+		cmocka_unit_test(test_log_time_to_the_ms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
