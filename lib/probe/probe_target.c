@@ -450,6 +450,13 @@ probe__open_target(
 		return probe__fail(r, err, "cannot open %s: %s", c->target, strerror(err));
 	}
 	t->is_direct = !c->is_buffered;
+	/*
+	 * posix_fadvise(DONTNEED) drops clean pages only: a file written moments
+	 * ago would be read from the cache. Written back once, here, before the
+	 * first read, every drop takes.
+	 */
+	if (c->is_buffered && !c->is_write)
+		fdatasync(t->fd);
 	if (t->kind == TH_PROBE_KIND_BLOCK) {
 		uint64_t size;
 

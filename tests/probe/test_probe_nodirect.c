@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -28,6 +29,9 @@ static bool is_fcntl_refused;     /* F_SETFL with O_DIRECT fails with EINVAL */
 static bool is_read_refused;      /* pread on an O_DIRECT descriptor fails with EINVAL */
 static unsigned int direct_reads; /* preads on an O_DIRECT descriptor */
 static unsigned int cached_writes; /* writes left in the page cache: no O_DIRECT, no sync */
+static int watched_fd = -1;        /* the test file, to see what the cache holds of it */
+static size_t watched_size;        /* its bytes */
+static unsigned int cached_reads;  /* buffered preads whose block was in the page cache */
 
 int __real_open64(const char *path, int flags, ...);
 int __wrap_open64(const char *path, int flags, ...);
@@ -77,6 +81,25 @@ __wrap_pread64(int fd, void *buf, size_t size, off_t off)
 {
 	int fl = __real_fcntl64(fd, F_GETFL, 0);
 
+	/* A buffered read the probe times must find its block out of the cache. */
+	if (fl >= 0 && !(fl & O_DIRECT) && watched_fd >= 0 && (size_t)off + size <= watched_size) {
+		long page = sysconf(_SC_PAGESIZE);
+		size_t first = (size_t)off / (size_t)page * (size_t)page;
+		size_t n = ((size_t)off + size - first + (size_t)page - 1) / (size_t)page;
+		unsigned char vec[64];
+		/* Mapped only to ask: a mapping kept open would pin the pages itself. */
+		void *map = mmap(NULL, watched_size, PROT_READ, MAP_SHARED, watched_fd, 0);
+
+		if (map != MAP_FAILED && n <= sizeof(vec) &&
+			mincore((uint8_t *)map + first, n * (size_t)page, vec) == 0)
+			for (size_t i = 0; i < n; i++)
+				if (vec[i] & 1) {
+					cached_reads++;
+					break;
+				}
+		if (map != MAP_FAILED)
+			munmap(map, watched_size);
+	}
 	if (fl >= 0 && (fl & O_DIRECT)) {
 		direct_reads++;
 		if (is_read_refused) {
@@ -147,6 +170,7 @@ reset(void)
 	is_open_refused = is_fcntl_refused = is_read_refused = false;
 	direct_reads = 0;
 	cached_writes = 0;
+	cached_reads = 0;
 }
 
 static void
@@ -227,6 +251,40 @@ test_buffered_write_reaches_device(void **state)
 	assert_int_equal(cached_writes, 0);
 }
 
+/*
+ * A file written moments ago, in one 64 KiB write: its pages are dirty, which
+ * posix_fadvise(DONTNEED) leaves in the cache, and held in one large folio,
+ * which a 4 KiB DONTNEED cannot drop. A buffered probe must still read
+ * every block from the device, not time the cache.
+ */
+static void
+test_buffered_read_of_fresh_data_misses_cache(void **state)
+{
+	static uint8_t block[1 << 16];
+	struct th_probe_config c;
+	int fd;
+
+	(void)state;
+	reset();
+	memset(block, 0xa5, sizeof(block));
+	fd = open(file_path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, block, sizeof(block), 0), (ssize_t)sizeof(block));
+	close(fd);
+	watched_fd = open(file_path, O_RDONLY);
+	assert_true(watched_fd >= 0);
+	watched_size = sizeof(block);
+	th_probe_config_init(&c);
+	c.target = file_path;
+	c.count = 20;
+	c.is_buffered = true;
+	assert_int_equal(th_probe_run(&c, &res), 0);
+	close(watched_fd);
+	watched_fd = -1;
+	assert_int_equal(res.samples, 20);
+	assert_int_equal(cached_reads, 0);
+}
+
 int
 main(void)
 {
@@ -235,6 +293,7 @@ main(void)
 		cmocka_unit_test(test_read_refused_names_buffered),
 		cmocka_unit_test(test_temp_file_refused_names_buffered),
 		cmocka_unit_test(test_buffered_write_reaches_device),
+		cmocka_unit_test(test_buffered_read_of_fresh_data_misses_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
