@@ -1108,6 +1108,43 @@ put_ratio(double x, double base)
 		printf("-");
 }
 
+/*
+ * Whether two --eval profiles share a [profile] name: the table, the chart
+ * and the series label their rows by it, so the two could not be told
+ * apart. A profile that does not load is left for the evaluation to report.
+ * @return true after saying so.
+ */
+static bool
+names_clash(const struct opts *o)
+{
+	char *names[PROFILES_MAX] = {NULL};
+	unsigned p, q;
+	bool is_clash = false;
+
+	for (p = 0; p < o->profile_count && !is_clash; p++) {
+		char err[512];
+		struct th_sim *sim = th_sim_load(o->profile[p], 1, err, sizeof(err));
+
+		if (sim == NULL)
+			continue;
+		names[p] = strdup(th_sim_name(sim));
+		th_sim_free(sim);
+		for (q = 0; names[p] != NULL && q < p; q++)
+			if (names[q] != NULL && strcmp(names[q], names[p]) == 0) {
+				fprintf(stderr,
+					"tracehound search: profiles %s and %s are both named "
+					"'%s' ([profile] name): the evaluation's rows could not be "
+					"told apart; give one a name of its own\n",
+					o->profile[q], o->profile[p], names[p]);
+				is_clash = true;
+				break;
+			}
+	}
+	for (p = 0; p < o->profile_count; p++)
+		free(names[p]);
+	return is_clash;
+}
+
 /* Whether @p path can be opened for writing (it is, and left empty); false said. */
 static bool
 can_write(const char *path)
@@ -1149,7 +1186,7 @@ cmd_eval(struct opts *o)
 	}
 	/* An output over a profile would empty it before it is read. */
 	if (output_clashes(o, "--chart", o->chart, "--series", o->series) ||
-		output_clashes(o, "--series", o->series, NULL, NULL)) {
+		output_clashes(o, "--series", o->series, NULL, NULL) || names_clash(o)) {
 		status = 2;
 		goto out;
 	}

@@ -296,6 +296,14 @@ expect 0 'ceiling: all [0-9]+ documented would be [0-9.]+x random' -- "$th" sear
 expect 0 '^MFS: [0-9]+ anomalies .* \([0-9.]+x (faster|slower); target: 2x faster\)' -- \
 	"$th" search --eval --profile "$prof" --seeds 2 --hours 2
 
+# Two profiles of one [profile] name would give rows no one can tell apart: refused first.
+cp "$prof" "$work/F-copy.ini"
+expect 2 "profiles .*/F.ini and .*/F-copy.ini are both named 'F'" -- "$th" search --eval \
+	--profile "$prof" --profile "$work/F-copy.ini" --seeds 1 --hours 0.1
+sed 's/^name = F$/name = F2/' "$prof" > "$work/F2.ini"
+expect 0 'profile F2 ' -- "$th" search --eval --profile "$prof" --profile "$work/F2.ini" \
+	--seeds 1 --hours 0.1
+
 # A profile without [known.N] sections has nothing to score against: said, not targets of 0%.
 awk '/^\[known\./ { skip = 1; next } /^\[/ { skip = 0 } !skip' "$prof" > "$work/noknown.ini"
 expect 0 'no documented anomalies \(\[known.N\]\) in .*noknown.ini: nothing to score' -- \
