@@ -98,6 +98,11 @@ usage(FILE *out, const struct th_gen_config *d)
 		"                          0..0.5; each frame keeps the time it crossed the wire,\n"
 		"                          nothing is lost: --truth and --opens are unchanged\n"
 		"                          (default %g)\n"
+		"      --tap-dup F         chance a frame is in the pcap twice (a SPAN session of\n"
+		"                          both ends' ports, or a port's rx and tx), 0..0.5; the\n"
+		"                          copy is byte for byte the same, 1 to 50 us later, in\n"
+		"                          time order: --truth and --opens are unchanged\n"
+		"                          (default %g)\n"
 		"      --opens FILE        ground truth of user-level opens: the nfstrace record\n"
 		"                          then ' | ' and the class (write, uncached-read,\n"
 		"                          cached-read, partial-read, dir-read, dir-write)\n"
@@ -107,7 +112,8 @@ usage(FILE *out, const struct th_gen_config *d)
 		"commands, opens per class, phantom GETATTRs and LOOKUPs).\n"
 		"Exit status: 0 done, 1 failed, 2 usage error.\n",
 		d->user_think_s, d->cache_mb, d->acregmin_s, d->acregmax_s, d->acdirmin_s,
-		d->acdirmax_s, d->rsize, d->wsize, d->loss, d->tap_loss, d->tap_reorder);
+		d->acdirmax_s, d->rsize, d->wsize, d->loss, d->tap_loss, d->tap_reorder,
+		d->tap_dup);
 }
 
 enum {
@@ -137,6 +143,7 @@ enum {
 	OPT_LOSS,
 	OPT_TAP_LOSS,
 	OPT_TAP_REORDER,
+	OPT_TAP_DUP,
 	OPT_OPENS,
 };
 
@@ -175,6 +182,7 @@ static const struct option options[] = {
 	{"loss", required_argument, NULL, OPT_LOSS},
 	{"tap-loss", required_argument, NULL, OPT_TAP_LOSS},
 	{"tap-reorder", required_argument, NULL, OPT_TAP_REORDER},
+	{"tap-dup", required_argument, NULL, OPT_TAP_DUP},
 	{"opens", required_argument, NULL, OPT_OPENS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -361,6 +369,9 @@ th_cmd_gen(int argc, char **argv)
 		case OPT_TAP_REORDER:
 			rc = parse_share("tap-reorder", optarg, &cfg.tap_reorder);
 			break;
+		case OPT_TAP_DUP:
+			rc = parse_share("tap-dup", optarg, &cfg.tap_dup);
+			break;
 		case OPT_OPENS:
 			opens = optarg;
 			break;
@@ -477,6 +488,9 @@ th_cmd_gen(int argc, char **argv)
 			"tracehound gen: frames written after the other direction's next frame "
 			"%llu\n",
 			(unsigned long long)st.tap_reordered);
+	if (cfg.tap_dup > 0)
+		fprintf(stderr, "tracehound gen: frames the mirror wrote twice %llu\n",
+			(unsigned long long)st.tap_copies);
 	if (cfg.workload == TH_GEN_WORKLOAD_USERS) {
 		unsigned int i;
 

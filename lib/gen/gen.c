@@ -183,6 +183,7 @@ th_gen_config_init(struct th_gen_config *cfg)
 	cfg->loss = 0.0;
 	cfg->tap_loss = 0.0;
 	cfg->tap_reorder = 0.0;
+	cfg->tap_dup = 0.0;
 }
 
 int
@@ -240,6 +241,8 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "tap loss must be between 0 and 0.5";
 	else if (!(cfg->tap_reorder >= 0 && cfg->tap_reorder <= 0.5))
 		what = "tap reorder must be between 0 and 0.5";
+	else if (!(cfg->tap_dup >= 0 && cfg->tap_dup <= 0.5))
+		what = "tap dup must be between 0 and 0.5";
 	if (what == NULL)
 		return 0;
 	if (err != NULL)
@@ -383,6 +386,8 @@ flush(struct run *r, uint64_t until)
 		/* A frame the mirror held back (--tap-reorder) keeps its earlier time. */
 		if (fr->ts_ns > r->stats->last_ns)
 			r->stats->last_ns = fr->ts_ns;
+		if (rc == 0)
+			rc = gen_wire_tap_copy(r->wire, fr);
 		gen_wire_release(r->wire, fr);
 		if (rc != 0)
 			return rc;
@@ -624,6 +629,7 @@ th_gen_run(
 		stats->lost_frames = gen_wire_lost(r.wire);
 		stats->tap_lost = gen_wire_tap_lost(r.wire);
 		stats->tap_reordered = gen_wire_tap_reordered(r.wire);
+		stats->tap_copies = gen_wire_tap_copies(r.wire);
 	}
 out:
 	while (r.n_ops > 0)

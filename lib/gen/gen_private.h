@@ -316,6 +316,7 @@ struct gen_frame {
 	uint16_t l4_offset;    /**< TCP header offset in data */
 	uint32_t l3_size;      /**< IP packet bytes (without padding) */
 	bool is_tap_lost;      /**< the hosts exchange it, the capture misses it (--tap-loss) */
+	bool is_tap_copy;      /**< the mirror's second copy of a frame written (--tap-dup) */
 	uint8_t data[];        /**< the frame */
 };
 
@@ -351,6 +352,15 @@ uint32_t gen_wire_tap_lost_mask(const struct gen_wire *wi);
 uint64_t gen_wire_tap_lost(const struct gen_wire *wi);
 /** Frames written after the next frame of the other direction so far (--tap-reorder). */
 uint64_t gen_wire_tap_reordered(const struct gen_wire *wi);
+/**
+ * The capture saw frame @p fr, just written: with chance --tap-dup, queue a byte-identical
+ * copy stamped a little later (TH_GEN_TAP_DUP_DELAY_MIN_NS..MAX_NS) that the next pops
+ * return in time order. A copy is never copied again.
+ * @return 0, or -ENOMEM.
+ */
+int gen_wire_tap_copy(struct gen_wire *wi, const struct gen_frame *fr);
+/** Copies queued so far (--tap-dup); every one is written by a flush to UINT64_MAX. */
+uint64_t gen_wire_tap_copies(const struct gen_wire *wi);
 /** Give a popped frame back. */
 void gen_wire_release(struct gen_wire *wi, struct gen_frame *fr);
 

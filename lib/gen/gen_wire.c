@@ -51,6 +51,8 @@ struct gen_wire {
 	struct gen_frame *ready;   /**< the frame gen_wire_pop() returns next, before the heap */
 	struct gen_frame *late[LATE_MAX]; /**< frames held back (each also its flow's tap_late) */
 	uint32_t n_late;                  /**< frames in late */
+	struct th_rng dup_rng;            /**< --tap-dup draws, a stream of their own too */
+	uint64_t tap_copies;              /**< second copies queued (--tap-dup) */
 };
 
 /*
@@ -96,6 +98,12 @@ uint64_t
 gen_wire_tap_reordered(const struct gen_wire *wi)
 {
 	return wi->tap_reordered;
+}
+
+uint64_t
+gen_wire_tap_copies(const struct gen_wire *wi)
+{
+	return wi->tap_copies;
 }
 
 uint64_t
@@ -202,6 +210,7 @@ gen_wire_new(struct gen_world *w)
 	wi->w = w;
 	th_rng_seed(&wi->tap_rng, w->cfg->seed ^ 0x7461702d6c6f7373ull /* "tap-loss" */);
 	th_rng_seed(&wi->reorder_rng, w->cfg->seed ^ 0x7461702d72656f72ull /* "tap-reor" */);
+	th_rng_seed(&wi->dup_rng, w->cfg->seed ^ 0x7461702d64757020ull /* "tap-dup " */);
 	return wi;
 }
 
@@ -825,6 +834,42 @@ gen_wire_pop(struct gen_wire *wi, uint64_t until)
 		return fr;
 	}
 	return NULL;
+}
+
+/*
+ * Copies at the tap: a mirror port that sees a frame twice (a SPAN session of both the
+ * client's and the server's switch ports, or of one port's rx and tx) delivers the second
+ * copy byte for byte the same, a few microseconds after the first. The copy goes back in
+ * the heap as a finished frame without a flow: its headers are not filled in again, tap
+ * reordering neither holds it back nor takes it for its connection's next frame, and it is
+ * written in time order, after whatever else was stamped in between. The draws come from a
+ * stream of their own and nothing the hosts do depends on them, so a seed's traffic and
+ * its truth are the same with or without copies.
+ */
+int
+gen_wire_tap_copy(struct gen_wire *wi, const struct gen_frame *fr)
+{
+	const uint32_t span = TH_GEN_TAP_DUP_DELAY_MAX_NS - TH_GEN_TAP_DUP_DELAY_MIN_NS + 1;
+	struct gen_frame *copy;
+	uint64_t delay;
+
+	if (wi->w->cfg->tap_dup <= 0 || fr->is_tap_copy ||
+		!gen_rng_chance(&wi->dup_rng, wi->w->cfg->tap_dup))
+		return 0;
+	delay = TH_GEN_TAP_DUP_DELAY_MIN_NS + th_rng_below(&wi->dup_rng, span);
+	copy = malloc(sizeof(*copy) + fr->size);
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, fr, sizeof(*copy) + fr->size);
+	copy->ts_ns = fr->ts_ns + delay;
+	copy->flow = NULL;
+	copy->is_tap_copy = true;
+	if (heap_push(wi, copy) != 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	wi->tap_copies++;
+	return 0;
 }
 
 void

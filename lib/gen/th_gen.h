@@ -158,6 +158,10 @@ struct th_gen_config {
 				of the other direction of its connection (a SPAN port merging
 				the two directions): each keeps the time it crossed the wire,
 				nothing is lost; its own PRNG, so the traffic stays the same */
+	double tap_dup;      /**< chance a frame the capture sees is in it twice, the copy
+				byte for byte the same and a few microseconds later (a SPAN
+				session of both ends' ports, or of a port's rx and tx); its
+				own PRNG, so the traffic stays the same */
 };
 
 /** What was generated. */
@@ -181,6 +185,8 @@ struct th_gen_stats {
 	uint64_t tap_damaged_rpcs; /**< RPCs with a call or reply frame left out */
 	uint64_t tap_reordered;    /**< frames written after the next frame of the other
 				      direction (--tap-reorder) */
+	uint64_t tap_copies;       /**< frames written a second time (--tap-dup), counted in
+				      packets and bytes too */
 };
 
 /**
@@ -205,6 +211,16 @@ struct th_gen_sink {
 enum {
 	TH_GEN_TAP_CALL = 1 << 0,  /**< a frame of the call is missing from the capture */
 	TH_GEN_TAP_REPLY = 1 << 1, /**< a frame of the reply is missing */
+};
+
+/**
+ * How much later than its original a --tap-dup copy is stamped, drawn uniformly in
+ * nanoseconds: 1 to 50 us, what a second mirror session or a port's rx and tx copies add.
+ * With the default 1 us time resolution the pcap shows 1 to 50 us.
+ */
+enum {
+	TH_GEN_TAP_DUP_DELAY_MIN_NS = 1000,
+	TH_GEN_TAP_DUP_DELAY_MAX_NS = 50000,
 };
 
 /**

@@ -48,6 +48,9 @@ expect 2 '--hours needs --workload users' -- "$th" gen --hours 1 -o "$work/x.pca
 expect 2 '--ops does not apply to --workload users' -- "$th" gen -w users -n 5 \
 	-o "$work/x.pcap"
 expect 2 "'65536' is not a number from 1 to 65535" -- "$th" gen -c 65536 -o "$work/x.pcap"
+expect 2 'tap dup must be between 0 and 0.5' -- "$th" gen --tap-dup 0.6 -o "$work/x.pcap"
+expect 0 'frames the mirror wrote twice [1-9]' -- "$th" gen -w users --hours 0.001 \
+	--tap-dup 0.5 -o "$work/x.pcap"
 # -o - writes the pcap to standard output.
 "$th" gen -n 50 -o - 2> /dev/null > "$work/piped.pcap"
 "$th" gen -n 50 -o "$work/file.pcap" 2> /dev/null

@@ -474,6 +474,187 @@ test_tap_reorder_moves_frames_only(void **state)
 	assert_true(st.first_ns == st0.first_ns && st.last_ns == st0.last_ns);
 }
 
+/* A frame a run wrote, with its time. */
+struct dup_frame {
+	uint64_t ts_ns;
+	uint32_t size;
+	uint8_t *data;
+};
+
+/* Every frame a run wrote, and hashes of its truth and of its opens. */
+struct dup_run {
+	struct dup_frame *frames;
+	uint64_t n;
+	uint64_t cap;
+	struct reorder_sum sum; /* its truth: the RPCs with their times and tap marks */
+	uint64_t opens;         /* a hash of the opens as --opens writes them */
+};
+
+static int
+dup_frame(void *ctx, uint64_t ts_ns, const uint8_t *f, uint32_t size)
+{
+	struct dup_run *r = ctx;
+	struct dup_frame *d;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 4096;
+		r->frames = realloc(r->frames, r->cap * sizeof(*r->frames));
+		assert_non_null(r->frames);
+	}
+	d = &r->frames[r->n++];
+	d->ts_ns = ts_ns;
+	d->size = size;
+	d->data = malloc(size);
+	assert_non_null(d->data);
+	memcpy(d->data, f, size);
+	return 0;
+}
+
+static int
+dup_op(void *ctx, const struct th_op *op, unsigned int tap_lost)
+{
+	return reorder_op(&((struct dup_run *)ctx)->sum, op, tap_lost);
+}
+
+static int
+dup_open(void *ctx, const struct th_gen_open *o)
+{
+	struct dup_run *r = ctx;
+	char line[1024];
+	int n = th_gen_open_format(o, line, sizeof(line));
+
+	assert_true(n > 0 && (size_t)n < sizeof(line));
+	r->opens = fnv(r->opens, line, (size_t)n);
+	return 0;
+}
+
+static void
+dup_free(struct dup_run *r)
+{
+	for (uint64_t i = 0; i < r->n; i++)
+		free(r->frames[i].data);
+	free(r->frames);
+}
+
+/* What a frame is, for the copies' variety: TCP with data, TCP without, UDP, IP fragment. */
+enum dup_kind { DUP_TCP_DATA, DUP_TCP_EMPTY, DUP_UDP, DUP_FRAG, DUP__KIND_COUNT };
+
+static enum dup_kind
+dup_kind(const struct dup_frame *d)
+{
+	const uint8_t *f = d->data;
+	uint32_t off = 12, type = get16(f + off), l4_size;
+	const uint8_t *ip;
+
+	while (type == 0x8100 || type == 0x88a8) {
+		off += 4;
+		type = get16(f + off);
+	}
+	ip = f + off + 2;
+	if (type == 0x86dd) {
+		if (ip[6] == 44)
+			return DUP_FRAG;
+		if (ip[6] == 17)
+			return DUP_UDP;
+		l4_size = get16(ip + 4);
+		return l4_size > (uint32_t)(ip[40 + 12] >> 4) * 4 ? DUP_TCP_DATA : DUP_TCP_EMPTY;
+	}
+	if ((get16(ip + 6) & 0x3fff) != 0)
+		return DUP_FRAG;
+	if (ip[9] == 17)
+		return DUP_UDP;
+	l4_size = get16(ip + 2) - 20;
+	return l4_size > (uint32_t)(ip[20 + 12] >> 4) * 4 ? DUP_TCP_DATA : DUP_TCP_EMPTY;
+}
+
+/*
+ * Run @p cfg without and with tap copies. With them, the pcap is the same frames at the
+ * same times in the same order, plus st.tap_copies more, each byte for byte a frame written
+ * before it and stamped 1 to 50 us later, of every kind; the truth and the opens are the
+ * same. @return the copies.
+ */
+static uint64_t
+check_tap_dup(struct th_gen_config *cfg, bool is_time_ordered)
+{
+	struct th_gen_stats st0, st;
+	struct dup_run a = {0}, b = {0};
+	struct th_gen_sink sa = {dup_frame, dup_op, &a, dup_open};
+	struct th_gen_sink sb = {dup_frame, dup_op, &b, dup_open};
+	uint64_t i, j = 0, copies = 0, kinds[DUP__KIND_COUNT] = {0};
+
+	cfg->tap_dup = 0;
+	assert_int_equal(th_gen_run(cfg, &sa, &st0), 0);
+	cfg->tap_dup = 0.05;
+	assert_int_equal(th_gen_run(cfg, &sb, &st), 0);
+	assert_int_equal(st0.tap_copies, 0);
+	assert_true(st.tap_copies > 0);
+	assert_int_equal(b.n, a.n + st.tap_copies);
+	assert_int_equal(st.packets, b.n);
+	assert_int_equal(st.rpcs, st0.rpcs);
+	assert_true(b.sum.truth == a.sum.truth);
+	assert_true(b.opens == a.opens);
+	assert_int_equal(st.tap_reordered, st0.tap_reordered);
+	for (i = 0; i < b.n; i++) {
+		const struct dup_frame *f = &b.frames[i], *g = j < a.n ? &a.frames[j] : NULL;
+		uint64_t k;
+
+		if (is_time_ordered && i > 0)
+			assert_true(f->ts_ns >= b.frames[i - 1].ts_ns);
+		if (g != NULL && g->ts_ns == f->ts_ns && g->size == f->size &&
+			memcmp(g->data, f->data, f->size) == 0) {
+			j++;
+			continue;
+		}
+		/* Not the next frame of the run without copies: a copy of one written before. */
+		for (k = i; k-- > 0;) {
+			const struct dup_frame *e = &b.frames[k];
+
+			if (e->size == f->size && memcmp(e->data, f->data, f->size) == 0 &&
+				f->ts_ns >= e->ts_ns + TH_GEN_TAP_DUP_DELAY_MIN_NS &&
+				f->ts_ns <= e->ts_ns + TH_GEN_TAP_DUP_DELAY_MAX_NS)
+				break;
+			if (is_time_ordered && e->ts_ns + TH_GEN_TAP_DUP_DELAY_MAX_NS < f->ts_ns) {
+				k = 0;
+				fail_msg("frame %llu is neither the next original nor a copy",
+					(unsigned long long)i);
+			}
+		}
+		assert_true(k < i);
+		kinds[dup_kind(f)]++;
+		copies++;
+	}
+	assert_int_equal(j, a.n);
+	assert_int_equal(copies, st.tap_copies);
+	for (i = 0; i < DUP__KIND_COUNT; i++)
+		assert_true(cfg->udp_share == 0 && i >= DUP_UDP ? kinds[i] == 0 : kinds[i] > 0);
+	dup_free(&a);
+	dup_free(&b);
+	return copies;
+}
+
+/* Tap copies add frames and change nothing else, on both workloads and with reordering. */
+static void
+test_tap_dup_adds_copies_only(void **state)
+{
+	struct th_gen_config cfg;
+
+	(void)state;
+	th_gen_config_init(&cfg);
+	cfg.ops = 3000;
+	cfg.ipv6_share = 0.3;
+	cfg.vlan_tags = 1;
+	check_tap_dup(&cfg, true);
+	/* A frame the mirror moved (--tap-reorder) is copied where it is written. */
+	cfg.tap_reorder = 0.05;
+	check_tap_dup(&cfg, false);
+	th_gen_config_init(&cfg);
+	cfg.workload = TH_GEN_WORKLOAD_USERS;
+	cfg.hours = 0.02;
+	cfg.udp_share = 0;
+	cfg.ipv6_share = 0;
+	check_tap_dup(&cfg, true);
+}
+
 static void
 test_default_mix(void **state)
 {
@@ -605,6 +786,10 @@ test_config_errors(void **state)
 	th_gen_config_init(&cfg);
 	cfg.udp_share = 1.5;
 	assert_int_equal(th_gen_config_check(&cfg, err, sizeof(err)), -EINVAL);
+	th_gen_config_init(&cfg);
+	cfg.tap_dup = 0.6;
+	assert_int_equal(th_gen_config_check(&cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "tap dup"));
 	assert_int_equal(th_gen_mix_parse("meta", &mix), 0);
 	assert_int_equal(mix, TH_GEN_MIX_META);
 	assert_int_equal(th_gen_mix_parse("bogus", &mix), -EINVAL);
@@ -624,6 +809,7 @@ main(void)
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_tap_loss_drops_frames_only),
 		cmocka_unit_test(test_tap_reorder_moves_frames_only),
+		cmocka_unit_test(test_tap_dup_adds_copies_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
