@@ -24,16 +24,14 @@ struct frag_slot {
 	struct th_xid_key key; /* the call it belongs to */
 };
 
-#define COPY_SLOTS 1024 /* frames remembered to find copies (direct-mapped) */
-#define COPY_WORDS 8    /* 8-byte words of a frame compared (is_copy() names each) */
+#define COPY_SET_BITS 10 /* 1024 sets of ... */
+#define COPY_WAYS 4      /* ... 4 frames remembered to find their copies */
+#define COPY_WORDS 8     /* 8-byte words of a frame compared (is_copy() names each) */
 
-/* A frame seen lately: what a copy of it would have to match (see is_copy()). */
-struct copy_slot {
-	uint64_t ts_ns;          /* when it was seen */
-	uint64_t tag;            /* bytes captured from its IP header on; a later fragment's
-				    offset above them */
-	uint64_t ip[COPY_WORDS]; /* its fixed IP header (TTL, IPv4 header checksum zeroed) and
-				    first bytes from its TCP/UDP header (or fragment data) on */
+/* Frames seen lately, by a hash of what a copy of each would have to match (is_copy()). */
+struct copy_set {
+	_Alignas(64) uint64_t hash[COPY_WAYS]; /* 0: a free way; a set is one cache line */
+	uint64_t ts_ns[COPY_WAYS];             /* when each was seen */
 };
 
 struct th_decode {
@@ -49,7 +47,7 @@ struct th_decode {
 	uint64_t now_ns;                    /* time of the frame being decoded */
 	uint64_t rpc_ports[65536 / 64];     /* ports known to serve RPC, one bit each */
 	uint64_t copy_window_ns;            /* see th_decode_config; 0: no copies looked for */
-	struct copy_slot copies[COPY_SLOTS]; /* frames seen lately, for their copies */
+	struct copy_set copies[1u << COPY_SET_BITS]; /* frames seen lately, for their copies */
 	struct th_srt srt;                  /* response times of matched RPCs (last: 1 MB) */
 };
 
@@ -555,9 +553,10 @@ th_decode_create(const struct th_decode_config *cfg, th_decode_op_cb emit, void 
 		errno = EINVAL;
 		return NULL;
 	}
-	d = calloc(1, sizeof(*d));
+	d = aligned_alloc(_Alignof(struct th_decode), sizeof(*d)); /* copy sets on cache lines */
 	if (d == NULL)
 		goto fail;
+	memset(d, 0, sizeof(*d));
 	d->emit = emit;
 	d->ctx = ctx;
 	d->copy_window_ns = cfg->copy_window_ns;
@@ -613,18 +612,6 @@ th_decode_free(struct th_decode *d)
 	free(d);
 }
 
-/*
- * Whether the frame is a copy of one seen within the copy window. A mirror port shows some
- * frames twice (a session of both the client's and the server's switch port, or of a port's
- * receive and transmit side) microseconds apart: taken as traffic, a copy would read as a TCP
- * retransmission, a UDP call sent again or a reply without its call. Compared: the fixed IP
- * header (addresses, length, IPv4 identification and fragment offset), the first bytes from
- * the TCP or UDP header on (or a later fragment's data, with its offset), which hold the TCP
- * or UDP checksum that covers the rest, and the length captured; 64 bytes in all. TTL and
- * the IPv4 header checksum are left out, since a router between two mirrored ports lowers
- * them. A host's own resend of a segment is a new IP packet (its identification, TCP
- * timestamp or XID differ, and it comes a timeout later), so it is not taken for a copy.
- */
 /* Into @p w: the fixed IP header, @p ip bytes, then the frame's bytes from m->l4_offset on. */
 static inline void
 copy_gather(uint64_t *w, const uint8_t *frame, uint32_t caplen, const struct th_pkt_meta *m,
@@ -642,12 +629,42 @@ copy_gather(uint64_t *w, const uint8_t *frame, uint32_t caplen, const struct th_
 	}
 }
 
+static inline uint64_t
+rotl64(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+/* One lane's step over a word (xxHash64's round, whose constants these are). */
+static inline uint64_t
+copy_round(uint64_t acc, uint64_t word)
+{
+	return rotl64(acc + word * 0xc2b2ae3d27d4eb4full, 31) * 0x9e3779b185ebca87ull;
+}
+
+/*
+ * Whether the frame is a copy of one seen within the copy window. A mirror port shows some
+ * frames twice (a session of both the client's and the server's switch port, or of a port's
+ * receive and transmit side) microseconds apart: taken as traffic, a copy would read as a TCP
+ * retransmission, a UDP call sent again or a reply without its call. What a copy must match:
+ * the length captured and 64 bytes, the fixed IP header (addresses, length, IPv4
+ * identification and fragment offset) and those from the TCP or UDP header on (a later
+ * fragment's data, and its offset), which hold the TCP or UDP checksum that covers the rest.
+ * TTL and the IPv4 header checksum are left out, since a router between two mirrored ports
+ * lowers them. A host's own resend is a new IP packet (another identification, TCP
+ * timestamp or XID, a timeout later), so it is not taken for a copy.
+ *
+ * Each frame is kept as a 64-bit hash of those in a 4-way set, the oldest way replaced, so
+ * that a copy is found behind thousands of other frames; two different frames are taken for
+ * each other only if their hashes collide within the window, about once in 2^62.
+ */
 static bool
 is_copy(struct th_decode *d, const uint8_t *frame, uint32_t caplen, const struct th_pkt_meta *m,
 	bool is_later_frag, uint64_t ts_ns)
 {
-	uint64_t w[COPY_WORDS], x, y, diff, age, tag;
-	struct copy_slot *c;
+	uint64_t w[COPY_WORDS], a, b, c, e, h;
+	struct copy_set *set;
+	unsigned int oldest = 0;
 
 	if (m->ip_version == 4) {
 		copy_gather(w, frame, caplen, m, 20);
@@ -657,25 +674,31 @@ is_copy(struct th_decode *d, const uint8_t *frame, uint32_t caplen, const struct
 		copy_gather(w, frame, caplen, m, 40);
 		((uint8_t *)w)[7] = 0; /* hop limit */
 	}
-	tag = (uint64_t)(caplen - m->l3_offset) |
-	      (is_later_frag ? (uint64_t)m->frag_offset << 32 : 0);
-	/* Written out: at -O2 the loops would cost more than the work. */
-	x = w[0] ^ w[2] ^ w[4] ^ w[6];
-	y = w[1] ^ w[3] ^ w[5] ^ w[7];
-	c = &d->copies[((x * 0x9e3779b97f4a7c15ull) ^ (y * 0xc2b2ae3d27d4eb4full) ^ tag) >>
-		       (64 - 10)];
-	diff = (c->ip[0] ^ w[0]) | (c->ip[1] ^ w[1]) | (c->ip[2] ^ w[2]) | (c->ip[3] ^ w[3]) |
-	       (c->ip[4] ^ w[4]) | (c->ip[5] ^ w[5]) | (c->ip[6] ^ w[6]) | (c->ip[7] ^ w[7]) |
-	       (c->tag ^ tag);
-	age = ts_ns >= c->ts_ns ? ts_ns - c->ts_ns : c->ts_ns - ts_ns;
-	if (diff == 0 && c->ts_ns != 0 && age <= d->copy_window_ns)
-		return true;
-	c->ts_ns = ts_ns;
-	c->tag = tag;
-	memcpy(c->ip, w, sizeof(w));
+	/* Four lanes of two rounds, written out: short chains, no loop. */
+	a = copy_round(copy_round((uint64_t)(caplen - m->l3_offset), w[0]), w[4]);
+	b = copy_round(copy_round(is_later_frag ? m->frag_offset : 0x5bd1e995u, w[1]), w[5]);
+	c = copy_round(copy_round(0x27d4eb2fu, w[2]), w[6]);
+	e = copy_round(copy_round(0x165667b1u, w[3]), w[7]);
+	h = rotl64(a, 1) + rotl64(b, 7) + rotl64(c, 12) + rotl64(e, 18);
+	h = (h ^ (h >> 33)) * 0xc2b2ae3d27d4eb4full;
+	h = (h ^ (h >> 29)) * 0x165667b19e3779f9ull;
+	h = (h ^ (h >> 32)) | 1; /* 0 marks a free way */
+	set = &d->copies[h >> (64 - COPY_SET_BITS)];
+	for (unsigned int i = 0; i < COPY_WAYS; i++) {
+		if (set->hash[i] == h) { /* the same frame, or one sent again later */
+			uint64_t t = set->ts_ns[i];
+
+			if ((ts_ns >= t ? ts_ns - t : t - ts_ns) <= d->copy_window_ns)
+				return true;
+		}
+	}
+	for (unsigned int i = 1; i < COPY_WAYS; i++)
+		if (set->ts_ns[i] < set->ts_ns[oldest])
+			oldest = i;
+	set->hash[oldest] = h;
+	set->ts_ns[oldest] = ts_ns;
 	return false;
 }
-_Static_assert(COPY_SLOTS == 1u << 10, "is_copy() takes 10 bits of the hash");
 
 void
 th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint32_t wirelen,
