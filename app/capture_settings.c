@@ -492,6 +492,28 @@ file_kind(mode_t mode)
 	return "not a regular file";
 }
 
+/*
+ * Whether file @p in is read by an rx_pcap= before the one at @p args of argv[@p at]: the same
+ * file on two ports would show every frame twice.
+ */
+static bool
+pcap_read_before(const char *in, int at, const char *args, char **argv)
+{
+	char other[PATH_MAX];
+
+	for (int i = 0; i <= at; i++) {
+		const char *a = argv[i];
+
+		while (th_rx_pcap_next(&a, other, sizeof(other))) {
+			if (i == at && a >= args)
+				return false;
+			if (th_cmd_same_file(in, other))
+				return true;
+		}
+	}
+	return false;
+}
+
 int
 th_settings_inputs_check(int argc, char **argv)
 {
@@ -508,6 +530,13 @@ th_settings_inputs_check(int argc, char **argv)
 		const char *args = argv[i];
 
 		while (th_rx_pcap_next(&args, in, sizeof(in))) {
+			if (pcap_read_before(in, i, args, argv)) {
+				fprintf(stderr,
+					"capture: rx_pcap=%s is read twice: every frame would be "
+					"seen twice; give each file once\n",
+					in);
+				return -EINVAL;
+			}
 			if (stat(in, &st) != 0 || S_ISREG(st.st_mode))
 				continue;
 			fprintf(stderr,

@@ -192,6 +192,10 @@ else
 		-o "$work/o" -- "${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap=/dev/null
 	expect 2 'not a regular file \(a directory\)' -- "$th" capture -o "$work/o" -- "${eal[@]}" \
 		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap" --vdev=net_pcap1,rx_pcap="$work"
+	# One file on two ports (under two spellings) would show every frame twice.
+	expect 2 'rx_pcap=.*/\./small.pcap is read twice: every frame would be seen twice' -- \
+		"$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/small.pcap" --vdev=net_pcap1,rx_pcap="$work/./small.pcap"
 	# An output pipe whose reader stopped reading: SIGINT still ends the run, within the
 	# 2 s it waits for the reader, the lines not written counted (it used to hang).
 	"$th" gen -n 60000 -o "$work/big.pcap" 2> /dev/null
