@@ -756,62 +756,53 @@ def check_summary(rep, variant, ours, stats, err):
 UNDAMAGED = ('control', 'tapreorder', 'tapdup')
 
 TAP_REORDERED_RE = re.compile(r"frames written after the other direction's next frame (\d+)")
+TAP_COPIES_RE = re.compile(r'frames the mirror wrote twice (\d+)')
+
+
+def gen_tap(args, truth_path, name, option, summary_re):
+    """gen's pcap of the same seed with OPTION 0.05 (frames, and the count its summary line
+    SUMMARY_RE gives); the truth must be the same as without it."""
+    base = os.path.join(args.workdir, 'gen-%d-%s.pcap' % (args.seed, name))
+    truth2 = base[:-5] + '.truth'
+    cmd = [args.tracehound, 'gen', '--seed', str(args.seed)] + GEN_ARGS + \
+        [option, '0.05', '-o', base, '--truth', truth2]
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = res.stdout.decode('utf-8', 'replace')
+    m = summary_re.search(out)
+    if res.returncode != 0 or m is None:
+        die('%s failed (rc %d):\n%s' % (' '.join(cmd), res.returncode, out))
+    with open(truth_path, 'rb') as a, open(truth2, 'rb') as b:
+        if a.read() != b.read():
+            die('gen %s changed the truth (%s, %s)' % (option, truth_path, truth2))
+    pcap = Pcap.read(base)
+    classify(pcap.frames)
+    return pcap.frames, int(m.group(1))
 
 
 def tap_reorder_variant(args, truth_path):
     """The same traffic from gen with --tap-reorder 0.05: the same truth, frames moved."""
-    base = os.path.join(args.workdir, 'gen-%d-tapreorder.pcap' % args.seed)
-    truth2 = base[:-5] + '.truth'
-    cmd = [args.tracehound, 'gen', '--seed', str(args.seed)] + GEN_ARGS + \
-        ['--tap-reorder', '0.05', '-o', base, '--truth', truth2]
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = res.stdout.decode('utf-8', 'replace')
-    m = TAP_REORDERED_RE.search(out)
-    if res.returncode != 0 or m is None:
-        die('%s failed (rc %d):\n%s' % (' '.join(cmd), res.returncode, out))
-    with open(truth_path, 'rb') as a, open(truth2, 'rb') as b:
-        if a.read() != b.read():
-            die('gen --tap-reorder changed the truth (%s, %s)' % (truth_path, truth2))
-    pcap = Pcap.read(base)
-    classify(pcap.frames)
-    return Variant('tapreorder', "gen --tap-reorder 0.05: %s frames after the other "
-                   "direction's next one" % m.group(1), pcap.frames,
-                   reordered=int(m.group(1)))
-
-
-TAP_COPIES_RE = re.compile(r'frames the mirror wrote twice (\d+)')
+    frames, n = gen_tap(args, truth_path, 'tapreorder', '--tap-reorder', TAP_REORDERED_RE)
+    return Variant('tapreorder', "gen --tap-reorder 0.05: %d frames after the other "
+                   "direction's next one" % n, frames, reordered=n)
 
 
 def tap_dup_variant(args, truth_path):
     """The same traffic from gen with --tap-dup 0.05: the same truth, some frames twice."""
-    base = os.path.join(args.workdir, 'gen-%d-tapdup.pcap' % args.seed)
-    truth2 = base[:-5] + '.truth'
-    cmd = [args.tracehound, 'gen', '--seed', str(args.seed)] + GEN_ARGS + \
-        ['--tap-dup', '0.05', '-o', base, '--truth', truth2]
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = res.stdout.decode('utf-8', 'replace')
-    m = TAP_COPIES_RE.search(out)
-    if res.returncode != 0 or m is None:
-        die('%s failed (rc %d):\n%s' % (' '.join(cmd), res.returncode, out))
-    with open(truth_path, 'rb') as a, open(truth2, 'rb') as b:
-        if a.read() != b.read():
-            die('gen --tap-dup changed the truth (%s, %s)' % (truth_path, truth2))
-    pcap = Pcap.read(base)
-    classify(pcap.frames)
+    frames, n = gen_tap(args, truth_path, 'tapdup', '--tap-dup', TAP_COPIES_RE)
     # capture looks for copies of frames that carry bytes: a copy of a bare TCP segment
     # changes nothing (a SYN's is counted by the stream, as seen again).
     seen, carrying, bare = set(), 0, 0
-    for fr in pcap.frames:
+    for fr in frames:
         if fr.data not in seen:
             seen.add(fr.data)
         elif fr.tcp_payload > 0 or (fr.conn and fr.conn[0] == 'udp'):
             carrying += 1
         else:
             bare += 1
-    if carrying + bare != int(m.group(1)):
-        die('gen --tap-dup says %s copies, the pcap holds %d' % (m.group(1), carrying + bare))
-    return Variant('tapdup', 'gen --tap-dup 0.05: %s frames written twice, 1 to 50 us apart'
-                   % m.group(1), pcap.frames, copies=carrying, bare_copies=bare)
+    if carrying + bare != n:
+        die('gen --tap-dup says %d copies, the pcap holds %d' % (n, carrying + bare))
+    return Variant('tapdup', 'gen --tap-dup 0.05: %d frames written twice, 1 to 50 us apart'
+                   % n, frames, copies=carrying, bare_copies=bare)
 
 
 # Variants gen makes from the same seed, by name.
