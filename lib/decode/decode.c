@@ -781,6 +781,7 @@ th_decode_flush(struct th_decode *d)
 {
 	th_flow_table_finish(d->flows);
 	th_xid_table_flush(d->xids);
+	memset(d->copies, 0, sizeof(d->copies)); /* the next frame is no copy of these */
 }
 
 void

@@ -163,7 +163,7 @@ void th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen,
 /** Age flows and calls; call it every millisecond or so with the capture clock. */
 void th_decode_housekeep(struct th_decode *d, uint64_t now_ns);
 
-/** Emit every waiting call as unmatched: the end of the capture. */
+/** Emit every waiting call as unmatched, and forget the frames seen: the end of the capture. */
 void th_decode_flush(struct th_decode *d);
 
 /** Counters so far (flow and XID counters copied in). */

@@ -1690,6 +1690,10 @@ test_mirror_copies(void **state)
 	th_decode_flush(f->d);
 	assert_int_equal(f->s->count, 3);
 	assert_int_equal(f->s->ops[2].kind, TH_OP_CALL_ONLY);
+	/* The end of a capture forgets the frames seen: the next run's are no copies of them. */
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0 + 2 * SEC + 500);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frames_copied, 3);
 
 	/* Off: the copy is a second call, the reply's copy one without its call. */
 	s0 = calloc(1, sizeof(*s0));
