@@ -93,6 +93,9 @@ th_conf_parse(const char *text, const char *name, char *err, size_t err_size)
 	unsigned lineno = 0, i;
 	struct header *h;
 
+	/* Editors on Windows start a UTF-8 file with a byte-order mark: not part of line 1. */
+	if (strncmp(text, "\xef\xbb\xbf", 3) == 0)
+		text += 3;
 	if (c == NULL || (c->text = strdup(text)) == NULL || (c->name = strdup(name)) == NULL) {
 		th_conf_free(c);
 		snprintf(err, err_size, "%s: out of memory", name);

@@ -5,8 +5,9 @@
 /**
  * @file
  * INI configuration files: [section] headers, key = value lines, '#' and
- * ';' comments. Every problem is reported as "file:line: what is wrong" so
- * a user can fix the file without reading the code. A section is one
+ * ';' comments; a UTF-8 byte-order mark at the start is skipped. Every
+ * problem is reported as "file:line: what is wrong" so a user can fix the
+ * file without reading the code. A section is one
  * block: a header that repeats an earlier one ("file:line: [s] already
  * begun on line N"), a header without a name and a key set twice are
  * refused.

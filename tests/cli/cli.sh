@@ -93,6 +93,10 @@ else
 	printf '[capture]\nstats_interval = 1\nflows = 10\n' > "$work/typo.ini"
 	expect 2 "typo.ini:3: unknown key 'capture.flows'" -- "$th" capture -c "$work/typo.ini" -- "${eal[@]}"
 
+	# A UTF-8 byte-order mark (Windows editors) does not hide the first header.
+	printf '\xef\xbb\xbf[capture]\nflows = 10\n' > "$work/bom.ini"
+	expect 2 "bom.ini:2: unknown key 'capture.flows'" -- "$th" capture -c "$work/bom.ini" -- "${eal[@]}"
+
 	printf '[decode]\ncalls = lots\n' > "$work/bad.ini"
 	expect 2 "bad.ini:2: decode.calls = 'lots': expected a whole number" -- \
 		"$th" capture -c "$work/bad.ini" -- "${eal[@]}"

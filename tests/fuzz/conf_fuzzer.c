@@ -73,6 +73,8 @@ scan(const char *text, struct key *k)
 
 	n_headers = 0;
 	has_top = false;
+	if (strncmp(text, "\xef\xbb\xbf", 3) == 0) /* a byte-order mark, skipped */
+		text += 3;
 	for (const char *p = text;; p++) {
 		const char *end = strchr(p, '\n'), *eq;
 

@@ -55,6 +55,9 @@ expect 2 'typo.ini:[0-9]+: .*qp_cuont' -- "$th" search --profile "$prof" --repla
 sed 's/^sge /sgee /' "$work/known/F-1.ini" > "$work/sgee.ini"
 expect 2 "sgee.ini:[0-9]+: unknown key 'workload.sgee' \\(\\[workload\\] needs 'sge'\\)" -- \
 	"$th" search --profile "$prof" --replay "$work/sgee.ini"
+# A UTF-8 byte-order mark is skipped.
+{ printf '\xef\xbb\xbf'; cat "$work/known/F-1.ini"; } > "$work/bom.ini"
+expect 0 'matches documented anomaly F#1:' -- "$th" search --profile "$prof" --replay "$work/bom.ini"
 # A number is digits: a sign in front is refused, not read past.
 sed 's/^qp_count = .*/qp_count = +5/' "$work/known/F-1.ini" > "$work/plus.ini"
 expect 2 "plus.ini:[0-9]+: workload.qp_count = '\+5': expected a whole number" -- \

@@ -634,6 +634,33 @@ test_load_nul_bytes(void **state)
 	free(path);
 }
 
+static void
+test_byte_order_mark(void **state)
+{
+	static const char text[] = "\xef\xbb\xbf[eal]\nargs = -l 0-1\n";
+	char err[256] = "";
+	char *path = write_temp(text, sizeof(text) - 1);
+	struct th_conf *c;
+
+	(void)state;
+	/* A leading UTF-8 byte-order mark (Windows editors) is no part of line 1. */
+	c = th_conf_load(path, err, sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(th_conf_get(c, "eal", "args"), "-l 0-1");
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), 0);
+	th_conf_free(c);
+	unlink(path);
+	free(path);
+	/* Lines are still counted from the first. */
+	c = th_conf_parse("\xef\xbb\xbfkey = 1\n[a]\nb\n", "bom.ini", err, sizeof(err));
+	assert_null(c);
+	assert_string_equal(err, "bom.ini:3: expected 'key = value', got 'b'");
+	/* Only at the start: elsewhere it is text like any other. */
+	c = th_conf_parse("[a]\n\xef\xbb\xbf[b]\n", "bom.ini", err, sizeof(err));
+	assert_null(c);
+	assert_string_equal(err, "bom.ini:2: expected 'key = value', got '???[b]'");
+}
+
 int
 main(void)
 {
@@ -655,6 +682,7 @@ main(void)
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_nul_bytes),
+		cmocka_unit_test(test_byte_order_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
