@@ -33,6 +33,7 @@ struct th_conf {
 	unsigned count;     /* entries in use */
 	unsigned hdr_count; /* headers in hdr */
 	bool has_top;       /* keys come before the first header (section "") */
+	bool is_top_asked;  /* a getter asked for a key before any header */
 	struct entry e[CONF_MAX_ENTRIES];
 	struct header hdr[CONF_MAX_ENTRIES]; /* the headers, in file order, each name once */
 };
@@ -285,6 +286,8 @@ lookup(const struct th_conf *c, const char *section, const char *key)
 	h = header_of(c, section);
 	if (h != NULL)
 		h->is_asked = true;
+	if (section[0] == '\0') /* bookkeeping, as is_asked and is_used are */
+		((struct th_conf *)c)->is_top_asked = true;
 	return find(c, section, key);
 }
 
@@ -498,6 +501,9 @@ th_conf_missing(const struct th_conf *c, const char *section, const char *key, c
 		snprintf(err, err_size, "%s:%u: unknown key '%s.%s' ([%s] needs '%s')", c->name,
 			near->line, section, th_conf_printable(near->key, a, sizeof(a)), section,
 			key);
+	else if (!has_section && other != NULL && other->section[0] == '\0')
+		snprintf(err, err_size, "%s: no [%s] section (line %u is before any [section])",
+			c->name, section, other->line);
 	else if (!has_section && other != NULL)
 		snprintf(err, err_size, "%s: no [%s] section (line %u is in [%s])", c->name,
 			section, other->line, th_conf_printable(other->section, b, sizeof(b)));
@@ -536,6 +542,13 @@ th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size)
 	if (h != NULL && (e == NULL || h->line < e->line)) {
 		snprintf(err, err_size, "%s:%u: unknown section [%s]", c->name, h->line,
 			th_conf_printable(h->name, sec, sizeof(sec)));
+		return -EINVAL;
+	}
+	/* Where no getter reads keys before a header, such a key is not misspelt but misplaced
+	 * (a forgotten or later header): calling it unknown would send the user to the docs. */
+	if (e != NULL && e->section[0] == '\0' && !c->is_top_asked) {
+		snprintf(err, err_size, "%s:%u: '%s' is before any [section]", c->name, e->line,
+			th_conf_printable(e->key, key, sizeof(key)));
 		return -EINVAL;
 	}
 	if (e != NULL) {

@@ -98,7 +98,8 @@ const char *th_conf_printable(const char *s, char *buf, size_t size);
  * of that section no getter asked for, spelled within an edit of @p key
  * (two from six letters on: "file:line: unknown key 'section.kye'
  * ([section] needs 'key')"), or a file without that section at all ("file:
- * no [section] section (line N is in [sectoin])"). @return -EINVAL.
+ * no [section] section (line N is in [sectoin])", "(line N is before any
+ * [section])"). @return -EINVAL.
  */
 int th_conf_missing(const struct th_conf *c, const char *section, const char *key, const char *why,
 	char *err, size_t err_size);
@@ -107,7 +108,9 @@ int th_conf_missing(const struct th_conf *c, const char *section, const char *ke
  * Report what no th_conf_get* call asked for (typos), the first in the file
  * to @p err: a section none asked any key of, with keys or without, as
  * "file:line: unknown section [name]" at its header; else a key, as
- * "file:line: unknown key 'section.key'".
+ * "file:line: unknown key 'section.key'", or, for a key before any header
+ * where no getter asked for any such key, "file:line: 'key' is before any
+ * [section]".
  * @return 0 when every section and key was used, -EINVAL otherwise.
  */
 int th_conf_check_unused(const struct th_conf *c, char *err, size_t err_size);

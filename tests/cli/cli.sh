@@ -96,6 +96,10 @@ else
 	# A UTF-8 byte-order mark (Windows editors) does not hide the first header.
 	printf '\xef\xbb\xbf[capture]\nflows = 10\n' > "$work/bom.ini"
 	expect 2 "bom.ini:2: unknown key 'capture.flows'" -- "$th" capture -c "$work/bom.ini" -- "${eal[@]}"
+	# A key above every header is misplaced, not unknown.
+	printf 'mbufs = 5\n[eal]\nargs = -l 0-1\n' > "$work/top.ini"
+	expect 2 "top.ini:1: 'mbufs' is before any \\[section\\]" -- \
+		"$th" capture -c "$work/top.ini" -- "${eal[@]}"
 
 	printf '[decode]\ncalls = lots\n' > "$work/bad.ini"
 	expect 2 "bad.ini:2: decode.calls = 'lots': expected a whole number" -- \

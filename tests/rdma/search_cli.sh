@@ -55,7 +55,10 @@ expect 2 'typo.ini:[0-9]+: .*qp_cuont' -- "$th" search --profile "$prof" --repla
 sed 's/^sge /sgee /' "$work/known/F-1.ini" > "$work/sgee.ini"
 expect 2 "sgee.ini:[0-9]+: unknown key 'workload.sgee' \\(\\[workload\\] needs 'sge'\\)" -- \
 	"$th" search --profile "$prof" --replay "$work/sgee.ini"
-# A UTF-8 byte-order mark is skipped.
+# A key above the header is misplaced, not unknown; a UTF-8 byte-order mark is skipped.
+{ echo "sge = 2"; cat "$work/known/F-1.ini"; } > "$work/top.ini"
+expect 2 "top.ini:1: 'sge' is before any \\[section\\]" -- \
+	"$th" search --profile "$prof" --replay "$work/top.ini"
 { printf '\xef\xbb\xbf'; cat "$work/known/F-1.ini"; } > "$work/bom.ini"
 expect 0 'matches documented anomaly F#1:' -- "$th" search --profile "$prof" --replay "$work/bom.ini"
 # A number is digits: a sign in front is refused, not read past.
@@ -100,6 +103,9 @@ expect 2 'badprof.ini:[0-9]+' -- "$th" search --profile "$work/badprof.ini" --ho
 sed 's/^gbps/gbpz/' "$prof" > "$work/gbpz.ini"
 expect 2 "gbpz.ini:[0-9]+: unknown key 'link.gbpz'" -- "$th" search --profile "$work/gbpz.ini" \
 	--hours 0.1
+{ echo "gbps = 100"; cat "$prof"; } > "$work/topprof.ini"
+expect 2 "topprof.ini:1: 'gbps' is before any \\[section\\]" -- \
+	"$th" search --profile "$work/topprof.ini" --hours 0.1
 # [known.N] is the paper's anomaly N (F#N): a word is no such number, refused at its header.
 sed 's/^\[known\.2\]/[known.abc]/' "$prof" > "$work/known_abc.ini"
 expect 2 'known_abc.ini:[0-9]+: \[known.abc\]: expected \[known.N\]' -- \

@@ -661,6 +661,38 @@ test_byte_order_mark(void **state)
 	assert_string_equal(err, "bom.ini:2: expected 'key = value', got '???[b]'");
 }
 
+static void
+test_key_before_section(void **state)
+{
+	char err[256] = "";
+	struct th_conf *c;
+
+	(void)state;
+	/* A reader of [sections] only: the key is misplaced, not misspelt. */
+	c = th_conf_parse("mbufs=5\n[eal]\nargs=-l 0-1\n", "c.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_non_null(th_conf_get(c, "eal", "args"));
+	assert_null(th_conf_get(c, "capture", "mbufs"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "c.ini:1: 'mbufs' is before any [section]");
+	th_conf_free(c);
+	/* So too in a file without headers. */
+	c = th_conf_parse("# c\n\nmbufs = 5\n", "c.ini", err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "c.ini:3: 'mbufs' is before any [section]");
+	th_conf_missing(c, "workload", "sge", "(why)", err, sizeof(err));
+	assert_string_equal(err, "c.ini: no [workload] section (line 3 is before any [section])");
+	th_conf_free(c);
+	/* A reader of keys before any header: another such key is unknown. */
+	c = th_conf_parse("mem = host\ncolour = red\n", "word", err, sizeof(err));
+	assert_non_null(c);
+	assert_non_null(th_conf_get(c, "", "mem"));
+	assert_int_equal(th_conf_check_unused(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "word:2: unknown key 'colour'");
+	th_conf_free(c);
+}
+
 int
 main(void)
 {
@@ -683,6 +715,7 @@ main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_nul_bytes),
 		cmocka_unit_test(test_byte_order_mark),
+		cmocka_unit_test(test_key_before_section),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
