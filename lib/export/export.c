@@ -551,7 +551,12 @@ any_net(const struct th_export_net *nets, unsigned int count, const struct th_ad
 	return false;
 }
 
-/* A host field: pseudonym, name from the table, or the number. */
+/*
+ * A host field: pseudonym, name from the table, or the number. A name is
+ * whatever a hosts file or DNS said: in text, whose fields are split at
+ * '|' and spaces, it is escaped as the names file escapes a name (at most
+ * 4 * 255 bytes); CSV and JSON quote it themselves.
+ */
 static char *
 put_host(struct exporter *x, char *p, const struct th_addr *a, bool is_bracketed)
 {
@@ -564,6 +569,8 @@ put_host(struct exporter *x, char *p, const struct th_addr *a, bool is_bracketed
 	} else if (x->c->hosts != NULL && (name = th_export_hosts_lookup(x->c->hosts, a)) != NULL) {
 		size_t n = strnlen(name, 255);
 
+		if (x->c->format == TH_EXPORT_FORMAT_TEXT)
+			return p + th_nfs_name_text(name, n, p, TH_NFS_NAME_TEXT(n));
 		memcpy(p, name, n);
 		return p + n;
 	}

@@ -1723,6 +1723,52 @@ test_hosts_file(void **state)
 	unlink(path);
 }
 
+/*
+ * A host name is what the hosts file says, '|', control bytes and all: text, whose fields are
+ * split at " | " and spaces, escapes it as a name is escaped there; CSV and JSON quote it.
+ */
+static void
+test_host_names_escaped(void **state)
+{
+	char path[] = "/tmp/test_export_hostsXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	struct mem m = {.label = "one"};
+	struct mem *mems[] = {&m};
+	unsigned int line = 0;
+	char *out;
+
+	(void)state;
+	fprintf(f, "10.0.0.1 filer|a\\b\x01\n10.1.0.7 caf\xc3\xa9\n");
+	fclose(f);
+	th_export_config_defaults(&cfg);
+	cfg.hosts = th_export_hosts_create(false);
+	assert_int_equal(th_export_hosts_load(cfg.hosts, path, &line), 0);
+	add_open(&m, 100 * S, 7, 1001, 1);
+	add_name(&m, 10 * S, 0, NULL, 0, 1, "/export");
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_string_equal(out, "100.000000 | 1500 | read | filer\\x7ca\\x5cb\\x01:01beef01 | "
+				 "caf\\xc3\\xa9.1001 | 8192 | 8192\n");
+	free(out);
+	cfg.is_names = true;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_non_null(strstr(out, "filer\\x7ca\\x5cb\\x01 | - | /export | 01beef01 | "));
+	free(out);
+	cfg.is_names = false;
+	cfg.format = TH_EXPORT_FORMAT_CSV;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_non_null(strstr(out, ",read,filer|a\\b\x01,01beef01,caf\xc3\xa9,1001,"));
+	free(out);
+	cfg.format = TH_EXPORT_FORMAT_JSON;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_non_null(strstr(out, "\"server\":\"filer|a\\\\b\\u0001\""));
+	free(out);
+	th_export_hosts_free(cfg.hosts);
+	unlink(path);
+}
+
 static void
 test_anon_properties(void **state)
 {
@@ -1886,6 +1932,7 @@ main(void)
 		cmocka_unit_test(test_names_listing_budget),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_hosts_file),
+		cmocka_unit_test(test_host_names_escaped),
 		cmocka_unit_test(test_anon_properties),
 		cmocka_unit_test(test_anon_export),
 		cmocka_unit_test(test_rpc_cut_replies),
