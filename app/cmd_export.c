@@ -53,7 +53,8 @@ usage(FILE *out)
 		"output:\n"
 		"  -f, --format F         text (default: the 7-field '|' record of the session\n"
 		"                         log), csv (with a header), or json (JSON Lines)\n"
-		"  -o, --output FILE      write to FILE (default: stdout)\n"
+		"  -o, --output FILE      write to FILE (default: stdout); not a segment read,\n"
+		"                         nor a name ending in .lz4 in a directory read\n"
 		"      --rpcs             RPC records instead of opens: text as the capture's RPC\n"
 		"                         log (LAT_LAST '-', fields the record keeps), csv, json\n"
 		"      --srt              with --rpcs implied: instead of the records, a table of\n"
@@ -542,6 +543,16 @@ th_cmd_export(int argc, char **argv)
 		if (th_segs_holds(&segs, output)) {
 			fprintf(stderr, "tracehound export: -o %s is one of the segments to read\n",
 				output);
+			status = 2;
+			goto free_all;
+		}
+		/* Written among the segments, it would be a foreign file to the next export. */
+		if (th_segs_would_find(argv + optind, argc - optind, output)) {
+			fprintf(stderr,
+				"tracehound export: -o %s is named as a segment (*%s) in a "
+				"directory given to read: the next export of it would read it; "
+				"name it otherwise or write it elsewhere\n",
+				output, TH_SEGMENT_SUFFIX);
 			status = 2;
 			goto free_all;
 		}

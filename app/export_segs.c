@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -700,6 +701,39 @@ th_segs_holds(const struct th_segs *segs, const char *path)
 	for (size_t i = 0; i < segs->count; i++)
 		if (segs->v[i].dev == st.st_dev && segs->v[i].ino == st.st_ino)
 			return true;
+	return false;
+}
+
+bool
+th_segs_would_find(char *const *paths, int count, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash != NULL ? slash + 1 : path;
+	char up[PATH_MAX];
+	struct stat dir, in;
+	int n;
+
+	/* walk() passes over dot files, and takes only these names. */
+	if (base[0] == '.' || !(has_suffix(base, TH_SEGMENT_SUFFIX) ||
+				      has_suffix(base, TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX)))
+		return false;
+	if (slash == NULL)
+		n = snprintf(up, sizeof(up), ".");
+	else if (slash == path)
+		n = snprintf(up, sizeof(up), "/");
+	else
+		n = snprintf(up, sizeof(up), "%.*s", (int)(slash - path), path);
+	/* The output's directory and those above it, as far down as walk() goes: by ".."
+	 * (the directory a link to it leads to is the one written), compared by inode. */
+	for (int depth = 0; depth <= 16 && n > 0 && (size_t)n < sizeof(up) - 3; depth++) {
+		if (stat(up, &dir) != 0 || !S_ISDIR(dir.st_mode))
+			return false;
+		for (int i = 0; i < count; i++)
+			if (stat(paths[i], &in) == 0 && S_ISDIR(in.st_mode) &&
+				in.st_dev == dir.st_dev && in.st_ino == dir.st_ino)
+				return true;
+		memcpy(up + n, "/..", 4);
+		n += 3;
+	}
 	return false;
 }
 

@@ -49,6 +49,14 @@ int th_segs_find(struct th_segs *segs, char *const *paths, int count);
 /** Whether @p path is one of the files found (an output must not be). */
 bool th_segs_holds(const struct th_segs *segs, const char *path);
 
+/**
+ * Whether a file written at @p path, there or not, would be found among the
+ * segments of @p paths: named as one (*.lz4, *.lz4.tmp) in a directory
+ * searched. An output there would be read, as a foreign file, by the next
+ * export of those paths.
+ */
+bool th_segs_would_find(char *const *paths, int count, const char *path);
+
 /** Group the segments found into the sources @p c reads. @return 0, or -1 (none, or no memory). */
 int th_segs_group(struct th_segs *segs, const struct th_export_config *c);
 

@@ -547,6 +547,23 @@ one=$(find "$work/box1" -name '*.lz4' | head -1)
 cp "$one" "$work/keep.lz4"
 expect2 -o "$one" "${in[@]}"
 cmp -s "$one" "$work/keep.lz4" || fail "export -o SEGMENT changed the segment"
+# Nor named as a segment in a directory it reads (at any depth, spelt through a link): the next
+# export of the directory would find a file that is not a segment (exit 3).
+"$th" export -o "$work/box1/x.lz4" "${in[@]}" > /dev/null 2> "$work/inside.err"
+rc=$?
+[[ $rc -eq 2 && ! -e $work/box1/x.lz4 ]] &&
+	grep -q "^tracehound export: -o $work/box1/x.lz4 is named as a segment (\*\.lz4) in a directory given to read" \
+		"$work/inside.err"
+judge $? "export -o DIR/x.lz4 DIR: exit $rc (want 2):" "$work/inside.err"
+mkdir "$work/box1/sub"
+ln -s box1/sub "$work/sublink"
+expect2 -o "$work/box1/sub/x.lz4.tmp" "${in[@]}"
+expect2 -o "$work/sublink/x.lz4" "${in[@]}"
+[[ -z $(ls -A "$work/box1/sub") ]] || fail "export -o wrote into a directory it reads"
+# Named otherwise, or outside what is read, it is an output like any other.
+"$th" export -q -o "$work/box1/sub/x.txt" "${in[@]}" || fail "export -o DIR/x.txt DIR failed"
+"$th" export -q -o "$work/x.lz4" "${in[@]}" || fail "export -o x.lz4 beside DIR failed"
+rm -r "$work/box1/sub" "$work/sublink" "$work/x.lz4"
 # A segment given twice, or reached twice through a link, is read once.
 ln -s . "$work/box1/again"
 once=$("$th" export -q "${in[@]}" | wc -l)
