@@ -83,7 +83,7 @@ usage(FILE *out)
 			th_search_algo_name((enum th_search_algo)a),
 			th_search_algo_desc((enum th_search_algo)a));
 	fprintf(out,
-		"  -H, --hours H          testbed-hour budget (default %g)\n"
+		"  -H, --hours H          testbed-hour budget, more than 0 (default %g)\n"
 		"  -s, --seed N           seed of the search and the simulator's noise (default "
 		"%llu)\n"
 		"  -n, --samples N        one-second counter samples per experiment (default %u)\n"
@@ -342,7 +342,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 			rc = rc < 0 ? rc : 0;
 			break;
 		case 'H':
-			rc = parse_double("hours", optarg, 0, 10000, &d);
+			/* A budget of none runs no experiment: the search or evaluation would
+			 * print an empty result as if it had looked. */
+			if (th_conf_parse_double(optarg, 0, 10000, &d) != 0 || d == 0) {
+				fprintf(stderr,
+					"tracehound search: --hours wants a number in (0, 10000], "
+					"not '%s'\n",
+					optarg);
+				rc = -EINVAL;
+			}
 			o->cfg.budget_s = d * 3600;
 			break;
 		case 's':

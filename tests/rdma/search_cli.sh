@@ -24,6 +24,9 @@ expect 0 'search ' -- "$th" --help
 expect 2 'give one --profile' -- "$th" search
 expect 2 'unknown algorithm' -- "$th" search --profile "$prof" --algo simplex
 expect 2 '--hours' -- "$th" search --profile "$prof" --hours -1
+# A budget of 0 runs nothing: refused, for a search and an evaluation alike.
+expect 2 "--hours wants a number in \\(0, 10000\\], not '0'" -- "$th" search --profile "$prof" --hours 0
+expect 2 "--hours wants a number in \\(0, 10000\\], not '0.0'" -- "$th" search --eval --hours 0.0
 expect 2 'temp-min 100 is above the starting --temp 1' -- "$th" search --profile "$prof" \
 	--temp 1 --temp-min 100
 # A start below the default floor lowers the floor, as before.
