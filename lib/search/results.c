@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* @str as a JSON string (quotes included). */
@@ -32,14 +33,27 @@ json_str(FILE *f, const char *str)
 	fputc('"', f);
 }
 
-/* A number JSON accepts (no nan or inf). */
+/*
+ * A number JSON accepts (no nan or inf), in the fewest digits that read back
+ * as @p v: six significant digits showed a pause ratio just under the
+ * threshold as the threshold itself beside "pause":false, and byte counters
+ * as 2.49841e+10. Whole numbers up to 1e17 print as integers.
+ */
 static void
 json_num(FILE *f, double v)
 {
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
+	char buf[32];
+
+	if (!isfinite(v)) {
 		fputs("null", f);
+		return;
+	}
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(buf, sizeof(buf), "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, f);
 }
 
 /* One sample's counters as a JSON array with an object per host. */

@@ -1183,6 +1183,46 @@ test_log_time_to_the_ms(void **state)
 	free(buf);
 }
 
+/*
+ * The log's numbers read back as the search had them: six significant digits
+ * wrote a pause ratio just under the threshold as the threshold itself beside
+ * "pause":false, and byte counters as 2.49841e+10.
+ */
+static void
+test_log_numbers_round_trip(void **state)
+{
+	struct th_search_exp e;
+	size_t size = 0;
+	char *buf = NULL, *p;
+	double ratio = nextafter(0.001, 0);
+	FILE *f;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.anomaly = -1;
+	e.v.pause_ratio = ratio;
+	e.v.bps_frac = 0.1;
+	e.mean.v[0][TH_CTR_RX_BYTES] = 24984112345.0;
+	e.mean.v[1][TH_CTR_RX_BYTES] = 24984112345.675;
+	f = open_memstream(&buf, &size);
+	assert_non_null(f);
+	assert_int_equal(th_search_log_exp(f, "anneal", 1, &e), 0);
+	fclose(f);
+	p = strstr(buf, "\"pause\":false,\"low_tput\":false,\"pause_ratio\":0.000999");
+	assert_non_null(p);
+	assert_true(strtod(strchr(p, '0'), NULL) == ratio);
+	/* Shortest that reads back: 0.1, not 0.10000000000000001. */
+	assert_non_null(strstr(buf, ",\"bps_frac\":0.1,\"pps_frac\":0,"));
+	assert_non_null(strstr(buf, "[{\"port_xmit_data\":0,\"port_xmit_packets\":0,"
+				    "\"port_rcv_data\":24984112345,"));
+	p = strstr(buf, "},{\"port_xmit_data\":0,\"port_xmit_packets\":0,\"port_rcv_data\":");
+	assert_non_null(p);
+	assert_true(strtod(p + strlen("},{\"port_xmit_data\":0,\"port_xmit_packets\":0,"
+				      "\"port_rcv_data\":"),
+			    NULL) == 24984112345.675);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -1207,6 +1247,7 @@ main(void)
 		cmocka_unit_test(test_score_credits_once),
 		cmocka_unit_test(test_replay_rejects_impossible),
 		cmocka_unit_test(test_log_time_to_the_ms),
+		cmocka_unit_test(test_log_numbers_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
