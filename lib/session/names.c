@@ -164,11 +164,9 @@ names_add(struct th_sess_table *t, const struct th_addr *server, const uint8_t *
 	uint32_t hash, i;
 	struct name_ent *e;
 
-	if (n == NULL || n->n == 0 || name_len == 0 || fh_len == 0)
-		return;
 	/* A LOOKUP of "." or ".." answers with the directory or its parent: not a name of it
-	 * in that directory (as one, a path walk would go round in circles). */
-	if (name[0] == '.' && (name_len == 1 || (name_len == 2 && name[1] == '.')))
+	 * in that directory. */
+	if (n == NULL || n->n == 0 || fh_len == 0 || !is_component(name, name_len))
 		return;
 	hash = key_hash(server, dir, dir_len, name, name_len);
 	i = find(n, hash, server, dir, dir_len, name, name_len);

@@ -301,13 +301,7 @@ th_sess_op_from_dirent(
 		op->reply.status != 0 || op->reply.is_status_missing)
 		return false;
 	if (op->call.fh.len == 0 || op->call.fh.len > TH_SESS_FH_MAX || e->fh_len == 0 ||
-		e->fh_len > TH_SESS_FH_MAX || e->name_len == 0)
-		return false;
-	/* "." and ".." name the directory and its parent, not an entry: as names they would
-	 * make a path walk go round in circles. A '/' is in no component name. */
-	if (e->name[0] == '.' && (e->name_len == 1 || (e->name_len == 2 && e->name[1] == '.')))
-		return false;
-	if (memchr(e->name, '/', e->name_len) != NULL)
+		e->fh_len > TH_SESS_FH_MAX || !is_component(e->name, e->name_len))
 		return false;
 	fill_head(op, TH_SESS_DIRENT, true, out);
 	out->flags = TH_SESS_F_OK;

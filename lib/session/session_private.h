@@ -19,6 +19,8 @@
  *   (HIST list, by last use, expiring after cache_window_ns).
  */
 
+#include <string.h>
+
 #include "th_sat.h"
 #include "th_session.h"
 
@@ -174,6 +176,21 @@ earlier(uint64_t ns, uint64_t back_ns)
 	if (ns == 0)
 		return 0;
 	return ns > back_ns ? ns - back_ns : 1;
+}
+
+/*
+ * Whether @p name can name an entry of a directory. "." and ".." name the directory and its
+ * parent, not an entry (as names they would make a path walk go round in circles), and a '/'
+ * is in no component name.
+ */
+static inline bool
+is_component(const void *name, unsigned int name_len)
+{
+	const uint8_t *b = name;
+
+	if (name_len == 0 || memchr(b, '/', name_len) != NULL)
+		return false;
+	return !(b[0] == '.' && (name_len == 1 || (name_len == 2 && b[1] == '.')));
 }
 
 /* names.c: the handle-to-name map. */

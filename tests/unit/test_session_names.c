@@ -41,6 +41,8 @@ test_name_dot_lookups(void **state)
 	op = mk_name(TH_SESS_LOOKUP, 2, "..", -1, T0 + 1 * SEC);
 	op.fh2_len = (uint8_t)snprintf((char *)op.fh2, sizeof(op.fh2), "D1");
 	input(t, op);
+	/* Nor is a name with a '/': no component has one (a damaged or made-up reply). */
+	input(t, mk_name(TH_SESS_LOOKUP, 1, "a/b", 6, T0 + 2 * SEC));
 	input(t, mk_name(TH_SESS_LOOKUP, 1, "..a", 5, T0 + 2 * SEC));
 	th_sess_flush(t);
 	assert_int_equal(o.n_names, 1);
