@@ -13,6 +13,7 @@
 
 #define FRAG_SLOTS 1024 /* fragmented UDP calls followed at once ... */
 #define FRAG_WAYS 4     /* ... in sets of this many: two in flight never push each other out */
+#define FRAG_LATE_NS 1000000000ull /* a datagram's fragments cross the wire microseconds apart */
 
 /* A UDP call whose datagram continues in later IP fragments. */
 struct frag_slot {
@@ -183,6 +184,12 @@ follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct 
 	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
 		if (!set[w].is_used)
 			fs = &set[w];
+	/* One whose last fragment is a second late never comes: its call ended where it was. */
+	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
+		if ((int64_t)(d->now_ns - set[w].since_ns) > (int64_t)FRAG_LATE_NS) {
+			fs = &set[w];
+			d->s.frags_unfinished++;
+		}
 	if (fs == NULL) {
 		fs = &set[0];
 		for (unsigned int w = 1; w < FRAG_WAYS; w++)
@@ -779,6 +786,11 @@ th_decode_housekeep(struct th_decode *d, uint64_t now_ns)
 void
 th_decode_flush(struct th_decode *d)
 {
+	for (unsigned int i = 0; i < FRAG_SLOTS; i++) {
+		if (d->frags[i].is_used)
+			d->s.frags_unfinished++;
+		d->frags[i].is_used = false;
+	}
 	th_flow_table_finish(d->flows);
 	th_xid_table_flush(d->xids);
 	memset(d->copies, 0, sizeof(d->copies)); /* the next frame is no copy of these */
@@ -932,6 +944,9 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");
 	ROW(out, s->xid.gap_expired, "calls expired after a reply-direction gap");
 	ROW(out, s->frags_displaced, "fragmented UDP calls no longer followed (slot reused)");
+	ROW(out, s->frags_unfinished,
+		"fragmented UDP calls whose last fragment did not come (call ends at the last "
+		"seen)");
 	ROW(out, s->flow.whole_cut_size, "listings cut at 64 KiB (later entries not read)");
 	ROW(out, s->flow.whole_cut_busy,
 		"listings cut at 1 KiB: every listing buffer in use (decode.listings)");

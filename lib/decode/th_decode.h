@@ -61,6 +61,7 @@
 	X(ops_reply_only, "ops emitted as a reply without call")                                   \
 	X(ports_learned, "RPC server ports learned (portmap, traffic)")                            \
 	X(frags_displaced, "fragmented UDP calls no longer followed (slot reused)")                \
+	X(frags_unfinished, "fragmented UDP calls whose last fragment did not come within 1 s")    \
 	X(dirents, "READDIRPLUS entries with a name and handle handed on (name map)")
 
 /** Programs with per-procedure counts. */

@@ -487,6 +487,61 @@ test_udp_fragmented_calls_interleaved(void **state)
 	assert_int_equal(st.frags_displaced, 0);
 }
 
+/* The set decode.c's frag_set_of() follows a client's datagram @p id in. */
+static uint32_t
+frag_set(const struct ep *src, uint16_t id)
+{
+	uint32_t h = id * 0x9e3779b1u;
+
+	h ^= (uint32_t)src->ip[3] << 8 | src->ip[2];
+	return (h ^ (h >> 16)) & 255;
+}
+
+/*
+ * A fragmented call whose last fragment never comes is counted when its way is taken a second
+ * later, or when the capture ends; only one still in flight counts as pushed out.
+ */
+static void
+test_udp_fragment_never_finished(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[6][2000];
+	uint16_t ids[6];
+	unsigned int n = 0;
+
+	/* Six datagrams of one set of four ways, each a call of its own. */
+	for (uint32_t id = 1; n < 6; id++)
+		if (frag_set(&CLIENT, (uint16_t)id) == frag_set(&CLIENT, 1))
+			ids[n++] = (uint16_t)id;
+	for (unsigned int i = 0; i < 6; i++) {
+		struct xb call = {.n = 0};
+
+		rpc_call(&call, 0x6000 + i, TH_PROG_NFS, 3, TH_NFS3_WRITE);
+		memset(dgram[i], 0, sizeof(dgram[i]));
+		wr16(dgram[i], CLIENT.port);
+		wr16(dgram[i] + 2, SERVER.port);
+		wr16(dgram[i] + 4, 1900);
+		memcpy(dgram[i] + 8, call.b, call.n);
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		send_ipv4_fragment(
+			f->d, &CLIENT, &SERVER, ids[i], dgram[i], 0, 1480, false, T0 + i * 1000);
+	/* A fifth in flight pushes the oldest out; a second later, one takes a late way. */
+	send_ipv4_fragment(f->d, &CLIENT, &SERVER, ids[4], dgram[4], 0, 1480, false, T0 + 5000);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_displaced, 1);
+	assert_int_equal(st.frags_unfinished, 0);
+	send_ipv4_fragment(f->d, &CLIENT, &SERVER, ids[5], dgram[5], 0, 1480, false, T0 + 2 * SEC);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_displaced, 1);
+	assert_int_equal(st.frags_unfinished, 1);
+	/* The end of the capture: the four still followed never finished. */
+	th_decode_flush(f->d);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_unfinished, 5);
+}
+
 /* READDIRPLUS entries handed on while the reply is decoded, before its op. */
 struct dirents {
 	struct sink *s;         /* ops emitted so far */
@@ -2139,6 +2194,7 @@ test_stats_print_every_loss(void **state)
 		{"ops_call_only", &s->ops_call_only},
 		{"ops_reply_only", &s->ops_reply_only},
 		{"frags_displaced", &s->frags_displaced},
+		{"frags_unfinished", &s->frags_unfinished},
 		{"flow.gaps_lost", &s->flow.gaps_lost},
 		{"flow.gaps_payload", &s->flow.gaps_payload},
 		{"flow.records_lost_gap", &s->flow.records_lost_gap},
@@ -2334,6 +2390,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_udp_getattr_matched, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_udp_fragmented_calls_interleaved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_udp_fragment_never_finished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdirplus_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpcsec_gss, setup, teardown),
 		cmocka_unit_test(test_listing_across_segments_names_every_entry),
