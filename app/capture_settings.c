@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_input.h"
 #include "th_cmd.h"
 #include "th_conf.h"
 #include "th_probe.h"
@@ -514,6 +516,26 @@ pcap_read_before(const char *in, int at, const char *args, char **argv)
 	return false;
 }
 
+/*
+ * Say so when file @p in holds records longer than its header's snap length (among its first
+ * 10000): libpcap cuts them there, and the bytes cut read as lost.
+ */
+static void
+warn_over_snaplen(const char *in)
+{
+	uint32_t snaplen = 0, caplen = 0;
+	uint64_t rec = th_input_over_snaplen(in, 10000, &snaplen, &caplen);
+
+	if (rec != 0)
+		fprintf(stderr,
+			"capture: warning: rx_pcap=%s: record %" PRIu64 " holds %" PRIu32
+			" bytes, more than the %" PRIu32 " of the snap length in the file's "
+			"header: libpcap (net_pcap) cuts such records to %" PRIu32
+			" bytes, and the bytes cut count as lost (\"frames cut short\"); write "
+			"the file with a larger snap length in its header\n",
+			in, rec, caplen, snaplen, snaplen);
+}
+
 int
 th_settings_inputs_check(int argc, char **argv)
 {
@@ -537,8 +559,12 @@ th_settings_inputs_check(int argc, char **argv)
 					in);
 				return -EINVAL;
 			}
-			if (stat(in, &st) != 0 || S_ISREG(st.st_mode))
+			if (stat(in, &st) != 0)
 				continue;
+			if (S_ISREG(st.st_mode)) {
+				warn_over_snaplen(in);
+				continue;
+			}
 			fprintf(stderr,
 				"capture: rx_pcap=%s: not a regular file (%s): give a pcap "
 				"file; save a live capture to a file first, or read an "

@@ -200,6 +200,19 @@ else
 		-o "$work/o" -- "${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap=/dev/null
 	expect 2 'not a regular file \(a directory\)' -- "$th" capture -o "$work/o" -- "${eal[@]}" \
 		-l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap" --vdev=net_pcap1,rx_pcap="$work"
+	# A header whose snap length is below its records' lengths: libpcap cuts them there,
+	# and capture says so before it starts.
+	cp "$work/small.pcap" "$work/snap40.pcap"
+	printf '\x28\x00\x00\x00' | dd of="$work/snap40.pcap" bs=1 seek=16 conv=notrunc 2> /dev/null
+	expect 0 'warning: rx_pcap=.*snap40.pcap: record 1 holds [0-9]+ bytes, more than the 40 of' \
+		-- "$th" capture -o /dev/null -- "${eal[@]}" -m 512 -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/snap40.pcap"
+	expect 0 '^summary: nothing lost' -- "$th" capture -o /dev/null -- "${eal[@]}" -m 512 -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	if grep -q 'warning' "$work/out"; then
+		echo "FAIL: a pcap whose records fit its snap length was warned about"
+		fails=$((fails + 1))
+	fi
 	# One file on two ports (under two spellings) would show every frame twice.
 	expect 2 'rx_pcap=.*/\./small.pcap is read twice: every frame would be seen twice' -- \
 		"$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \
