@@ -99,6 +99,25 @@ refuse(const struct th_conf *c, const char *section, const char *key, const char
 	return -EINVAL;
 }
 
+/*
+ * "file:line: nic.@p key = @p v @p how nic.@p other = @p ov (file:line): need ..." at @p key,
+ * naming where the other of the pair is: the RX buffer's XON and XOFF levels and its size.
+ */
+static int
+refuse_pair(const struct th_conf *c, const char *key, double v, const char *how, const char *other,
+	double ov, char *err, size_t err_size)
+{
+	char where[256], there[256];
+
+	th_conf_where(c, "nic", key, where, sizeof(where));
+	th_conf_where(c, "nic", other, there, sizeof(there));
+	snprintf(err, err_size,
+		"%s: nic.%s = %g %s nic.%s = %g (%s): need xon_kb < xoff_kb <= rxbuf_kb "
+		"(hysteresis)",
+		where, key, v, how, other, ov, there);
+	return -EINVAL;
+}
+
 static int
 read_numbers(const struct th_conf *c, struct sim_params *p, char *err, size_t err_size)
 {
@@ -122,8 +141,11 @@ read_numbers(const struct th_conf *c, struct sim_params *p, char *err, size_t er
 			return -EINVAL;
 		}
 	}
-	if (p->xon_kb >= p->xoff_kb || p->xoff_kb > p->rxbuf_kb)
-		return refuse(c, "nic", "xoff_kb", "need xon_kb < xoff_kb <= rxbuf_kb (hysteresis)",
+	if (p->xon_kb >= p->xoff_kb)
+		return refuse_pair(c, "xon_kb", p->xon_kb, "is not below", "xoff_kb", p->xoff_kb,
+			err, err_size);
+	if (p->xoff_kb > p->rxbuf_kb)
+		return refuse_pair(c, "rxbuf_kb", p->rxbuf_kb, "is below", "xoff_kb", p->xoff_kb,
 			err, err_size);
 	/* setup_s is the share of base_s a kept setup saves. */
 	if (p->cost_setup_s > p->cost_base_s)

@@ -331,7 +331,11 @@ test_hysteresis(void **state)
 	char *t = edit("xon_kb = 256", "xon_kb = 400");
 
 	(void)state;
-	expect_error(t, line_of("xoff_kb"), "xon_kb < xoff_kb");
+	/* Each refusal is at the key that breaks the order, and names where the other is. */
+	expect_error(t, line_of("xon_kb"), "nic.xon_kb = 400 is not below nic.xoff_kb = 384");
+	free(t);
+	t = edit("rxbuf_kb = 512", "rxbuf_kb = 1");
+	expect_error(t, line_of("rxbuf_kb"), "nic.rxbuf_kb = 1 is below nic.xoff_kb = 384");
 	free(t);
 }
 
