@@ -160,42 +160,43 @@ frag_set_of(const struct th_addr *src, uint32_t id)
 	return ((h ^ (h >> 16)) & (FRAG_SLOTS / FRAG_WAYS - 1)) * FRAG_WAYS;
 }
 
-static inline bool
-is_frag_of(const struct frag_slot *fs, const struct th_pkt_meta *m)
+/* The way of @p set that follows @p m's datagram, or NULL. */
+static struct frag_slot *
+frag_find(struct frag_slot *set, const struct th_pkt_meta *m)
 {
-	return fs->is_used && fs->id == m->frag_id &&
-	       memcmp(&fs->src, &m->src, sizeof(m->src)) == 0 &&
-	       memcmp(&fs->dst, &m->dst, sizeof(m->dst)) == 0;
+	for (unsigned int w = 0; w < FRAG_WAYS; w++)
+		if (set[w].is_used && set[w].id == m->frag_id &&
+			memcmp(&set[w].src, &m->src, sizeof(m->src)) == 0 &&
+			memcmp(&set[w].dst, &m->dst, sizeof(m->dst)) == 0)
+			return &set[w];
+	return NULL;
 }
 
 /*
  * Remember a fragmented call so its later fragments can move its end time: in its set's way
- * that follows the same datagram (sent again), else a free one, else the one followed longest
- * (counted: its last fragment will not end its call).
+ * that follows the same datagram (sent again), else a free one, else the one followed longest.
+ * That one's last fragment, a second late, never comes: its call ended where it was (counted
+ * as unfinished); sooner, it is still in flight and will not end its call (counted as pushed
+ * out).
  */
 static void
 follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct th_xid_key *key)
 {
-	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)], *fs = NULL;
+	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)];
+	struct frag_slot *fs = frag_find(set, m);
 
-	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
-		if (is_frag_of(&set[w], m))
-			fs = &set[w];
 	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
 		if (!set[w].is_used)
 			fs = &set[w];
-	/* One whose last fragment is a second late never comes: its call ended where it was. */
-	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
-		if ((int64_t)(d->now_ns - set[w].since_ns) > (int64_t)FRAG_LATE_NS) {
-			fs = &set[w];
-			d->s.frags_unfinished++;
-		}
 	if (fs == NULL) {
 		fs = &set[0];
 		for (unsigned int w = 1; w < FRAG_WAYS; w++)
 			if (set[w].since_ns < fs->since_ns)
 				fs = &set[w];
-		d->s.frags_displaced++;
+		if ((int64_t)(d->now_ns - fs->since_ns) > (int64_t)FRAG_LATE_NS)
+			d->s.frags_unfinished++;
+		else
+			d->s.frags_displaced++;
 	}
 	fs->src = m->src;
 	fs->dst = m->dst;
@@ -209,12 +210,9 @@ follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct 
 static void
 on_later_fragment(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_ns)
 {
-	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)], *fs = NULL;
+	struct frag_slot *fs = frag_find(&d->frags[frag_set_of(&m->src, m->frag_id)], m);
 	struct th_op *op;
 
-	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
-		if (is_frag_of(&set[w], m))
-			fs = &set[w];
 	if (fs == NULL)
 		return;
 	op = th_xid_find(d->xids, &fs->key);
