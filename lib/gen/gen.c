@@ -625,12 +625,8 @@ th_gen_run(
 	}
 	if (rc == 0)
 		rc = flush(&r, UINT64_MAX);
-	if (r.wire != NULL) {
-		stats->lost_frames = gen_wire_lost(r.wire);
-		stats->tap_lost = gen_wire_tap_lost(r.wire);
-		stats->tap_reordered = gen_wire_tap_reordered(r.wire);
-		stats->tap_copies = gen_wire_tap_copies(r.wire);
-	}
+	if (r.wire != NULL)
+		gen_wire_counts(r.wire, stats);
 out:
 	while (r.n_ops > 0)
 		free(ops_pop(&r));

@@ -339,8 +339,6 @@ int gen_wire_send(struct gen_wire *wi, struct gen_flow *f, int dir, uint64_t t0,
 int gen_wire_close(struct gen_wire *wi, struct gen_flow *f, uint64_t t0);
 /** Pop the earliest queued frame with ts_ns <= until, finished, or NULL. */
 struct gen_frame *gen_wire_pop(struct gen_wire *wi, uint64_t until);
-/** Frames lost so far (--loss). */
-uint64_t gen_wire_lost(const struct gen_wire *wi);
 /** True when the last UDP datagram gen_wire_send() sent was lost before the tap. */
 bool gen_wire_last_lost(const struct gen_wire *wi);
 /**
@@ -348,10 +346,6 @@ bool gen_wire_last_lost(const struct gen_wire *wi);
  * (--tap-loss): bit i for recs[i].
  */
 uint32_t gen_wire_tap_lost_mask(const struct gen_wire *wi);
-/** Frames left out of the capture so far (--tap-loss). */
-uint64_t gen_wire_tap_lost(const struct gen_wire *wi);
-/** Frames written after the next frame of the other direction so far (--tap-reorder). */
-uint64_t gen_wire_tap_reordered(const struct gen_wire *wi);
 /**
  * The capture saw frame @p fr, just written: with chance --tap-dup, queue a byte-identical
  * copy stamped a little later (TH_GEN_TAP_DUP_DELAY_MIN_NS..MAX_NS) that the next pops
@@ -359,8 +353,12 @@ uint64_t gen_wire_tap_reordered(const struct gen_wire *wi);
  * @return 0, or -ENOMEM.
  */
 int gen_wire_tap_copy(struct gen_wire *wi, const struct gen_frame *fr);
-/** Copies queued so far (--tap-dup); every one is written by a flush to UINT64_MAX. */
-uint64_t gen_wire_tap_copies(const struct gen_wire *wi);
+/**
+ * Into @p st: the frames lost so far (--loss), left out of the capture (--tap-loss), written
+ * after the next frame of the other direction (--tap-reorder) and copies queued (--tap-dup;
+ * every one is written by a flush to UINT64_MAX).
+ */
+void gen_wire_counts(const struct gen_wire *wi, struct th_gen_stats *st);
 /** Give a popped frame back. */
 void gen_wire_release(struct gen_wire *wi, struct gen_frame *fr);
 

@@ -88,28 +88,13 @@ gen_wire_tap_lost_mask(const struct gen_wire *wi)
 	return wi->tap_mask;
 }
 
-uint64_t
-gen_wire_tap_lost(const struct gen_wire *wi)
+void
+gen_wire_counts(const struct gen_wire *wi, struct th_gen_stats *st)
 {
-	return wi->tap_lost;
-}
-
-uint64_t
-gen_wire_tap_reordered(const struct gen_wire *wi)
-{
-	return wi->tap_reordered;
-}
-
-uint64_t
-gen_wire_tap_copies(const struct gen_wire *wi)
-{
-	return wi->tap_copies;
-}
-
-uint64_t
-gen_wire_lost(const struct gen_wire *wi)
-{
-	return wi->lost;
+	st->lost_frames = wi->lost;
+	st->tap_lost = wi->tap_lost;
+	st->tap_reordered = wi->tap_reordered;
+	st->tap_copies = wi->tap_copies;
 }
 
 bool
