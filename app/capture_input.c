@@ -22,54 +22,6 @@ th_input_snaplen(const char *path)
 	return snaplen > 0 ? (uint32_t)snaplen : 0;
 }
 
-/* A 32-bit field of a pcap header, in the file's byte order. */
-static uint32_t
-field32(const uint8_t *b, bool is_swapped)
-{
-	uint32_t v;
-
-	memcpy(&v, b, sizeof(v));
-	return is_swapped ? __builtin_bswap32(v) : v;
-}
-
-uint64_t
-th_input_over_snaplen(const char *path, uint64_t max, uint32_t *snaplen, uint32_t *caplen)
-{
-	uint8_t hdr[24], rec[16];
-	uint64_t n = 0, found = 0;
-	bool is_swapped;
-	uint32_t magic;
-	FILE *f = fopen(path, "rb");
-
-	if (f == NULL)
-		return 0;
-	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr))
-		goto done;
-	memcpy(&magic, hdr, sizeof(magic));
-	if (magic == 0xa1b2c3d4u || magic == 0xa1b23c4du)
-		is_swapped = false;
-	else if (magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u)
-		is_swapped = true;
-	else
-		goto done; /* pcapng keeps a snap length per interface: libpcap's to check */
-	*snaplen = field32(hdr + 16, is_swapped);
-	if (*snaplen == 0)
-		goto done; /* libpcap takes 0 as "no limit" */
-	while (n < max && fread(rec, 1, sizeof(rec), f) == sizeof(rec)) {
-		n++;
-		*caplen = field32(rec + 8, is_swapped);
-		if (*caplen > *snaplen) {
-			found = n;
-			break;
-		}
-		if (fseeko(f, (off_t)*caplen, SEEK_CUR) != 0)
-			break;
-	}
-done:
-	fclose(f);
-	return found;
-}
-
 int
 th_input_check(const char *path, struct th_input_check *c)
 {

@@ -26,14 +26,6 @@ struct th_input_check {
 uint32_t th_input_snaplen(const char *path);
 
 /**
- * The first record of classic pcap @p path, among its first @p max, that holds more bytes
- * than the snap length its header gives: libpcap, and so net_pcap, cuts such a record to
- * the snap length (tshark reads it whole). @return its number (from 1), or 0 when none does
- * or the file is no classic pcap; *snaplen and *caplen are the two lengths.
- */
-uint64_t th_input_over_snaplen(const char *path, uint64_t max, uint32_t *snaplen, uint32_t *caplen);
-
-/**
  * Read @p path to its end (or libpcap's first error) with libpcap.
  * @return 0 with @p c filled, or -1 when the file cannot be opened at all
  *         (c->error says why).

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "capture_input.h"
 #include "th_cmd.h"
 #include "th_conf.h"
+#include "th_pcap.h"
 #include "th_probe.h"
 
 /* A number the config may set: where it lands, its bounds, and how it is read. */
@@ -524,7 +524,7 @@ static void
 warn_over_snaplen(const char *in)
 {
 	uint32_t snaplen = 0, caplen = 0;
-	uint64_t rec = th_input_over_snaplen(in, 10000, &snaplen, &caplen);
+	uint64_t rec = th_pcap_over_snaplen(in, 10000, &snaplen, &caplen);
 
 	if (rec != 0)
 		fprintf(stderr,

@@ -203,6 +203,31 @@ th_pcap_reader_snaplen(const struct th_pcap_reader *r)
 	return r->snaplen;
 }
 
+uint64_t
+th_pcap_over_snaplen(const char *path, uint64_t max, uint32_t *snaplen, uint32_t *caplen)
+{
+	struct th_pcap_reader *r = th_pcap_reader_open(path);
+	uint8_t h[REC_HDR_SIZE];
+	uint64_t n = 0, found = 0;
+
+	if (r == NULL)
+		return 0;
+	*snaplen = r->snaplen;
+	/* Record headers only, their frames skipped: 0 is "no limit" to libpcap too. */
+	while (*snaplen != 0 && n < max && fread(h, 1, sizeof(h), r->f) == sizeof(h)) {
+		n++;
+		*caplen = get32(h + 8, r->is_swapped);
+		if (*caplen > *snaplen) {
+			found = n;
+			break;
+		}
+		if (fseeko(r->f, (off_t)*caplen, SEEK_CUR) != 0)
+			break;
+	}
+	th_pcap_reader_close(r);
+	return found;
+}
+
 bool
 th_pcap_reader_is_nsec(const struct th_pcap_reader *r)
 {

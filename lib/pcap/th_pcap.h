@@ -84,6 +84,15 @@ int th_pcap_linktype_of(const uint8_t *b, size_t size, uint32_t *linktype);
 /** Snap length from the global header. */
 uint32_t th_pcap_reader_snaplen(const struct th_pcap_reader *r);
 
+/**
+ * The first record of classic pcap @p path, among its first @p max, that holds more bytes
+ * than the snap length its header gives (libpcap cuts such a record to the snap length,
+ * tshark reads it whole; th_pcap_read() refuses it). Only record headers are read.
+ * @return its number (from 1), or 0 when none does, the header's snap length is 0 or the
+ * file cannot be read as a classic pcap; *snaplen and *caplen are the two lengths.
+ */
+uint64_t th_pcap_over_snaplen(const char *path, uint64_t max, uint32_t *snaplen, uint32_t *caplen);
+
 /** True when the file has nanosecond timestamps. */
 bool th_pcap_reader_is_nsec(const struct th_pcap_reader *r);
 

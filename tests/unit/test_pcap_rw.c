@@ -258,6 +258,37 @@ test_oversized_records(void **state)
 	th_pcap_reader_close(r);
 }
 
+/* The first record longer than the header's snap length, in either byte order, within max. */
+static void
+test_over_snaplen(void **state)
+{
+	struct hand h = {0};
+	uint32_t snaplen = 0, caplen = 0;
+
+	(void)state;
+	for (int big = 0; big < 2; big++) {
+		h.len = 0;
+		h.is_big = big;
+		hand_header(&h, TH_PCAP_MAGIC_USEC, 100, 1);
+		hand_record(&h, 1, 0, 60, 60, 1, 60);
+		hand_record(&h, 1, 1, 100, 120, 2, 100); /* cut at the snap length: fine */
+		hand_record(&h, 1, 2, 118, 118, 3, 118);
+		save(&h);
+		assert_int_equal(th_pcap_over_snaplen(path, 10, &snaplen, &caplen), 3);
+		assert_int_equal(snaplen, 100);
+		assert_int_equal(caplen, 118);
+		assert_int_equal(th_pcap_over_snaplen(path, 2, &snaplen, &caplen), 0);
+	}
+	/* A snap length of 0 is no limit; a file that is no pcap has no records to name. */
+	h.len = 0;
+	h.is_big = false;
+	hand_header(&h, TH_PCAP_MAGIC_NSEC, 0, 1);
+	hand_record(&h, 1, 0, 118, 118, 3, 118);
+	save(&h);
+	assert_int_equal(th_pcap_over_snaplen(path, 10, &snaplen, &caplen), 0);
+	assert_int_equal(th_pcap_over_snaplen("/nonexistent/x.pcap", 10, &snaplen, &caplen), 0);
+}
+
 static void
 test_not_pcap(void **state)
 {
@@ -327,6 +358,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_swapped_flag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_last_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_over_snaplen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_pcap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
 	};
