@@ -1299,7 +1299,7 @@ cmd_eval(struct opts *o)
 			fb = mean_of(cells[TH_SEARCH_BO].found_sum, o->seeds);
 			printf("targets: anneal finds %.0f%% of documented (>= 90%%); "
 			       "anneal/random ",
-				kc != 0 ? 100 * fa / kc : 0);
+				100 * fa / kc);
 			put_ratio(fa, fr);
 			printf(", anneal/bo ");
 			put_ratio(fa, fb);
@@ -1327,7 +1327,7 @@ cmd_eval(struct opts *o)
 					kmfs, with, without, speedup >= 1 ? speedup : 1 / speedup,
 					speedup >= 1 ? "faster" : "slower");
 			}
-			if (kc != 0 && kmfs < kc)
+			if (kmfs < kc)
 				printf("MFS: anneal-nomfs reaches %.1f, anneal %.1f of %u "
 				       "documented in the budget\n",
 					mean_of(nm->found_sum, o->seeds), fa, kc);
