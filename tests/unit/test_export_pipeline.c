@@ -178,6 +178,27 @@ rpc_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_name 
 	return 1;
 }
 
+/* @p r: the @p i-th answered NFSv3 RPC over TCP of one client, a second apart, procedure @p proc.
+ */
+static void
+nfs3_rpc(struct th_trace_rpc *r, unsigned int i, uint32_t xid, uint32_t proc)
+{
+	memset(r, 0, sizeof(*r));
+	r->call_ns = 1000 * S + i * S;
+	r->reply_ns = r->call_ns + 300000;
+	addr4(&r->client, 10, 1, 0, 1);
+	addr4(&r->server, 10, 0, 0, 1);
+	r->client_port = 800;
+	r->server_port = 2049;
+	r->xid = xid;
+	r->prog = 100003;
+	r->vers = 3;
+	r->proc = proc;
+	r->flags = TH_TRACE_RPC_TCP;
+	r->fh_len = 4;
+	memcpy(r->fh, "\x01\x02\x03\x04", 4);
+}
+
 /*
  * READs the capture kept from replies cut short: one whose status word it never saw
  * reads '?', not the OK a status of 0 spells, and one cut after its status has no
@@ -199,20 +220,7 @@ test_rpc_cut_replies(void **state)
 	for (unsigned int i = 0; i < 3; i++) {
 		struct th_trace_rpc *r = &m.r[i];
 
-		memset(r, 0, sizeof(*r));
-		r->call_ns = 1000 * S + i * S;
-		r->reply_ns = r->call_ns + 300000;
-		addr4(&r->client, 10, 1, 0, 1);
-		addr4(&r->server, 10, 0, 0, 1);
-		r->client_port = 800;
-		r->server_port = 2049;
-		r->xid = 0x100 + i;
-		r->prog = 100003;
-		r->vers = 3;
-		r->proc = 6; /* READ */
-		r->flags = TH_TRACE_RPC_TCP;
-		r->fh_len = 4;
-		memcpy(r->fh, "\x01\x02\x03\x04", 4);
+		nfs3_rpc(r, i, 0x100 + i, 6); /* READ */
 		r->count = 8192;
 		r->done = i == 0 ? 8192 : 0;
 	}
@@ -272,20 +280,7 @@ test_rpc_listing_count(void **state)
 	for (unsigned int i = 0; i < 3; i++) {
 		struct th_trace_rpc *r = &m.r[i];
 
-		memset(r, 0, sizeof(*r));
-		r->call_ns = 1000 * S + i * S;
-		r->reply_ns = r->call_ns + 300000;
-		addr4(&r->client, 10, 1, 0, 1);
-		addr4(&r->server, 10, 0, 0, 1);
-		r->client_port = 800;
-		r->server_port = 2049;
-		r->xid = 0x200 + i;
-		r->prog = 100003;
-		r->vers = 3;
-		r->proc = i == 0 ? 17 : 16; /* READDIRPLUS, READDIR */
-		r->flags = TH_TRACE_RPC_TCP;
-		r->fh_len = 4;
-		memcpy(r->fh, "\x01\x02\x03\x04", 4);
+		nfs3_rpc(r, i, 0x200 + i, i == 0 ? 17 : 16); /* READDIRPLUS, READDIR */
 		r->count = 8192;
 	}
 	m.r[0].done = 40;
