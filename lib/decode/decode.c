@@ -254,7 +254,7 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 		d->s.rpc_gss++;
 
 	call_key(ep, msg->xid, false, &key);
-	op = th_xid_call(d->xids, &key, rec->first_ns);
+	op = th_xid_call(d->xids, &key, msg->prog, msg->vers, msg->proc, rec->first_ns);
 	if (op == NULL)
 		return; /* a retransmission, counted on the waiting call */
 	if (d->frag != NULL)
@@ -268,9 +268,6 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 	op->server_port = ep->dport;
 	op->transport = ep->transport;
 	op->xid = msg->xid;
-	op->prog = msg->prog;
-	op->vers = msg->vers;
-	op->proc = msg->proc;
 	op->auth = msg->flavor;
 	op->uid = msg->uid;
 	op->gid = msg->gid;
@@ -937,6 +934,8 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->flow.flows_evicted, "TCP flows evicted (flow table full)");
 	ROW(out, s->flow.flows_aged, "TCP flows forgotten, idle (decode.flow_idle)");
 	ROW(out, s->xid.calls_dup, "calls retransmitted (duplicates)");
+	ROW(out, s->xid.calls_reused,
+		"calls left unmatched: their client sent another procedure under their XID");
 	ROW(out, s->ops_call_only, "unmatched calls (no reply)");
 	ROW(out, s->ops_reply_only, "unmatched replies (no call)");
 	ROW(out, s->xid.table_full, "calls pushed out early (XID table full)");

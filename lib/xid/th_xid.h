@@ -39,6 +39,8 @@ struct th_xid_key {
 #define TH_XID_COUNTER_LIST(X)                                                                     \
 	X(calls, "calls entered")                                                                  \
 	X(calls_dup, "calls retransmitted while waiting (counted on the call)")                    \
+	X(calls_reused, "calls left unmatched: their client sent another procedure under their "   \
+			"XID (in unmatched calls)")                                                \
 	X(matched, "calls matched with a reply")                                                   \
 	X(unmatched_calls, "calls without a reply (timed out or left at stop)")                    \
 	X(table_full, "calls pushed out early: set full")                                          \
@@ -66,11 +68,16 @@ struct th_xid_table *th_xid_table_create(
 void th_xid_table_free(struct th_xid_table *t);
 
 /**
- * Enter a call. Returns the op to fill, cleared with th_op_clear(), or
- * NULL when the same call is already
- * waiting: then its dup_calls count went up and nothing else changes.
+ * Enter a call to procedure @p proc of program @p prog, version @p vers.
+ * Returns the op to fill, cleared with th_op_clear() and its prog, vers and
+ * proc set, or NULL when the same call is already waiting (a retransmission:
+ * its key and procedure): then its dup_calls count went up and nothing else
+ * changes. A call waiting under the key for another procedure is not one the
+ * client sent again but one it gave up on (its XID reused): it leaves as
+ * unmatched, counted as calls_reused, and the new call takes its place.
  */
-struct th_op *th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_ns);
+struct th_op *th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint32_t prog,
+	uint32_t vers, uint32_t proc, uint64_t now_ns);
 
 /** The waiting call for a reply, or NULL. The op stays in the table. */
 struct th_op *th_xid_find(struct th_xid_table *t, const struct th_xid_key *key);

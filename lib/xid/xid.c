@@ -146,22 +146,35 @@ leave(struct th_xid_table *t, struct entry *e)
 }
 
 struct th_op *
-th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_ns)
+th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint32_t prog, uint32_t vers,
+	uint32_t proc, uint64_t now_ns)
 {
 	uint32_t hash = key_hash(key);
+	struct th_op *op;
 	struct entry *e;
 	bool evicted;
 
 	e = th_sat_find(&t->sat, hash, key, sizeof(*key));
 	if (e != NULL) {
-		t->ops[e->slot].dup_calls++;
-		t->c.calls_dup++;
-		return NULL;
-	}
-	e = th_sat_claim(&t->sat, hash, offsetof(struct entry, entered_ns), &evicted);
-	if (evicted) {
-		t->c.table_full++;
+		op = &t->ops[e->slot];
+		if (op->prog == prog && op->vers == vers && op->proc == proc) {
+			op->dup_calls++;
+			t->c.calls_dup++;
+			return NULL;
+		}
+		/*
+		 * Another procedure under a waiting call's XID: no retransmission (that
+		 * is the same call again) but a new call, the old one given up by its
+		 * client. Its reply, if one comes, answers the new call.
+		 */
+		t->c.calls_reused++;
 		leave(t, e);
+	} else {
+		e = th_sat_claim(&t->sat, hash, offsetof(struct entry, entered_ns), &evicted);
+		if (evicted) {
+			t->c.table_full++;
+			leave(t, e);
+		}
 	}
 	/* A way was free or was just given up with its op: an op is free too. */
 	assert(t->free_count > 0);
@@ -170,8 +183,12 @@ th_xid_call(struct th_xid_table *t, const struct th_xid_key *key, uint64_t now_n
 	t->c.calls++;
 	e->key = *key;
 	e->entered_ns = now_ns;
-	th_op_clear(&t->ops[e->slot]);
-	return &t->ops[e->slot];
+	op = &t->ops[e->slot];
+	th_op_clear(op);
+	op->prog = prog;
+	op->vers = vers;
+	op->proc = proc;
+	return op;
 }
 
 struct th_op *

@@ -1695,6 +1695,52 @@ test_call_never_answered(void **state)
 }
 
 /*
+ * A client that gives up a call and sends another procedure under its XID (a process reusing
+ * an XID counter, one that wrapped): the new call is no retransmission. The first leaves as a
+ * CALL line, counted by that reason, and the reply is decoded as the new call's: an ACCESS
+ * reply read as GETATTR results would have shown the attributes shifted by a word.
+ */
+static void
+test_xid_reused_by_other_proc(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb first = {.n = 0}, second = {.n = 0}, reply = {.n = 0};
+	const struct th_op *op;
+
+	getattr_call(&first, 0x4545);
+	rpc_call(&second, 0x4545, TH_PROG_NFS, 3, TH_NFS3_ACCESS);
+	put_opaque(&second, FH, sizeof(FH));
+	put32(&second, 0x1f);
+	rpc_reply(&reply, 0x4545);
+	put32(&reply, 0); /* NFS3_OK */
+	put32(&reply, 0); /* no post-op attributes */
+	put32(&reply, 0x1f);
+	send_udp(f->d, &CLIENT, &SERVER, &first, T0);
+	send_udp(f->d, &CLIENT, &SERVER, &second, T0 + 1000);
+	send_udp(f->d, &SERVER, &CLIENT, &reply, T0 + 1500);
+	assert_int_equal(f->s->count, 2);
+	assert_non_null(strstr(f->s->lines[0], " CALL udp 10.0.0.1:800 10.0.0.2:2049 0x00004545"
+					       " NFS3 GETATTR - - - "));
+	assert_null(strstr(f->s->lines[0], "dup="));
+	op = &f->s->ops[1];
+	assert_int_equal(op->kind, TH_OP_MATCHED);
+	assert_int_equal(op->proc, TH_NFS3_ACCESS);
+	assert_int_equal(op->dup_calls, 0);
+	assert_true(op->call_first_ns == T0 + 1000);
+	assert_int_equal(op->reply_decode, TH_NFS_OK);
+	assert_non_null(strstr(f->s->lines[1], " NFS3 ACCESS OK 0.500 0.500 "));
+
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.rpc_calls, 2);
+	assert_int_equal(st.xid.calls_dup, 0);
+	assert_int_equal(st.xid.calls_reused, 1);
+	assert_int_equal(st.ops_call_only, 1);
+	assert_int_equal(st.ops_matched, 1);
+	assert_int_equal(st.results_malformed, 0);
+}
+
+/*
  * A mirror port shows some frames twice, microseconds apart, a router between two mirrored ports
  * lowering the TTL: copies are counted and not decoded, so no call reads as sent again, no reply
  * as without its call and no segment as retransmitted. A host's own resend, a timeout later, is
@@ -2210,6 +2256,7 @@ test_stats_print_every_loss(void **state)
 		{"flow.bad_markers", &s->flow.bad_markers},
 		{"flow.flows_evicted", &s->flow.flows_evicted},
 		{"xid.calls_dup", &s->xid.calls_dup},
+		{"xid.calls_reused", &s->xid.calls_reused},
 		{"xid.table_full", &s->xid.table_full},
 		{"xid.gap_expired", &s->xid.gap_expired},
 		{"flow.whole_cut_size", &s->flow.whole_cut_size},
@@ -2409,6 +2456,7 @@ main(void)
 			test_tcp_reply_before_lost_call_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xid_reused_by_other_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mirror_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_gap_expires_call, setup, teardown),

@@ -20,6 +20,8 @@
 #include "th_xid.h"
 
 #define SEC 1000000000ull
+#define PROG 100003 /* NFS */
+#define VERS 3
 #define MAX_EMITTED 4096
 
 /* What the emit callback saw, in order. */
@@ -62,16 +64,18 @@ key_of(uint8_t host, uint16_t port, uint32_t xid)
 	return k;
 }
 
-/* Enter a call and mark the op so the test can tell which call it is. */
+/* Enter a call, its procedure a mark so the test can tell which call it is. */
 static struct th_op *
 enter(struct th_xid_table *t, const struct th_xid_key *k, uint64_t now, uint32_t mark)
 {
-	struct th_op *op = th_xid_call(t, k, now);
+	struct th_op *op = th_xid_call(t, k, PROG, VERS, mark, now);
 
 	assert_non_null(op);
 	assert_int_equal(op->dup_calls, 0);
+	assert_int_equal(op->prog, PROG);
+	assert_int_equal(op->vers, VERS);
+	assert_int_equal(op->proc, mark);
 	op->xid = k->xid;
-	op->proc = mark;
 	op->call_first_ns = now;
 	return op;
 }
@@ -181,9 +185,9 @@ test_duplicate_call(void **state)
 	(void)state;
 	assert_non_null(t);
 	op = enter(t, &k, 100, 9);
-	assert_null(th_xid_call(t, &k, 200));
+	assert_null(th_xid_call(t, &k, PROG, VERS, 9, 200));
 	assert_int_equal(op->dup_calls, 1);
-	assert_null(th_xid_call(t, &k, 300));
+	assert_null(th_xid_call(t, &k, PROG, VERS, 9, 300));
 	assert_int_equal(op->dup_calls, 2);
 	/* Nothing else changed: the first call's fields and time stay. */
 	assert_int_equal(op->proc, 9);
@@ -197,6 +201,54 @@ test_duplicate_call(void **state)
 	assert_int_equal(th_xid_table_age(t, 100 + 60 * SEC), 1);
 	assert_int_equal(s->count, 1);
 	assert_int_equal(s->ops[0].dup_calls, 2);
+	th_xid_table_free(t);
+	free(s);
+}
+
+/*
+ * A client that sends another procedure under the XID of a call still waiting has given that
+ * call up (a new process, an XID counter that wrapped): the new call is no retransmission. The
+ * old one leaves unmatched, counted by its own reason, and the reply answers the new one.
+ */
+static void
+test_xid_reused_by_other_proc(void **state)
+{
+	struct sink *s = sink_new();
+	struct th_xid_table *t = th_xid_table_create(256, 60 * SEC, on_emit, s);
+	struct th_xid_key k = key_of(1, 800, 42);
+	const struct th_xid_counters *c;
+	struct th_op *op;
+
+	(void)state;
+	assert_non_null(t);
+	enter(t, &k, 100, 1);                        /* GETATTR */
+	op = th_xid_call(t, &k, PROG, VERS, 4, 200); /* ACCESS under its XID */
+	assert_non_null(op);
+	assert_int_equal(op->proc, 4);
+	assert_int_equal(op->dup_calls, 0);
+	assert_int_equal(s->count, 1);
+	assert_int_equal(s->ops[0].kind, TH_OP_CALL_ONLY);
+	assert_int_equal(s->ops[0].proc, 1);
+	assert_int_equal(s->ops[0].call_first_ns, 100);
+	assert_ptr_equal(th_xid_find(t, &k), op);
+	assert_int_equal(th_xid_table_count(t), 1);
+
+	/* Another version of the program is another call too; the same one again is a dup. */
+	op->call_first_ns = 200;
+	op = th_xid_call(t, &k, PROG, 4, 4, 300);
+	assert_non_null(op);
+	assert_int_equal(s->count, 2);
+	assert_null(th_xid_call(t, &k, PROG, 4, 4, 400));
+	assert_int_equal(op->dup_calls, 1);
+
+	c = th_xid_table_counters(t);
+	assert_int_equal(c->calls, 3);
+	assert_int_equal(c->calls_reused, 2);
+	assert_int_equal(c->calls_dup, 1);
+	assert_int_equal(c->unmatched_calls, 2);
+	th_xid_remove(t, op);
+	assert_int_equal(c->matched + c->unmatched_calls, c->calls);
+	assert_int_equal(th_xid_table_count(t), 0);
 	th_xid_table_free(t);
 	free(s);
 }
@@ -615,7 +667,7 @@ test_counters_add_up(void **state)
 			assert_non_null(op);
 			th_xid_remove(t, op);
 		} else if (i % 3 == 1) {
-			assert_null(th_xid_call(t, &k, (uint64_t)i * SEC / 10 + 1));
+			assert_null(th_xid_call(t, &k, PROG, VERS, i, (uint64_t)i * SEC / 10 + 1));
 		}
 	}
 	for (i = 0; i < 7; i++)
@@ -644,6 +696,7 @@ main(void)
 		cmocka_unit_test(test_same_xid_two_clients),
 		cmocka_unit_test(test_find_needs_exact_key),
 		cmocka_unit_test(test_duplicate_call),
+		cmocka_unit_test(test_xid_reused_by_other_proc),
 		cmocka_unit_test(test_aging),
 		cmocka_unit_test(test_aging_large_table),
 		cmocka_unit_test(test_gap_expires_calls_before_it),
