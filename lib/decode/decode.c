@@ -370,8 +370,9 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 			d->s.results_short++;
 		else if (st == TH_NFS_MALFORMED)
 			d->s.results_malformed++;
-		if (op->prog == TH_PROG_PORTMAP && op->proc == TH_PMAP_GETPORT &&
-			op->reply.port > 0 && op->reply.port < 65536)
+		if (op->prog == TH_PROG_PORTMAP &&
+			th_op_returns_port(op->prog, op->vers, op->proc) && op->reply.port > 0 &&
+			op->reply.port < 65536)
 			learn_port(d, (uint16_t)op->reply.port);
 	}
 	(void)ep;

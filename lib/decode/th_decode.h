@@ -14,8 +14,8 @@
  * RPC is recognised on any port by header plausibility (a call to a
  * program we follow, with RPC version 2 and sane credential lengths; a
  * reply only when its call is waiting). Ports seen serving RPC, and ports
- * that portmap GETPORT replies announce, are remembered so connections to
- * them are tracked from their first segment.
+ * that portmap GETPORT (rpcbind GETADDR, GETVERSADDR) replies announce, are
+ * remembered so connections to them are tracked from their first segment.
  *
  * One instance per lcore, no locks, no allocation after creation.
  */

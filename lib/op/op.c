@@ -344,6 +344,16 @@ th_op_has_done(uint32_t prog, uint32_t vers, uint32_t proc)
 		       (vers == 2 && proc == TH_NFS2_READ));
 }
 
+/* rpcbind v4's GETVERSADDR (RFC 1833 section 2.2.1): GETADDR for exactly that version. */
+#define RPCB4_GETVERSADDR 9
+
+bool
+th_op_returns_port(uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	return prog == TH_PROG_PORTMAP &&
+	       (proc == TH_PMAP_GETPORT || (vers == 4 && proc == RPCB4_GETVERSADDR));
+}
+
 bool
 th_op_is_listing(uint32_t prog, uint32_t vers, uint32_t proc)
 {
@@ -461,7 +471,7 @@ put_reply(struct out *o, const struct th_op *op)
 	if (op->kind == TH_OP_CALL_ONLY || op->reply_stat != 0 || op->accept_stat != 0)
 		return;
 	if (op->prog == TH_PROG_PORTMAP) {
-		if (op->proc == TH_PMAP_GETPORT) {
+		if (th_op_returns_port(op->prog, op->vers, op->proc)) {
 			put_key(o, "port");
 			put_u(o, r->port);
 		}

@@ -160,6 +160,12 @@ bool th_op_has_offset_count(uint32_t prog, uint32_t vers, uint32_t proc);
 bool th_op_has_done(uint32_t prog, uint32_t vers, uint32_t proc);
 
 /**
+ * Procedures whose results say where a program listens: portmap v2 GETPORT,
+ * rpcbind v3/v4 GETADDR and v4 GETVERSADDR (port=).
+ */
+bool th_op_returns_port(uint32_t prog, uint32_t vers, uint32_t proc);
+
+/**
  * Directory listings (NFSv3 READDIR and READDIRPLUS, NFSv2 READDIR): their
  * results' entry count is done=, or done_min= where the capture kept only part
  * of the listing.

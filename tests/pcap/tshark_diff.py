@@ -66,6 +66,11 @@ PROC_BY_NAME = {
                  'EXPORTALL': 6, 'PATHCONF': 7},
     PROG_PORTMAP: {'NULL': 0, 'SET': 1, 'UNSET': 2, 'GETPORT': 3, 'GETADDR': 3, 'DUMP': 4,
                    'CALLIT': 5, 'GETTIME': 6, 'UADDR2TADDR': 7, 'TADDR2UADDR': 8},
+    # rpcbind v4 (RFC 1833), so that the names of GETVERSADDR and the procedures after it
+    # read as their numbers (v3 stops at TADDR2UADDR: the table above).
+    (PROG_PORTMAP, 4): {'NULL': 0, 'SET': 1, 'UNSET': 2, 'GETADDR': 3, 'DUMP': 4, 'BCAST': 5,
+                        'GETTIME': 6, 'UADDR2TADDR': 7, 'TADDR2UADDR': 8, 'GETVERSADDR': 9,
+                        'INDIRECT': 10, 'GETADDRLIST': 11, 'GETSTAT': 12},
 }
 
 # nfsstat3 (RFC 1813); nfsstat (RFC 1094) is the same numbering plus WFLUSH.
@@ -458,6 +463,7 @@ def expect_fields(r, times):
     elif prog == PROG_PORTMAP and vers in (3, 4) and proc == 3:
         # rpcbind GETADDR: the same question (program, version) answered by a universal
         # address "h1.h2.h3.h4.p1.p2" whose last two numbers are the port (RFC 1833).
+        # (tshark 4.0 names v4 GETVERSADDR, procedure 9, but does not decode its body.)
         if c is not None:
             e['prog='] = first_int(c, 'portmap.rpcb.prog')
             e['vers='] = first_int(c, 'portmap.rpcb.version')

@@ -2050,6 +2050,48 @@ test_portmap_getport_learns_port(void **state)
 	assert_int_equal(st.ops_matched, 2);
 }
 
+/*
+ * rpcbind v4 GETVERSADDR (procedure 9), GETADDR for one version exactly, answers with a
+ * universal address whose last two numbers are the port: the port is learned as a GETPORT's
+ * or a GETADDR's is, and shown (port=).
+ */
+static void
+test_rpcbind_getversaddr_learns_port(void **state)
+{
+	const struct ep client = {{10, 0, 0, 1}, 900};
+	const struct ep rpcbind = {{10, 0, 0, 2}, 111};
+	static const char uaddr[] = "10.0.0.2.78.80"; /* 78 * 256 + 80 = 20048 */
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	struct xb call = {.n = 0}, reply = {.n = 0};
+
+	rpc_call(&call, 0x6767, TH_PROG_PORTMAP, 4, 9);
+	put32(&call, TH_PROG_MOUNT);
+	put32(&call, 3);
+	put_opaque(&call, "tcp", 3);
+	put_opaque(&call, "", 0); /* r_addr */
+	put_opaque(&call, "", 0); /* r_owner */
+	rpc_reply(&reply, 0x6767);
+	put_opaque(&reply, uaddr, sizeof(uaddr) - 1);
+	send_udp(f->d, &client, &rpcbind, &call, T0);
+	send_udp(f->d, &rpcbind, &client, &reply, T0 + 500);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].reply.port, 20048);
+	assert_non_null(
+		strstr(f->s->lines[0], " PORTMAP4 GETVERSADDR OK 0.500 0.500 uid=1000 gid=100"
+				       " machine=client1 prog=100005 vers=3 port=20048\n"));
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.ports_learned, 1);
+
+	/* The MNT whose first segment alone would not be taken for RPC is followed. */
+	assert_int_equal(mount_over_tcp(f, T0 + SEC), 1);
+	assert_int_equal(f->s->ops[1].kind, TH_OP_MATCHED);
+	assert_int_equal(f->s->ops[1].server_port, 20048);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.not_rpc, 0);
+	assert_int_equal(st.ops_matched, 2);
+}
+
 static void
 test_counters_add_up(void **state)
 {
@@ -2464,6 +2506,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_dns_not_rpc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_port_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_portmap_getport_learns_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_rpcbind_getversaddr_learns_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counters_add_up, setup, teardown),
 		cmocka_unit_test(test_stats_add),
 		cmocka_unit_test(test_stats_print_zeros),
