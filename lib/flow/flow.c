@@ -28,7 +28,8 @@ struct half {
 	bool is_prefix_closed;       /* keep no more bytes: a gap was stepped over, or
 					the prefix filled and the record is not kept whole */
 	uint8_t marker[4];           /* marker bytes gathered so far */
-	uint32_t frag_left;          /* bytes left in the current fragment */
+	uint32_t frag_left;          /* bytes left in the current fragment; while hunting,
+					the bytes searched inside segments (find_record()) */
 	uint32_t rec_size;           /* record bytes seen so far, all fragments */
 	uint32_t kept;               /* bytes of buf in use */
 	bool is_multi_frag;          /* the record has had more than one fragment */
@@ -460,6 +461,64 @@ looks_like_record(struct th_flow_table *t, const struct th_flow_key *key, int di
 	return th_rpc_looks_like_call(p + 4, n) || th_rpc_looks_like_reply(p + 4, n);
 }
 
+/*
+ * Bytes of a hunting direction searched for a record start inside its segments: more than
+ * the longest record (Linux sends READs and WRITEs of up to 1 MiB), so that a hunt that
+ * starts in a stream of the longest records finds the next one wherever it begins.
+ */
+#define HUNT_SEARCH_MAX ((2u << 20) + 4096)
+
+/* Whether @p p (@p len bytes) starts with a marker and a call or reply header, cheaply. */
+static inline bool
+may_be_record(const uint8_t *p, uint32_t len)
+{
+	uint32_t flen = th_be_get32(p) & 0x7fffffffu;
+
+	return len >= 4 + 12 && flen >= 12 && flen <= TH_FLOW_FRAG_MAX &&
+	       th_be_get32(p + 8) <= TH_RPC_REPLY && th_be_get32(p + 12) <= 2;
+}
+
+/*
+ * Where a record starts in the @p len bytes at @p p of hunting direction @p h: at the first
+ * byte (a segment that begins one), else at the first later byte that looks like it, or
+ * @p len. Records do not start where segments do: TCP cuts a stream of pipelined calls (a
+ * bulk write of 1 MiB WRITEs) at its MSS, so a capture begun inside such a stream, or one
+ * that lost bytes of it, would otherwise hunt until the stream paused. A start inside the
+ * segment whose first fragment ends inside it too must be followed by another marker there;
+ * the bytes searched inside segments are bounded (HUNT_SEARCH_MAX a hunt), so that a
+ * direction that never finds one (the replies of calls the capture never saw) costs no more
+ * than a look at each segment's first bytes after that.
+ */
+static uint32_t
+find_record(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct half *h,
+	const uint8_t *p, uint32_t len)
+{
+	uint32_t end, o;
+
+	if (looks_like_record(t, key, dir, p, len))
+		return 0;
+	if (len < 1 + 4 + 12 || h->frag_left >= HUNT_SEARCH_MAX)
+		return len;
+	end = len - (4 + 12);
+	if (end > HUNT_SEARCH_MAX - h->frag_left)
+		end = HUNT_SEARCH_MAX - h->frag_left;
+	for (o = 1; o <= end; o++) {
+		uint32_t flen, next;
+
+		if (!may_be_record(p + o, len - o))
+			continue;
+		flen = th_be_get32(p + o) & 0x7fffffffu;
+		next = o + 4 + flen;
+		if ((th_be_get32(p + o) >> 31) != 0 && next + 4 + 12 <= len &&
+			!may_be_record(p + next, len - next))
+			continue;
+		if (looks_like_record(t, key, dir, p + o, len - o))
+			break;
+	}
+	h->frag_left += o <= end ? o : end;
+	return o <= end ? o : len;
+}
+
 static void skip_unseen(struct th_flow_table *t, const struct th_flow_key *key, int dir,
 	struct half *h, uint32_t gap, uint64_t now_ns);
 
@@ -609,16 +668,23 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 {
 	while (len > 0) {
 		switch (h->state) {
-		case HALF_HUNT:
-			if (!looks_like_record(t, key, dir, p, len)) {
+		case HALF_HUNT: {
+			/* Only at a segment's first byte: a hunt that begins later searches there.
+			 */
+			uint32_t at = find_record(t, key, dir, h, p, len);
+
+			t->c.hunt_bytes += at;
+			if (at == len) {
 				t->c.hunt_segments++;
-				t->c.hunt_bytes += len;
 				return;
 			}
+			p += at;
+			len -= at;
 			t->c.resyncs++;
 			half_reset_record(t, h);
 			h->state = HALF_MARKER;
 			break;
+		}
 
 		case HALF_MARKER: {
 			uint32_t take = 4u - h->marker_have, marker, flen;
@@ -638,11 +704,22 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			flen = marker & 0x7fffffffu;
 			if (flen > TH_FLOW_FRAG_MAX ||
 				(uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {
+				uint32_t at;
+
 				t->c.bad_markers++;
-				t->c.hunt_bytes += len;
 				half_reset_record(t, h);
 				h->state = HALF_HUNT;
-				return;
+				/* The rest of the segment may hold the next record. */
+				at = len > 0 ? find_record(t, key, dir, h, p, len) : 0;
+				t->c.hunt_bytes += at;
+				if (at == len)
+					return;
+				p += at;
+				len -= at;
+				t->c.resyncs++;
+				half_clear_record(h);
+				h->state = HALF_MARKER;
+				break;
 			}
 			if (h->rec_size > 0)
 				h->is_multi_frag = true;

@@ -19,7 +19,8 @@
  * of a record whose header is already kept is stepped over (the marker says
  * where the record ends); any other gap drops the record in progress and
  * the stream hunts for the next record start, checked with the RPC header
- * plausibility tests. A stream picked up mid-way hunts the same way. No
+ * plausibility tests, at segment starts and, for the first 2 MiB of a hunt,
+ * inside segments. A stream picked up mid-way hunts the same way. No
  * record is ever delivered with bytes that were not seen. A segment after a
  * hole, or one that acknowledges bytes of the other direction not seen yet
  * (a mirror port put a reply before the end of its call), waits a while

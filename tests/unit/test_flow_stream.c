@@ -364,6 +364,97 @@ test_mid_stream_pickup(void **state)
 	conn_fini(&c);
 }
 
+/*
+ * TCP cuts a stream of pipelined calls at its MSS, not at records: a capture begun inside a
+ * bulk write finds the next record start inside a segment, not only at one's first byte.
+ */
+static void
+test_hunt_finds_record_inside_segment(void **state)
+{
+	static uint8_t buf[16384];
+	size_t n = 0, off;
+	struct conn c;
+	struct th_pkt_meta m;
+
+	(void)state;
+	conn_init(&c);
+	n += make_call(buf, 20, 3000);
+	n += make_call(buf + n, 21, 3000); /* starts at 3044, inside the segment at 2896 */
+	n += make_call(buf + n, 22, 8);
+	n += make_call(buf + n, 23, 3000);
+	m = c.c2s;
+	m.sport = 802;
+	for (off = 1448; off < n; off += 1448) {
+		uint32_t len = (uint32_t)(n - off < 1448 ? n - off : 1448);
+
+		m.tcp_seq = 5000 + (uint32_t)off;
+		th_flow_tcp_input(c.t, &m, buf + off, len, len, off, true);
+	}
+	assert_int_equal(c.seen.n, 3);
+	assert_int_equal(c.seen.xid[0], 21);
+	assert_int_equal(c.seen.xid[1], 22);
+	assert_int_equal(c.seen.xid[2], 23);
+	assert_int_equal(th_flow_table_counters(c.t)->hunt_segments, 1);
+	assert_int_equal(th_flow_table_counters(c.t)->hunt_bytes, 3044 - 1448);
+	assert_int_equal(th_flow_table_counters(c.t)->resyncs, 1);
+	conn_fini(&c);
+}
+
+/*
+ * Inside a segment, a call header whose record would end there without another marker after
+ * it is data that looks like one; and the search inside segments ends after some MiB of a
+ * hunt, a segment's first bytes still looked at.
+ */
+static void
+test_hunt_inside_segment_is_careful_and_bounded(void **state)
+{
+	static uint8_t buf[4096], junk[1448];
+	size_t n, i;
+	struct conn c;
+	struct th_pkt_meta m;
+
+	(void)state;
+	conn_init(&c);
+	m = c.c2s;
+	m.sport = 803;
+	memset(junk, 'x', sizeof(junk));
+	memcpy(buf, junk, 100);
+	n = 100 + make_call(buf + 100, 30, 8);
+	memcpy(buf + n, junk, 100); /* no marker after it */
+	n += 100;
+	m.tcp_seq = 1;
+	th_flow_tcp_input(c.t, &m, buf, (uint32_t)n, (uint32_t)n, 1, true);
+	assert_int_equal(c.seen.n, 0);
+
+	/* Then a call after junk, followed by the next marker: found. */
+	n = 100 + make_call(buf + 100, 31, 8);
+	n += make_call(buf + n, 32, 8);
+	m.tcp_seq += 200 + 52;
+	th_flow_tcp_input(c.t, &m, buf, (uint32_t)n, (uint32_t)n, 2, true);
+	assert_int_equal(c.seen.n, 2);
+	assert_int_equal(c.seen.xid[0], 31);
+	m.tcp_seq += (uint32_t)n;
+
+	/* A hunt through more than 2 MiB of junk stops searching inside segments. */
+	th_be_put32(buf, 0xffffffffu); /* an impossible marker: hunt again */
+	th_flow_tcp_input(c.t, &m, buf, 4, 4, 3, true);
+	m.tcp_seq += 4;
+	for (i = 0; i < (2u << 20) / (sizeof(junk) - 16) + 4; i++) {
+		th_flow_tcp_input(c.t, &m, junk, sizeof(junk), sizeof(junk), 4, true);
+		m.tcp_seq += sizeof(junk);
+	}
+	n = 100 + make_call(buf + 100, 33, 8);
+	n += make_call(buf + n, 34, 8);
+	th_flow_tcp_input(c.t, &m, buf, (uint32_t)n, (uint32_t)n, 5, true);
+	assert_int_equal(c.seen.n, 2);
+	m.tcp_seq += (uint32_t)n;
+	n = make_call(buf, 35, 8);
+	th_flow_tcp_input(c.t, &m, buf, (uint32_t)n, (uint32_t)n, 6, true);
+	assert_int_equal(c.seen.n, 3);
+	assert_int_equal(c.seen.xid[2], 35);
+	conn_fini(&c);
+}
+
 static void
 test_untracked_port_needs_a_record_start(void **state)
 {
@@ -406,6 +497,18 @@ test_impossible_marker_hunts(void **state)
 	assert_int_equal(th_flow_table_counters(c.t)->bad_markers, 1);
 	assert_int_equal(c.seen.n, 1);
 	assert_int_equal(c.seen.xid[0], 40);
+	c.seq += (uint32_t)n;
+
+	/* The rest of the segment an impossible marker came in is searched for a record. */
+	th_be_put32(buf, 0xfffffff0u);
+	memset(buf + 4, 'x', 20);
+	n = 24 + make_call(buf + 24, 41, 8);
+	n += make_call(buf + n, 42, 8);
+	seg(&c, buf, 0, n, 3);
+	assert_int_equal(th_flow_table_counters(c.t)->bad_markers, 2);
+	assert_int_equal(c.seen.n, 3);
+	assert_int_equal(c.seen.xid[1], 41);
+	assert_int_equal(c.seen.xid[2], 42);
 	conn_fini(&c);
 }
 
@@ -1202,6 +1305,8 @@ main(void)
 		cmocka_unit_test(test_mid_stream_pickup),
 		cmocka_unit_test(test_untracked_port_needs_a_record_start),
 		cmocka_unit_test(test_impossible_marker_hunts),
+		cmocka_unit_test(test_hunt_finds_record_inside_segment),
+		cmocka_unit_test(test_hunt_inside_segment_is_careful_and_bounded),
 		cmocka_unit_test(test_capture_cut_ends_record_in_time),
 		cmocka_unit_test(test_table_is_bounded_and_evicts),
 		cmocka_unit_test(test_unfinished_records_are_counted),
