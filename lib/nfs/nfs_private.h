@@ -203,6 +203,7 @@ nfs_name(struct nfs_dec *d, struct th_nfs_name *name)
 	memcpy(name->s, s, len);
 	name->s[len] = '\0';
 	name->len = (uint16_t)len;
+	name->is_present = true;
 }
 
 /* nfs_fh3 / fhandle3: opaque<64>. */

@@ -102,6 +102,7 @@ struct th_nfs_fh {
 struct th_nfs_name {
 	uint16_t len;                /**< bytes kept, without the NUL */
 	bool is_cut;                 /**< the wire name was longer than TH_NFS_NAME_MAX */
+	bool is_present;             /**< read from the wire, even when empty (len 0) */
 	char s[TH_NFS_NAME_MAX + 1]; /**< name, NUL-terminated */
 };
 

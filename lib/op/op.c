@@ -206,7 +206,8 @@ put_escaped(struct out *o, const char *key, const char *s, size_t len, bool is_c
 static void
 put_name(struct out *o, const char *key, const struct th_nfs_name *n)
 {
-	if (n->len > 0 || n->is_cut)
+	/* An empty name the call carried is shown empty: left out, it would read as unread. */
+	if (n->len > 0 || n->is_cut || n->is_present)
 		put_escaped(o, key, n->s, n->len, n->is_cut);
 }
 
@@ -526,6 +527,7 @@ clear_name(struct th_nfs_name *n)
 {
 	n->len = 0;
 	n->is_cut = false;
+	n->is_present = false;
 	n->s[0] = '\0';
 }
 

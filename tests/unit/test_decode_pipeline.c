@@ -1741,6 +1741,31 @@ test_xid_reused_by_other_proc(void **state)
 }
 
 /*
+ * A LOOKUP of the empty name (valid XDR; a server answers NOENT or INVAL) shows name= empty:
+ * left out, the name would read as one the record ended before.
+ */
+static void
+test_lookup_empty_name(void **state)
+{
+	struct fixture *f = *state;
+	struct xb call = {.n = 0}, reply = {.n = 0};
+
+	rpc_call(&call, 0x4646, TH_PROG_NFS, 3, TH_NFS3_LOOKUP);
+	put_opaque(&call, FH, sizeof(FH));
+	put_opaque(&call, "", 0);
+	rpc_reply(&reply, 0x4646);
+	put32(&reply, 2); /* NFS3ERR_NOENT */
+	put32(&reply, 0); /* no directory attributes */
+	send_udp(f->d, &CLIENT, &SERVER, &call, T0);
+	send_udp(f->d, &SERVER, &CLIENT, &reply, T0 + 100);
+	assert_int_equal(f->s->count, 1);
+	assert_int_equal(f->s->ops[0].call_decode, TH_NFS_OK);
+	assert_non_null(strstr(f->s->lines[0], " NFS3 LOOKUP NOENT "));
+	assert_non_null(strstr(f->s->lines[0], " fh="));
+	assert_non_null(strstr(f->s->lines[0], " name=\n"));
+}
+
+/*
  * A mirror port shows some frames twice, microseconds apart, a router between two mirrored ports
  * lowering the TTL: copies are counted and not decoded, so no call reads as sent again, no reply
  * as without its call and no segment as retransmitted. A host's own resend, a timeout later, is
@@ -2499,6 +2524,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reply_without_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_never_answered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xid_reused_by_other_proc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_empty_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mirror_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_gap_expires_call, setup, teardown),
