@@ -669,8 +669,7 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 	while (len > 0) {
 		switch (h->state) {
 		case HALF_HUNT: {
-			/* Only at a segment's first byte: a hunt that begins later searches there.
-			 */
+			/* A segment's first byte, then (bounded) the bytes inside it. */
 			uint32_t at = find_record(t, key, dir, h, p, len);
 
 			t->c.hunt_bytes += at;
