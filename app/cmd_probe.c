@@ -88,6 +88,8 @@ usage(FILE *out)
 		"      --seed N           offset sequence seed (default: from the clock)\n"
 		"  -h, --help             this text\n"
 		"\n"
+		"Byte sizes (-b, -s, --offset, --length) take suffixes k, m, g, t, powers of\n"
+		"1024; counts (-n, -w, -q, --hist-rows, --seed) are decimal digits: 1000, not 1k.\n"
 		"Exit status: 0 done, 1 failed, 2 usage error or refused.\n");
 }
 
@@ -186,6 +188,21 @@ parse_size(const char *s, uint64_t *v)
 	return 0;
 }
 
+/*
+ * A count (samples, rows, reads in flight, a seed): decimal digits only, as
+ * every command's whole numbers. A suffix is refused rather than read: k is
+ * 1024 for the byte sizes above, a user counting samples means 1000, and
+ * either reading would surprise half of them.
+ */
+static int
+parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	return th_conf_parse_u64(s, min, max, false, v);
+}
+
+/* Said after a bad count: why "10k" is not one. */
+#define COUNT_HINT " (suffixes k, m, g are for byte sizes only)"
+
 static int
 parse_double(const char *s, double *v)
 {
@@ -281,8 +298,10 @@ th_cmd_probe(int argc, char **argv)
 			c.block_size = (uint32_t)v;
 			break;
 		case 'n':
-			if (parse_size(optarg, &v) != 0)
-				BAD("--count '%s': give a number of samples", optarg);
+			if (parse_count(optarg, 0, UINT64_MAX, &v) != 0)
+				BAD("--count '%s': give a number of samples in digits, such as "
+				    "1000" COUNT_HINT,
+					optarg);
 			c.count = v;
 			is_count_set = true;
 			break;
@@ -293,8 +312,10 @@ th_cmd_probe(int argc, char **argv)
 			c.duration_ns = (uint64_t)(d * 1e9);
 			break;
 		case 'w':
-			if (parse_size(optarg, &v) != 0)
-				BAD("--warmup '%s': give a number of samples", optarg);
+			if (parse_count(optarg, 0, UINT64_MAX, &v) != 0)
+				BAD("--warmup '%s': give a number of samples in digits, such as "
+				    "100" COUNT_HINT,
+					optarg);
 			c.warmup = v;
 			break;
 		case 'r':
@@ -308,7 +329,7 @@ th_cmd_probe(int argc, char **argv)
 			c.cycle_ns = (uint64_t)(d * 1000.0 + 0.5);
 			break;
 		case 'q':
-			if (parse_size(optarg, &v) != 0 || v == 0 || v > 1024)
+			if (parse_count(optarg, 1, 1024, &v) != 0)
 				BAD("--iodepth '%s': give 1 to 1024", optarg);
 			c.iodepth = (uint32_t)v;
 			break;
@@ -368,13 +389,13 @@ th_cmd_probe(int argc, char **argv)
 				BAD("--flag-low '%s': a factor below 1, or 0 for off", optarg);
 			break;
 		case OPT_HIST_ROWS:
-			if (parse_size(optarg, &v) != 0 || v > 1000)
+			if (parse_count(optarg, 0, 1000, &v) != 0)
 				BAD("--hist-rows '%s': 0 to 1000", optarg);
 			hist_rows = (unsigned int)v;
 			break;
 		case OPT_SEED:
-			if (parse_size(optarg, &c.seed) != 0)
-				BAD("--seed '%s': give a number", optarg);
+			if (parse_count(optarg, 0, UINT64_MAX, &c.seed) != 0)
+				BAD("--seed '%s': give a number in digits", optarg);
 			is_seed_set = true;
 			break;
 		case 'h':

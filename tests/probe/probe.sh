@@ -170,6 +170,10 @@ expect 2 'larger than the probed range' -- "$th" probe "${mode[@]}" -b 32m "$wor
 expect 2 'exactly one TARGET' -- "$th" probe
 expect 2 '--count 0 needs --duration' -- "$th" probe -n 0 "$work/data"
 expect 2 'duration .1e-10.: give seconds from 0.000001' -- "$th" probe -d 1e-10 "$work/data"
+# Counts are digits: 1k would be 1024 as a byte size and 1000 as a count, so it is neither.
+expect 2 "--count '1k': give a number of samples in digits" -- "$th" probe -n 1k "$work/data"
+expect 2 "--warmup '2K': give a number of samples in digits" -- "$th" probe -w 2K "$work/data"
+expect 2 "--seed '1k': give a number in digits" -- "$th" probe --seed 1k "$work/data"
 expect 0 'usage: tracehound probe' -- "$th" probe --help
 
 # An output that is the target is refused before anything is opened for writing: by its
