@@ -83,7 +83,8 @@ usage(FILE *out)
 			th_search_algo_name((enum th_search_algo)a),
 			th_search_algo_desc((enum th_search_algo)a));
 	fprintf(out,
-		"  -H, --hours H          testbed-hour budget, more than 0 (default %g)\n"
+		"  -H, --hours H          testbed-hour budget, more than 0 and enough for one\n"
+		"                         experiment (default %g)\n"
 		"  -s, --seed N           seed of the search and the simulator's noise (default "
 		"%llu)\n"
 		"  -n, --samples N        one-second counter samples per experiment (default %u)\n"
@@ -550,6 +551,59 @@ load_profile(const char *path, uint64_t seed)
 	return sim;
 }
 
+/*
+ * What one experiment costs on @p sim, freshly loaded (a search's first run
+ * sets up from scratch): from th_wl_default()'s one QP and one MR to the
+ * limits' most QPs and MRs, in testbed seconds.
+ */
+static void
+exp_cost_range(const struct opts *o, struct th_sim *sim, double *lo, double *hi)
+{
+	struct th_backend b;
+	struct th_wl wl;
+
+	th_sim_backend(sim, &b);
+	th_wl_default(&wl);
+	*lo = b.cost_s(b.ctx, &wl, o->cfg.mon.samples);
+	wl.qp_count = b.limits->max_qp;
+	wl.mr_count = b.limits->max_mr;
+	*hi = b.cost_s(b.ctx, &wl, o->cfg.mon.samples);
+}
+
+/* @p cost_s in testbed hours, rounded up to the next 0.0001 h so a budget of it runs it. */
+static double
+hours_for(double cost_s)
+{
+	double hours = ceil(cost_s / 3600 * 1e4) / 1e4;
+
+	while (hours * 3600 < cost_s)
+		hours += 1e-4;
+	return hours;
+}
+
+/*
+ * Whether the budget runs no experiment on @p sim, freshly loaded: even the
+ * cheapest costs more. The search would stop before it and print an empty
+ * result as if it had looked. @return true after saying so, with the budget
+ * that is sure to run one (the costliest setup's).
+ */
+static bool
+is_budget_short(const struct opts *o, struct th_sim *sim)
+{
+	double lo, hi;
+
+	exp_cost_range(o, sim, &lo, &hi);
+	if (!(o->cfg.budget_s < lo))
+		return false;
+	fprintf(stderr,
+		"tracehound search: --hours %g (%.1f testbed seconds) runs no experiment on %s: "
+		"one costs %.1f to %.1f s (setup by QPs and MRs, and %u one-second samples); "
+		"--hours %g or more runs one, whatever the point\n",
+		o->cfg.budget_s / 3600, o->cfg.budget_s, th_sim_name(sim), lo, hi,
+		o->cfg.mon.samples, hours_for(hi));
+	return true;
+}
+
 static void
 print_verdict(FILE *f, const struct th_verdict *v)
 {
@@ -819,6 +873,7 @@ cmd_one(struct opts *o)
 {
 	struct th_search_known *known = NULL;
 	struct logger lg = {NULL, NULL, 0, 0};
+	struct th_search_stats st;
 	struct th_search *s = NULL;
 	struct th_sim *sim;
 	struct th_backend b;
@@ -832,6 +887,10 @@ cmd_one(struct opts *o)
 	sim = load_profile(o->profile[0], o->cfg.seed);
 	if (sim == NULL)
 		return 2;
+	if (is_budget_short(o, sim)) {
+		status = 2;
+		goto free_sim;
+	}
 	th_sim_backend(sim, &b);
 	if (o->log_path != NULL) {
 		lg.algo = th_search_algo_name(o->cfg.algo);
@@ -879,6 +938,22 @@ cmd_one(struct opts *o)
 			got_signal == SIGINT ? "interrupted" : "terminated");
 	if (lg.rc < 0) {
 		fprintf(stderr, "tracehound search: %s: write failed\n", o->log_path);
+		goto free_search;
+	}
+	th_search_get_stats(s, &st);
+	if (got_signal == 0 && st.runs + st.mfs_runs + st.failed == 0) {
+		/* Above the cheapest experiment, the first point chosen cost more: an empty
+		 * result would read as a search that looked and found nothing. */
+		double lo, hi;
+
+		exp_cost_range(o, sim, &lo, &hi);
+		fprintf(stderr,
+			"tracehound search: --hours %g (%.1f testbed seconds) ran no experiment on "
+			"%s: the first point the search chose costs more (one costs %.1f to %.1f "
+			"s); --hours %g or more runs one, whatever the point\n",
+			o->cfg.budget_s / 3600, o->cfg.budget_s, th_sim_name(sim), lo, hi,
+			hours_for(hi));
+		status = 2;
 		goto free_search;
 	}
 	printf("%s on %s, seed %llu, %.2f testbed hours", th_search_algo_name(o->cfg.algo),
@@ -1197,6 +1272,21 @@ cmd_eval(struct opts *o)
 		output_clashes(o, "--series", o->series, NULL, NULL) || names_clash(o)) {
 		status = 2;
 		goto out;
+	}
+	/* A budget below a profile's cheapest experiment would give it a table of zeroes. */
+	for (p = 0; p < o->profile_count; p++) {
+		char err[512];
+		struct th_sim *sim = th_sim_load(o->profile[p], 1, err, sizeof(err));
+		bool is_short;
+
+		if (sim == NULL) /* left for the evaluation to report */
+			continue;
+		is_short = is_budget_short(o, sim);
+		th_sim_free(sim);
+		if (is_short) {
+			status = 2;
+			goto out;
+		}
 	}
 	/* The outputs can be written: found out now, not after the evaluation. */
 	if ((o->chart != NULL && !can_write(o->chart)) ||

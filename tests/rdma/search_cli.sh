@@ -27,6 +27,14 @@ expect 2 '--hours' -- "$th" search --profile "$prof" --hours -1
 # A budget of 0 runs nothing: refused, for a search and an evaluation alike.
 expect 2 "--hours wants a number in \\(0, 10000\\], not '0'" -- "$th" search --profile "$prof" --hours 0
 expect 2 "--hours wants a number in \\(0, 10000\\], not '0.0'" -- "$th" search --eval --hours 0.0
+# A budget below one experiment's cost (F: 15 s of setup and 4 samples at least) runs nothing:
+# refused, saying what an experiment costs; so is one the search's first point did not fit.
+expect 2 '--hours 0.001 \(3.6 testbed seconds\) runs no experiment on F: one costs 19.0 to 59.0 s .*--hours 0.0164 or more runs one' \
+	-- "$th" search --profile "$prof" --hours 0.001
+expect 2 '--hours 0.001 \(3.6 testbed seconds\) runs no experiment on H' -- "$th" search --eval \
+	--profile "$root/config/rdma/H.ini" --seeds 1 --hours 0.001
+expect 2 '--hours 0.0053 .* ran no experiment on F: the first point the search chose costs more' \
+	-- "$th" search --profile "$prof" --hours 0.0053 --seed 1
 expect 2 'temp-min 100 is above the starting --temp 1' -- "$th" search --profile "$prof" \
 	--temp 1 --temp-min 100
 # A start below the default floor lowers the floor, as before.
@@ -327,10 +335,9 @@ else
 	passed=$((passed + 1))
 fi
 
-# Baselines that found nothing (a budget too short for one experiment) give no ratio, not
-# one of billions.
+# Baselines that found nothing (a budget of one experiment) give no ratio, not one of billions.
 expect 0 'ceiling: all 5 documented would be - random, - bo' -- "$th" search --eval \
-	--profile "$root/config/rdma/H.ini" --seeds 1 --hours 0.001
+	--profile "$root/config/rdma/H.ini" --seeds 1 --hours 0.01
 cp "$work/out" "$work/zero.out"
 expect 0 '^\(-: random and bo found no documented anomaly' -- cat "$work/zero.out"
 
