@@ -44,29 +44,67 @@ static const struct command commands[] = {
 	{"search", th_cmd_search, "find RDMA workloads that cause pauses or low throughput"},
 };
 
+/* Drop the last component of absolute path @p s ("/a/b" -> "/a", "/a" -> "/"). */
+static void
+pop_name(char *s)
+{
+	char *slash = strrchr(s, '/');
+
+	if (slash != NULL)
+		slash[slash == s ? 1 : 0] = '\0';
+}
+
 /*
- * Where a file that does not exist yet would be made: the real path of its
- * directory and its last component, into @p out. false when the directory
- * cannot be resolved.
+ * Where a file that does not exist yet would be made, into @p out: the real
+ * path of its deepest existing ancestor, then the rest of @p path with "."
+ * and ".." worked out by name. Below that ancestor nothing exists, so no link
+ * can send a ".." elsewhere: "d/../d/x", "./d/x" and "d/x" are one file while
+ * d is missing, as they will be once d is made. false when a path is too long
+ * or the working directory cannot be resolved.
  */
 static bool
 would_be(const char *path, char *out, size_t size)
 {
-	const char *slash = strrchr(path, '/');
-	char dir[PATH_MAX], real[PATH_MAX];
-	size_t n = slash == NULL ? 0 : (size_t)(slash - path);
+	char prefix[PATH_MAX], real[PATH_MAX];
+	size_t n = strlen(path), used;
+	const char *p;
 
-	if (n >= sizeof(dir))
+	if (n >= sizeof(prefix))
 		return false;
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (n == 0)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
-	if (realpath(dir, real) == NULL)
-		return false;
-	return snprintf(out, size, "%s/%s", real, slash == NULL ? path : slash + 1) < (int)size;
+	memcpy(prefix, path, n + 1);
+	/* The longest prefix that ends at a '/' and exists; "." or "/" at the least. */
+	while (realpath(prefix, real) == NULL) {
+		char *slash = strrchr(prefix, '/');
+
+		if (slash == NULL || slash == prefix) {
+			if (realpath(slash == NULL ? "." : "/", real) == NULL)
+				return false;
+			prefix[slash == NULL ? 0 : 1] = '\0';
+			break;
+		}
+		*slash = '\0';
+	}
+	used = strlen(real);
+	for (p = path + strlen(prefix); *p != '\0';) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			pop_name(real);
+			used = strlen(real);
+		} else if (len > 0 && !(len == 1 && p[0] == '.')) {
+			bool is_root = used == 1;
+
+			if (used + !is_root + len >= sizeof(real))
+				return false;
+			if (!is_root)
+				real[used++] = '/';
+			memcpy(real + used, p, len);
+			used += len;
+			real[used] = '\0';
+		}
+		p += len + (p[len] == '/');
+	}
+	return snprintf(out, size, "%s", real) < (int)size;
 }
 
 /*

@@ -22,7 +22,8 @@ int th_cmd_search(int argc, char **argv);
  * Whether two paths a command writes (or writes and reads) are one file: the
  * same file or pipe under any name (links, /dev/stdout), or, while neither
  * exists, the same name in the same directory however spelt ("x", "./x",
- * "d/../x", a link to x). /dev/null given twice is not one file.
+ * "d/../x", a link to x), also in a directory not made yet ("n/../n/x" and
+ * "n/x"). /dev/null given twice is not one file.
  */
 bool th_cmd_same_file(const char *a, const char *b);
 

@@ -273,6 +273,14 @@ for f in mfs.txt anomalies.txt anomaly-0.ini anomaly-99.ini; do
 	expect 2 "--log .*/out1/$f is a file --out .* writes" -- "$th" search --profile "$prof" \
 		--hours 0.1 --out "$work/out1" --log "$work/out1/$f"
 done
+# Also while the --out DIR is not made yet, however the log's path is spelt: the search would
+# make DIR and write its anomaly list over the log.
+expect 2 '--log .*/new/\.\./new/anomalies.txt is a file --out .*/new writes' -- "$th" search \
+	--profile "$prof" --hours 0.1 --out "$work/new" --log "$work/new/../new/anomalies.txt"
+expect 2 '--log .*/mfs.txt is a file --out .*/new2/ writes' -- "$th" search --profile "$prof" \
+	--hours 0.1 --out "$work/new2/" --log "$work/new2/x/.././mfs.txt"
+[[ ! -e $work/new && ! -e $work/new2 ]] && passed=$((passed + 1)) ||
+	{ echo "FAIL: a refused search made its --out DIR"; fails=$((fails + 1)); }
 # Continuing over the same directory reads its mfs.txt first: allowed.
 expect 0 'anomaly list' -- "$th" search --profile "$prof" --hours 0.1 --out "$work/cont" \
 	--skip-mfs "$work/keep-mfs.txt"
