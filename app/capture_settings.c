@@ -432,6 +432,24 @@ pcap_is_written(const char *in, const char *const *outs, const char *const *name
 	return false;
 }
 
+/*
+ * Whether output @p path is standard output: "/dev/stdout" (what "-" stands
+ * for), or, while standard output is a terminal, any name of that terminal
+ * ("/proc/self/fd/1", "/dev/fd/1", its /dev/pts/N). th_cmd_same_file() lets
+ * two names of one character device pass (/dev/null twice is fine), and a file
+ * or a pipe on standard output it catches by inode.
+ */
+static bool
+is_stdout(const char *path)
+{
+	struct stat sp, so;
+
+	if (strcmp(path, "/dev/stdout") == 0)
+		return true;
+	return isatty(STDOUT_FILENO) && fstat(STDOUT_FILENO, &so) == 0 && stat(path, &sp) == 0 &&
+	       S_ISCHR(sp.st_mode) && sp.st_rdev == so.st_rdev;
+}
+
 bool
 th_settings_outputs_clash(const struct settings *s, int argc, char **argv, const char *config)
 {
@@ -448,8 +466,7 @@ th_settings_outputs_clash(const struct settings *s, int argc, char **argv, const
 			continue;
 		/* Standard output twice, even a terminal: lines of two kinds interleaved. */
 		for (j = k + 1; j < 3; j++) {
-			if (outs[j] != NULL && strcmp(outs[k], "/dev/stdout") == 0 &&
-				strcmp(outs[j], "/dev/stdout") == 0) {
+			if (outs[j] != NULL && is_stdout(outs[k]) && is_stdout(outs[j])) {
 				fprintf(stderr, "capture: %s and %s both write standard output\n",
 					names[k], names[j]);
 				return true;

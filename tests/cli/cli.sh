@@ -377,6 +377,17 @@ else
 	expect 2 '-o and -r both write standard output' -- sh -c 'w=$1; shift; \
 		"$0" capture -o - -r /dev/stdout -- "$@" > "$w/stdout.txt"' "$th" "$work" \
 		"${eal[@]}" -l 0-1 --vdev=net_pcap0,rx_pcap="$work/small.pcap"
+	# On a terminal too, under another of its names: two kinds of lines interleaved on it.
+	if command -v script > /dev/null; then
+		expect 2 '-o and -r both write standard output' -- script -qec "$th capture -o - \
+			-r /proc/self/fd/1 -- ${eal[*]} -l 0-1 --vdev=net_pcap0,rx_pcap=$work/small.pcap" \
+			/dev/null
+		expect 2 '-o and -r both write standard output' -- script -qec "$th capture -o \
+			/dev/fd/1 -r \$(tty) -- ${eal[*]} -l 0-1 --vdev=net_pcap0,rx_pcap=$work/small.pcap" \
+			/dev/null
+	else
+		echo "note: no script(1); two names of a terminal on standard output not tested"
+	fi
 	printf '[capture]\nstats_interval = 0\n' > "$work/keep.ini"
 	expect 2 'is the config file' -- "$th" capture -c "$work/keep.ini" -o "$work/keep.ini" -- \
 		"${eal[@]}"
