@@ -557,6 +557,7 @@ th_probe_run(const struct th_probe_config *c, struct th_probe_result *r)
 	r->block_size = c->block_size;
 	r->iodepth = c->iodepth;
 	r->cycle_ns = c->cycle_ns;
+	r->seed = c->seed;
 	r->is_write = c->is_write;
 	r->is_buffered = c->is_buffered;
 	err = check_config(c, r);

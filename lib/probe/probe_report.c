@@ -50,16 +50,18 @@ th_probe_print_summary(FILE *out, const struct th_probe_result *r, unsigned int 
 	if (r->is_direct)
 		fprintf(out,
 			"mode          %s, %u-byte blocks, O_DIRECT (alignment %u), %s, "
-			"iodepth %u\n",
+			"iodepth %u, seed %" PRIu64 "\n",
 			r->is_write ? "write" : "read", r->block_size, r->dio_align,
-			th_probe_engine_name(r->engine), r->iodepth);
+			th_probe_engine_name(r->engine), r->iodepth, r->seed);
 	else
-		fprintf(out, "mode          %s, %u-byte blocks, BUFFERED: %s, %s, iodepth %u\n",
+		fprintf(out,
+			"mode          %s, %u-byte blocks, BUFFERED: %s, %s, iodepth %u, "
+			"seed %" PRIu64 "\n",
 			r->is_write ? "write" : "read", r->block_size,
 			r->is_write ? "each write synced to the device (RWF_DSYNC)"
 				    : "page cache range dropped (posix_fadvise DONTNEED) before "
 				      "each read",
-			th_probe_engine_name(r->engine), r->iodepth);
+			th_probe_engine_name(r->engine), r->iodepth, r->seed);
 	if (r->cycle_ns != 0)
 		fprintf(out,
 			"rate          cycle time %.1f us (%.1f IOPS); %" PRIu64
@@ -112,6 +114,7 @@ th_probe_write_json(FILE *out, const struct th_probe_result *r)
 		"  \"range_offset\": %" PRIu64 ",\n  \"range_length\": %" PRIu64 ",\n"
 		"  \"op\": \"%s\",\n  \"block_size\": %u,\n  \"direct\": %s,\n"
 		"  \"buffered_cache_drop\": %s,\n  \"engine\": \"%s\",\n  \"iodepth\": %u,\n"
+		"  \"seed\": %" PRIu64 ",\n"
 		"  \"cycle_us\": %.3f,\n  \"samples\": %" PRIu64 ",\n  \"warmup\": %" PRIu64 ",\n"
 		"  \"wall_s\": %.6f,\n  \"stopped_early\": %s,\n"
 		"  \"iops_latency\": %.1f,\n  \"iops_wall\": %.1f,\n"
@@ -121,8 +124,8 @@ th_probe_write_json(FILE *out, const struct th_probe_result *r)
 		r->memory_fs != NULL ? r->memory_fs : "null", r->memory_fs != NULL ? "\"" : "",
 		r->target_size, r->range_offset, r->range_length, r->is_write ? "write" : "read",
 		r->block_size, r->is_direct ? "true" : "false", r->is_buffered ? "true" : "false",
-		th_probe_engine_name(r->engine), r->iodepth, us(r->cycle_ns), r->samples, r->warmup,
-		(double)r->wall_ns / 1e9, r->is_stopped ? "true" : "false",
+		th_probe_engine_name(r->engine), r->iodepth, r->seed, us(r->cycle_ns), r->samples,
+		r->warmup, (double)r->wall_ns / 1e9, r->is_stopped ? "true" : "false",
 		th_probe_iops_latency(r), th_probe_iops_wall(r), r->flagged_high, r->flagged_low,
 		r->late);
 	json_hist(out, &r->service);

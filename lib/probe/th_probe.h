@@ -109,6 +109,7 @@ struct th_probe_result {
 	uint32_t iodepth;            /**< I/Os in flight */
 	uint32_t dio_align;          /**< the target's direct-I/O offset alignment, bytes */
 	uint64_t cycle_ns;           /**< cycle time asked for (0: none) */
+	uint64_t seed;               /**< offset PRNG seed: the same seed repeats the offsets */
 	uint64_t warmup;             /**< warm-up samples taken and discarded */
 	uint64_t samples;            /**< measured samples */
 	uint64_t flagged_high;       /**< measured samples flagged high */

@@ -72,6 +72,20 @@ assert abs(j["service"]["p50_us"] - med) <= 0.01 * med + 0.01, (j["service"]["p5
 assert abs(j["service"]["mean_us"] - statistics.mean(lat)) < 0.01
 PY
 
+# The seed a run drew from the clock is in its summary and JSON: given back with --seed, it
+# repeats the run's offsets.
+seed=$(sed -nE 's/^mode .*, seed ([0-9]+)$/\1/p' "$work/summary")
+if [[ -n $seed ]] && grep -q "\"seed\": $seed," "$work/p.json"; then
+	passed=$((passed + 1))
+	"$th" probe "${mode[@]}" -n 300 -w 20 --offsets --seed "$seed" "$work/data" 2> /dev/null |
+		awk '/^# warmup/ { print $4 } /^[0-9]/ { print $2 }' > "$work/again"
+	[[ $(wc -l < "$work/again") -eq 320 ]] && awk '/^# warmup/ { print $4 } /^[0-9]/ { print $2 }' \
+		"$work/samples" | cmp -s - "$work/again" &&
+		passed=$((passed + 1)) || fail "--seed $seed did not repeat the run's offsets"
+else
+	fail "the summary or the JSON does not give the seed: $(grep '^mode' "$work/summary")"
+fi
+
 # Rate limiting: 100 samples at 500 IOPS take about 0.2 s of wall time.
 "$th" probe "${mode[@]}" -n 100 -r 500 --no-samples "$work/data" 2> "$work/summary"
 awk '/^samples/ { s = $(NF-1) + 0; exit !(s > 0.18 && s < 0.4) }' "$work/summary" &&
