@@ -428,7 +428,7 @@ th_cmd_probe(int argc, char **argv)
 	err = th_probe_check_target(c.target, c.is_write, &kind, why, sizeof(why));
 	if (err != 0) {
 		fprintf(stderr, "tracehound probe: %s\n", why);
-		return err == -EINVAL || err == -ENOENT ? 2 : 1;
+		return err == -EINVAL || err == -ENOENT || err == -EROFS ? 2 : 1;
 	}
 	if (is_size_set && kind != TH_PROBE_KIND_TEMP)
 		BAD("--size is the size of the temporary file made in a directory target; %s is a "
@@ -486,7 +486,7 @@ th_cmd_probe(int argc, char **argv)
 	if (err != 0) {
 		fprintf(stderr, "tracehound probe: %s\n", res.error);
 		/* A refusal or a bad parameter is the user's to fix: same status as usage. */
-		status = err == -EINVAL || err == -ENOENT || err == -EBUSY ? 2 : 1;
+		status = err == -EINVAL || err == -ENOENT || err == -EBUSY || err == -EROFS ? 2 : 1;
 		goto close_json;
 	}
 	th_probe_print_summary(stderr, &res, hist_rows);

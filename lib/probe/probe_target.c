@@ -459,6 +459,7 @@ probe__open_target(
 		fdatasync(t->fd);
 	if (t->kind == TH_PROBE_KIND_BLOCK) {
 		uint64_t size;
+		int ro;
 
 		if (ioctl(t->fd, BLKGETSIZE64, &size) != 0) {
 			err = errno;
@@ -467,6 +468,16 @@ probe__open_target(
 				strerror(err));
 		}
 		t->size = size;
+		/* A read-only device (losetup -r, a write-protected disk) opens for writing
+		 * and fails the first write with EPERM: refuse before one is tried. */
+		if (c->is_write && ioctl(t->fd, BLKROGET, &ro) == 0 && ro != 0) {
+			probe__close_target(t);
+			return probe__fail(r, EROFS,
+				"refusing to write: %s is a read-only device (BLKROGET: set so "
+				"by losetup -r, blockdev --setro or the hardware); probe it "
+				"without --write",
+				c->target);
+		}
 	} else {
 		t->size = (uint64_t)st.st_size;
 		t->memory_fs = memory_fs(t->fd);

@@ -140,7 +140,8 @@ void th_probe_config_init(struct th_probe_config *c);
  *   target, a hole in a file's range, O_DIRECT refused: the message names
  *   --buffered); -EINTR stopped through c->stop before a sample was
  *   measured (filling a temporary file, or in the warm-up); -EBUSY a write
- *   to a mounted, swapped-on or held device; -ENOSYS, -EPERM io_uring
+ *   to a mounted, swapped-on or held device; -EROFS a write to a read-only
+ *   device or filesystem; -ENOSYS, -EPERM io_uring
  *   unavailable; -EIO and other errno values from the I/O itself; -ENOMEM.
  */
 int th_probe_run(const struct th_probe_config *c, struct th_probe_result *r);

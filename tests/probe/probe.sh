@@ -247,6 +247,19 @@ else
 	# Unmounted and unused: writes are allowed, with the flag.
 	expect 0 'write, 4096-byte blocks' -- "$th" probe --write -n 20 --no-samples "$loopdev"
 	losetup -d "$loopdev" && loopdev=
+	# A read-only device opens for writing and fails the first write (EPERM): refused first.
+	if loopdev=$(losetup -f --show -r "$work/data" 2>/dev/null); then
+		sum=$(md5sum < "$work/data")
+		expect 2 "refusing to write: $loopdev is a read-only device" -- "$th" probe --write \
+			-n 10 --no-samples "$loopdev"
+		[[ $(md5sum < "$work/data") == "$sum" ]] && passed=$((passed + 1)) ||
+			fail "a refused write changed the read-only device"
+		expect 0 'read, 4096-byte blocks' -- "$th" probe -n 10 --no-samples "$loopdev"
+		losetup -d "$loopdev" && loopdev=
+	else
+		loopdev=
+		echo "note: losetup -r failed; read-only device refusal not tested"
+	fi
 fi
 
 echo "probe.sh: $passed passed, $fails failed"
