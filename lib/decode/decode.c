@@ -665,7 +665,7 @@ static bool
 is_copy(struct th_decode *d, const uint8_t *frame, uint32_t caplen, const struct th_pkt_meta *m,
 	bool is_later_frag, uint64_t ts_ns)
 {
-	uint64_t w[COPY_WORDS], a, b, c, e, h;
+	uint64_t w[COPY_WORDS], a, b, c, e, h, id = 0x27d4eb2fu;
 	struct copy_set *set;
 	unsigned int oldest = 0;
 
@@ -676,11 +676,15 @@ is_copy(struct th_decode *d, const uint8_t *frame, uint32_t caplen, const struct
 	} else {
 		copy_gather(w, frame, caplen, m, 40);
 		((uint8_t *)w)[7] = 0; /* hop limit */
+		/* The identification is in the fragment header, past the fixed one: without it,
+		 * the later fragments of two datagrams of the same bytes would be one frame. */
+		if (is_later_frag || m->is_fragment)
+			id ^= (uint64_t)m->frag_id << 32;
 	}
 	/* Four lanes of two rounds, written out: short chains, no loop. */
 	a = copy_round(copy_round((uint64_t)(caplen - m->l3_offset), w[0]), w[4]);
 	b = copy_round(copy_round(is_later_frag ? m->frag_offset : 0x5bd1e995u, w[1]), w[5]);
-	c = copy_round(copy_round(0x27d4eb2fu, w[2]), w[6]);
+	c = copy_round(copy_round(id, w[2]), w[6]);
 	e = copy_round(copy_round(0x165667b1u, w[3]), w[7]);
 	h = rotl64(a, 1) + rotl64(b, 7) + rotl64(c, 12) + rotl64(e, 18);
 	h = (h ^ (h >> 33)) * 0xc2b2ae3d27d4eb4full;
