@@ -51,6 +51,8 @@ usage(FILE *out, const struct th_gen_config *d)
 		"                          -o rpc.defragment:TRUE to decode those)\n"
 		"      --think-us N        mean client pause between calls, us (default %u)\n"
 		"      --start SECONDS     timestamp of the first frame, s since the epoch\n"
+		"                          (at most 2147483647, 2038-01-19: pcap readers\n"
+		"                          take later seconds as negative)\n"
 		"      --no-handshake      TCP flows start mid-stream, without SYN\n"
 		"      --ts-resolution NS  round frame and truth times down to NS ns\n"
 		"                          (default %u: what DPDK's net_pcap delivers)\n"
@@ -394,7 +396,8 @@ th_cmd_gen(int argc, char **argv)
 			cfg.think_us = (uint32_t)v;
 			break;
 		case OPT_START:
-			rc = parse_u64("start", optarg, 0, 4000000000u, &v);
+			/* Any time ns fit in; th_gen_config_check() says why past 2038 is not. */
+			rc = parse_u64("start", optarg, 0, UINT64_MAX / 1000000000u, &v);
 			cfg.start_ns = v * 1000000000u;
 			break;
 		case OPT_NO_HANDSHAKE:

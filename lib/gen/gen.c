@@ -213,6 +213,16 @@ th_gen_config_check(const struct th_gen_config *cfg, char *err, size_t err_size)
 		what = "unknown workload";
 	else if (!(cfg->hours > 0 && cfg->hours <= 24 * 365))
 		what = "hours must be more than 0 and at most a year";
+	else if (cfg->start_ns / 1000000000u > TH_GEN_TIME_MAX_S)
+		what = "start must be at most 2147483647 (2038-01-19 03:14:07 UTC): pcap readers "
+		       "(libpcap, so capture's net_pcap and tcpdump) take later seconds as "
+		       "before 1970";
+	else if (cfg->workload == TH_GEN_WORKLOAD_USERS &&
+		 cfg->start_ns / 1000000000u + (uint64_t)(cfg->hours * 3600.0) + 3600 >
+			 TH_GEN_TIME_MAX_S)
+		what = "start plus hours (and an hour for the last commands to end) passes "
+		       "2038-01-19 03:14:07 UTC, where pcap readers' signed 32-bit seconds end: "
+		       "give an earlier start or fewer hours";
 	else if (cfg->users_per_client < 1 || cfg->users_per_client > 1000)
 		what = "users per client must be 1..1000";
 	else if (cfg->workload == TH_GEN_WORKLOAD_USERS &&
@@ -662,6 +672,8 @@ write_frame(void *ctx, uint64_t ts_ns, const uint8_t *frame, uint32_t size)
 {
 	struct file_sink *fs = ctx;
 
+	if (ts_ns / 1000000000u > TH_GEN_TIME_MAX_S)
+		return -ERANGE;
 	return th_pcap_write(fs->pcap, round_down(ts_ns, fs->res), frame, size, size);
 }
 
@@ -772,7 +784,13 @@ th_gen_write_files(const struct th_gen_config *cfg, const struct th_gen_files *f
 		sink.open = write_open;
 	}
 	rc = th_gen_run(cfg, &sink, stats);
-	if (rc != 0)
+	if (rc == -ERANGE)
+		snprintf(err, err_size,
+			"the traffic runs past 2038-01-19 03:14:07 UTC (2147483647 s), where pcap "
+			"readers' signed 32-bit seconds end; %s holds the frames before: give an "
+			"earlier --start, or fewer RPCs or less think time",
+			pcap_path);
+	else if (rc != 0)
 		snprintf(err, err_size, "generation failed: %s", strerror(-rc));
 	rc2 = th_pcap_writer_close(fs.pcap);
 	if (rc == 0 && rc2 != 0) {

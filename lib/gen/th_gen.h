@@ -115,6 +115,13 @@ struct th_gen_open {
 };
 
 /** What to generate. Fill with th_gen_config_init(), then change fields. */
+/**
+ * The last second a frame may carry: 2038-01-19 03:14:07 UTC. libpcap reads a
+ * record's 32-bit seconds as signed, so it (and DPDK's net_pcap, tcpdump) would
+ * take later ones for times before 1970.
+ */
+#define TH_GEN_TIME_MAX_S 2147483647ull
+
 struct th_gen_config {
 	uint64_t seed;             /**< PRNG seed: same seed, same bytes */
 	uint32_t clients;          /**< client hosts (1..65535) */
@@ -128,7 +135,8 @@ struct th_gen_config {
 	bool handshake;            /**< TCP flows open with SYN; false: they start mid-stream */
 	double pipeline_share;     /**< chance a TCP client sends a burst of small calls at once */
 	double rm_frag_share;      /**< chance a TCP record is split in record-marking fragments */
-	uint64_t start_ns;         /**< timestamp of the first frame, ns since the epoch */
+	uint64_t start_ns;         /**< timestamp of the first frame, ns since the epoch;
+				      at most TH_GEN_TIME_MAX_S s, and so is the last */
 	uint32_t ts_resolution_ns; /**< th_gen_write() rounds frame and truth times down to
 				      this (default 1000: DPDK 22.11's net_pcap delivers
 				      microseconds, so truth made for capture must too) */
@@ -283,7 +291,8 @@ int th_gen_run(const struct th_gen_config *cfg, const struct th_gen_sink *sink,
  * after it in the stream until it finds a record boundary again).
  * @param truth_path NULL for no truth file
  * @param err a sentence on failure (file and reason)
- * @return 0, -EINVAL, -ENOMEM, or -errno of a failed open or write.
+ * @return 0, -EINVAL, -ENOMEM, -ERANGE a frame later than TH_GEN_TIME_MAX_S
+ *   (the rest of the traffic is not written), or -errno of a failed open or write.
  */
 int th_gen_write(const struct th_gen_config *cfg, const char *pcap_path, const char *truth_path,
 	struct th_gen_stats *stats, char *err, size_t err_size);

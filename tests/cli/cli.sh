@@ -51,6 +51,15 @@ expect 2 "'65536' is not a number from 1 to 65535" -- "$th" gen -c 65536 -o "$wo
 expect 2 'tap dup must be between 0 and 0.5' -- "$th" gen --tap-dup 0.6 -o "$work/x.pcap"
 expect 0 'frames the mirror wrote twice [1-9]' -- "$th" gen -w users --hours 0.001 \
 	--tap-dup 0.5 -o "$work/x.pcap"
+# A pcap's seconds past 2^31 (2038) read as before 1970 in libpcap, so in capture: a --start
+# there is refused, and so is traffic that runs past it, or a users run that would.
+expect 2 'start must be at most 2147483647 \(2038-01-19 03:14:07 UTC\)' -- "$th" gen -n 5 \
+	--start 4000000000 -o "$work/x.pcap"
+expect 0 ' 5 RPCs' -- "$th" gen -n 5 --start 2147483000 -o "$work/x.pcap"
+expect 1 'the traffic runs past 2038-01-19 03:14:07 UTC' -- "$th" gen -c 1 -n 200 \
+	--think-us 60000000 --start 2147480000 -o "$work/x.pcap"
+expect 2 'start plus hours .* passes 2038-01-19' -- "$th" gen -w users --hours 1 \
+	--start 2147480000 -o "$work/x.pcap"
 # -o - writes the pcap to standard output.
 "$th" gen -n 50 -o - 2> /dev/null > "$work/piped.pcap"
 "$th" gen -n 50 -o "$work/file.pcap" 2> /dev/null
