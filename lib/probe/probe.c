@@ -26,6 +26,8 @@
 #define MAX_IODEPTH 1024u
 /* Buffered reads drop this much around each block: the largest page-cache folio (x86-64 PMD). */
 #define DROP_WINDOW (UINT64_C(2) << 20)
+/* A paced probe waiting for its next start looks at the stop flag this often. */
+#define STOP_SLICE_NS UINT64_C(50000000)
 
 static const char *const kind_names[] = {
 #define TH_PROBE_X(e, name) [e] = name,
@@ -93,6 +95,31 @@ static void
 wait_until(const struct run *x, uint64_t deadline)
 {
 	th_timing_clock_sleep_until(x->clk, deadline);
+}
+
+/*
+ * Wait for a paced start at @p deadline in slices of STOP_SLICE_NS that look
+ * at c->stop: a probe with a long cycle (--rate 0.01 is 100 s) stops within a
+ * slice of SIGINT, not at its next start. @return false when asked to stop
+ * (the result marked so).
+ */
+static bool
+wait_start(const struct run *x, uint64_t deadline)
+{
+	const struct th_probe_config *c = x->c;
+	uint64_t t;
+
+	while ((t = now(x)) + STOP_SLICE_NS < deadline) {
+		if (c->stop != NULL && *c->stop)
+			break;
+		wait_until(x, t + STOP_SLICE_NS);
+	}
+	if (c->stop != NULL && *c->stop) {
+		x->r->is_stopped = true;
+		return false;
+	}
+	wait_until(x, deadline);
+	return true;
 }
 
 /* A random block of the range (xorshift64*, then Lemire's multiply-high reduction). */
@@ -268,6 +295,9 @@ loop_psync(struct run *x)
 			x->r->is_stopped = true;
 			break;
 		}
+		/* The driver would sleep to the start in one go, deaf to a stop. */
+		if (c->cycle_ns != 0 && !wait_start(x, x->t0 + x->issued * c->cycle_ns))
+			break;
 		ret = th_timing_op_begin(d);
 		if (ret < 0) {
 			err = probe__fail(x->r, -ret, "timing driver: %s", strerror(-ret));
@@ -378,8 +408,10 @@ loop_uring(struct run *x)
 			err = prepare(x, s->index, &s->offset, &s->intended);
 			if (err != 0)
 				goto out_drain;
-			if (s->intended != 0)
-				wait_until(x, s->intended);
+			if (s->intended != 0 && !wait_start(x, s->intended)) {
+				is_done = true;
+				break;
+			}
 			sqe = io_uring_get_sqe(&ring);
 			if (c->is_write) {
 				io_uring_prep_write(sqe, x->t.fd,
