@@ -450,14 +450,18 @@ th_cmd_gen(int argc, char **argv)
 			cfg.ipv6_share = 0;
 	}
 	{
-		const char *paths[] = {out, truth, opens};
+		/* -o - is standard output: "-" is no file to compare with --truth /dev/stdout. */
+		const char *paths[] = {strcmp(out, "-") == 0 ? "/dev/stdout" : out, truth, opens};
 
 		for (size_t i = 0; i < 3; i++)
 			for (size_t j = i + 1; j < 3; j++)
 				if (paths[i] != NULL && paths[j] != NULL &&
-					th_cmd_same_file(paths[i], paths[j])) {
+					(th_cmd_same_file(paths[i], paths[j]) ||
+						(strcmp(paths[i], "/dev/stdout") == 0 &&
+							strcmp(paths[j], "/dev/stdout") == 0))) {
 					fprintf(stderr, "tracehound gen: the pcap, --truth and "
-							"--opens need a file each\n");
+							"--opens need a file each (-o - is "
+							"standard output)\n");
 					return 2;
 				}
 	}

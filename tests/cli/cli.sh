@@ -61,6 +61,12 @@ expect 1 'the traffic runs past 2038-01-19 03:14:07 UTC' -- "$th" gen -c 1 -n 20
 expect 2 'start plus hours .* passes 2038-01-19' -- "$th" gen -w users --hours 1 \
 	--start 2147480000 -o "$work/x.pcap"
 # -o - writes the pcap to standard output.
+# And it is standard output for the clash check too: the truth written into the pcap's stream
+# made both unreadable (a pipe, a file, or a terminal alike).
+expect 2 'need a file each' -- "$th" gen -n 5 -o - -t /dev/stdout
+expect 2 'need a file each' -- bash -c 'set -o pipefail; "$0" gen -n 5 -o - -t /dev/stdout | cat' \
+	"$th"
+expect 2 'need a file each' -- "$th" gen -w users --hours 0.001 -o - --opens /proc/self/fd/1
 "$th" gen -n 50 -o - 2> /dev/null > "$work/piped.pcap"
 "$th" gen -n 50 -o "$work/file.pcap" 2> /dev/null
 if cmp -s "$work/piped.pcap" "$work/file.pcap" && [[ ! -e ./- ]]; then
