@@ -80,7 +80,8 @@ usage(FILE *out)
 		"      --offsets          add a column: byte offset of each read\n"
 		"      --timestamps       add a column: start time, s since the probe started\n"
 		"      --response         add a column: response time (from the intended start)\n"
-		"  -j, --json FILE        the summary as JSON\n"
+		"  -j, --json FILE        the summary as JSON (- for stdout, with -o or\n"
+		"                         --no-samples)\n"
 		"      --flag-high X      flag samples above X times the running average\n"
 		"                         (default 10; 0: off)\n"
 		"      --flag-low X       flag samples below X times it (default 0.1; 0: off)\n"
@@ -278,7 +279,7 @@ th_cmd_probe(int argc, char **argv)
 	bool is_count_set = false, is_seed_set = false, is_engine_set = false, is_size_set = false;
 	enum th_probe_kind kind;
 	char why[sizeof(res.error)];
-	bool is_samples = true;
+	bool is_samples = true, is_json_stdout;
 	unsigned int hist_rows = 20;
 	uint64_t v;
 	double d;
@@ -422,9 +423,18 @@ th_cmd_probe(int argc, char **argv)
 	/* Everything that can refuse the run is checked before a file is opened for writing. */
 	if (!is_samples || (output != NULL && strcmp(output, "-") == 0))
 		output = NULL;
+	is_json_stdout = json != NULL && strcmp(json, "-") == 0;
 	if ((output != NULL && output_clashes("-o", output, c.target, "-j", json)) ||
-		(json != NULL && output_clashes("-j", json, c.target, NULL, NULL)))
+		(json != NULL && !is_json_stdout &&
+			output_clashes("-j", json, c.target, NULL, NULL)))
 		return 2;
+	/* Sample lines with a JSON object after them: neither could be read back. */
+	if (is_samples && output == NULL && json != NULL &&
+		(is_json_stdout || strcmp(json, "/dev/stdout") == 0 ||
+			th_cmd_same_file(json, "/dev/stdout")))
+		BAD("-j %s and the samples both write standard output; give -o FILE for the "
+		    "samples, or --no-samples",
+			json);
 	err = th_probe_check_target(c.target, c.is_write, &kind, why, sizeof(why));
 	if (err != 0) {
 		fprintf(stderr, "tracehound probe: %s\n", why);
@@ -434,7 +444,9 @@ th_cmd_probe(int argc, char **argv)
 		BAD("--size is the size of the temporary file made in a directory target; %s is a "
 		    "%s, probed as it is (--offset and --length choose a range of it)",
 			c.target, th_probe_kind_name(kind));
-	if (json != NULL) {
+	if (is_json_stdout) {
+		jf = stdout;
+	} else if (json != NULL) {
 		jf = fopen(json, "w");
 		if (jf == NULL) {
 			fprintf(stderr, "tracehound probe: cannot write %s: %s\n", json,
@@ -494,7 +506,8 @@ th_cmd_probe(int argc, char **argv)
 	if (jf != NULL) {
 		bool is_written = th_probe_write_json(jf, &res) == 0;
 
-		if (fclose(jf) != 0 || !is_written) {
+		/* Standard output is flushed and checked by main(). */
+		if ((jf != stdout && fclose(jf) != 0) || !is_written) {
 			fprintf(stderr, "tracehound probe: cannot write %s: %s\n", json,
 				strerror(errno));
 			status = 1;
@@ -502,7 +515,7 @@ th_cmd_probe(int argc, char **argv)
 		jf = NULL;
 	}
 close_json:
-	if (jf != NULL)
+	if (jf != NULL && jf != stdout)
 		fclose(jf);
 	return status;
 

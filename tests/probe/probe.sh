@@ -222,6 +222,16 @@ expect 2 '-o .*/absent is the probe target' -- "$th" probe -n 10 -o "$work/absen
 [[ ! -e $work/absent ]] && passed=$((passed + 1)) || fail "probe made its missing target"
 expect 2 '-o and -j both write' -- "$th" probe "${mode[@]}" -n 10 -o "$work/s.txt" \
 	-j "$work/./s.txt" "$work/data"
+# -j - is standard output, as -o - is, not a file named '-'; the samples cannot share it.
+expect 2 '-j - and the samples both write standard output' -- "$th" probe "${mode[@]}" -n 10 \
+	-j - "$work/data"
+expect 2 '-j /dev/stdout and the samples both write standard output' -- "$th" probe \
+	"${mode[@]}" -n 10 -j /dev/stdout "$work/data"
+thabs=$(realpath "$th")
+(cd "$work" && "$thabs" probe "${mode[@]}" -n 10 --no-samples -j - data 2> /dev/null) > "$work/j.out"
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["samples"] == 10' \
+	"$work/j.out" && [[ ! -e $work/- ]] && passed=$((passed + 1)) ||
+	fail "-j - --no-samples: no JSON on standard output, or a file named '-'"
 # An output that cannot be written is said at once, not after the probe ran.
 SECONDS=0
 expect 1 'cannot write .*/nodir/p.json' -- "$th" probe "${mode[@]}" -d 3 --no-samples \
