@@ -406,6 +406,9 @@ th_pcap_write(struct th_pcap_writer *w, uint64_t ts_ns, const void *frame, uint3
 		return w->err;
 	if (wirelen < caplen)
 		return -EINVAL;
+	/* The record's seconds are 32 bits: a later time would be written wrapped, silently. */
+	if (ts_ns / 1000000000u > UINT32_MAX)
+		return -ERANGE;
 	if (caplen > w->snaplen)
 		caplen = w->snaplen;
 	h[0] = (uint32_t)(ts_ns / 1000000000u);

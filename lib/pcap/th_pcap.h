@@ -149,8 +149,10 @@ struct th_pcap_writer *th_pcap_writer_open(const char *path, uint32_t linktype, 
  * @param frame   frame bytes
  * @param caplen  bytes of frame to store (cut to the snap length)
  * @param wirelen length of the frame on the wire (at least caplen)
- * @return 0, -EINVAL when wirelen < caplen, or -errno of a failed write
- *         (the writer keeps the first error; later calls return it).
+ * @return 0, -EINVAL when wirelen < caplen, -ERANGE for a time past the
+ *         format's 32-bit seconds (2106-02-07; nothing written), or -errno of
+ *         a failed write (the writer keeps the first error; later calls
+ *         return it).
  */
 int th_pcap_write(struct th_pcap_writer *w, uint64_t ts_ns, const void *frame, uint32_t caplen,
 	uint32_t wirelen);

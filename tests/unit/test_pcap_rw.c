@@ -114,6 +114,8 @@ test_round_trip(void **state)
 	/* Longer than the snap length: stored cut, with the wire length kept. */
 	assert_int_equal(th_pcap_write(w, 1700000001000000001ull, b, sizeof(b), 100), 0);
 	assert_int_equal(th_pcap_write(w, 5, a, 5, 4), -EINVAL);
+	/* Past the 32-bit seconds: refused, not written wrapped to 1970; the writer goes on. */
+	assert_int_equal(th_pcap_write(w, (UINT32_MAX + 1ull) * 1000000000ull, a, 5, 5), -ERANGE);
 	assert_int_equal(th_pcap_writer_count(w), 2);
 	assert_int_equal(th_pcap_writer_close(w), 0);
 
