@@ -391,6 +391,59 @@ test_cycle_time_fake_clock(void **state)
 		th_hist_percentile(&res.response, 50) > 2 * th_hist_percentile(&res.service, 50));
 }
 
+/* The stop flag that stop_sleep() raises, and the clock time it raises it at. */
+static volatile int stop_flag;
+static uint64_t stop_at_ns;
+
+/* A sleep of the stepping clock that asks the probe to stop once it sleeps past stop_at_ns. */
+static void
+stop_sleep(struct th_timing_clock *c, uint64_t deadline)
+{
+	step_sleep(c, deadline);
+	if (c->fake_ns >= stop_at_ns)
+		stop_flag = 1;
+}
+
+/*
+ * Stopped while it waits for its next paced start, a probe's wall time ends at its last I/O
+ * with either engine: the wait did no I/O, and IOPS by wall time would otherwise depend on
+ * when the user pressed Ctrl-C (io_uring's ran to the stop).
+ */
+static void
+test_stopped_wall_time(void **state)
+{
+	static const enum th_probe_engine engines[] = {
+		TH_PROBE_ENGINE_PSYNC, TH_PROBE_ENGINE_URING};
+	const uint64_t sec = 1000000000u;
+
+	(void)state;
+	for (unsigned int i = 0; i < 2; i++) {
+		struct th_probe_config c;
+		struct step_clock clk;
+		struct seen v;
+		int err;
+
+		step_clock_init(&clk, 1000);
+		clk.c.sleep_until = stop_sleep;
+		base_config(&c, &v);
+		c.clock = &clk.c;
+		c.engine = engines[i];
+		c.cycle_ns = sec; /* starts at 0, 1, 2, 3 s; stopped in the wait for 4 s */
+		c.count = 10;
+		c.stop = &stop_flag;
+		stop_flag = 0;
+		stop_at_ns = clk.c.fake_ns + 3 * sec + sec / 2;
+		err = th_probe_run(&c, &res);
+		if (err == -ENOSYS || err == -EPERM)
+			continue; /* no io_uring here: test_uring_depth says so */
+		assert_int_equal(err, 0);
+		assert_true(res.is_stopped);
+		assert_int_equal(res.samples, 4);
+		assert_true(res.wall_ns >= 3 * sec);
+		assert_true(res.wall_ns < 3 * sec + sec / 10);
+	}
+}
+
 static void
 test_schedule_alarm(void **state)
 {
@@ -451,6 +504,7 @@ main(void)
 		cmocka_unit_test(test_directory_temp_file),
 		cmocka_unit_test(test_uring_depth),
 		cmocka_unit_test(test_cycle_time_fake_clock),
+		cmocka_unit_test(test_stopped_wall_time),
 		cmocka_unit_test(test_schedule_alarm),
 	};
 
