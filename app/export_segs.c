@@ -859,6 +859,25 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 				readable, readable == 1 ? "" : "s");
 			goto free_run_len;
 		}
+	} else if (!c->is_names) {
+		bool has_opens = false, has_rpcs = false;
+
+		/* Segments of RPCs or names alone are not read for opens: an empty output with
+		 * "0 segments" would look like a capture that saw no opens. */
+		for (size_t i = 0; i < readable; i++) {
+			has_opens |= order[i]->hdr.kind == TH_SEGMENT_KIND_OPENS ||
+				     order[i]->hdr.kind == TH_SEGMENT_KIND_MIXED;
+			has_rpcs |= order[i]->hdr.kind == TH_SEGMENT_KIND_RPCS;
+		}
+		if (!has_opens) {
+			fprintf(stderr,
+				"tracehound export: no open records in the %zu segment%s read: %s "
+				"(export %s lists them)\n",
+				readable, readable == 1 ? "" : "s",
+				has_rpcs ? "RPC records" : "names only",
+				has_rpcs ? "--rpcs" : "--names");
+			goto free_run_len;
+		}
 	}
 	rc = 0;
 free_run_len:

@@ -580,6 +580,19 @@ if "$th" export --srt "$work/opens1" > /dev/null 2> "$work/norpc.err"; then
 else
 	grep -q 'no RPC records in the' "$work/norpc.err" || fail "export --srt without RPC segments: $(cat "$work/norpc.err")"
 fi
+# Opens over segments of RPCs (or names) alone say so (exit 1), not an empty export of 0 segments.
+mkdir -p "$work/rpcs-only" "$work/names-only"
+cp "$work"/box1/rpcs-*.lz4 "$work"/box2/deeper/rpcs-*.lz4 "$work/rpcs-only/"
+cp "$work"/box1/names-*.lz4 "$work/names-only/"
+for d in rpcs-only names-only; do
+	"$th" export "$work/$d" > "$work/$d.out" 2> "$work/$d.err"
+	rc=$?
+	hint=$([[ $d == rpcs-only ]] && echo 'RPC records (export --rpcs' || echo 'names only (export --names')
+	[[ $rc -eq 1 && ! -s "$work/$d.out" ]] &&
+		grep -qF "no open records in the $([[ $d == rpcs-only ]] && echo 2 segments ||
+			echo 1 segment) read: $hint lists them)" "$work/$d.err"
+	judge $? "export of $d segments: exit $rc (want 1)" "$work/$d.err"
+done
 # --to the epoch asks for nothing (0 is no bound inside).
 [[ $("$th" export -q --to 0 "${in[@]}" | wc -l) -eq 0 ]] || fail "export --to 0 wrote records"
 expect2 --srt --hosts "$work/hosts" "${in[@]}"
