@@ -86,6 +86,42 @@ has_suffix(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/*
+ * A reader of segment @p s (NULL with errno set). A capture still running closes
+ * its segment NAME.tmp by renaming it NAME, perhaps after export found it: a
+ * stream's last segment is opened only when the stream gets to it, minutes later
+ * on a large trace. The closed file, the same segment whole, is read in its
+ * place (and named from then on) rather than reported unreadable with nothing
+ * recovered.
+ */
+static struct th_segment_reader *
+seg_open(struct seg *s)
+{
+	struct th_segment_reader *r = th_segment_reader_open(s->path);
+	const struct th_segment_header *h;
+	size_t n;
+
+	if (r != NULL || errno != ENOENT || !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX))
+		return r;
+	n = strlen(s->path) - strlen(TH_SEGMENT_TMP_SUFFIX);
+	s->path[n] = '\0';
+	r = th_segment_reader_open(s->path);
+	h = r != NULL ? th_segment_reader_header(r) : NULL;
+	/* Another file of that name (not the segment's, by its header) is not read for it. */
+	if (h != NULL && s->is_header_ok &&
+		(h->box_id != s->hdr.box_id || h->kind != s->hdr.kind ||
+			h->stream_id != s->hdr.stream_id || h->created_ns != s->hdr.created_ns ||
+			h->seq != s->hdr.seq)) {
+		th_segment_reader_close(r);
+		r = NULL;
+	}
+	if (r == NULL) {
+		s->path[n] = TH_SEGMENT_TMP_SUFFIX[0];
+		errno = ENOENT;
+	}
+	return r;
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -313,7 +349,7 @@ chain_next(void *ctx, int *type, struct th_trace_open *open, struct th_trace_nam
 		int rc;
 
 		if (c->r == NULL && s->end_rc == 1) {
-			c->r = th_segment_reader_open(s->path);
+			c->r = seg_open(s);
 			if (c->r == NULL)
 				seg_refused(s, errno);
 		}
@@ -459,7 +495,7 @@ is_one_writer(struct seg *const *g, size_t count)
 static void
 scan_range(struct seg *s, bool is_rpcs)
 {
-	struct th_segment_reader *r = th_segment_reader_open(s->path);
+	struct th_segment_reader *r = seg_open(s);
 	struct th_trace_open open;
 	struct th_trace_rpc rpc;
 	int type;
@@ -760,7 +796,7 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 	 * whose header cannot be read is named now, and not read again. */
 	for (size_t i = 0; i < segs->count; i++) {
 		struct seg *s = &segs->v[i];
-		struct th_segment_reader *r = th_segment_reader_open(s->path);
+		struct th_segment_reader *r = seg_open(s);
 
 		if (r == NULL) {
 			seg_refused(s, errno);
