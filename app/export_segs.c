@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "th_export.h"
 #include "th_segment.h"
@@ -170,16 +171,23 @@ walk(struct th_segs *l, const char *dir, unsigned int depth, char *failed, size_
 		qsort(names, count, sizeof(*names), cmp_str);
 	for (i = 0; i < count && rc == 0; i++) {
 		char path[4096];
+		bool is_seg = has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
+			      has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX);
 		struct stat st;
 
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path) ||
-			stat(path, &st) != 0)
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path))
 			continue;
+		/* A link named as a segment whose file is not there (a disk not mounted, segments
+		 * moved) is a segment that cannot be read: named when read, not passed over. Kept
+		 * by the link's own inode, so that two such links are two segments. */
+		if (stat(path, &st) != 0) {
+			if (is_seg && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+				rc = seg_add(l, path, &st);
+			continue;
+		}
 		if (S_ISDIR(st.st_mode))
 			rc = walk(l, path, depth + 1, failed, failed_size);
-		else if (S_ISREG(st.st_mode) &&
-			 (has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
-				 has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX)))
+		else if (S_ISREG(st.st_mode) && is_seg)
 			rc = seg_add(l, path, &st);
 	}
 	for (i = 0; i < count; i++)
@@ -258,6 +266,8 @@ seg_refused(struct seg *s, int err)
 {
 	struct stat st;
 	bool is_empty = stat(s->path, &st) == 0 && st.st_size == 0;
+	char to[256];
+	ssize_t n;
 
 	s->end_rc = -err;
 	s->recovered = 0;
@@ -281,6 +291,9 @@ seg_refused(struct seg *s, int err)
 			"another segment or record format version than this tracehound's (%u, "
 			"%u-%u): nothing read",
 			TH_SEGMENT_VERSION, TH_TRACE_VERSION_MIN, TH_TRACE_VERSION);
+	else if ((n = readlink(s->path, to, sizeof(to) - 1)) > 0) /* see walk() */
+		snprintf(s->why, sizeof(s->why), "a link to %.*s, which cannot be read: %s", (int)n,
+			to, strerror(err));
 	else
 		snprintf(s->why, sizeof(s->why), "cannot be read: %s: nothing recovered",
 			strerror(err));

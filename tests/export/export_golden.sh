@@ -570,6 +570,15 @@ once=$("$th" export -q "${in[@]}" | wc -l)
 twice=$("$th" export -q "${in[@]}" "$work/box1" "$one" | wc -l)
 [[ $once -eq $twice && $once -gt 0 ]] || fail "segments read twice: $once lines, then $twice"
 rm "$work/box1/again"
+# A link to a segment that is not there (a disk not mounted) is named, exit 3, not passed over.
+ln -s "$work/gone/opens-1-00000-1.lz4" "$work/box1/gone.lz4"
+"$th" export -q "${in[@]}" > "$work/gone.out" 2> "$work/gone.err"
+rc=$?
+[[ $rc -eq 3 && $(wc -l < "$work/gone.out") -eq $once ]] &&
+	grep -q "box1/gone.lz4: a link to $work/gone/opens-1-00000-1.lz4, which cannot be read: No such file or directory" \
+		"$work/gone.err"
+judge $? "a dangling link to a segment: exit $rc (want 3)" "$work/gone.err"
+rm "$work/box1/gone.lz4"
 # -o may not be the key (or hosts file) the export reads: the pseudonyms would be lost.
 cp "$work/key1" "$work/key1.keep"
 expect2 --anonymise "$work/key1" -o "$work/key1" "${in[@]}"
