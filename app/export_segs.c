@@ -345,6 +345,8 @@ th_segs_note(const struct th_segs *segs, char *buf, size_t size)
 	if (d->foreign > 0)
 		n = snprintf(buf, size, ", %u %s", d->foreign,
 			d->foreign == 1 ? "file not a trace segment" : "files not trace segments");
+	if (d->missing > 0 && n >= 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " missing", d->missing);
 	if (copies > 0 && n >= 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, ", %zu %s skipped", copies,
 			copies == 1 ? "copy" : "copies");
@@ -695,6 +697,108 @@ overlap_say(struct overlap_note *n)
 	n->is_set = false;
 }
 
+/* ---- segments missing from a stream ---- */
+
+/*
+ * The kind, box, stream and creation time a writer puts in a segment's name
+ * (KIND-BOX-STREAM-CREATED.lz4[.tmp]), for a file whose header could not be
+ * read. @return whether the name is one a writer makes.
+ */
+static bool
+name_ids(
+	const char *path, unsigned int kind, uint64_t *box, unsigned int *stream, uint64_t *created)
+{
+	const char *prefix = th_segment_kind_name(kind);
+	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+	const char *dash[3] = {NULL, NULL, NULL};
+	char tail[16];
+	int end = 0;
+
+	for (const char *p = base; *p != '\0'; p++) {
+		if (*p == '-') {
+			dash[0] = dash[1];
+			dash[1] = dash[2];
+			dash[2] = p;
+		}
+	}
+	return dash[0] != NULL && (size_t)(dash[0] - base) == strlen(prefix) &&
+	       strncmp(base, prefix, strlen(prefix)) == 0 &&
+	       sscanf(dash[0], "-%" SCNu64 "-%u-%" SCNu64 "%15s%n", box, stream, created, tail,
+		       &end) == 4 &&
+	       dash[0][end] == '\0' &&
+	       (strcmp(tail, TH_SEGMENT_SUFFIX) == 0 ||
+		       strcmp(tail, TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX) == 0);
+}
+
+/* Files whose header could not be read (named already) that are of @p a's stream, between
+ * @p a and @p b by the creation time in their names (as a writer names them by default). */
+static uint64_t
+unread_between(const struct th_segs *segs, const struct seg *a, const struct seg *b)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < segs->count; i++) {
+		const struct seg *s = &segs->v[i];
+		uint64_t box, created;
+		unsigned int stream;
+
+		n += !s->is_header_ok && name_ids(s->path, a->hdr.kind, &box, &stream, &created) &&
+		     box == a->hdr.box_id && stream == a->hdr.stream_id &&
+		     created > a->hdr.created_ns && created < b->hdr.created_ns;
+	}
+	return n;
+}
+
+/*
+ * Name the segments missing from the @p count of one stream (@p g, in order
+ * of creation): a writer numbers its segments on one from the next, so one
+ * whose number comes after no segment numbered one less, created earlier, but
+ * whose predecessor in the stream has a lower number, comes after segments
+ * that are gone (deleted, or left out of a copy). A stream's first segments
+ * (gone to a retention policy) are not missed: nothing comes before them.
+ * Two captures of one stream each number from 0, so their segments never
+ * seem missing. @return segments missing.
+ */
+static uint64_t
+say_missing(const struct th_segs *segs, struct seg *const *g, size_t count)
+{
+	uint64_t missing = 0;
+
+	for (size_t m = 1; m < count; m++) {
+		uint64_t seq = g[m]->hdr.seq, prev = g[m - 1]->hdr.seq, gone, unread;
+		bool is_continued = seq == 0 || prev + 1 == seq || prev >= seq;
+		char range[128];
+
+		for (size_t p = m - 1; !is_continued && p-- > 0;)
+			is_continued = g[p]->hdr.seq + 1 == seq;
+		if (is_continued)
+			continue;
+		/* Those there but unreadable have been named as such. */
+		gone = seq - prev - 1;
+		unread = unread_between(segs, g[m - 1], g[m]);
+		gone -= unread < gone ? unread : gone;
+		if (gone == 0)
+			continue;
+		if (gone < seq - prev - 1)
+			snprintf(range, sizeof(range),
+				"%" PRIu64 " of segments %" PRIu64 " to %" PRIu64
+				" (the others unreadable) %s",
+				gone, prev + 1, seq - 1, gone == 1 ? "is" : "are");
+		else if (prev + 2 == seq)
+			snprintf(range, sizeof(range), "segment %" PRIu64 " is", prev + 1);
+		else
+			snprintf(range, sizeof(range), "segments %" PRIu64 " to %" PRIu64 " are",
+				prev + 1, seq - 1);
+		fprintf(stderr,
+			"tracehound export: box %" PRIu64 ", %s stream %u: %s missing, between %s "
+			"and %s: deleted, or not copied? Their records are not exported\n",
+			g[m]->hdr.box_id, th_segment_kind_name(g[m]->hdr.kind), g[m]->hdr.stream_id,
+			range, g[m - 1]->path, g[m]->path);
+		missing += gone;
+	}
+	return missing;
+}
+
 /* ---- the segments of one export ---- */
 
 /*
@@ -845,6 +949,7 @@ th_segs_group(struct th_segs *segs, const struct th_export_config *c)
 			i = j;
 			continue;
 		}
+		segs->dmg.missing += say_missing(segs, &order[i], j - i);
 		/* A listing of names sorts them all: none is merged, so none need be split. */
 		is_merged = !c->is_names && (c->is_rpcs ? kind == TH_SEGMENT_KIND_RPCS
 							: kind == TH_SEGMENT_KIND_OPENS ||

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct th_export_config;
 struct th_export_source;
@@ -25,6 +26,7 @@ struct th_segs_damage {
 	unsigned int damaged; /* segments truncated, corrupt, or unreadable from their header */
 	unsigned int unread;  /* of those, the ones whose header could not be read */
 	unsigned int foreign; /* files that are not trace segments at all */
+	uint64_t missing;     /* segments a stream's numbers show are not there */
 	bool is_limited;      /* a limit of this run (open files, memory) stopped a read: exit 1 */
 };
 
@@ -66,7 +68,8 @@ void th_segs_progress(const struct th_segs *segs, unsigned int *done, unsigned i
 /** Name each segment whose reading did not complete, counting it in segs->dmg (after the run). */
 void th_segs_report(struct th_segs *segs);
 
-/** ", N files not trace segments, M copies skipped" for the summary, or "", in @p buf. */
+/** ", N files not trace segments, K missing, M copies skipped" for the summary, or "", in @p buf.
+ */
 const char *th_segs_note(const struct th_segs *segs, char *buf, size_t size);
 
 /** Close and free what th_segs_find() and th_segs_group() made. */

@@ -503,6 +503,26 @@ rc=$?
 		"$work/copy.err"
 judge $? "a copy of a directory: exit $rc (want 0), $(wc -l < "$work/copy.out") records (want 24):" \
 	"$work/copy.err"
+# Segments missing from the middle of a stream (its numbers skip them) are named, exit 3; its
+# first ones gone (a retention policy) or one there but unreadable (named as such) are not.
+mkdir -p "$work/rotated"
+"$mkseg" "$work/rotated" rotated || { echo "mkseg rotated failed"; exit 1; }
+mapfile -t rot < <(ls "$work"/rotated/*.lz4)
+rm "${rot[0]}"
+"$th" export "$work/rotated" > "$work/rot-head.out" 2> "$work/rot-head.err"
+rc=$?
+[[ $rc -eq 0 && $(wc -l < "$work/rot-head.out") -eq 5 ]] && ! grep -q missing "$work/rot-head.err"
+judge $? "a stream's first segment gone: exit $rc (want 0)" "$work/rot-head.err"
+rm "${rot[2]}" "${rot[3]}"
+: > "${rot[4]}"
+"$th" export "$work/rotated" > "$work/rot.out" 2> "$work/rot.err"
+rc=$?
+[[ $rc -eq 3 && $(wc -l < "$work/rot.out") -eq 2 && $(grep -c missing "$work/rot.err") -eq 2 ]] &&
+	grep -qF "tracehound export: box 10, opens stream 0: 2 of segments 2 to 4 (the others unreadable) are missing, between ${rot[1]} and ${rot[5]}: deleted, or not copied? Their records are not exported" \
+		"$work/rot.err" &&
+	grep -q '^tracehound export: 2 segments (0 damaged), 1 file not a trace segment, 2 missing, ' \
+		"$work/rot.err"
+judge $? "segments missing from a stream: exit $rc (want 3)" "$work/rot.err"
 mkdir -p "$work/tmpcopy"
 blk=$(ls "$work"/blocks/*.lz4)
 python3 -c 'import struct, sys

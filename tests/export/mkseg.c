@@ -22,6 +22,7 @@
  *                        other, the later with the earlier opens (two segments each)
  *   mkseg DIR disorder   one stream (box 9): opens a second apart, one written 100.5 s
  *                        after a later one
+ *   mkseg DIR rotated    one stream (box 10) of six segments (0 to 5), an open in each
  */
 
 #include <stdbool.h>
@@ -239,8 +240,8 @@ main(int argc, char **argv)
 	struct th_trace_open o;
 
 	if (argc < 2) {
-		fprintf(stderr,
-			"usage: mkseg DIR [crash|crash-names|blocks|samebox|backwards|disorder]\n");
+		fprintf(stderr, "usage: mkseg DIR "
+				"[crash|crash-names|blocks|samebox|backwards|disorder|rotated]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
@@ -306,6 +307,19 @@ main(int argc, char **argv)
 		}
 		return (is_same && th_segment_writer_close(w[0], NULL) != 0) ||
 		       th_segment_writer_close(w[1], NULL) != 0;
+	}
+	if (argc > 2 && strcmp(argv[2], "rotated") == 0) {
+		struct th_segment_writer *rw = writer(argv[1], 10, 0, TH_SEGMENT_KIND_OPENS);
+
+		/* Six opens a second apart, each closing its segment: segments 0 to 5. */
+		for (unsigned int k = 0; k < 6; k++) {
+			open_rec(0, k, &o);
+			o.open_ns = BASE + (100 + k) * S;
+			o.close_ns = o.open_ns + 250000;
+			if (th_segment_write_open(rw, &o) != 0 || th_segment_writer_rotate(rw) != 0)
+				return 1;
+		}
+		return th_segment_writer_close(rw, NULL) != 0;
 	}
 	if (argc > 2 && strcmp(argv[2], "disorder") == 0) {
 		struct th_segment_writer *dw = writer(argv[1], 9, 0, TH_SEGMENT_KIND_OPENS);
