@@ -1121,7 +1121,8 @@ is_file(const struct th_export_config *c, const char *fh_hex, const char *path, 
 	return false;
 }
 
-static void
+/* @return whether the record passed the filters (written, or into the table). */
+static bool
 write_record(struct exporter *x, const struct held *h)
 {
 	const struct th_export_config *c = x->c;
@@ -1180,7 +1181,7 @@ write_record(struct exporter *x, const struct held *h)
 	}
 	if (c->srt != NULL) {
 		time_rpc(x, &h->rpc);
-		return;
+		return true;
 	}
 	/* Pseudonyms for the values the record has: no handle (PORTMAP, MOUNT MNT, a reply
 	 * alone) or no credential stays absent, not the pseudonym of nothing. */
@@ -1205,9 +1206,10 @@ write_record(struct exporter *x, const struct held *h)
 	p = c->is_rpcs ? put_rpc(x, p, &h->rpc, &f) : put_open(x, p, &h->open, &f);
 	x->buf_used = (size_t)(p - x->buf);
 	x->ctr->records_out++;
-	return;
+	return true;
 filtered:
 	x->ctr->filtered++;
+	return false;
 }
 
 /* ---- the name map (is_names) ---- */
@@ -1462,11 +1464,14 @@ merge(struct exporter *x)
 		struct stream *s = &x->streams[x->heap[0]];
 		const struct held *h = head(s);
 
-		if (t_of(h) < last_ns)
-			x->ctr->out_of_order++;
-		else
-			last_ns = t_of(h);
-		write_record(x, h);
+		/* Late is out of order in the output: a record the filters drop is neither
+		 * late nor what a later one is late after. */
+		if (write_record(x, h)) {
+			if (t_of(h) < last_ns)
+				x->ctr->out_of_order++;
+			else
+				last_ns = t_of(h);
+		}
 		drop_head(s);
 		rc = fill(x, s);
 		if (rc < 0)

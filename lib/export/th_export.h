@@ -281,7 +281,8 @@ struct th_export_counters {
 	uint64_t filtered;     /**< records left out by the filters */
 	uint64_t names_in;     /**< name records read */
 	uint64_t names_dropped; /**< name records not kept: the join's memory was full */
-	uint64_t out_of_order; /**< records later than the merge window allowed (written late) */
+	uint64_t out_of_order;  /**< records written after a later one written (late for the window)
+				 */
 	/**
 	 * Furthest a record of a stream came after a later one of the same stream (ns): a
 	 * window of at least this holds every record back long enough, memory permitting.

@@ -538,6 +538,55 @@ test_merge_window(void **state)
 	}
 }
 
+/*
+ * "late" counts records written after a later one: one the filters drop is not written, and
+ * one written after only dropped ones is in order. The summary would otherwise send the user
+ * to a larger --window for output that is in order.
+ */
+static void
+test_merge_window_filtered(void **state)
+{
+	struct mem b = {.label = "b"};
+	struct mem *mems[] = {&b};
+	struct th_export_config cfg;
+	struct th_export_counters ctr;
+	unsigned int i;
+	char *out;
+
+	(void)state;
+	/* As in test_merge_window: 103 comes 200 s after 110, with a 5 s window. */
+	add_open(&b, 100 * S, 1, 1, 1);
+	for (i = 0; i < 200; i++)
+		add_open(&b, (110 + i) * S, 1, 1, 1);
+	add_open(&b, 103 * S, 1, 2, 1);
+	th_export_config_defaults(&cfg);
+	cfg.window_ns = 5 * S;
+	/* The late record is filtered out: what is written is in order. */
+	cfg.uids[cfg.uids_count++] = 1;
+	free(run(&cfg, mems, 1, &ctr, NULL));
+	assert_int_equal(ctr.records_out, 201);
+	assert_int_equal(ctr.out_of_order, 0);
+	cfg.uids_count = 0;
+	cfg.from_ns = 105 * S;
+	free(run(&cfg, mems, 1, &ctr, NULL));
+	assert_int_equal(ctr.records_out, 200);
+	assert_int_equal(ctr.out_of_order, 0);
+	/* The records it comes after are filtered out: 100, then 103, in order. */
+	cfg.from_ns = 0;
+	cfg.to_ns = 105 * S;
+	out = run(&cfg, mems, 1, &ctr, NULL);
+	assert_int_equal(ctr.records_out, 2);
+	assert_int_equal(ctr.out_of_order, 0);
+	assert_true(strstr(out, "100.000000") < strstr(out, "103.000000"));
+	free(out);
+	/* Written after a later record it is late, as without filters. */
+	cfg.to_ns = 0;
+	cfg.from_ns = 101 * S;
+	free(run(&cfg, mems, 1, &ctr, NULL));
+	assert_int_equal(ctr.records_out, 201);
+	assert_int_equal(ctr.out_of_order, 1);
+}
+
 /* A bare open at @p t, for the sources below. @return 1 (a record). */
 static int
 bare_open(struct th_trace_open *open, int *type, uint64_t t)
@@ -1908,6 +1957,7 @@ main(void)
 		cmocka_unit_test(test_merge_sorted),
 		cmocka_unit_test(test_output_failure_stops),
 		cmocka_unit_test(test_merge_window),
+		cmocka_unit_test(test_merge_window_filtered),
 		cmocka_unit_test(test_merge_displaced),
 		cmocka_unit_test(test_merge_window_memory),
 		cmocka_unit_test(test_names_budget),
