@@ -85,8 +85,8 @@ usage(FILE *out)
 		"      --window S         how far out of time order one stream may be: at least\n"
 		"                         session.idle + 30 (default 60 s); later records are\n"
 		"                         written late, counted, and the summary says the window\n"
-		"                         that would have held them (not with --names, --srt:\n"
-		"                         they hold every record first)\n"
+		"                         that would have held them (not with --names, which\n"
+		"                         holds every record first, nor --srt, which holds none)\n"
 		"      --window-mb MB     memory for the records the window holds back, all "
 		"streams\n"
 		"                         together (default 1024); a stream at its share lets its\n"
@@ -461,12 +461,12 @@ th_cmd_export(int argc, char **argv)
 	if (c.is_names && names_conflict(&c, is_srt) < 0)
 		return 2;
 	if (window_opt != NULL && (c.is_names || is_srt)) {
-		/* Both hold every record before writing: a window would change nothing. */
-		fprintf(stderr,
-			"tracehound export: %s orders records as they are written; %s holds them "
-			"all first (%s)\n",
-			window_opt, c.is_names ? "--names" : "--srt",
-			c.is_names ? "its memory is --names-mb" : "it needs no window");
+		/* A listing holds every name before writing, and a table cares for no order: a
+		 * window would change nothing. */
+		fprintf(stderr, "tracehound export: %s orders records as they are written; %s\n",
+			window_opt,
+			c.is_names ? "--names holds them all first (its memory is --names-mb)"
+				   : "--srt holds none back: order does not matter to a table");
 		return 2;
 	}
 	if (is_prefix && key_path == NULL) {
