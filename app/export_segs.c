@@ -37,6 +37,7 @@ struct seg {
 	uint64_t hi_ns;               /* latest such time */
 	uint64_t recovered;           /* records read in the last pass */
 	uint64_t trailer_records;     /* records its trailer counts, when it was read; else 0 */
+	uint64_t trailer_lost;        /* records its writer had lost when it closed it; else 0 */
 	int end_rc;                   /* last th_segment_reader_next result (<= 0), 1: not ended */
 	char why[512];                /* what went wrong, with the records recovered if any */
 };
@@ -246,6 +247,7 @@ seg_end(struct seg *s, struct th_segment_reader *r, int rc)
 	s->recovered = th_segment_reader_count(r);
 	/* A trailer read whole says what the segment held (its counts may be what failed). */
 	s->trailer_records = t != NULL ? t->records : 0;
+	s->trailer_lost = t != NULL ? t->lost : 0;
 	if (rc == 0)
 		return;
 	/* The reader's line starts with the path and counts the records recovered; the
@@ -347,6 +349,10 @@ th_segs_note(const struct th_segs *segs, char *buf, size_t size)
 			d->foreign == 1 ? "file not a trace segment" : "files not trace segments");
 	if (d->missing > 0 && n >= 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " missing", d->missing);
+	if (d->lost > 0 && n >= 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n,
+			", %" PRIu64 " record%s lost by the capture", d->lost,
+			d->lost == 1 ? "" : "s");
 	if (copies > 0 && n >= 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, ", %zu %s skipped", copies,
 			copies == 1 ? "copy" : "copies");
@@ -1057,6 +1063,40 @@ th_segs_report(struct th_segs *segs)
 {
 	for (size_t i = 0; i < segs->readable; i++)
 		report(segs->order[i], true, &segs->dmg);
+	/* Records the capture lost (a full disk, a permission or I/O error) are in no segment:
+	 * only the trailers of the segments its writer closed afterwards count them, from the
+	 * writer's start, so a writer's largest count is its loss. A writer numbers its
+	 * segments on from 0: a number that does not go up starts another's. */
+	for (unsigned int i = 0; i < segs->sources_count; i++) {
+		const struct chain *c = &segs->chains[i];
+		const struct seg *most = NULL;
+		uint64_t lost = 0, writer = 0;
+
+		for (unsigned int k = 0; k < c->count; k++) {
+			const struct seg *s = c->segs[k];
+
+			if (k > 0 && s->hdr.seq <= c->segs[k - 1]->hdr.seq) {
+				lost += writer;
+				writer = 0;
+			}
+			if (s->trailer_lost > writer)
+				writer = s->trailer_lost;
+			if (s->trailer_lost > 0 &&
+				(most == NULL || s->trailer_lost > most->trailer_lost))
+				most = s;
+		}
+		lost += writer;
+		if (lost == 0)
+			continue;
+		fprintf(stderr,
+			"tracehound export: box %" PRIu64
+			", %s stream %u: its capture lost %" PRIu64
+			" record%s, in no segment (its statistics say why: a full disk, a "
+			"permission or I/O error); counted by segment trailers (%s)\n",
+			most->hdr.box_id, th_segment_kind_name(most->hdr.kind), most->hdr.stream_id,
+			lost, lost == 1 ? "" : "s", most->path);
+		segs->dmg.lost += lost;
+	}
 }
 
 void

@@ -27,6 +27,7 @@ struct th_segs_damage {
 	unsigned int unread;  /* of those, the ones whose header could not be read */
 	unsigned int foreign; /* files that are not trace segments at all */
 	uint64_t missing;     /* segments a stream's numbers show are not there */
+	uint64_t lost;        /* records the capture lost, as its segments' trailers count */
 	bool is_limited;      /* a limit of this run (open files, memory) stopped a read: exit 1 */
 };
 

@@ -523,6 +523,18 @@ rc=$?
 	grep -q '^tracehound export: 2 segments (0 damaged), 1 file not a trace segment, 2 missing, ' \
 		"$work/rot.err"
 judge $? "segments missing from a stream: exit $rc (want 3)" "$work/rot.err"
+# Records the capture lost (here one that did not encode; a full disk in life) are in no
+# segment: the trailers count them, and export says so, exit 3, the rest exported.
+mkdir -p "$work/lossy"
+"$mkseg" "$work/lossy" lossy || { echo "mkseg lossy failed"; exit 1; }
+"$th" export "$work/lossy" > "$work/lossy.out" 2> "$work/lossy.err"
+rc=$?
+[[ $rc -eq 3 && $(wc -l < "$work/lossy.out") -eq 2 ]] &&
+	grep -q "^tracehound export: box 11, opens stream 0: its capture lost 1 record, in no segment (.*); counted by segment trailers ($work/lossy/opens-11-.*\.lz4)$" \
+		"$work/lossy.err" &&
+	grep -q '^tracehound export: 2 segments (0 damaged), 1 record lost by the capture, ' \
+		"$work/lossy.err"
+judge $? "records the capture lost: exit $rc (want 3)" "$work/lossy.err"
 mkdir -p "$work/tmpcopy"
 blk=$(ls "$work"/blocks/*.lz4)
 python3 -c 'import struct, sys

@@ -23,8 +23,11 @@
  *   mkseg DIR disorder   one stream (box 9): opens a second apart, one written 100.5 s
  *                        after a later one
  *   mkseg DIR rotated    one stream (box 10) of six segments (0 to 5), an open in each
+ *   mkseg DIR lossy      one stream (box 11) of two segments, two opens written and one
+ *                        lost (a handle too long to encode), counted in both trailers
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,8 +243,9 @@ main(int argc, char **argv)
 	struct th_trace_open o;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkseg DIR "
-				"[crash|crash-names|blocks|samebox|backwards|disorder|rotated]\n");
+		fprintf(stderr,
+			"usage: mkseg DIR "
+			"[crash|crash-names|blocks|samebox|backwards|disorder|rotated|lossy]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
@@ -320,6 +324,24 @@ main(int argc, char **argv)
 				return 1;
 		}
 		return th_segment_writer_close(rw, NULL) != 0;
+	}
+	if (argc > 2 && strcmp(argv[2], "lossy") == 0) {
+		struct th_segment_writer *lw = writer(argv[1], 11, 0, TH_SEGMENT_KIND_OPENS);
+
+		/* Three opens, the second with a handle no record can hold: the writer counts it
+		 * lost, and both segments' trailers say so. */
+		for (unsigned int k = 0; k < 3; k++) {
+			open_rec(0, k, &o);
+			o.open_ns = BASE + (100 + k) * S;
+			o.close_ns = o.open_ns + 250000;
+			if (k == 1)
+				o.fh_len = TH_TRACE_FH_MAX + 1;
+			if (th_segment_write_open(lw, &o) != (k == 1 ? -EINVAL : 0))
+				return 1;
+			if (k == 1 && th_segment_writer_rotate(lw) != 0)
+				return 1;
+		}
+		return th_segment_writer_close(lw, NULL) != 0;
 	}
 	if (argc > 2 && strcmp(argv[2], "disorder") == 0) {
 		struct th_segment_writer *dw = writer(argv[1], 9, 0, TH_SEGMENT_KIND_OPENS);
