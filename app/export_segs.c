@@ -268,6 +268,7 @@ seg_refused(struct seg *s, int err)
 {
 	struct stat st;
 	bool is_empty = stat(s->path, &st) == 0 && st.st_size == 0;
+	unsigned int v, tv;
 	char to[256];
 	ssize_t n;
 
@@ -288,6 +289,16 @@ seg_refused(struct seg *s, int err)
 			"during the first flush): nothing recovered");
 	else if (err == EBADMSG)
 		snprintf(s->why, sizeof(s->why), "header unreadable (corrupt): nothing recovered");
+	else if (err == EPROTONOSUPPORT && th_segment_versions(s->path, &v, &tv) == 0)
+		/* Which way it is tells the user which tracehound reads it. */
+		snprintf(s->why, sizeof(s->why),
+			"segment format %u, records version %u: %s (this tracehound reads format "
+			"%u, records %u to %u): nothing read",
+			v, tv,
+			v > TH_SEGMENT_VERSION || tv > TH_TRACE_VERSION
+				? "written by a later tracehound: export it with that one"
+				: "older than this tracehound reads: export it with an earlier one",
+			TH_SEGMENT_VERSION, TH_TRACE_VERSION_MIN, TH_TRACE_VERSION);
 	else if (err == EPROTONOSUPPORT)
 		snprintf(s->why, sizeof(s->why),
 			"another segment or record format version than this tracehound's (%u, "

@@ -239,8 +239,12 @@ parse_header(struct th_segment_reader *r)
 	return 0;
 }
 
-struct th_segment_reader *
-th_segment_reader_open(const char *path)
+/*
+ * A reader of @p path's LZ4 frame, before its segment header: NULL with
+ * errno set, as th_segment_reader_open() says.
+ */
+static struct th_segment_reader *
+open_frame(const char *path)
 {
 	struct th_segment_reader *r = calloc(1, sizeof(*r));
 	LZ4F_frameInfo_t info;
@@ -307,15 +311,6 @@ th_segment_reader_open(const char *path)
 	r->out = malloc(r->out_cap);
 	if (r->out == NULL)
 		goto fail_header;
-	err = parse_header(r);
-	if (err < 0) {
-		err = -err;
-		goto fail_header;
-	}
-	/* Records decode by the layout of their version: one that uses what only a later
-	 * version defines is damage. parse_header() has checked the version is one taken. */
-	th_trace_chunk_set_version(r->chunk, r->hdr.trace_version);
-	r->state = TH_SEGMENT_READ_READING;
 	return r;
 
 fail_header:
@@ -330,6 +325,47 @@ fail_buffers:
 fail_alloc:
 	errno = err;
 	return NULL;
+}
+
+struct th_segment_reader *
+th_segment_reader_open(const char *path)
+{
+	struct th_segment_reader *r = open_frame(path);
+	int err;
+
+	if (r == NULL)
+		return NULL;
+	err = parse_header(r);
+	if (err < 0) {
+		th_segment_reader_close(r);
+		errno = -err;
+		return NULL;
+	}
+	/* Records decode by the layout of their version: one that uses what only a later
+	 * version defines is damage. parse_header() has checked the version is one taken. */
+	th_trace_chunk_set_version(r->chunk, r->hdr.trace_version);
+	r->state = TH_SEGMENT_READ_READING;
+	return r;
+}
+
+int
+th_segment_versions(const char *path, unsigned int *version, unsigned int *trace_version)
+{
+	struct th_segment_reader *r = open_frame(path);
+	int ret;
+
+	if (r == NULL)
+		return -errno;
+	ret = want(r, 14);
+	if (ret > 0 && memcmp(r->out + r->out_off, SEG_HEADER_MAGIC, 8) == 0) {
+		*version = th_le_get16(r->out + r->out_off + 8);
+		*trace_version = th_le_get16(r->out + r->out_off + 12);
+		ret = 0;
+	} else {
+		ret = ret > 0 ? -ENOEXEC : ret < 0 ? ret : -ENODATA;
+	}
+	th_segment_reader_close(r);
+	return ret;
 }
 
 const struct th_segment_header *

@@ -240,6 +240,13 @@ struct th_segment_reader;
  */
 struct th_segment_reader *th_segment_reader_open(const char *path);
 
+/**
+ * The segment format and record versions a segment's header gives, whether
+ * this reader takes them or not (to say which a refused segment has).
+ * @return 0, or -errno as th_segment_reader_open() sets it (not -EPROTONOSUPPORT).
+ */
+int th_segment_versions(const char *path, unsigned int *version, unsigned int *trace_version);
+
 const struct th_segment_header *th_segment_reader_header(const struct th_segment_reader *r);
 
 /**

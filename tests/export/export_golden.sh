@@ -535,6 +535,23 @@ rc=$?
 	grep -q '^tracehound export: 2 segments (0 damaged), 1 record lost by the capture, ' \
 		"$work/lossy.err"
 judge $? "records the capture lost: exit $rc (want 3)" "$work/lossy.err"
+# A segment of records older (or newer) than this tracehound reads says which versions it has
+# and which way it is, among good ones: exit 3, the rest exported.
+mkdir -p "$work/versions"
+for tv in 2 99; do
+	lz4 -dcq "$(ls "$work"/box1/opens-1-*.lz4 | head -1)" | python3 -c 'import sys
+b = bytearray(sys.stdin.buffer.read())
+b[12:14] = int(sys.argv[1]).to_bytes(2, "little")
+sys.stdout.buffer.write(b)' $tv | lz4 -zcq > "$work/versions/opens-5-00000-$tv.lz4"
+done
+"$th" export "$work/versions" "$work/box2" > "$work/versions.out" 2> "$work/versions.err"
+rc=$?
+[[ $rc -eq 3 && $(wc -l < "$work/versions.out") -gt 0 ]] &&
+	grep -q 'opens-5-00000-2.lz4: segment format 1, records version 2: older than this tracehound reads: export it with an earlier one (this tracehound reads format 1, records 3 to [0-9]*): nothing read; continuing with the rest$' \
+		"$work/versions.err" &&
+	grep -q 'opens-5-00000-99.lz4: segment format 1, records version 99: written by a later tracehound: export it with that one (.*): nothing read; continuing with the rest$' \
+		"$work/versions.err"
+judge $? "segments of other versions: exit $rc (want 3)" "$work/versions.err"
 mkdir -p "$work/tmpcopy"
 blk=$(ls "$work"/blocks/*.lz4)
 python3 -c 'import struct, sys

@@ -413,6 +413,7 @@ test_other_version(void **state)
 	LZ4F_preferences_t prefs;
 	struct th_segment_reader *rd;
 	char dir[64], path[128];
+	unsigned int v1, v2;
 	size_t n;
 
 	(void)state;
@@ -431,6 +432,10 @@ test_other_version(void **state)
 	errno = 0;
 	assert_null(th_segment_reader_open(path));
 	assert_int_equal(errno, EPROTONOSUPPORT);
+	/* Which versions it has is still said (export names them). */
+	assert_int_equal(th_segment_versions(path, &v1, &v2), 0);
+	assert_int_equal(v1, TH_SEGMENT_VERSION);
+	assert_int_equal(v2, TH_TRACE_VERSION_MIN - 1);
 	/* Nor a newer one. */
 	raw[12] = TH_TRACE_VERSION + 1;
 	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
@@ -438,6 +443,8 @@ test_other_version(void **state)
 	errno = 0;
 	assert_null(th_segment_reader_open(path));
 	assert_int_equal(errno, EPROTONOSUPPORT);
+	assert_int_equal(th_segment_versions(path, &v1, &v2), 0);
+	assert_int_equal(v2, TH_TRACE_VERSION + 1);
 	/* The same header with this version, or the oldest still read, opens. */
 	for (unsigned int v = TH_TRACE_VERSION_MIN; v <= TH_TRACE_VERSION; v++) {
 		raw[12] = (uint8_t)v;
@@ -458,6 +465,7 @@ test_other_version(void **state)
 	memcpy(raw, "THSEGEND", 8); /* an LZ4 frame of something else */
 	n = LZ4F_compressFrame(frame, sizeof(frame), raw, sizeof(raw), &prefs);
 	spit(path, frame, n);
+	assert_int_equal(th_segment_versions(path, &v1, &v2), -ENOEXEC);
 	errno = 0;
 	assert_null(th_segment_reader_open(path));
 	assert_int_equal(errno, ENOEXEC);
