@@ -137,14 +137,18 @@ th_export_hosts_load(struct th_export_hosts *h, const char *path, unsigned int *
 		return -errno;
 	/* Whole lines, however many aliases they list: a piece of one is not an entry. */
 	for (errno = 0; getline(&buf, &cap, f) >= 0; errno = 0) {
-		char *save = NULL, *addr, *name;
+		char *save = NULL, *addr, *name, *line_start = buf;
 		char *hash_mark = strchr(buf, '#');
 		struct th_addr a;
 
 		n++;
+		/* Editors on Windows start a UTF-8 file with a byte-order mark: not part of line 1
+		 * (it would make its address "expected an address" though the line reads well). */
+		if (n == 1 && strncmp(buf, "\xef\xbb\xbf", 3) == 0)
+			line_start += 3;
 		if (hash_mark != NULL)
 			*hash_mark = '\0';
-		addr = strtok_r(buf, " \t\r\n", &save);
+		addr = strtok_r(line_start, " \t\r\n", &save);
 		if (addr == NULL)
 			continue;
 		name = strtok_r(NULL, " \t\r\n", &save);

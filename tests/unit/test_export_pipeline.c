@@ -1757,6 +1757,20 @@ test_hosts_file(void **state)
 	addr4(&a, 10, 0, 0, 5);
 	assert_string_equal(th_export_hosts_lookup(h, &a), "after");
 
+	/* A byte-order mark (a file saved by a Windows editor) is not part of line 1's address. */
+	f = fopen(path, "w");
+	fprintf(f, "\xef\xbb\xbf"
+		   "10.0.0.7 bom\n10.0.0.8 \xef\xbb\xbf"
+		   "not-at-the-start\n");
+	fclose(f);
+	line = 0;
+	assert_int_equal(th_export_hosts_load(h, path, &line), 0);
+	addr4(&a, 10, 0, 0, 7);
+	assert_string_equal(th_export_hosts_lookup(h, &a), "bom");
+	addr4(&a, 10, 0, 0, 8);
+	assert_string_equal(th_export_hosts_lookup(h, &a), "\xef\xbb\xbf"
+							   "not-at-the-start");
+
 	f = fopen(path, "w");
 	fprintf(f, "10.0.0.9 ok\n10.0.0.300 bad\n");
 	fclose(f);
