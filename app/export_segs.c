@@ -259,6 +259,55 @@ seg_end(struct seg *s, struct th_segment_reader *r, int rc)
 }
 
 /*
+ * The kind, box, stream and creation time a writer puts in a segment's name
+ * (KIND-BOX-STREAM-CREATED.lz4[.tmp]), for a file whose header could not be
+ * read. @return whether the name is one a writer makes.
+ */
+static bool
+name_ids(
+	const char *path, unsigned int kind, uint64_t *box, unsigned int *stream, uint64_t *created)
+{
+	const char *prefix = th_segment_kind_name(kind);
+	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+	const char *dash[3] = {NULL, NULL, NULL};
+	char tail[16];
+	int end = 0;
+
+	for (const char *p = base; *p != '\0'; p++) {
+		if (*p == '-') {
+			dash[0] = dash[1];
+			dash[1] = dash[2];
+			dash[2] = p;
+		}
+	}
+	return dash[0] != NULL && (size_t)(dash[0] - base) == strlen(prefix) &&
+	       strncmp(base, prefix, strlen(prefix)) == 0 &&
+	       sscanf(dash[0], "-%" SCNu64 "-%u-%" SCNu64 "%15s%n", box, stream, created, tail,
+		       &end) == 4 &&
+	       dash[0][end] == '\0' &&
+	       (strcmp(tail, TH_SEGMENT_SUFFIX) == 0 ||
+		       strcmp(tail, TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX) == 0);
+}
+
+/* Whether @p path is named as a writer names a segment of any kind. */
+static bool
+is_writer_name(const char *path)
+{
+	static const unsigned int kinds[] = {
+#define TH_SEGMENT_X(name, num, text) TH_SEGMENT_KIND_##name,
+		TH_SEGMENT_KIND_LIST(TH_SEGMENT_X)
+#undef TH_SEGMENT_X
+	};
+	uint64_t box, created;
+	unsigned int stream;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (name_ids(path, kinds[i], &box, &stream, &created))
+			return true;
+	return false;
+}
+
+/*
  * A file the segment reader would not open: what it is, in s->why, and
  * whether it is no trace segment at all (a pcap, or another program's .lz4
  * in a trace directory), named for what it is rather than as damage.
@@ -274,11 +323,18 @@ seg_refused(struct seg *s, int err)
 
 	s->end_rc = -err;
 	s->recovered = 0;
-	s->is_foreign = err == ENOEXEC ||
-			(err == ENODATA && is_empty && !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX));
+	/* An empty file named as a writer names a closed segment is one lost (a copy cut
+	 * short, a file system that lost its data): damage, not some other program's file. */
+	s->is_foreign = err == ENOEXEC || (err == ENODATA && is_empty &&
+						  !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX) &&
+						  !is_writer_name(s->path));
 	if (s->is_foreign)
 		snprintf(s->why, sizeof(s->why), "not a tracehound trace segment (%s)",
 			is_empty ? "empty" : "no segment header");
+	else if (err == ENODATA && is_empty && !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX))
+		snprintf(s->why, sizeof(s->why),
+			"empty, though named as a closed segment (a copy cut short, or its file "
+			"system lost it): nothing recovered");
 	else if (err == ENODATA &&
 		 is_empty) /* what a writer that died before its first flush leaves */
 		snprintf(s->why, sizeof(s->why),
@@ -715,37 +771,6 @@ overlap_say(struct overlap_note *n)
 }
 
 /* ---- segments missing from a stream ---- */
-
-/*
- * The kind, box, stream and creation time a writer puts in a segment's name
- * (KIND-BOX-STREAM-CREATED.lz4[.tmp]), for a file whose header could not be
- * read. @return whether the name is one a writer makes.
- */
-static bool
-name_ids(
-	const char *path, unsigned int kind, uint64_t *box, unsigned int *stream, uint64_t *created)
-{
-	const char *prefix = th_segment_kind_name(kind);
-	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
-	const char *dash[3] = {NULL, NULL, NULL};
-	char tail[16];
-	int end = 0;
-
-	for (const char *p = base; *p != '\0'; p++) {
-		if (*p == '-') {
-			dash[0] = dash[1];
-			dash[1] = dash[2];
-			dash[2] = p;
-		}
-	}
-	return dash[0] != NULL && (size_t)(dash[0] - base) == strlen(prefix) &&
-	       strncmp(base, prefix, strlen(prefix)) == 0 &&
-	       sscanf(dash[0], "-%" SCNu64 "-%u-%" SCNu64 "%15s%n", box, stream, created, tail,
-		       &end) == 4 &&
-	       dash[0][end] == '\0' &&
-	       (strcmp(tail, TH_SEGMENT_SUFFIX) == 0 ||
-		       strcmp(tail, TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX) == 0);
-}
 
 /* Files whose header could not be read (named already) that are of @p a's stream, between
  * @p a and @p b by the creation time in their names (as a writer names them by default). */
