@@ -101,10 +101,16 @@ seg_open(struct seg *s)
 {
 	struct th_segment_reader *r = th_segment_reader_open(s->path);
 	const struct th_segment_header *h;
+	struct stat st;
 	size_t n;
 
 	if (r != NULL || errno != ENOENT || !has_suffix(s->path, TH_SEGMENT_TMP_SUFFIX))
 		return r;
+	/* Only a name that is gone: a link whose file is gone is that link's segment. */
+	if (lstat(s->path, &st) == 0) {
+		errno = ENOENT;
+		return NULL;
+	}
 	n = strlen(s->path) - strlen(TH_SEGMENT_TMP_SUFFIX);
 	s->path[n] = '\0';
 	r = th_segment_reader_open(s->path);

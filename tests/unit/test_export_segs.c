@@ -145,6 +145,22 @@ gone(void **state)
 	assert_int_equal(f->segs.dmg.damaged, 1);
 }
 
+/* A link NAME.tmp whose file is gone, beside the closed NAME: the link is named as unreadable,
+ * not read as NAME again (which would then be "a copy of" itself). */
+static void
+dangling_tmp_link(void **state)
+{
+	struct fixture *f = *state;
+	char *dirs[] = {f->dir};
+
+	assert_int_equal(symlink("/nonexistent/segment.lz4.tmp", f->tmp), 0);
+	assert_int_equal(th_segs_find(&f->segs, dirs, 1), 0);
+	assert_int_equal(th_segs_group(&f->segs, &f->c), 0);
+	assert_int_equal(f->segs.copies, 0);
+	assert_int_equal(run(f), OPENS);
+	assert_int_equal(f->segs.dmg.damaged, 1);
+}
+
 int
 main(void)
 {
@@ -152,6 +168,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(closed_after_find, setup, teardown),
 		cmocka_unit_test_setup_teardown(closed_while_grouped, setup, teardown),
 		cmocka_unit_test_setup_teardown(gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(dangling_tmp_link, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
