@@ -11,18 +11,28 @@
 #include "th_nfs.h"
 #include "th_rpc.h"
 
-#define FRAG_SLOTS 1024 /* fragmented UDP calls followed at once ... */
+#define FRAG_SLOTS 1024 /* fragmented UDP datagrams followed at once ... */
 #define FRAG_WAYS 4     /* ... in sets of this many: two in flight never push each other out */
 #define FRAG_LATE_NS 1000000000ull /* a datagram's fragments cross the wire microseconds apart */
 
-/* A UDP call whose datagram continues in later IP fragments. */
+/* What a way of the fragment table holds. */
+enum frag_state {
+	FRAG_FREE,     /* nothing */
+	FRAG_EARLY,    /* later fragments of a datagram whose first has not come yet */
+	FRAG_PASSED,   /* a datagram whose first fragment came and ends no call */
+	FRAG_FOLLOWED, /* a UDP call whose datagram continues in later fragments */
+};
+
+/* A UDP datagram split in IP fragments, some of them still to come. */
 struct frag_slot {
 	struct th_addr src;    /* sender */
 	struct th_addr dst;    /* receiver */
 	uint32_t id;           /* IP identification */
-	bool is_used;          /* waiting for more fragments */
-	uint64_t since_ns;     /* its first fragment's time: the oldest way is given up first */
-	struct th_xid_key key; /* the call it belongs to */
+	uint8_t state;         /* enum frag_state */
+	bool is_last_seen;     /* FRAG_EARLY: the last fragment is among those seen */
+	uint64_t since_ns;     /* its first fragment's time (FRAG_EARLY: its earliest seen's) */
+	uint64_t last_ns;      /* FRAG_EARLY: the latest fragment's time */
+	struct th_xid_key key; /* FRAG_FOLLOWED: the call it belongs to */
 };
 
 #define COPY_SET_BITS 10 /* 1024 sets of ... */
@@ -38,7 +48,8 @@ struct copy_set {
 struct th_decode {
 	struct th_decode_stats s;           /* counters (flow/xid parts filled on read) */
 	const struct th_pkt_meta *frag;     /* the first fragment being decoded, or NULL */
-	struct frag_slot frags[FRAG_SLOTS]; /* fragmented calls: their last fragment ends them */
+	struct frag_slot *frag_early;       /* the way holding its earlier later fragments */
+	struct frag_slot frags[FRAG_SLOTS]; /* fragmented datagrams, by frag_set_of() */
 	struct th_flow_table *flows;        /* TCP streams */
 	struct th_xid_table *xids;          /* calls waiting for replies */
 	th_decode_op_cb emit;               /* op consumer */
@@ -160,66 +171,198 @@ frag_set_of(const struct th_addr *src, uint32_t id)
 	return ((h ^ (h >> 16)) & (FRAG_SLOTS / FRAG_WAYS - 1)) * FRAG_WAYS;
 }
 
-/* The way of @p set that follows @p m's datagram, or NULL. */
+/* The way of @p set that holds @p m's datagram, or NULL. */
 static struct frag_slot *
 frag_find(struct frag_slot *set, const struct th_pkt_meta *m)
 {
 	for (unsigned int w = 0; w < FRAG_WAYS; w++)
-		if (set[w].is_used && set[w].id == m->frag_id &&
+		if (set[w].state != FRAG_FREE && set[w].id == m->frag_id &&
 			memcmp(&set[w].src, &m->src, sizeof(m->src)) == 0 &&
 			memcmp(&set[w].dst, &m->dst, sizeof(m->dst)) == 0)
 			return &set[w];
 	return NULL;
 }
 
+/* Whether @p fs began over a second before @p now_ns: IP IDs wrap, so it is another datagram. */
+static inline bool
+frag_is_stale(const struct frag_slot *fs, uint64_t now_ns)
+{
+	return (int64_t)(now_ns - fs->since_ns) > (int64_t)FRAG_LATE_NS;
+}
+
+/* Give up what way @p fs held (if anything) before it takes another datagram; count the loss. */
+static void
+frag_evict(struct th_decode *d, struct frag_slot *fs)
+{
+	bool is_stale = frag_is_stale(fs, d->now_ns);
+
+	if (fs->state == FRAG_FOLLOWED) {
+		if (is_stale)
+			d->s.frags_unfinished++;
+		else
+			d->s.frags_displaced++;
+	} else if (fs->state == FRAG_EARLY && !is_stale) {
+		d->s.frags_early_lost++;
+	}
+	fs->state = FRAG_FREE;
+}
+
+/*
+ * A way of @p set for a datagram that ends no call: a free one, else the oldest that follows
+ * no call either; NULL if all four follow calls, which are never pushed out for it.
+ */
+static struct frag_slot *
+frag_way_unfollowed(struct frag_slot *set)
+{
+	struct frag_slot *fs = NULL;
+
+	for (unsigned int w = 0; w < FRAG_WAYS; w++) {
+		if (set[w].state == FRAG_FREE)
+			return &set[w];
+		if (set[w].state != FRAG_FOLLOWED && (fs == NULL || set[w].since_ns < fs->since_ns))
+			fs = &set[w];
+	}
+	return fs;
+}
+
 /*
  * Remember a fragmented call so its later fragments can move its end time: in its set's way
- * that follows the same datagram (sent again), else a free one, else the one followed longest.
- * That one's last fragment, a second late, never comes: its call ended where it was (counted
- * as unfinished); sooner, it is still in flight and will not end its call (counted as pushed
- * out).
+ * that holds the same datagram (its earlier later fragments, or the datagram sent again), else
+ * a free one, else the oldest that follows no call, else the one followed longest. That one's
+ * last fragment, a second late, never comes: its call ended where it was (counted as
+ * unfinished); sooner, it is still in flight and will not end its call (counted as pushed
+ * out). A call whose last fragment came before its first is not followed: it is whole.
  */
 static void
 follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct th_xid_key *key)
 {
 	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)];
-	struct frag_slot *fs = frag_find(set, m);
+	struct frag_slot *fs = d->frag_early;
 
-	for (unsigned int w = 0; w < FRAG_WAYS && fs == NULL; w++)
-		if (!set[w].is_used)
-			fs = &set[w];
+	d->frag = NULL; /* followed: not to be remembered as passed too */
+	if (fs != NULL && fs->is_last_seen) {
+		fs->state = FRAG_FREE;
+		return;
+	}
+	if (fs == NULL)
+		fs = frag_find(set, m);
 	if (fs == NULL) {
-		fs = &set[0];
-		for (unsigned int w = 1; w < FRAG_WAYS; w++)
-			if (set[w].since_ns < fs->since_ns)
-				fs = &set[w];
-		if ((int64_t)(d->now_ns - fs->since_ns) > (int64_t)FRAG_LATE_NS)
-			d->s.frags_unfinished++;
-		else
-			d->s.frags_displaced++;
+		fs = frag_way_unfollowed(set);
+		if (fs == NULL) {
+			fs = &set[0];
+			for (unsigned int w = 1; w < FRAG_WAYS; w++)
+				if (set[w].since_ns < fs->since_ns)
+					fs = &set[w];
+		}
+		frag_evict(d, fs);
 	}
 	fs->src = m->src;
 	fs->dst = m->dst;
 	fs->id = m->frag_id;
 	fs->since_ns = d->now_ns;
 	fs->key = *key;
-	fs->is_used = true;
+	fs->state = FRAG_FOLLOWED;
 }
 
-/* A later fragment of a UDP datagram: the call it belongs to lasts until its last fragment. */
+/*
+ * The first fragment of a UDP datagram that ends no call (a reply, a call sent again, not
+ * RPC): remembered so that its later fragments, in order, find it and are not taken for
+ * fragments come before their first. Freed by its last fragment.
+ */
+static void
+frag_pass(struct th_decode *d, const struct th_pkt_meta *m)
+{
+	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)];
+	struct frag_slot *fs = d->frag_early;
+
+	if (fs != NULL && fs->is_last_seen) {
+		fs->state = FRAG_FREE;
+		return;
+	}
+	if (fs == NULL) {
+		fs = frag_find(set, m);
+		if (fs != NULL && fs->state == FRAG_FOLLOWED)
+			return; /* the first fragment of a followed call once more */
+		if (fs == NULL) {
+			fs = frag_way_unfollowed(set);
+			if (fs == NULL)
+				return;
+			frag_evict(d, fs);
+		}
+	}
+	fs->src = m->src;
+	fs->dst = m->dst;
+	fs->id = m->frag_id;
+	fs->since_ns = d->now_ns;
+	fs->state = FRAG_PASSED;
+}
+
+/*
+ * The first fragment of a UDP datagram, decoded as @p rec: if later fragments of it came
+ * first, within a second, the datagram spans from the earliest of them to the latest. The
+ * way that held them, or NULL.
+ */
+static struct frag_slot *
+frag_first(struct th_decode *d, const struct th_pkt_meta *m, struct th_flow_record *rec)
+{
+	struct frag_slot *fs = frag_find(&d->frags[frag_set_of(&m->src, m->frag_id)], m);
+
+	if (fs == NULL || fs->state != FRAG_EARLY || frag_is_stale(fs, d->now_ns))
+		return NULL;
+	d->s.frags_early++;
+	if (fs->since_ns < rec->first_ns)
+		rec->first_ns = fs->since_ns;
+	if (fs->last_ns > rec->last_ns)
+		rec->last_ns = fs->last_ns;
+	return fs;
+}
+
+/*
+ * A later fragment of a UDP datagram: the call it belongs to lasts until its last fragment.
+ * One whose first fragment has not come (some senders, bonded links and mirror ports send the
+ * last first) is remembered in a way that follows no call, so that its first can take the
+ * times of the datagram's fragments.
+ */
 static void
 on_later_fragment(struct th_decode *d, const struct th_pkt_meta *m, uint64_t ts_ns)
 {
-	struct frag_slot *fs = frag_find(&d->frags[frag_set_of(&m->src, m->frag_id)], m);
+	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)];
+	struct frag_slot *fs = frag_find(set, m);
 	struct th_op *op;
 
-	if (fs == NULL)
+	if (fs != NULL && frag_is_stale(fs, ts_ns)) {
+		frag_evict(d, fs); /* another datagram under a wrapped IP ID */
+		fs = NULL;
+	}
+	if (fs == NULL) {
+		fs = frag_way_unfollowed(set);
+		if (fs == NULL)
+			return; /* every way follows a call, left as it is */
+		frag_evict(d, fs);
+		fs->src = m->src;
+		fs->dst = m->dst;
+		fs->id = m->frag_id;
+		fs->since_ns = ts_ns;
+		fs->last_ns = ts_ns;
+		fs->is_last_seen = m->is_last_frag;
+		fs->state = FRAG_EARLY;
 		return;
-	op = th_xid_find(d->xids, &fs->key);
-	if (op != NULL && ts_ns > op->call_last_ns)
-		op->call_last_ns = ts_ns;
+	}
+	if (fs->state == FRAG_EARLY) {
+		if (ts_ns < fs->since_ns)
+			fs->since_ns = ts_ns;
+		if (ts_ns > fs->last_ns)
+			fs->last_ns = ts_ns;
+		fs->is_last_seen |= m->is_last_frag;
+		return;
+	}
+	if (fs->state == FRAG_FOLLOWED) {
+		op = th_xid_find(d->xids, &fs->key);
+		if (op != NULL && ts_ns > op->call_last_ns)
+			op->call_last_ns = ts_ns;
+	}
 	if (m->is_last_frag)
-		fs->is_used = false;
+		fs->state = FRAG_FREE;
 }
 
 /*
@@ -347,6 +490,13 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 	d->s.rpc_replies++;
 	op->reply_first_ns = rec->first_ns;
 	op->reply_last_ns = rec->last_ns;
+	/*
+	 * A server answers a call it has whole: fragments before the reply's first that came
+	 * before the call ended were another datagram's under the same IP ID (its first lost,
+	 * then the ID used again within the second). The reply starts at its own first.
+	 */
+	if (d->frag_early != NULL && op->reply_first_ns < op->call_last_ns)
+		op->reply_first_ns = d->now_ns;
 	op->reply_stat = msg->reply_stat;
 	op->accept_stat = msg->accept_stat;
 	op->reject_stat = msg->reject_stat;
@@ -770,9 +920,17 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 			.last_ns = ts_ns,
 		};
 
-		d->frag = m.is_fragment ? &m : NULL;
-		on_record(d, &ep, &rec, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport));
 		d->frag = NULL;
+		d->frag_early = NULL;
+		if (m.is_fragment) {
+			d->frag = &m;
+			d->frag_early = frag_first(d, &m, &rec);
+		}
+		on_record(d, &ep, &rec, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport));
+		if (d->frag != NULL)
+			frag_pass(d, &m);
+		d->frag = NULL;
+		d->frag_early = NULL;
 	}
 }
 
@@ -787,9 +945,9 @@ void
 th_decode_flush(struct th_decode *d)
 {
 	for (unsigned int i = 0; i < FRAG_SLOTS; i++) {
-		if (d->frags[i].is_used)
+		if (d->frags[i].state == FRAG_FOLLOWED)
 			d->s.frags_unfinished++;
-		d->frags[i].is_used = false;
+		d->frags[i].state = FRAG_FREE;
 	}
 	th_flow_table_finish(d->flows);
 	th_xid_table_flush(d->xids);
@@ -949,6 +1107,12 @@ th_decode_stats_print(FILE *out, const struct th_decode_stats *s)
 	ROW(out, s->frags_unfinished,
 		"fragmented UDP calls whose last fragment did not come (call ends at the last "
 		"seen)");
+	ROW(out, s->frags_early,
+		"UDP datagrams whose later IP fragments came before their first (timed from the "
+		"earliest)");
+	ROW(out, s->frags_early_lost,
+		"UDP datagrams whose fragments before their first were forgotten (4-way set full; "
+		"timed from the first)");
 	ROW(out, s->flow.whole_cut_size, "listings cut at 64 KiB (later entries not read)");
 	ROW(out, s->flow.whole_cut_busy,
 		"listings cut at 1 KiB: every listing buffer in use (decode.listings)");

@@ -62,6 +62,10 @@
 	X(ports_learned, "RPC server ports learned (portmap, traffic)")                            \
 	X(frags_displaced, "fragmented UDP calls no longer followed (slot reused)")                \
 	X(frags_unfinished, "fragmented UDP calls whose last fragment did not come within 1 s")    \
+	X(frags_early, "UDP datagrams whose later IP fragments came before their first (timed "    \
+		       "from the earliest)")                                                       \
+	X(frags_early_lost, "UDP datagrams whose fragments before their first were forgotten "     \
+			    "(4-way set full; timed from the first)")                              \
 	X(dirents, "READDIRPLUS entries with a name and handle handed on (name map)")
 
 /** Programs with per-procedure counts. */

@@ -629,6 +629,277 @@ test_udp_fragment_never_finished(void **state)
 	assert_int_equal(st.frags_unfinished, 5);
 }
 
+/* ---- IP fragments that come before their first ---- */
+
+#define DGRAM_SIZE 3200 /* three IPv4 fragments: 1480 + 1480 + 240 bytes */
+
+/* A fragmented UDP datagram from @p src to @p dst: its UDP header, @p msg, zeros to the end. */
+static void
+frag_dgram(
+	uint8_t dgram[DGRAM_SIZE], const struct ep *src, const struct ep *dst, const struct xb *msg)
+{
+	assert_true(8 + msg->n <= DGRAM_SIZE);
+	memset(dgram, 0, DGRAM_SIZE);
+	wr16(dgram, src->port);
+	wr16(dgram + 2, dst->port);
+	wr16(dgram + 4, DGRAM_SIZE);
+	memcpy(dgram + 8, msg->b, msg->n);
+}
+
+/* Fragment @p i (0, 1 or 2, the last) of a DGRAM_SIZE datagram, at @p ts. */
+static void
+send_frag_of3(struct th_decode *d, const struct ep *src, const struct ep *dst, uint16_t id,
+	const uint8_t *dgram, int i, uint64_t ts)
+{
+	size_t off = (size_t)i * 1480;
+
+	send_ipv4_fragment(
+		d, src, dst, id, dgram, off, i == 2 ? DGRAM_SIZE - off : 1480, i == 2, ts);
+}
+
+/* A WRITE call of @p xid in a fragmented datagram. */
+static void
+write_call_dgram(uint8_t dgram[DGRAM_SIZE], uint32_t xid)
+{
+	struct xb call = {.n = 0};
+
+	rpc_call(&call, xid, TH_PROG_NFS, 3, TH_NFS3_WRITE);
+	put_opaque(&call, FH, sizeof(FH));
+	put64(&call, 0);  /* offset */
+	put32(&call, 16); /* count */
+	put32(&call, 0);  /* UNSTABLE */
+	put32(&call, 16);
+	memset(call.b + call.n, 0x5a, 16);
+	call.n += 16;
+	frag_dgram(dgram, &CLIENT, &SERVER, &call);
+}
+
+/* Its reply, NFS3ERR_NOSPC, alone in a frame. */
+static void
+send_write_reply(struct th_decode *d, uint32_t xid, uint64_t ts)
+{
+	struct xb reply = {.n = 0};
+
+	rpc_reply(&reply, xid);
+	put32(&reply, 28); /* NFS3ERR_NOSPC */
+	put32(&reply, 0);  /* no wcc before */
+	put32(&reply, 0);  /* nor after */
+	send_udp(d, &SERVER, &CLIENT, &reply, ts);
+}
+
+/*
+ * A UDP WRITE whose fragments came last first, then one whose middle came first: each call
+ * starts at its earliest fragment and ends at its latest, and neither waits for a last
+ * fragment that passed. The call was timed from its header fragment (TIME and LAT_FIRST
+ * 200 us late), its end missed the fragments before, and after a second it was counted as
+ * "last fragment did not come".
+ */
+static void
+test_udp_call_fragments_before_first(void **state)
+{
+	static const int order[2][3] = {{2, 1, 0}, {1, 0, 2}};
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[DGRAM_SIZE];
+
+	for (int c = 0; c < 2; c++) {
+		uint64_t t = T0 + (uint64_t)c * SEC / 10;
+
+		write_call_dgram(dgram, 0x7000 + (uint32_t)c);
+		for (int k = 0; k < 3; k++)
+			send_frag_of3(f->d, &CLIENT, &SERVER, (uint16_t)(0x300 + c), dgram,
+				order[c][k], t + (uint64_t)k * 100000);
+		send_write_reply(f->d, 0x7000 + (uint32_t)c, t + 1000000);
+	}
+	assert_int_equal(f->s->count, 2);
+	/* Last first: the header fragment is the latest. */
+	assert_true(f->s->ops[0].call_first_ns == T0);
+	assert_true(f->s->ops[0].call_last_ns == T0 + 200000);
+	assert_non_null(strstr(f->s->lines[0], " NFS3 WRITE NOSPC 1000.000 800.000"));
+	/* Middle first: the last fragment, after the header, still ends the call. */
+	assert_true(f->s->ops[1].call_first_ns == T0 + SEC / 10);
+	assert_true(f->s->ops[1].call_last_ns == T0 + SEC / 10 + 200000);
+	th_decode_flush(f->d);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_early, 2);
+	assert_int_equal(st.frags_early_lost, 0);
+	assert_int_equal(st.frags_unfinished, 0);
+	assert_int_equal(st.frags_displaced, 0);
+}
+
+/*
+ * A fragmented reply whose header fragment came last, then one whose middle came first: the
+ * reply starts at its earliest fragment. It was timed from its header fragment, overstating
+ * the server's latency (300 us where tshark reads 100 us).
+ */
+static void
+test_udp_reply_fragments_before_first(void **state)
+{
+	static const int order[2][3] = {{2, 1, 0}, {1, 0, 2}};
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[DGRAM_SIZE];
+
+	for (int c = 0; c < 2; c++) {
+		uint64_t t = T0 + (uint64_t)c * SEC / 10;
+		struct xb call = {.n = 0}, reply = {.n = 0};
+
+		rpc_call(&call, 0x7100 + (uint32_t)c, TH_PROG_NFS, 3, TH_NFS3_GETATTR);
+		put_opaque(&call, FH, sizeof(FH));
+		send_udp(f->d, &CLIENT, &SERVER, &call, t);
+		rpc_reply(&reply, 0x7100 + (uint32_t)c);
+		put32(&reply, 5); /* NFS3ERR_IO, then zeros */
+		frag_dgram(dgram, &SERVER, &CLIENT, &reply);
+		for (int k = 0; k < 3; k++)
+			send_frag_of3(f->d, &SERVER, &CLIENT, (uint16_t)(0x400 + c), dgram,
+				order[c][k], t + 100000 + (uint64_t)k * 100000);
+	}
+	assert_int_equal(f->s->count, 2);
+	for (int c = 0; c < 2; c++) {
+		const struct th_op *op = &f->s->ops[c];
+		uint64_t t = T0 + (uint64_t)c * SEC / 10;
+
+		assert_int_equal(op->kind, TH_OP_MATCHED);
+		assert_true(op->reply_first_ns == t + 100000);
+		assert_non_null(strstr(f->s->lines[c], " NFS3 GETATTR IO 100.000 100.000"));
+	}
+	/* Last first: the reply ends at its header fragment. */
+	assert_true(f->s->ops[0].reply_last_ns == T0 + 300000);
+	th_decode_flush(f->d);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_early, 2);
+	assert_int_equal(st.frags_unfinished, 0);
+}
+
+/* @p n IP ids from @p src after @p from whose datagrams fall in the set of @p from's. */
+static void
+ids_in_set(const struct ep *src, uint16_t from, uint16_t *ids, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (uint32_t id = from + 1u; k < n; id++)
+		if (frag_set(src, (uint16_t)id) == frag_set(src, from))
+			ids[k++] = (uint16_t)id;
+}
+
+/*
+ * Fragments before their first take a free way or the oldest such, never one that follows a
+ * call: four calls in flight in one set still end at their last fragments, and a sixth
+ * datagram come before its first pushes out the fifth's (counted as forgotten).
+ */
+static void
+test_udp_early_fragments_never_push_out_calls(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[DGRAM_SIZE];
+	uint16_t ids[7];
+
+	ids[0] = 1;
+	ids_in_set(&CLIENT, 1, ids + 1, 6);
+	for (unsigned int i = 0; i < 4; i++) {
+		write_call_dgram(dgram, 0x7200 + i);
+		send_frag_of3(f->d, &CLIENT, &SERVER, ids[i], dgram, 0, T0 + i * 1000);
+	}
+	/* Three datagrams whose last fragments come first; no way is free. */
+	write_call_dgram(dgram, 0x7300);
+	for (unsigned int i = 4; i < 7; i++)
+		send_frag_of3(f->d, &CLIENT, &SERVER, ids[i], dgram, 2, T0 + 10000 + i * 1000);
+	for (unsigned int i = 0; i < 4; i++) {
+		write_call_dgram(dgram, 0x7200 + i);
+		send_frag_of3(f->d, &CLIENT, &SERVER, ids[i], dgram, 1, T0 + 20000 + i * 1000);
+		send_frag_of3(f->d, &CLIENT, &SERVER, ids[i], dgram, 2, T0 + 30000 + i * 1000);
+		send_write_reply(f->d, 0x7200 + i, T0 + 100000 + i * 1000);
+	}
+	assert_int_equal(f->s->count, 4);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_true(f->s->ops[i].call_last_ns == T0 + 30000 + i * 1000);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_displaced, 0);
+	assert_int_equal(st.frags_early_lost, 0);
+
+	/*
+	 * The ways are free again (10 ms later: not copies of the frames before): the three
+	 * take three, a fourth the last, a fifth pushes out the oldest.
+	 */
+	for (unsigned int i = 4; i < 7; i++)
+		send_frag_of3(f->d, &CLIENT, &SERVER, ids[i], dgram, 2, T0 + 10000000 + i * 1000);
+	send_frag_of3(f->d, &CLIENT, &SERVER, ids[0], dgram, 2, T0 + 10010000);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x9999, dgram, 2, T0 + 10010000); /* elsewhere */
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_early_lost, 0);
+	ids_in_set(&CLIENT, ids[6], ids, 1);
+	send_frag_of3(f->d, &CLIENT, &SERVER, ids[0], dgram, 2, T0 + 10020000);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_early_lost, 1);
+	assert_int_equal(st.frags_displaced, 0);
+	th_decode_flush(f->d);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_unfinished, 0);
+}
+
+/*
+ * A fragment seen over a second before a first fragment of its IP id is another datagram's
+ * (IP ids wrap): the call is timed from its own first fragment, and nothing is counted.
+ */
+static void
+test_udp_early_fragment_stale(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[DGRAM_SIZE];
+
+	write_call_dgram(dgram, 0x7400);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x500, dgram, 1, T0);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x500, dgram, 0, T0 + 2 * SEC);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x500, dgram, 2, T0 + 2 * SEC + 100000);
+	send_write_reply(f->d, 0x7400, T0 + 2 * SEC + 200000);
+	assert_int_equal(f->s->count, 1);
+	assert_true(f->s->ops[0].call_first_ns == T0 + 2 * SEC);
+	assert_true(f->s->ops[0].call_last_ns == T0 + 2 * SEC + 100000);
+	th_decode_flush(f->d);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_early, 0);
+	assert_int_equal(st.frags_early_lost, 0);
+	assert_int_equal(st.frags_unfinished, 0);
+}
+
+/*
+ * Replies fragmented in order (READs) hold a way only until their last fragment: twenty of
+ * them in one set, between a call's last fragment and its first, do not push out what came
+ * early, nor count anything.
+ */
+static void
+test_udp_in_order_replies_keep_early(void **state)
+{
+	struct fixture *f = *state;
+	struct th_decode_stats st;
+	uint8_t dgram[DGRAM_SIZE];
+	struct xb reply = {.n = 0};
+	uint16_t ids[20];
+
+	write_call_dgram(dgram, 0x7500);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x600, dgram, 2, T0);
+	ids_in_set(&SERVER, 0x600, ids, 20);
+	rpc_reply(&reply, 0x7501); /* answers nothing: an orphan reply */
+	put32(&reply, 5);
+	frag_dgram(dgram, &SERVER, &CLIENT, &reply);
+	for (unsigned int i = 0; i < 20; i++)
+		for (int k = 0; k < 3; k++)
+			send_frag_of3(f->d, &SERVER, &CLIENT, ids[i], dgram, k,
+				T0 + 1000 + i * 1000 + (uint64_t)k * 100);
+	write_call_dgram(dgram, 0x7500);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x600, dgram, 1, T0 + 50000);
+	send_frag_of3(f->d, &CLIENT, &SERVER, 0x600, dgram, 0, T0 + 60000);
+	send_write_reply(f->d, 0x7500, T0 + 100000);
+	th_decode_get_stats(f->d, &st);
+	assert_int_equal(st.frags_early, 1);
+	assert_int_equal(st.frags_early_lost, 0);
+	assert_int_equal(f->s->count, 21);
+	assert_true(f->s->ops[20].call_first_ns == T0);
+	assert_true(f->s->ops[20].call_last_ns == T0 + 60000);
+}
+
 /* READDIRPLUS entries handed on while the reply is decoded, before its op. */
 struct dirents {
 	struct sink *s;         /* ops emitted so far */
@@ -2395,6 +2666,8 @@ test_stats_print_every_loss(void **state)
 		{"ops_reply_only", &s->ops_reply_only},
 		{"frags_displaced", &s->frags_displaced},
 		{"frags_unfinished", &s->frags_unfinished},
+		{"frags_early", &s->frags_early},
+		{"frags_early_lost", &s->frags_early_lost},
 		{"flow.gaps_lost", &s->flow.gaps_lost},
 		{"flow.gaps_payload", &s->flow.gaps_payload},
 		{"flow.records_lost_gap", &s->flow.records_lost_gap},
@@ -2593,6 +2866,15 @@ main(void)
 			test_udp_fragmented_calls_interleaved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_fragment_never_finished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_ipv6_fragments_same_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_udp_call_fragments_before_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_udp_reply_fragments_before_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_udp_early_fragments_never_push_out_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_udp_early_fragment_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_udp_in_order_replies_keep_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdirplus_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpcsec_gss, setup, teardown),
 		cmocka_unit_test(test_listing_across_segments_names_every_entry),
