@@ -880,6 +880,17 @@ th_segs_find(struct th_segs *segs, char *const *paths, int count)
 			fprintf(stderr, "tracehound export: %s: %s\n", paths[i], strerror(-rc));
 			return rc;
 		}
+		/* A segment is read more than once (its header, then its records; a stream
+		 * written by two captures once more for its times): a pipe would be empty by
+		 * then, and read as a file that is no segment or one cut in its header. */
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+			fprintf(stderr,
+				"tracehound export: %s: not a regular file (a pipe, a process "
+				"substitution <(...), a device): export reads a segment more than "
+				"once; save it to a file first\n",
+				paths[i]);
+			return -EINVAL;
+		}
 		snprintf(failed, sizeof(failed), "%s", paths[i]);
 		rc = S_ISDIR(st.st_mode) ? walk(segs, paths[i], 0, failed, sizeof(failed))
 					 : seg_add(segs, paths[i], &st);

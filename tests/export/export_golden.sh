@@ -623,6 +623,14 @@ once=$("$th" export -q "${in[@]}" | wc -l)
 twice=$("$th" export -q "${in[@]}" "$work/box1" "$one" | wc -l)
 [[ $once -eq $twice && $once -gt 0 ]] || fail "segments read twice: $once lines, then $twice"
 rm "$work/box1/again"
+# A pipe (process substitution) is refused by name: a segment is read more than once, and a
+# pipe's second read found it empty or cut in its header.
+"$th" export "${in[@]}" <(cat "$one") > "$work/pipe.out" 2> "$work/pipe.err"
+rc=$?
+[[ $rc -eq 1 && ! -s $work/pipe.out && $(wc -l < "$work/pipe.err") -eq 1 ]] &&
+	grep -q '^tracehound export: /dev/fd/[0-9]*: not a regular file (a pipe, .*): export reads a segment more than once; save it to a file first$' \
+		"$work/pipe.err"
+judge $? "export <(cat SEGMENT): exit $rc (want 1), not said to be a pipe" "$work/pipe.err"
 # A link to a segment that is not there (a disk not mounted) is named, exit 3, not passed over.
 ln -s "$work/gone/opens-1-00000-1.lz4" "$work/box1/gone.lz4"
 "$th" export -q "${in[@]}" > "$work/gone.out" 2> "$work/gone.err"
