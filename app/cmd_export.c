@@ -114,8 +114,9 @@ usage(FILE *out)
 		"2 usage error; 3 some segments were truncated or corrupt (their records up to "
 		"the\n"
 		"damage were exported), some files were not trace segments (skipped), some\n"
-		"segments are missing from the middle of a stream, or the capture lost records\n"
-		"(its segments' trailers count them); each is named on stderr.\n");
+		"segments are missing from the middle of a stream, the capture lost records\n"
+		"(its segments' trailers count them), or directories more than 16 levels down\n"
+		"(or paths over 4095 bytes) were not searched; each is named on stderr.\n");
 }
 
 /* A size in megabytes, 1 to 2^30. @return 0, or -1 having said why. */
@@ -696,7 +697,7 @@ th_cmd_export(int argc, char **argv)
 			ac.addrs, ac.ids, ac.fhs, ac.replaced);
 	}
 	if (status == 0 && (segs.dmg.damaged > 0 || segs.dmg.foreign > 0 || segs.dmg.missing > 0 ||
-				   segs.dmg.lost > 0))
+				   segs.dmg.lost > 0 || segs.dmg.unsearched > 0))
 		status = 3;
 free_all:
 	if (out != stdout && out != NULL && fclose(out) != 0 && status == 0) {

@@ -136,9 +136,25 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* How far below a directory given the search goes (a link to its own directory would go on). */
+#define WALK_DEPTH_MAX 16
+
+/* One search of a directory given: the directories it is in, what it could not look at. */
+struct walk {
+	struct th_segs *l;                /* the segments found */
+	char *failed;                     /* the directory that could not be read */
+	size_t failed_size;               /* its size */
+	dev_t up_dev[WALK_DEPTH_MAX + 1]; /* the directories being searched, the given one first */
+	ino_t up_ino[WALK_DEPTH_MAX + 1]; /* (a link back to one of them holds nothing new) */
+	unsigned int too_deep;            /* directories below WALK_DEPTH_MAX not searched */
+	unsigned int too_long;            /* entries whose path does not fit PATH_MAX */
+	char deep_first[PATH_MAX];        /* the first directory too deep */
+	char long_first[PATH_MAX];        /* the directory of the first path too long */
+};
+
 /* Segments under a directory, depth first, names sorted so runs are reproducible. */
 static int
-walk(struct th_segs *l, const char *dir, unsigned int depth, char *failed, size_t failed_size)
+walk(struct walk *w, const char *dir, unsigned int depth)
 {
 	DIR *d;
 	struct dirent *de;
@@ -146,13 +162,12 @@ walk(struct th_segs *l, const char *dir, unsigned int depth, char *failed, size_
 	size_t count = 0, cap = 0, i;
 	int rc = 0;
 
-	if (depth > 16)
-		return 0;
 	d = opendir(dir);
 	if (d == NULL) {
 		int e = errno;
 
-		snprintf(failed, failed_size, "%s", dir); /* the directory itself, not its top */
+		/* the directory itself, not its top */
+		snprintf(w->failed, w->failed_size, "%s", dir);
 		return -e;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -177,29 +192,87 @@ walk(struct th_segs *l, const char *dir, unsigned int depth, char *failed, size_
 	if (count > 0)
 		qsort(names, count, sizeof(*names), cmp_str);
 	for (i = 0; i < count && rc == 0; i++) {
-		char path[4096];
+		char path[PATH_MAX];
 		bool is_seg = has_suffix(names[i], TH_SEGMENT_SUFFIX) ||
 			      has_suffix(names[i], TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX);
+		bool is_up = false;
 		struct stat st;
 
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path))
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path)) {
+			if (w->too_long++ == 0)
+				snprintf(w->long_first, sizeof(w->long_first), "%s", dir);
 			continue;
+		}
 		/* A link named as a segment whose file is not there (a disk not mounted, segments
 		 * moved) is a segment that cannot be read: named when read, not passed over. Kept
 		 * by the link's own inode, so that two such links are two segments. */
 		if (stat(path, &st) != 0) {
 			if (is_seg && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-				rc = seg_add(l, path, &st);
+				rc = seg_add(w->l, path, &st);
 			continue;
 		}
-		if (S_ISDIR(st.st_mode))
-			rc = walk(l, path, depth + 1, failed, failed_size);
-		else if (S_ISREG(st.st_mode) && is_seg)
-			rc = seg_add(l, path, &st);
+		if (S_ISREG(st.st_mode) && is_seg)
+			rc = seg_add(w->l, path, &st);
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		/* A link to a directory being searched (its own, one above) leads to nothing
+		 * that search does not find. */
+		for (unsigned int k = 0; k <= depth && !is_up; k++)
+			is_up = w->up_dev[k] == st.st_dev && w->up_ino[k] == st.st_ino;
+		if (is_up)
+			continue;
+		if (depth + 1 > WALK_DEPTH_MAX) {
+			if (w->too_deep++ == 0)
+				snprintf(w->deep_first, sizeof(w->deep_first), "%s", path);
+			continue;
+		}
+		w->up_dev[depth + 1] = st.st_dev;
+		w->up_ino[depth + 1] = st.st_ino;
+		rc = walk(w, path, depth + 1);
 	}
 	for (i = 0; i < count; i++)
 		free(names[i]);
 	free(names);
+	return rc;
+}
+
+/*
+ * Search directory @p top (@p st its stat) for segments, and say what the
+ * search could not look at: directories too deep, paths too long (their
+ * segments, if any, are not exported; counted in segs->dmg.unsearched).
+ */
+static int
+walk_top(
+	struct th_segs *l, const char *top, const struct stat *st, char *failed, size_t failed_size)
+{
+	struct walk *w = calloc(1, sizeof(*w));
+	size_t n;
+	int rc;
+
+	if (w == NULL)
+		return -ENOMEM;
+	w->l = l;
+	w->failed = failed;
+	w->failed_size = failed_size;
+	w->up_dev[0] = st->st_dev;
+	w->up_ino[0] = st->st_ino;
+	rc = walk(w, top, 0);
+	if (rc == 0 && w->too_deep > 0)
+		fprintf(stderr,
+			"tracehound export: %s: %u director%s more than %d levels down not "
+			"searched (the first: %s): segments there are not exported\n",
+			top, w->too_deep, w->too_deep == 1 ? "y" : "ies", WALK_DEPTH_MAX,
+			w->deep_first);
+	/* That directory's path is some 4 KB: its end says where it is. */
+	n = strlen(w->long_first);
+	if (rc == 0 && w->too_long > 0)
+		fprintf(stderr,
+			"tracehound export: %s: %u name%s whose path is longer than %d bytes not "
+			"looked at (the first in %s%s): segments there are not exported\n",
+			top, w->too_long, w->too_long == 1 ? "" : "s", PATH_MAX - 1,
+			n > 160 ? "..." : "", w->long_first + (n > 160 ? n - 160 : 0));
+	l->dmg.unsearched += w->too_deep + w->too_long;
+	free(w);
 	return rc;
 }
 
@@ -426,6 +499,8 @@ th_segs_note(const struct th_segs *segs, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n,
 			", %" PRIu64 " record%s lost by the capture", d->lost,
 			d->lost == 1 ? "" : "s");
+	if (d->unsearched > 0 && n >= 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %u not searched", d->unsearched);
 	if (copies > 0 && n >= 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, ", %zu %s skipped", copies,
 			copies == 1 ? "copy" : "copies");
@@ -892,7 +967,7 @@ th_segs_find(struct th_segs *segs, char *const *paths, int count)
 			return -EINVAL;
 		}
 		snprintf(failed, sizeof(failed), "%s", paths[i]);
-		rc = S_ISDIR(st.st_mode) ? walk(segs, paths[i], 0, failed, sizeof(failed))
+		rc = S_ISDIR(st.st_mode) ? walk_top(segs, paths[i], &st, failed, sizeof(failed))
 					 : seg_add(segs, paths[i], &st);
 		if (rc < 0) {
 			fprintf(stderr, "tracehound export: %s: %s\n", failed, strerror(-rc));

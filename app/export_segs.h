@@ -28,6 +28,7 @@ struct th_segs_damage {
 	unsigned int foreign; /* files that are not trace segments at all */
 	uint64_t missing;     /* segments a stream's numbers show are not there */
 	uint64_t lost;        /* records the capture lost, as its segments' trailers count */
+	unsigned int unsearched; /* directories too deep and paths too long, not searched */
 	bool is_limited;      /* a limit of this run (open files, memory) stopped a read: exit 1 */
 };
 
@@ -69,7 +70,8 @@ void th_segs_progress(const struct th_segs *segs, unsigned int *done, unsigned i
 /** Name each segment whose reading did not complete, counting it in segs->dmg (after the run). */
 void th_segs_report(struct th_segs *segs);
 
-/** ", N files not trace segments, K missing, M copies skipped" for the summary, or "", in @p buf.
+/** ", N files not trace segments, K missing, U not searched, M copies skipped" for the summary,
+ * or "", in @p buf.
  */
 const char *th_segs_note(const struct th_segs *segs, char *buf, size_t size);
 

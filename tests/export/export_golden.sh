@@ -623,6 +623,31 @@ once=$("$th" export -q "${in[@]}" | wc -l)
 twice=$("$th" export -q "${in[@]}" "$work/box1" "$one" | wc -l)
 [[ $once -eq $twice && $once -gt 0 ]] || fail "segments read twice: $once lines, then $twice"
 rm "$work/box1/again"
+# A directory more than 16 levels down, or a path longer than 4095 bytes, is not searched: said
+# and counted, exit 3, the rest exported (a link to a directory searched is no deeper one).
+deep="$work/deep"
+for i in $(seq 17); do deep+="/d$i"; done
+long="$work/long/$(printf 'l%.0s' $(seq 250))"
+for i in $(seq 15); do long+="/$(printf 'l%.0s' $(seq 250))"; done
+mkdir -p "$deep" "$long"
+cp "$one" "$deep/"
+(cd "$long" && cp "$one" "$(printf 'l%.0s' $(seq 200)).lz4")
+ln -s .. "$work/deep/d1/up"
+cp -r "$work/box2" "$work/deep/"
+cp -r "$work/box2" "$work/long/"
+for d in deep long; do
+	"$th" export "$work/$d" > "$work/$d.out" 2> "$work/$d.err"
+	rc=$?
+	want="1 directory more than 16 levels down not searched (the first: $work/deep/d1/.*/d17)"
+	[[ $d == long ]] && want="1 name whose path is longer than 4095 bytes not looked at (the first in \.\.\.l*)"
+	[[ $rc -eq 3 && $(wc -l < "$work/$d.out") -eq 8 ]] &&
+		grep -q "^tracehound export: $work/$d: $want: segments there are not exported$" \
+			"$work/$d.err" &&
+		grep -q '^tracehound export: 1 segment (0 damaged), 1 not searched, 8 opens read' \
+			"$work/$d.err"
+	judge $? "a directory too $d to search: exit $rc (want 3), not said" "$work/$d.err"
+done
+rm -rf "$work/deep" "$work/long"
 # A pipe (process substitution) is refused by name: a segment is read more than once, and a
 # pipe's second read found it empty or cut in its header.
 "$th" export "${in[@]}" <(cat "$one") > "$work/pipe.out" 2> "$work/pipe.err"
