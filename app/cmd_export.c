@@ -94,7 +94,8 @@ usage(FILE *out)
 		"      --names-mb MB      memory for the handle-to-name join (default 2048, about\n"
 		"                         260 bytes a name); names past it are not kept, and the\n"
 		"                         summary counts them (their files' paths stay empty;\n"
-		"                         --names does not list them, and says so even with -q)\n"
+		"                         --names does not list them, says so even with -q, and\n"
+		"                         exits 3)\n"
 		"      --progress         force the progress bar (default: only on a terminal)\n"
 		"  -q, --quiet            no progress bar, no summary line\n"
 		"\n"
@@ -115,8 +116,9 @@ usage(FILE *out)
 		"the\n"
 		"damage were exported), some files were not trace segments (skipped), some\n"
 		"segments are missing from the middle of a stream, the capture lost records\n"
-		"(its segments' trailers count them), or directories more than 16 levels down\n"
-		"(or paths over 4095 bytes) were not searched; each is named on stderr.\n");
+		"(its segments' trailers count them), directories more than 16 levels down\n"
+		"(or paths over 4095 bytes) were not searched, or --names did not list every\n"
+		"name (--names-mb reached); each is named on stderr.\n");
 }
 
 /* A size in megabytes, 1 to 2^30. @return 0, or -1 having said why. */
@@ -698,6 +700,9 @@ th_cmd_export(int argc, char **argv)
 	}
 	if (status == 0 && (segs.dmg.damaged > 0 || segs.dmg.foreign > 0 || segs.dmg.missing > 0 ||
 				   segs.dmg.lost > 0 || segs.dmg.unsearched > 0))
+		status = 3;
+	/* A listing without some of its rows is incomplete output, as a damaged segment's is. */
+	if (status == 0 && c.is_names && ctr.names_dropped > 0)
 		status = 3;
 free_all:
 	if (out != stdout && out != NULL && fclose(out) != 0 && status == 0) {

@@ -231,6 +231,21 @@ rc=$?
 	grep -q ' | /srv/projects/alice/alice-thesis-draft.tex$' "$work/cn-names.out"
 judge $? "crashed name map, --names: exit $rc (want 3), $(wc -l < "$work/cn-names.out") names (want 3):" \
 	"$work/cn-names.err"
+# More names than --names-mb holds: those it holds are listed, the others said to be missing
+# (even with -q), exit 3 as for any output with records missing.
+mkdir -p "$work/many-names"
+"$mkseg" "$work/many-names" many-names || { echo "mkseg many-names failed"; exit 1; }
+"$th" export -q --names --names-mb 1 "$work/many-names" > "$work/mn.out" 2> "$work/mn.err"
+rc=$?
+listed=$(wc -l < "$work/mn.out")
+[[ $rc -eq 3 && $listed -gt 0 && $listed -lt 5000 ]] &&
+	grep -q "^tracehound export: $((5000 - listed)) of 5000 names not kept, --names-mb 1 reached: they are not listed" \
+		"$work/mn.err"
+judge $? "export --names past --names-mb: exit $rc (want 3), $listed names listed" "$work/mn.err"
+"$th" export -q --names "$work/many-names" > "$work/mn.out" 2> "$work/mn.err"
+rc=$?
+[[ $rc -eq 0 && $(wc -l < "$work/mn.out") -eq 5000 && ! -s $work/mn.err ]]
+judge $? "export --names within --names-mb: exit $rc (want 0)" "$work/mn.err"
 # Segments without names: said, exit 1, nothing written.
 "$th" export --names "$work/opens1" > "$work/nonames.out" 2> "$work/nonames.err"
 rc=$?

@@ -243,9 +243,9 @@ main(int argc, char **argv)
 	struct th_trace_open o;
 
 	if (argc < 2) {
-		fprintf(stderr,
-			"usage: mkseg DIR "
-			"[crash|crash-names|blocks|samebox|backwards|disorder|rotated|lossy]\n");
+		fprintf(stderr, "usage: mkseg DIR "
+				"[crash|crash-names|blocks|samebox|backwards|disorder|rotated|"
+				"lossy|many-names]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "crash") == 0) {
@@ -342,6 +342,26 @@ main(int argc, char **argv)
 				return 1;
 		}
 		return th_segment_writer_close(lw, NULL) != 0;
+	}
+	if (argc > 2 && strcmp(argv[2], "many-names") == 0) {
+		struct th_segment_writer *mw = writer(argv[1], 12, 0, TH_SEGMENT_KIND_NAMES);
+		struct th_trace_name n;
+
+		/* 5000 names of one directory, more than --names-mb 1 holds (about 3800). */
+		for (unsigned int k = 0; k < 5000; k++) {
+			memset(&n, 0, sizeof(n));
+			n.from_ns = BASE + (uint64_t)k * S;
+			server_of(0, &n.server);
+			fh_of(0, n.dir_fh, &n.dir_fh_len);
+			n.fh_len = 8;
+			memcpy(n.fh, &k, sizeof(k));
+			n.fh[7] = 0xee;
+			n.name_len = (uint16_t)snprintf(n.name, sizeof(n.name), "file-%05u", k);
+			n.mode = 0100644;
+			if (th_segment_write_name(mw, &n) != 0)
+				return 1;
+		}
+		return th_segment_writer_close(mw, NULL) != 0;
 	}
 	if (argc > 2 && strcmp(argv[2], "disorder") == 0) {
 		struct th_segment_writer *dw = writer(argv[1], 9, 0, TH_SEGMENT_KIND_OPENS);
