@@ -111,14 +111,14 @@ usage(FILE *out)
 		"      --direction D      read or write (opens)\n"
 		"      --file F           handle (hex) equal to F, or path containing F\n"
 		"\n"
-		"Exit status: 0; 1 runtime failure (no segment readable, output not writable);\n"
-		"2 usage error; 3 some segments were truncated or corrupt (their records up to "
-		"the\n"
-		"damage were exported), some files were not trace segments (skipped), some\n"
-		"segments are missing from the middle of a stream, the capture lost records\n"
-		"(its segments' trailers count them), directories more than 16 levels down\n"
-		"(or paths over 4095 bytes) were not searched, or --names did not list every\n"
-		"name (--names-mb reached); each is named on stderr.\n");
+		"Exit status: 0; 1 runtime failure (no segment readable, output not written or\n"
+		"not closed, whatever else went wrong); 2 usage error; 3 some segments were\n"
+		"truncated or corrupt (their records up to the damage were exported), some\n"
+		"files were not trace segments (skipped), some segments are missing from the\n"
+		"middle of a stream, the capture lost records (its segments' trailers count\n"
+		"them), directories more than 16 levels down (or paths over 4095 bytes) were\n"
+		"not searched, or --names did not list every name (--names-mb reached); each\n"
+		"is named on stderr.\n");
 }
 
 /* A size in megabytes, 1 to 2^30. @return 0, or -1 having said why. */
@@ -246,6 +246,31 @@ on_progress(void *ctx, uint64_t records)
 /* ---- the command ---- */
 
 /*
+ * Finish the output: what stdio holds written, its error flag read (a write
+ * that failed inside a print, though a later flush went through), and the
+ * file closed, for the errors only close() reports (NFS writes back then, a
+ * quota). Standard output stays open for main(), which flushes it again: a
+ * duplicate is closed instead, which reports the same. @return 0 or -errno.
+ */
+static int
+finish_out(FILE *out)
+{
+	int rc = 0, fd;
+
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out))
+		rc = -(errno != 0 ? errno : EIO);
+	errno = 0;
+	if (out != stdout) {
+		if (fclose(out) != 0 && rc == 0)
+			rc = -(errno != 0 ? errno : EIO);
+	} else if ((fd = dup(STDOUT_FILENO)) >= 0 && close(fd) != 0 && rc == 0) {
+		rc = -(errno != 0 ? errno : EIO);
+	}
+	return rc;
+}
+
+/*
  * --names lists the name map: one listing at a time, and no filter on what a
  * binding does not have (it is no one's, and neither read nor written).
  * @return 0, or -1 having said which option does not go with it.
@@ -309,7 +334,7 @@ th_cmd_export(int argc, char **argv)
 	FILE *out = stdout;
 	uint8_t key[KEY_MAX];
 	size_t key_size = 0;
-	int opt, rc, status = 0;
+	int opt, rc, rc2, status = 0;
 
 	th_export_config_defaults(&c);
 	optind = 1;
@@ -632,9 +657,12 @@ th_cmd_export(int argc, char **argv)
 					lone, c.srt->untimed_clock, c.srt->untimed_rows,
 					TH_SRT_ROWS);
 		}
-		if (fflush(out) != 0)
-			rc = -errno;
 	}
+	/* Closed whether or not the run failed; a failure the run said comes first. */
+	rc2 = finish_out(out);
+	out = NULL;
+	if (rc >= 0)
+		rc = rc2;
 	if (rc < 0) {
 		fprintf(stderr, "tracehound export: %s: %s\n",
 			output != NULL ? output : "standard output", strerror(-rc));
@@ -705,10 +733,9 @@ th_cmd_export(int argc, char **argv)
 	if (status == 0 && c.is_names && ctr.names_dropped > 0)
 		status = 3;
 free_all:
-	if (out != stdout && out != NULL && fclose(out) != 0 && status == 0) {
-		fprintf(stderr, "tracehound export: %s: %s\n", output, strerror(errno));
-		status = 1;
-	}
+	/* Only where the run was not reached: nothing was written. */
+	if (out != stdout && out != NULL)
+		fclose(out);
 	th_segs_free(&segs);
 	th_export_hosts_free(c.hosts);
 	th_export_anon_free(c.anon);

@@ -4,11 +4,12 @@
 # tracehound export on segments written by the real writer (mkseg): two boxes, three lcores
 # (one stream rotated into two segments), a name map, records written out of open-time order.
 # Every output is diffed with the file kept next to this script; UPDATE=1 rewrites them.
-#   export_golden.sh TRACEHOUND MKSEG GOLDEN_DIR
+#   export_golden.sh TRACEHOUND MKSEG GOLDEN_DIR CLOSE_EIO_SO
 set -u
 th=$1
 mkseg=$2
 golden=$3
+close_eio=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0
@@ -663,6 +664,27 @@ for d in deep long; do
 	judge $? "a directory too $d to search: exit $rc (want 3), not said" "$work/$d.err"
 done
 rm -rf "$work/deep" "$work/long"
+# An output that fails is said, exit 1, whatever else went wrong: a write (a full disk), or only
+# the close, as on NFS, whose delayed writes fail there (a shim fails close() on *.closefail),
+# to -o or standard output.
+for args in "-o /dev/full" "--srt -o /dev/full" "--names -o /dev/full" "-o $work/out.closefail" \
+	"--srt -f csv -o $work/out.closefail" ">/dev/full" ">$work/out.closefail" \
+	"--srt >$work/out.closefail"; do
+	what=${args##* }
+	what=${what#>}
+	[[ $args == *'>'* ]] && what="standard output"
+	for damage in "" "$work/crash"; do
+		# shellcheck disable=SC2086
+		eval CLOSE_EIO_SUFFIX=.closefail LD_PRELOAD="$close_eio" \
+			ASAN_OPTIONS=verify_asan_link_order=0 \
+			'"$th" export -q ${args%%>*} "${in[@]}" $damage' "${args/*>/>}" 2> "$work/outfail.err"
+		rc=$?
+		[[ $rc -eq 1 ]] && grep -q "^tracehound export: $what: \(No space left on device\|Input/output error\)$" \
+			"$work/outfail.err"
+		judge $? "export $args $damage: exit $rc (want 1), the output's failure not said" \
+			"$work/outfail.err"
+	done
+done
 # A pipe (process substitution) is refused by name: a segment is read more than once, and a
 # pipe's second read found it empty or cut in its header.
 "$th" export "${in[@]}" <(cat "$one") > "$work/pipe.out" 2> "$work/pipe.err"
