@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,7 +110,8 @@ usage(FILE *out)
 		"      --client A[/LEN]   client address or prefix (not --names)\n"
 		"      --uid N            user id (not --names)\n"
 		"      --direction D      read or write (opens)\n"
-		"      --file F           handle (hex) equal to F, or path containing F\n"
+		"      --file F           handle (hex) equal to F, path containing F, or fh=CRC:\n"
+		"                         the handle's CRC-32 as --rpcs text shows it (fh=)\n"
 		"\n"
 		"Exit status: 0; 1 runtime failure (no segment readable, output not written or\n"
 		"not closed, whatever else went wrong); 2 usage error; 3 some segments were\n"
@@ -417,6 +419,19 @@ th_cmd_export(int argc, char **argv)
 					"tracehound export: --file: at most %d non-empty "
 					"values\n",
 					TH_EXPORT_FILTER_MAX);
+				return 2;
+			}
+			/* What --rpcs text shows: fh= and the handle's CRC-32. */
+			if (strncasecmp(optarg, "fh=", 3) == 0 &&
+				(strlen(optarg) != 11 ||
+					strspn(optarg + 3, "0123456789abcdefABCDEF") != 8)) {
+				fprintf(stderr,
+					"tracehound export: --file '%s': fh= takes the 8 hex "
+					"digits "
+					"of a handle's CRC-32, as --rpcs text writes it; --file "
+					"also "
+					"takes a handle in hex or part of a path\n",
+					optarg);
 				return 2;
 			}
 			c.files[c.files_count++] = optarg;

@@ -1108,14 +1108,45 @@ time_rpc(struct exporter *x, const struct th_trace_rpc *r)
 	x->ctr->records_out++;
 }
 
-/* --file: the handle (hex, any case) is one of the values, or its path holds one. */
+/* Whether --file value @p v, "fh=" and 8 hex digits, is the CRC-32 of handle @p fh. */
 static bool
-is_file(const struct th_export_config *c, const char *fh_hex, const char *path, size_t path_len)
+is_fh_crc(const char *v, const uint8_t *fh, size_t fh_len)
 {
+	char crc[9];
+
+	*put_fixed_hex32(crc, th_nfs_crc32(fh, fh_len)) = '\0';
+	return strcasecmp(v + 3, crc) == 0;
+}
+
+/*
+ * --file: the handle (hex, any case) is one of the values, or its path holds
+ * one, or a value "fh=CRC" is its CRC-32 as the RPC text writes it: of the
+ * handle, or with pseudonyms of the handle's pseudonym, as the output shows.
+ */
+static bool
+is_file(const struct th_export_config *c, const char *fh_hex, const uint8_t *fh, size_t fh_len,
+	const char *path, size_t path_len)
+{
+	uint8_t pfh[TH_EXPORT_ANON_FH_SIZE];
+
 	for (unsigned int i = 0; i < c->files_count; i++) {
-		if (strcasecmp(c->files[i], fh_hex) == 0)
+		const char *v = c->files[i];
+
+		if (strncasecmp(v, "fh=", 3) == 0) {
+			if (fh_len == 0)
+				continue;
+			if (is_fh_crc(v, fh, fh_len))
+				return true;
+			if (c->anon != NULL) {
+				th_export_anon_fh(c->anon, fh, fh_len, pfh);
+				if (is_fh_crc(v, pfh, sizeof(pfh)))
+					return true;
+			}
+			continue;
+		}
+		if (strcasecmp(v, fh_hex) == 0)
 			return true;
-		if (path_len > 0 && c->files[i][0] != '\0' && strstr(path, c->files[i]) != NULL)
+		if (path_len > 0 && v[0] != '\0' && strstr(path, v) != NULL)
 			return true;
 	}
 	return false;
@@ -1172,7 +1203,7 @@ write_record(struct exporter *x, const struct held *h)
 	else if (x->names != NULL)
 		f.path_len = th_export_names_path(
 			x->names, v.server, v.fh, v.fh_len, t_of(h), path, sizeof(path), &f.mode);
-	if (c->files_count > 0 && !is_file(c, fh_hex, path, f.path_len))
+	if (c->files_count > 0 && !is_file(c, fh_hex, v.fh, v.fh_len, path, f.path_len))
 		goto filtered;
 	/* --file needed the join; --no-names still leaves the path and mode columns empty. */
 	if (!c->is_names_on) {
@@ -1315,7 +1346,7 @@ write_name(struct exporter *x, size_t i)
 	if (c->is_names_on || c->files_count > 0)
 		n.f.path_len = th_export__names_listed_path(
 			x->names, c->anon, i, path, sizeof(path), apath, sizeof(apath), &apath_len);
-	if (c->files_count > 0 && !is_file(c, fh_hex, path, n.f.path_len))
+	if (c->files_count > 0 && !is_file(c, fh_hex, r->fh, r->fh_len, path, n.f.path_len))
 		goto filtered;
 	if (!c->is_names_on)
 		n.f.path_len = 0;

@@ -256,7 +256,10 @@ struct th_export_config {
 	unsigned int uids_count; /**< any of these uids (0: all) */
 	uint32_t uids[TH_EXPORT_FILTER_MAX];
 	int direction;            /**< -1 both, else enum th_sess_dir (0 read, 1 write) */
-	unsigned int files_count; /**< handle hex equal to, or path containing, any of these */
+	/** handle hex equal to, path containing, or "fh=" and the handle's CRC-32 (8 hex digits,
+	 *  as --rpcs text shows it; with pseudonyms, also the pseudonym's) equal to, any of these
+	 */
+	unsigned int files_count;
 	const char *files[TH_EXPORT_FILTER_MAX];
 	bool is_names_on;              /**< join names (CSV/JSON path column, --file substrings) */
 	uint64_t window_ns;            /**< a stream may be this much out of time order */

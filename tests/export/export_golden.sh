@@ -106,6 +106,30 @@ golden names-filter.golden --names -f csv --server 10.20.30.40 --from 1700000000
 golden names-hosts.golden --names --hosts "$work/hosts"
 golden names-anon-json.golden --names -f json --anonymise "$work/key1"
 
+# --file fh=CRC takes the handle's CRC-32 as --rpcs text shows it (upper case too), with
+# pseudonyms the pseudonym's: each value picks the lines that show it, and opens of that handle.
+for anon in "" "--anonymise $work/key1"; do
+	# shellcheck disable=SC2086
+	"$th" export -q --rpcs $anon "${in[@]}" > "$work/fh.all"
+	for v in $(grep -o 'fh=[0-9a-f]*' "$work/fh.all" | sort -u); do
+		# shellcheck disable=SC2086
+		"$th" export -q --rpcs $anon --file "${v^^}" "${in[@]}" > "$work/fh.out" 2>&1
+		grep -wF "$v" "$work/fh.all" | cmp -s - "$work/fh.out"
+		judge $? "export --rpcs $anon --file ${v^^}: not the lines with $v" "$work/fh.out"
+	done
+done
+"$th" export -q --rpcs -f csv --file fh=883f1ff8 "${in[@]}" | tail -n +2 | cut -d, -f16 |
+	sort -u > "$work/fh.handle"
+[[ $(wc -l < "$work/fh.handle") -eq 1 ]] &&
+	"$th" export -q --file fh=883F1FF8 "${in[@]}" > "$work/fh.opens" &&
+	"$th" export -q --file "$(cat "$work/fh.handle")" "${in[@]}" | cmp -s - "$work/fh.opens" &&
+	[[ -s $work/fh.opens ]]
+judge $? "export --file fh=883F1FF8: not the opens of its handle $(cat "$work/fh.handle")" /dev/null
+"$th" export --file fh=883f1 "${in[@]}" > /dev/null 2> "$work/fh.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "^tracehound export: --file 'fh=883f1': fh= takes the 8 hex digits of a handle's CRC-32" "$work/fh.err"
+judge $? "export --file fh=883f1: exit $rc (want 2), not said" "$work/fh.err"
+
 # Values a record does not have are absent in every format, with pseudonyms or without: the
 # handle of the four RPCs without one, the uid and gid of the reply without its call.
 # absent OUT FMT: those fields of those records in OUT are absent (empty in CSV, null in JSON).
