@@ -153,6 +153,28 @@ struct walk {
 };
 
 /* Segments under a directory, depth first, names sorted so runs are reproducible. */
+/*
+ * Whether the segment NAME.tmp at @p path, listed but gone, was closed since: a capture
+ * renames it NAME between the listing and its stat(). Then @p path becomes NAME and @p st
+ * its stat, unless the listing (@p names, @p count, sorted) has NAME too, found in its turn.
+ */
+static bool
+is_closed_since(char **names, size_t count, char *path, struct stat *st)
+{
+	size_t n = strlen(path), m = strlen(TH_SEGMENT_TMP_SUFFIX);
+	const char *base;
+
+	if (!has_suffix(path, TH_SEGMENT_SUFFIX TH_SEGMENT_TMP_SUFFIX))
+		return false;
+	path[n - m] = '\0';
+	base = strrchr(path, '/') + 1;
+	if (bsearch(&base, names, count, sizeof(*names), cmp_str) == NULL && stat(path, st) == 0 &&
+		S_ISREG(st->st_mode))
+		return true;
+	path[n - m] = TH_SEGMENT_TMP_SUFFIX[0];
+	return false;
+}
+
 static int
 walk(struct walk *w, const char *dir, unsigned int depth)
 {
@@ -208,6 +230,8 @@ walk(struct walk *w, const char *dir, unsigned int depth)
 		 * by the link's own inode, so that two such links are two segments. */
 		if (stat(path, &st) != 0) {
 			if (is_seg && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+				rc = seg_add(w->l, path, &st);
+			else if (errno == ENOENT && is_closed_since(names, count, path, &st))
 				rc = seg_add(w->l, path, &st);
 			continue;
 		}

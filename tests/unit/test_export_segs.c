@@ -7,6 +7,7 @@
  */
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +100,42 @@ run(struct fixture *f)
 	return ctr.records_out;
 }
 
+/*
+ * The search's stat(): with close_at_stat set, a NAME.tmp is renamed NAME just before it is
+ * looked at, as a capture closing it between the listing and the stat() would (linked with
+ * --wrap=stat64).
+ */
+int __real_stat64(const char *path, struct stat *st);
+int __wrap_stat64(const char *path, struct stat *st);
+
+static const struct fixture *close_at_stat;
+
+int
+__wrap_stat64(const char *path, struct stat *st)
+{
+	if (close_at_stat != NULL && strcmp(path, close_at_stat->tmp) == 0) {
+		assert_int_equal(rename(close_at_stat->tmp, close_at_stat->path), 0);
+		close_at_stat = NULL;
+	}
+	return __real_stat64(path, st);
+}
+
+/* Closed between the directory's listing and its stat(): found under its closed name. */
+static void
+closed_while_listed(void **state)
+{
+	struct fixture *f = *state;
+	char *dirs[] = {f->dir};
+
+	assert_int_equal(rename(f->path, f->tmp), 0);
+	close_at_stat = f;
+	assert_int_equal(th_segs_find(&f->segs, dirs, 1), 0);
+	assert_null(close_at_stat);
+	assert_int_equal(th_segs_group(&f->segs, &f->c), 0);
+	assert_int_equal(run(f), OPENS);
+	assert_int_equal(f->segs.dmg.damaged, 0);
+}
+
 /* The segment was NAME.tmp when the directory was searched, and closed before its header was
  * read: the closed file is read, whole, and nothing is damaged. */
 static void
@@ -165,6 +202,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(closed_while_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(closed_after_find, setup, teardown),
 		cmocka_unit_test_setup_teardown(closed_while_grouped, setup, teardown),
 		cmocka_unit_test_setup_teardown(gone, setup, teardown),
