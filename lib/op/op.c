@@ -479,8 +479,11 @@ put_reply(struct out *o, const struct th_op *op)
 		return;
 	}
 	if (op->prog == TH_PROG_NFS && op->vers == 4) {
-		put_key(o, "ops");
-		put_u(o, r->v4_ops);
+		/* Procedure 1, COMPOUND; NULL (0) has no results. */
+		if (op->proc == 1) {
+			put_key(o, "ops");
+			put_u(o, r->v4_ops);
+		}
 		return;
 	}
 	put_fh(o, "newfh", &r->fh);

@@ -482,6 +482,12 @@ test_nfs4_compound(void **state)
 	op->reply.v4_ops = 3;
 	expect_line(op, HEAD "NFS4 COMPOUND OK 250.500 250.000 auth=gss ops=3\n");
 	free(op);
+	/* NULL has no results: no ops= (it printed ops=0, a COMPOUND's field). */
+	op = op_new(0);
+	op->vers = 4;
+	op->auth = TH_AUTH_NONE;
+	expect_line(op, HEAD "NFS4 NULL OK 250.500 250.000 auth=none\n");
+	free(op);
 }
 
 static void
