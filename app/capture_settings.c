@@ -534,23 +534,32 @@ pcap_read_before(const char *in, int at, const char *args, char **argv)
 }
 
 /*
- * Say so when file @p in holds records longer than its header's snap length (among its first
- * 10000): libpcap cuts them there, and the bytes cut read as lost.
+ * Say so when file @p in holds, among its first 10000 records, ones libpcap (so net_pcap)
+ * reads otherwise than tshark: longer than its header's snap length (cut there, the bytes cut
+ * read as lost), or stamped past 2038-01-19 (seconds taken as signed: before 1970).
  */
 static void
-warn_over_snaplen(const char *in)
+warn_records(const char *in)
 {
-	uint32_t snaplen = 0, caplen = 0;
-	uint64_t rec = th_pcap_over_snaplen(in, 10000, &snaplen, &caplen);
+	struct th_pcap_scan sc;
 
-	if (rec != 0)
+	if (th_pcap_scan_records(in, 10000, &sc) != 0)
+		return;
+	if (sc.over_snaplen != 0)
 		fprintf(stderr,
 			"capture: warning: rx_pcap=%s: record %" PRIu64 " holds %" PRIu32
 			" bytes, more than the %" PRIu32 " of the snap length in the file's "
 			"header: libpcap (net_pcap) cuts such records to %" PRIu32
 			" bytes, and the bytes cut count as lost (\"frames cut short\"); write "
 			"the file with a larger snap length in its header\n",
-			in, rec, caplen, snaplen, snaplen);
+			in, sc.over_snaplen, sc.over_caplen, sc.snaplen, sc.snaplen);
+	if (sc.past_2038 != 0)
+		fprintf(stderr,
+			"capture: warning: rx_pcap=%s: record %" PRIu64 " is stamped %" PRIu32
+			" s, after 2038-01-19: libpcap (net_pcap) reads the pcap format's seconds "
+			"as signed, so its time reads as %" PRId64
+			" s, before 1970, and times and latencies across it come out wrong\n",
+			in, sc.past_2038, sc.past_secs, (int64_t)(int32_t)sc.past_secs);
 }
 
 int
@@ -579,7 +588,7 @@ th_settings_inputs_check(int argc, char **argv)
 			if (stat(in, &st) != 0)
 				continue;
 			if (S_ISREG(st.st_mode)) {
-				warn_over_snaplen(in);
+				warn_records(in);
 				continue;
 			}
 			fprintf(stderr,

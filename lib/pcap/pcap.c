@@ -203,29 +203,37 @@ th_pcap_reader_snaplen(const struct th_pcap_reader *r)
 	return r->snaplen;
 }
 
-uint64_t
-th_pcap_over_snaplen(const char *path, uint64_t max, uint32_t *snaplen, uint32_t *caplen)
+int
+th_pcap_scan_records(const char *path, uint64_t max, struct th_pcap_scan *out)
 {
 	struct th_pcap_reader *r = th_pcap_reader_open(path);
 	uint8_t h[REC_HDR_SIZE];
-	uint64_t n = 0, found = 0;
+	uint64_t n = 0;
 
+	memset(out, 0, sizeof(*out));
 	if (r == NULL)
-		return 0;
-	*snaplen = r->snaplen;
-	/* Record headers only, their frames skipped: 0 is "no limit" to libpcap too. */
-	while (*snaplen != 0 && n < max && fread(h, 1, sizeof(h), r->f) == sizeof(h)) {
+		return -errno;
+	out->snaplen = r->snaplen;
+	/* Record headers only, their frames skipped: a snap length of 0 is "no limit" to
+	 * libpcap too. */
+	while (n < max && (out->over_snaplen == 0 || out->past_2038 == 0) &&
+		fread(h, 1, sizeof(h), r->f) == sizeof(h)) {
+		uint32_t secs = get32(h, r->is_swapped), caplen = get32(h + 8, r->is_swapped);
+
 		n++;
-		*caplen = get32(h + 8, r->is_swapped);
-		if (*caplen > *snaplen) {
-			found = n;
-			break;
+		if (out->over_snaplen == 0 && out->snaplen != 0 && caplen > out->snaplen) {
+			out->over_snaplen = n;
+			out->over_caplen = caplen;
 		}
-		if (fseeko(r->f, (off_t)*caplen, SEEK_CUR) != 0)
+		if (out->past_2038 == 0 && secs > INT32_MAX) {
+			out->past_2038 = n;
+			out->past_secs = secs;
+		}
+		if (fseeko(r->f, (off_t)caplen, SEEK_CUR) != 0)
 			break;
 	}
 	th_pcap_reader_close(r);
-	return found;
+	return 0;
 }
 
 bool

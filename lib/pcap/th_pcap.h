@@ -84,14 +84,23 @@ int th_pcap_linktype_of(const uint8_t *b, size_t size, uint32_t *linktype);
 /** Snap length from the global header. */
 uint32_t th_pcap_reader_snaplen(const struct th_pcap_reader *r);
 
+/** What th_pcap_scan_records() found in a file's first record headers. */
+struct th_pcap_scan {
+	uint32_t snaplen;      /**< the snap length the file's header gives (0: none) */
+	uint64_t over_snaplen; /**< the first record (from 1) holding more bytes than it, or 0 */
+	uint32_t over_caplen;  /**< that record's captured length */
+	uint64_t past_2038;    /**< the first record stamped past 2038-01-19, or 0 */
+	uint32_t past_secs;    /**< that record's seconds */
+};
+
 /**
- * The first record of classic pcap @p path, among its first @p max, that holds more bytes
- * than the snap length its header gives (libpcap cuts such a record to the snap length,
- * tshark reads it whole; th_pcap_read() refuses it). Only record headers are read.
- * @return its number (from 1), or 0 when none does, the header's snap length is 0 or the
- * file cannot be read as a classic pcap; *snaplen and *caplen are the two lengths.
+ * Read the record headers of classic pcap @p path, among its first @p max, for what libpcap
+ * reads otherwise than tshark: a record holding more bytes than the header's snap length
+ * (libpcap cuts it there; th_pcap_read() refuses it), and seconds past 2^31 - 1 (libpcap
+ * takes them as signed, so such a time reads as before 1970).
+ * @return 0 with @p out filled, or -errno when the file cannot be read as a classic pcap.
  */
-uint64_t th_pcap_over_snaplen(const char *path, uint64_t max, uint32_t *snaplen, uint32_t *caplen);
+int th_pcap_scan_records(const char *path, uint64_t max, struct th_pcap_scan *out);
 
 /** True when the file has nanosecond timestamps. */
 bool th_pcap_reader_is_nsec(const struct th_pcap_reader *r);

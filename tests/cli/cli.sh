@@ -229,6 +229,12 @@ else
 		echo "FAIL: a pcap whose records fit its snap length was warned about"
 		fails=$((fails + 1))
 	fi
+	# Seconds past 2^31 - 1: libpcap reads them as before 1970, and capture says so first.
+	cp "$work/small.pcap" "$work/y2038.pcap"
+	printf '\x00\x00\x00\x80' | dd of="$work/y2038.pcap" bs=1 seek=24 conv=notrunc 2> /dev/null
+	expect 0 'warning: rx_pcap=.*y2038.pcap: record 1 is stamped 2147483648 s, after 2038-01-19' \
+		-- "$th" capture -o /dev/null -- "${eal[@]}" -m 512 -l 0-1 \
+		--vdev=net_pcap0,rx_pcap="$work/y2038.pcap"
 	# One file on two ports (under two spellings) would show every frame twice.
 	expect 2 'rx_pcap=.*/\./small.pcap is read twice: every frame would be seen twice' -- \
 		"$th" capture -o "$work/o" -- "${eal[@]}" -l 0-1 \

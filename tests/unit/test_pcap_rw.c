@@ -264,8 +264,8 @@ test_oversized_records(void **state)
 static void
 test_over_snaplen(void **state)
 {
+	struct th_pcap_scan sc;
 	struct hand h = {0};
-	uint32_t snaplen = 0, caplen = 0;
 
 	(void)state;
 	for (int big = 0; big < 2; big++) {
@@ -276,10 +276,13 @@ test_over_snaplen(void **state)
 		hand_record(&h, 1, 1, 100, 120, 2, 100); /* cut at the snap length: fine */
 		hand_record(&h, 1, 2, 118, 118, 3, 118);
 		save(&h);
-		assert_int_equal(th_pcap_over_snaplen(path, 10, &snaplen, &caplen), 3);
-		assert_int_equal(snaplen, 100);
-		assert_int_equal(caplen, 118);
-		assert_int_equal(th_pcap_over_snaplen(path, 2, &snaplen, &caplen), 0);
+		assert_int_equal(th_pcap_scan_records(path, 10, &sc), 0);
+		assert_int_equal(sc.over_snaplen, 3);
+		assert_int_equal(sc.snaplen, 100);
+		assert_int_equal(sc.over_caplen, 118);
+		assert_int_equal(sc.past_2038, 0);
+		assert_int_equal(th_pcap_scan_records(path, 2, &sc), 0);
+		assert_int_equal(sc.over_snaplen, 0);
 	}
 	/* A snap length of 0 is no limit; a file that is no pcap has no records to name. */
 	h.len = 0;
@@ -287,8 +290,32 @@ test_over_snaplen(void **state)
 	hand_header(&h, TH_PCAP_MAGIC_NSEC, 0, 1);
 	hand_record(&h, 1, 0, 118, 118, 3, 118);
 	save(&h);
-	assert_int_equal(th_pcap_over_snaplen(path, 10, &snaplen, &caplen), 0);
-	assert_int_equal(th_pcap_over_snaplen("/nonexistent/x.pcap", 10, &snaplen, &caplen), 0);
+	assert_int_equal(th_pcap_scan_records(path, 10, &sc), 0);
+	assert_int_equal(sc.over_snaplen, 0);
+	assert_int_equal(th_pcap_scan_records("/nonexistent/x.pcap", 10, &sc), -ENOENT);
+}
+
+/* Seconds past 2^31 - 1, which libpcap reads as before 1970: the first such record named. */
+static void
+test_past_2038(void **state)
+{
+	struct th_pcap_scan sc;
+	struct hand h = {0};
+
+	(void)state;
+	for (int big = 0; big < 2; big++) {
+		h.len = 0;
+		h.is_big = big;
+		hand_header(&h, TH_PCAP_MAGIC_NSEC, 65535, 1);
+		hand_record(&h, 2147483647, 0, 60, 60, 1, 60); /* 2038-01-19 03:14:07: fine */
+		hand_record(&h, 2147483648u, 0, 60, 60, 2, 60);
+		hand_record(&h, 3000000000u, 0, 60, 60, 3, 60);
+		save(&h);
+		assert_int_equal(th_pcap_scan_records(path, 10, &sc), 0);
+		assert_int_equal(sc.past_2038, 2);
+		assert_int_equal(sc.past_secs, 2147483648u);
+		assert_int_equal(sc.over_snaplen, 0);
+	}
 }
 
 static void
@@ -361,6 +388,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_truncated_last_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_over_snaplen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_past_2038, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_pcap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
 	};
