@@ -1991,6 +1991,14 @@ th_cmd_capture(int argc, char **argv)
 	while ((opt = getopt_long(eal_start, argv, "c:o:r:n:s:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
+			/* One file is read: a second would silently drop every key of the first. */
+			if (config != NULL) {
+				fprintf(stderr,
+					"capture: -c given twice (%s, then %s): one config file "
+					"is read; put the keys in one file\n",
+					config, optarg);
+				return 2;
+			}
 			config = optarg;
 			break;
 		case 'o':

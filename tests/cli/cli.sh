@@ -135,6 +135,9 @@ else
 		"$th" capture -c "$work/plus.ini" -- "${eal[@]}"
 
 	expect 2 'cannot open: No such file' -- "$th" capture -c "$work/absent.ini"
+	# Config files do not merge: the first file's keys would be dropped unsaid.
+	expect 2 "-c given twice \\(.*bad.ini, then .*plus.ini\\): one config file is read" -- \
+		"$th" capture -c "$work/bad.ini" -c "$work/plus.ini" -- "${eal[@]}"
 	expect 2 'wants 1 to' -- "$th" capture --decode-lcores 0 -- "${eal[@]}"
 	expect 2 'wants 1 to' -- "$th" capture --decode-lcores +2 -- "${eal[@]}"
 	expect 2 'stats-interval wants seconds' -- "$th" capture -s 0x10 -- "${eal[@]}"
