@@ -226,29 +226,35 @@ frag_way_unfollowed(struct frag_slot *set)
 }
 
 /*
- * Remember a fragmented call so its later fragments can move its end time: in its set's way
- * that holds the same datagram (its earlier later fragments, or the datagram sent again), else
- * a free one, else the oldest that follows no call, else the one followed longest. That one's
- * last fragment, a second late, never comes: its call ended where it was (counted as
- * unfinished); sooner, it is still in flight and will not end its call (counted as pushed
- * out). A call whose last fragment came before its first is not followed: it is whole.
+ * Remember the datagram whose first fragment @p m is, in its set, until its last fragment:
+ * with @p key, a call, whose later fragments move its end time; without, a datagram that ends
+ * no call (a reply, a call sent again, not RPC), so that its later fragments, in order, find
+ * it and are not taken for fragments come before their first. It takes the way that holds it
+ * already (its earlier later fragments, or the datagram sent again), else a free one, else
+ * the oldest that follows no call; only a call takes the one followed longest, whose last
+ * fragment, a second late, never comes (its call ended where it was: counted as unfinished)
+ * or, sooner, is still in flight and will not end its call (counted as pushed out). A
+ * datagram whose last fragment came before its first is whole: nothing is kept.
  */
 static void
-follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct th_xid_key *key)
+frag_hold(struct th_decode *d, const struct th_pkt_meta *m, const struct th_xid_key *key)
 {
 	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)];
 	struct frag_slot *fs = d->frag_early;
 
-	d->frag = NULL; /* followed: not to be remembered as passed too */
 	if (fs != NULL && fs->is_last_seen) {
 		fs->state = FRAG_FREE;
 		return;
 	}
 	if (fs == NULL)
 		fs = frag_find(set, m);
+	if (fs != NULL && fs->state == FRAG_FOLLOWED && key == NULL)
+		return; /* the first fragment of a followed call once more */
 	if (fs == NULL) {
 		fs = frag_way_unfollowed(set);
 		if (fs == NULL) {
+			if (key == NULL)
+				return;
 			fs = &set[0];
 			for (unsigned int w = 1; w < FRAG_WAYS; w++)
 				if (set[w].since_ns < fs->since_ns)
@@ -260,41 +266,9 @@ follow_fragments(struct th_decode *d, const struct th_pkt_meta *m, const struct 
 	fs->dst = m->dst;
 	fs->id = m->frag_id;
 	fs->since_ns = d->now_ns;
-	fs->key = *key;
-	fs->state = FRAG_FOLLOWED;
-}
-
-/*
- * The first fragment of a UDP datagram that ends no call (a reply, a call sent again, not
- * RPC): remembered so that its later fragments, in order, find it and are not taken for
- * fragments come before their first. Freed by its last fragment.
- */
-static void
-frag_pass(struct th_decode *d, const struct th_pkt_meta *m)
-{
-	struct frag_slot *set = &d->frags[frag_set_of(&m->src, m->frag_id)];
-	struct frag_slot *fs = d->frag_early;
-
-	if (fs != NULL && fs->is_last_seen) {
-		fs->state = FRAG_FREE;
-		return;
-	}
-	if (fs == NULL) {
-		fs = frag_find(set, m);
-		if (fs != NULL && fs->state == FRAG_FOLLOWED)
-			return; /* the first fragment of a followed call once more */
-		if (fs == NULL) {
-			fs = frag_way_unfollowed(set);
-			if (fs == NULL)
-				return;
-			frag_evict(d, fs);
-		}
-	}
-	fs->src = m->src;
-	fs->dst = m->dst;
-	fs->id = m->frag_id;
-	fs->since_ns = d->now_ns;
-	fs->state = FRAG_PASSED;
+	if (key != NULL)
+		fs->key = *key;
+	fs->state = key != NULL ? FRAG_FOLLOWED : FRAG_PASSED;
 }
 
 /*
@@ -400,8 +374,10 @@ on_call(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_msg
 	op = th_xid_call(d->xids, &key, msg->prog, msg->vers, msg->proc, rec->first_ns);
 	if (op == NULL)
 		return; /* a retransmission, counted on the waiting call */
-	if (d->frag != NULL)
-		follow_fragments(d, d->frag, &key);
+	if (d->frag != NULL) {
+		frag_hold(d, d->frag, &key);
+		d->frag = NULL; /* held as a call: th_decode_frame() holds no other */
+	}
 
 	op->call_first_ns = rec->first_ns;
 	op->call_last_ns = rec->last_ns;
@@ -520,8 +496,7 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 			d->s.results_short++;
 		else if (st == TH_NFS_MALFORMED)
 			d->s.results_malformed++;
-		if (op->prog == TH_PROG_PORTMAP &&
-			th_op_returns_port(op->prog, op->vers, op->proc) && op->reply.port > 0 &&
+		if (th_op_returns_port(op->prog, op->vers, op->proc) && op->reply.port > 0 &&
 			op->reply.port < 65536)
 			learn_port(d, (uint16_t)op->reply.port);
 	}
@@ -928,7 +903,7 @@ th_decode_frame(struct th_decode *d, const uint8_t *frame, uint32_t caplen, uint
 		}
 		on_record(d, &ep, &rec, is_rpc_port(d, m.sport) || is_rpc_port(d, m.dport));
 		if (d->frag != NULL)
-			frag_pass(d, &m);
+			frag_hold(d, &m, NULL);
 		d->frag = NULL;
 		d->frag_early = NULL;
 	}
