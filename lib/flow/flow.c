@@ -703,21 +703,10 @@ consume(struct th_flow_table *t, const struct th_flow_key *key, int dir, struct 
 			flen = marker & 0x7fffffffu;
 			if (flen > TH_FLOW_FRAG_MAX ||
 				(uint64_t)h->rec_size + flen > TH_FLOW_FRAG_MAX) {
-				uint32_t at;
-
 				t->c.bad_markers++;
 				half_reset_record(t, h);
-				h->state = HALF_HUNT;
-				/* The rest of the segment may hold the next record. */
-				at = len > 0 ? find_record(t, key, dir, h, p, len) : 0;
-				t->c.hunt_bytes += at;
-				if (at == len)
-					return;
-				p += at;
-				len -= at;
-				t->c.resyncs++;
-				half_clear_record(h);
-				h->state = HALF_MARKER;
+				h->state = HALF_HUNT; /* the rest of the segment may hold the next
+							 record */
 				break;
 			}
 			if (h->rec_size > 0)
