@@ -136,9 +136,11 @@ def stopped(tracehound, pcaps, workdir, config, lcores):
     # Halfway: once frames flow (a progress line), not at a fixed time, which a loaded
     # machine can spend still starting EAL (the signal then came before its handler).
     seen = []
+    flowing = None
     for line in proc.stderr:
         seen.append(line)
         if re.match(rb'capture: [0-9.]+s frames [1-9]', line):
+            flowing = line.decode(errors='replace').strip()
             break
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
@@ -147,9 +149,11 @@ def stopped(tracehound, pcaps, workdir, config, lcores):
            row(err, 'dispatch ring full'))
     if proc.returncode != 0 or 'not read to their end (stopped)' not in err or \
             got[0] is None or got[0] != got[1] or got[2] != 0:
-        return ('stopped: exit %d, %s frames received, %s delivered, %s ring full; %s'
+        return ('stopped: exit %d, %s frames received, %s delivered, %s ring full; %s; '
+                'SIGINT sent after %s'
                 % (proc.returncode, got[0], got[1], got[2],
-                   (SUMMARY_RE.search(err) or re.search('.*$', err)).group(0)))
+                   (SUMMARY_RE.search(err) or re.search('.*$', err)).group(0),
+                   flowing or 'the capture had ended (no progress line with frames)'))
     print('stopped halfway: %d frames delivered, %d decoded, 0 ring full' % (got[1], got[0]))
     return None
 
