@@ -427,10 +427,8 @@ th_cmd_export(int argc, char **argv)
 					strspn(optarg + 3, "0123456789abcdefABCDEF") != 8)) {
 				fprintf(stderr,
 					"tracehound export: --file '%s': fh= takes the 8 hex "
-					"digits "
-					"of a handle's CRC-32, as --rpcs text writes it; --file "
-					"also "
-					"takes a handle in hex or part of a path\n",
+					"digits of a handle's CRC-32, as --rpcs text writes it; "
+					"--file also takes a handle in hex or part of a path\n",
 					optarg);
 				return 2;
 			}
