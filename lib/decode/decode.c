@@ -496,7 +496,9 @@ on_reply(struct th_decode *d, const struct endpoints *ep, const struct th_rpc_ms
 			d->s.results_short++;
 		else if (st == TH_NFS_MALFORMED)
 			d->s.results_malformed++;
-		if (th_op_returns_port(op->prog, op->vers, op->proc) && op->reply.port > 0 &&
+		/* The program first: th_op_returns_port() is a call, and most replies are NFS. */
+		if (op->prog == TH_PROG_PORTMAP &&
+			th_op_returns_port(op->prog, op->vers, op->proc) && op->reply.port > 0 &&
 			op->reply.port < 65536)
 			learn_port(d, (uint16_t)op->reply.port);
 	}
